@@ -1,0 +1,30 @@
+"""Typed configuration of the shared index (defaults from AGRAG; see DESIGN.md's defaults table)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class IndexConfig(BaseModel):
+    """How the shared graph index is built. Saved in the index manifest, so a reload rebuilds nothing."""
+
+    model_config = {"extra": "forbid"}
+
+    chunk_size: int = Field(256, ge=16, description="Chunk length in tokens (AGRAG l_t).")
+    chunk_overlap: int = Field(32, ge=0, description="Token overlap between chunks (AGRAG l_o).")
+    max_ngram: int = Field(3, ge=1, le=7, description="b: longest entity in words.")
+    entity_threshold: float = Field(0.5, ge=0.0, lt=1.0, description="τ: keep n-grams with ER > τ (Eq. 3).")
+    entity_length_norm: Literal["max_count", "tokens"] = Field(
+        "max_count", description="What |t| is in Eq. 2; see extractors/entity_stats.py."
+    )
+    max_pairs_per_sentence: int = Field(12, ge=1, description="Co-occurrence relations per sentence, nearest first.")
+    synonym_threshold: float = Field(0.8, gt=0.0, lt=1.0, description="φ: cosine above which entities are synonyms.")
+    synonym_max_per_entity: int = Field(100, ge=1)
+    synonym_min_chars: int = Field(3, ge=0, description="Names with fewer letters/digits get no synonym edges.")
+    embed_batch_size: int = Field(64, ge=1)
+
+    def model_post_init(self, __context) -> None:
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError(f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size ({self.chunk_size})")

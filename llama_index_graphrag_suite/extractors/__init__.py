@@ -1,0 +1,33 @@
+"""Extractors: LlamaIndex TransformComponents for ``PropertyGraphIndex(kg_extractors=[...])``."""
+
+from .entity_stats import EntityStatistics, find_mentions
+from .statistical import (
+    CONTAINS,
+    CO_OCCURS,
+    ENTITY_LABEL,
+    SYNONYM,
+    CooccurrenceRelationExtractor,
+    StatisticalEntityExtractor,
+    SynonymEdgeExtractor,
+)
+
+__all__ = [
+    "CONTAINS",
+    "CO_OCCURS",
+    "ENTITY_LABEL",
+    "SYNONYM",
+    "CooccurrenceRelationExtractor",
+    "EntityStatistics",
+    "LLMRelationExtractor",
+    "StatisticalEntityExtractor",
+    "SynonymEdgeExtractor",
+    "find_mentions",
+]
+
+
+def __getattr__(name):  # the LLM extractor pulls in the LLM layer only when asked for
+    if name == "LLMRelationExtractor":
+        from .llm_relations import LLMRelationExtractor
+
+        return LLMRelationExtractor
+    raise AttributeError(name)

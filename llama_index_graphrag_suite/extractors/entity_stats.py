@@ -1,0 +1,140 @@
+"""Statistical entity recognition (AGRAG Eq. 2-3) and entity-mention matching. Pure Python.
+
+ER(v, t) = count(v, t) / (|t| · log(N + 1)) × log((N + 1) / (df(v) + 1))
+
+with N the number of chunks the statistics were fitted on and df(v) the number of those chunks that
+contain the n-gram v. Both factors lie in (0, 1], so ER does too, as the paper requires.
+
+What |t| means decides whether the paper's τ = 0.5 extracts anything:
+
+* ``length_norm="max_count"`` (default): |t| is the count of the most frequent candidate n-gram of
+  the chunk (classic max-TF normalisation). On hotpotqa_train100, τ = 0.5 then keeps about 3
+  entities per chunk, τ = 0.3 about 11 (``python benchmarks/entity_stats.py``).
+* ``length_norm="tokens"``: |t| is the chunk's length in word tokens, the literal reading. Its
+  largest ER on a real chunk is about 0.03, so τ = 0.5 extracts nothing; use it with a small τ.
+
+The authors' code instead thresholds sklearn's L2-normalised TF-IDF rows; see
+``notes/reference-implementations.md`` §1.2. We keep the paper's formula and document the reading.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Literal
+
+from ..text import ngram_candidates, normalize_entity, phrase_segments, split_sentences, word_spans
+
+LengthNorm = Literal["max_count", "tokens"]
+
+
+@dataclass
+class ScoredEntity:
+    key: str  # normalised name, the entity's identity
+    surface: str  # the most frequent surface form in the chunk
+    score: float  # ER(v, t)
+    count: int  # occurrences in the chunk
+
+
+@dataclass
+class EntityStatistics:
+    """Document frequencies of candidate n-grams over the chunks of a corpus.
+
+    ``fit`` adds chunks, ``forget`` removes chunks that were fitted before (used on delete), so the
+    statistics always describe exactly the chunks currently in the corpus.
+    """
+
+    max_ngram: int = 3
+    n_chunks: int = 0
+    doc_freq: Counter = field(default_factory=Counter)
+
+    def counts(self, text: str) -> tuple[Counter, dict[str, str], int]:
+        """Candidate counts, most frequent surface form per key, and the number of word tokens."""
+        counts: Counter = Counter()
+        surfaces: dict[str, Counter] = {}
+        for key, surface in ngram_candidates(text, self.max_ngram):
+            counts[key] += 1
+            surfaces.setdefault(key, Counter())[surface] += 1
+        best = {k: c.most_common(1)[0][0] for k, c in surfaces.items()}
+        return counts, best, len(word_spans(text))
+
+    def fit(self, texts: Iterable[str]) -> None:
+        for text in texts:
+            self.n_chunks += 1
+            self.doc_freq.update(self._keys(text))
+
+    def forget(self, texts: Iterable[str]) -> None:
+        for text in texts:
+            self.n_chunks = max(0, self.n_chunks - 1)
+            self.doc_freq.subtract(self._keys(text))
+        self.doc_freq = +self.doc_freq  # drop zero and negative counts
+
+    def _keys(self, text: str) -> set[str]:
+        return {key for key, _ in ngram_candidates(text, self.max_ngram)}
+
+    def score(self, text: str, length_norm: LengthNorm = "max_count") -> list[ScoredEntity]:
+        """ER of every candidate n-gram of ``text`` (Eq. 2), highest first."""
+        counts, surfaces, n_tokens = self.counts(text)
+        if not counts:
+            return []
+        n = max(self.n_chunks, 1)
+        log_n = math.log(n + 1)
+        length = max(counts.values()) if length_norm == "max_count" else max(n_tokens, 1)
+        scored = []
+        for key, count in counts.items():
+            # A chunk scored before it was fitted still contains its own n-grams: df >= 1.
+            df = max(self.doc_freq.get(key, 0), 1)
+            idf = math.log((n + 1) / (df + 1))
+            scored.append(ScoredEntity(key, surfaces[key], count / (length * log_n) * idf, count))
+        scored.sort(key=lambda e: (-e.score, e.key))
+        return scored
+
+    def extract(self, text: str, threshold: float, length_norm: LengthNorm = "max_count") -> list[ScoredEntity]:
+        """The entity set V_t = {v | ER(v, t) > τ} (Eq. 3)."""
+        return [e for e in self.score(text, length_norm) if e.score > threshold]
+
+    def to_dict(self) -> dict:
+        return {"max_ngram": self.max_ngram, "n_chunks": self.n_chunks, "doc_freq": dict(self.doc_freq)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "EntityStatistics":
+        return cls(int(data["max_ngram"]), int(data["n_chunks"]), Counter(data["doc_freq"]))
+
+
+@dataclass(frozen=True)
+class Mention:
+    key: str
+    start: int  # character offsets in the text that was matched
+    end: int
+    sentence: int  # index of the sentence the mention is in
+
+
+def find_mentions(text: str, vocabulary: set[str] | frozenset[str], max_ngram: int) -> list[Mention]:
+    """Occurrences of vocabulary entities in ``text``, longest match first, never overlapping.
+
+    Matching works on normalised word sequences inside phrase segments, the same units the n-gram
+    candidates come from, so an entity extracted anywhere in the corpus is found wherever it is
+    written, whatever its case or punctuation ("Lester Smith's" finds "lester smith").
+    """
+    mentions: list[Mention] = []
+    for s_idx, (s_start, s_end) in enumerate(split_sentences(text)):
+        sentence = text[s_start:s_end]
+        offset = 0
+        for segment in phrase_segments(sentence):
+            seg_start = sentence.index(segment, offset)
+            offset = seg_start + len(segment)
+            spans = word_spans(segment)
+            keys = [normalize_entity(segment[a:b]) for a, b in spans]
+            i = 0
+            while i < len(spans):
+                matched = 0
+                for n in range(min(max_ngram, len(spans) - i), 0, -1):
+                    key = " ".join(k for k in keys[i : i + n] if k)
+                    if key in vocabulary:
+                        base = s_start + seg_start
+                        mentions.append(Mention(key, base + spans[i][0], base + spans[i + n - 1][1], s_idx))
+                        matched = n
+                        break
+                i += matched or 1
+    return mentions

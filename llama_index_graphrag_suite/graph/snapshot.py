@@ -1,0 +1,119 @@
+"""The graph snapshot every retriever reads: nodes and edges as numpy arrays, adjacency as CSR.
+
+Node rows: entities first, then chunks (passage nodes). Edges are undirected for traversal; each
+edge is stored once in the edge arrays and twice (both directions) in the CSR neighbour lists.
+
+Edge kinds: ``RELATION`` (entity-entity fact; ``edge_fact`` names the fact row), ``CONTAINS``
+(chunk-entity), ``SYNONYM`` (entity-entity, ``edge_weight`` = cosine).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+
+ENTITY, CHUNK = 0, 1
+RELATION, CONTAINS, SYNONYM = 0, 1, 2
+EDGE_KIND_NAMES = {RELATION: "relation", CONTAINS: "contains", SYNONYM: "synonym"}
+
+
+@dataclass
+class GraphSnapshot:
+    node_ids: list[str]  # entity keys, then chunk ids
+    node_kind: np.ndarray  # int8, ENTITY or CHUNK
+    edge_src: np.ndarray  # int32 node rows
+    edge_dst: np.ndarray
+    edge_kind: np.ndarray  # int8
+    edge_fact: np.ndarray  # int32 fact row for RELATION edges, -1 otherwise
+    edge_weight: np.ndarray  # float32
+    _row: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._row = {n: i for i, n in enumerate(self.node_ids)}
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.node_ids)
+
+    @property
+    def num_edges(self) -> int:
+        return int(self.edge_src.shape[0])
+
+    def row(self, node_id: str) -> int:
+        return self._row[node_id]
+
+    def rows(self, node_ids) -> np.ndarray:
+        return np.fromiter((self._row[n] for n in node_ids), dtype=np.int64)
+
+    def has(self, node_id: str) -> bool:
+        return node_id in self._row
+
+    @cached_property
+    def neighbours(self) -> sp.csr_matrix:
+        """CSR matrix whose row i lists i's neighbours (``indices``) and the edge ids (``data`` - 1).
+
+        Edge ids are stored +1 so that edge 0 is not an implicit zero. Parallel edges between the
+        same pair (two facts) stay separate entries.
+        """
+        n, m = self.num_nodes, self.num_edges
+        rows = np.concatenate([self.edge_src, self.edge_dst])
+        cols = np.concatenate([self.edge_dst, self.edge_src])
+        eid = np.concatenate([np.arange(m), np.arange(m)]) + 1
+        order = np.lexsort((cols, rows))
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.add.at(indptr, rows + 1, 1)
+        indptr = np.cumsum(indptr)
+        return sp.csr_matrix((eid[order].astype(np.int64), cols[order], indptr), shape=(n, n))
+
+    def adjacency(self, weight: str = "ones") -> sp.csr_matrix:
+        """Symmetric adjacency; ``weight="ones"`` counts parallel edges, ``"weight"`` sums edge weights."""
+        w = np.ones(self.num_edges, np.float64) if weight == "ones" else self.edge_weight.astype(np.float64)
+        n = self.num_nodes
+        a = sp.coo_matrix(
+            (np.concatenate([w, w]), (np.concatenate([self.edge_src, self.edge_dst]), np.concatenate([self.edge_dst, self.edge_src]))),
+            shape=(n, n),
+        )
+        return a.tocsr()
+
+    def neighbours_of(self, row: int) -> tuple[np.ndarray, np.ndarray]:
+        """(neighbour rows, edge ids) of one node."""
+        nb = self.neighbours
+        lo, hi = nb.indptr[row], nb.indptr[row + 1]
+        return nb.indices[lo:hi], nb.data[lo:hi] - 1
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {
+            "node_kind": self.node_kind,
+            "edge_src": self.edge_src,
+            "edge_dst": self.edge_dst,
+            "edge_kind": self.edge_kind,
+            "edge_fact": self.edge_fact,
+            "edge_weight": self.edge_weight,
+        }
+
+    @classmethod
+    def from_arrays(cls, node_ids: list[str], arrays) -> "GraphSnapshot":
+        snap = cls(
+            node_ids=list(node_ids),
+            node_kind=np.asarray(arrays["node_kind"], np.int8),
+            edge_src=np.asarray(arrays["edge_src"], np.int32),
+            edge_dst=np.asarray(arrays["edge_dst"], np.int32),
+            edge_kind=np.asarray(arrays["edge_kind"], np.int8),
+            edge_fact=np.asarray(arrays["edge_fact"], np.int32),
+            edge_weight=np.asarray(arrays["edge_weight"], np.float32),
+        )
+        snap.validate()
+        return snap
+
+    def validate(self) -> None:
+        n, m = self.num_nodes, self.num_edges
+        if self.node_kind.shape != (n,):
+            raise ValueError(f"node_kind has {self.node_kind.shape[0]} rows for {n} nodes")
+        for name in ("edge_dst", "edge_kind", "edge_fact", "edge_weight"):
+            if getattr(self, name).shape != (m,):
+                raise ValueError(f"{name} has the wrong length")
+        if m and (min(self.edge_src.min(), self.edge_dst.min()) < 0 or max(self.edge_src.max(), self.edge_dst.max()) >= n):
+            raise ValueError("edge endpoint out of range")

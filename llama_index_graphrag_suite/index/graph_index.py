@@ -1,0 +1,535 @@
+"""GraphRAGIndex: one graph index that every method reads.
+
+Build: documents -> token chunks -> kg_extractors (TransformComponents) -> tables (chunks, entities,
+facts) -> mirrored into a PropertyGraphStore -> derived artefacts (CSR snapshot, faiss over chunks,
+entities and facts, BM25 over chunks). Retrievers read the artefacts, never the store triple by triple.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+from llama_index.core import Document
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.graph_stores import SimplePropertyGraphStore
+from llama_index.core.graph_stores.types import (
+    KG_NODES_KEY,
+    KG_RELATIONS_KEY,
+    ChunkNode,
+    EntityNode,
+    PropertyGraphStore,
+    Relation,
+)
+from llama_index.core.ingestion import run_transformations
+from llama_index.core.node_parser import TokenTextSplitter
+from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode, TransformComponent
+
+from ..config import IndexConfig
+from ..embeddings import embed_model_name, resolve_embed_model
+from ..extractors.entity_stats import EntityStatistics, find_mentions
+from ..extractors.statistical import (
+    CONTAINS,
+    ENTITY_LABEL,
+    SYNONYM,
+    CooccurrenceRelationExtractor,
+    StatisticalEntityExtractor,
+)
+from ..graph.snapshot import CHUNK, CONTAINS as E_CONTAINS, ENTITY, RELATION, SYNONYM as E_SYNONYM, GraphSnapshot
+from ..graph.synonyms import synonym_pairs
+from .bm25 import BM25Table
+from .records import ChunkRecord, EntityRecord, FactRecord, fact_id
+from .storage import CorruptIndexError, open_version, read_json, save_version, write_json
+from .vectors import VectorTable, normalize_rows
+
+log = logging.getLogger(__name__)
+STORE_FILE = "property_graph_store.json"
+
+
+class GraphRAGIndex:
+    """The shared graph index (see the module docstring). Build with :meth:`from_documents`.
+
+    Attributes retrievers use: ``snapshot`` (:class:`GraphSnapshot`), ``chunk_vectors``,
+    ``entity_vectors``, ``fact_vectors`` (:class:`VectorTable`), ``bm25`` (:class:`BM25Table`),
+    ``chunks`` / ``entities`` / ``facts`` (dicts of records), ``property_graph_store``.
+    """
+
+    def __init__(
+        self,
+        embed_model: BaseEmbedding | str | None = None,
+        config: IndexConfig | None = None,
+        llm: Any = None,
+        property_graph_store: PropertyGraphStore | None = None,
+        extra_extractors: Sequence[TransformComponent] = (),
+        show_progress: bool = False,
+    ):
+        self.config = config or IndexConfig()
+        self.embed_model = resolve_embed_model(embed_model, self.config.embed_batch_size)
+        self.llm = llm
+        self.property_graph_store = property_graph_store if property_graph_store is not None else SimplePropertyGraphStore()
+        self.extra_extractors = list(extra_extractors)
+        self.show_progress = show_progress
+        self.chunks: dict[str, ChunkRecord] = {}
+        self.entities: dict[str, EntityRecord] = {}
+        self.facts: dict[str, FactRecord] = {}
+        self.synonyms: dict[tuple[str, str], float] = {}
+        self.build_info: dict[str, Any] = {"llm_calls": 0, "seconds": 0.0}
+        self._stats: EntityStatistics | None = EntityStatistics(self.config.max_ngram)
+        self._dim: int | None = None
+        self.chunk_vectors = self.entity_vectors = self.fact_vectors = None
+        self.snapshot: GraphSnapshot | None = None
+        self.bm25: BM25Table | None = None
+        self._chunk_order: list[str] = []
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def from_documents(cls, documents: Sequence[Document], **kwargs: Any) -> "GraphRAGIndex":
+        """Build an index over ``documents`` (keyword arguments as for the constructor)."""
+        index = cls(**kwargs)
+        index.insert(documents)
+        return index
+
+    def insert(self, documents: Sequence[Document]) -> list[str]:
+        """Add documents; returns the new chunk ids. Every artefact is updated before it returns.
+
+        What is recomputed on insert:
+
+        * corpus statistics (n-gram document frequencies) include the new chunks before they are
+          scored, so new chunks are scored against the whole corpus; entities extracted earlier from
+          old chunks are not re-scored (call :meth:`rebuild` for that);
+        * entities new to the vocabulary are linked to every old chunk that mentions them, and those
+          chunks' co-occurrence relations are recomputed;
+        * synonym edges are searched for the new entities against all entities;
+        * BM25 is rebuilt (its IDF depends on every chunk); the snapshot is rebuilt from the tables.
+        """
+        start = time.perf_counter()
+        chunk_nodes = self._chunk(documents)
+        if not chunk_nodes:
+            return []
+        known_vocab = {k: e.surface for k, e in self.entities.items()}
+        stats = self._statistics()
+        entity_extractor = StatisticalEntityExtractor(
+            stats=stats,
+            max_ngram=self.config.max_ngram,
+            threshold=self.config.entity_threshold,
+            length_norm=self.config.entity_length_norm,
+        )
+        entity_extractor.add_vocabulary(known_vocab)
+        cooc = CooccurrenceRelationExtractor(
+            max_ngram=self.config.max_ngram, max_pairs_per_sentence=self.config.max_pairs_per_sentence
+        )
+        extractors: list[TransformComponent] = [entity_extractor, cooc]
+        if self.llm is not None:
+            from ..extractors.llm_relations import LLMRelationExtractor
+
+            extractors.append(LLMRelationExtractor(llm=self.llm, show_progress=self.show_progress))
+        extractors += self.extra_extractors
+        run_transformations(chunk_nodes, extractors, show_progress=self.show_progress)
+        if self.llm is not None:
+            self.build_info["llm_calls"] += extractors[2].stats.get("llm_calls", 0)
+
+        new_entities: set[str] = set()
+        new_facts: set[str] = set()
+        for node in chunk_nodes:
+            self._add_chunk(node, new_entities, new_facts)
+        touched_old = self._link_new_entities_to_old_chunks(new_entities, {n.node_id for n in chunk_nodes}, cooc, new_facts)
+
+        self._embed_new(chunk_nodes, new_entities, new_facts)
+        self._add_synonyms(new_entities)
+        self._mirror_upsert([n.node_id for n in chunk_nodes] + touched_old, new_entities, new_facts)
+        self._refresh_derived()
+        self.build_info["seconds"] += time.perf_counter() - start
+        return [n.node_id for n in chunk_nodes]
+
+    def _chunk(self, documents: Sequence[Document]) -> list[TextNode]:
+        splitter = TokenTextSplitter(chunk_size=self.config.chunk_size, chunk_overlap=self.config.chunk_overlap)
+        existing_docs = {c.doc_id for c in self.chunks.values()}
+        out: list[TextNode] = []
+        for doc in documents:
+            doc_id = str(doc.metadata.get("doc_id") or doc.id_)
+            if doc_id in existing_docs:
+                raise ValueError(f"document {doc_id!r} is already in the index; delete it first to replace it")
+            existing_docs.add(doc_id)
+            title = str(doc.metadata.get("title") or "")
+            text = doc.text.strip()
+            if not text:
+                log.warning("skipping empty document %s", doc_id)
+                continue
+            body = f"{title}\n{text}" if title and not text.startswith(title) else text
+            for pos, piece in enumerate(splitter.split_text(body)):
+                node = TextNode(
+                    text=piece,
+                    id_=f"{doc_id}#{pos}",
+                    metadata={"doc_id": doc_id, "title": title},
+                    relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=doc_id)},
+                )
+                node.excluded_embed_metadata_keys = ["doc_id", "title"]
+                node.excluded_llm_metadata_keys = ["doc_id"]
+                out.append(node)
+        return out
+
+    def _statistics(self) -> EntityStatistics:
+        if self._stats is None:  # after load(): recompute from the stored chunk texts, once
+            self._stats = EntityStatistics(self.config.max_ngram)
+            self._stats.fit(c.text for c in self.chunks.values())
+        return self._stats
+
+    def _add_chunk(self, node: TextNode, new_entities: set[str], new_facts: set[str]) -> None:
+        kg_nodes = node.metadata.pop(KG_NODES_KEY, [])
+        kg_rels = node.metadata.pop(KG_RELATIONS_KEY, [])
+        rec = ChunkRecord(node.node_id, node.metadata["doc_id"], node.text, node.metadata.get("title", ""),
+                          int(node.node_id.rsplit("#", 1)[1]))
+        surfaces = {n.name: n.properties.get("surface", n.name) for n in kg_nodes if isinstance(n, EntityNode)}
+        contained = [r.target_id for r in kg_rels if r.label == CONTAINS]
+        for key in dict.fromkeys(contained):
+            self._support_entity(key, surfaces.get(key, key), rec.id, new_entities)
+        rec.entities = list(dict.fromkeys(contained))
+        self.chunks[rec.id] = rec
+        for r in kg_rels:
+            if r.label in (CONTAINS, SYNONYM):
+                continue  # contains is in the record; synonyms are computed index-wide
+            for key in (r.source_id, r.target_id):
+                if key not in self.entities:  # e.g. an LLM triple naming a phrase not in the vocabulary
+                    self._support_entity(key, surfaces.get(key, key), rec.id, new_entities)
+                    rec.entities.append(key)
+            self._support_fact(r, rec.id, new_facts)
+
+    def _support_entity(self, key: str, surface: str, chunk_id: str, new_entities: set[str]) -> None:
+        ent = self.entities.get(key)
+        if ent is None:
+            ent = self.entities[key] = EntityRecord(key, surface)
+            new_entities.add(key)
+        ent.chunks.add(chunk_id)
+
+    def _support_fact(self, r: Relation, chunk_id: str, new_facts: set[str]) -> None:
+        fid = fact_id(r.source_id, r.label, r.target_id)
+        fact = self.facts.get(fid)
+        if fact is None:
+            text = str(r.properties.get("text") or f"{r.source_id} {r.label} {r.target_id}")
+            fact = self.facts[fid] = FactRecord(fid, r.source_id, r.label, r.target_id, text, str(r.properties.get("kind", "other")))
+            new_facts.add(fid)
+        fact.chunks.add(chunk_id)
+
+    def _link_new_entities_to_old_chunks(self, new_entities: set[str], new_chunks: set[str], cooc, new_facts: set[str]) -> list[str]:
+        """Old chunks that mention an entity first extracted now get `contains` edges and new relations."""
+        if not new_entities or len(self.chunks) == len(new_chunks):
+            return []
+        vocab = frozenset(new_entities)
+        touched = []
+        for cid, rec in self.chunks.items():
+            if cid in new_chunks:
+                continue
+            found = {m.key for m in find_mentions(rec.text, vocab, self.config.max_ngram)}
+            found -= set(rec.entities)
+            if not found:
+                continue
+            touched.append(cid)
+            for key in found:
+                self.entities[key].chunks.add(cid)
+                rec.entities.append(key)
+            for r in cooc.relations(rec.text, frozenset(rec.entities), cid):
+                self._support_fact(r, cid, new_facts)
+        return touched
+
+    # ------------------------------------------------------------------ embeddings and derived artefacts
+
+    def _embed(self, texts: list[str], what: str) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim or 1), np.float32)
+        if self.show_progress:
+            log.info("embedding %d %s", len(texts), what)
+        vecs = self.embed_model.get_text_embedding_batch(texts, show_progress=self.show_progress)
+        arr = np.asarray(vecs, dtype=np.float32)
+        if self._dim is None:
+            self._dim = arr.shape[1]
+            self.chunk_vectors, self.entity_vectors, self.fact_vectors = (VectorTable(self._dim) for _ in range(3))
+        return arr
+
+    def embed_query(self, query: str) -> np.ndarray:
+        """The query's unit vector with the index's embed model."""
+        return normalize_rows(np.asarray(self.embed_model.get_query_embedding(query), np.float32))[0]
+
+    def _embed_new(self, chunk_nodes: list[TextNode], new_entities: set[str], new_facts: set[str]) -> None:
+        chunk_vecs = self._embed([n.get_content(metadata_mode="embed") for n in chunk_nodes], "chunks")
+        ent_ids = sorted(new_entities)
+        ent_vecs = self._embed([self.entities[k].surface for k in ent_ids], "entities")
+        fact_ids = sorted(new_facts)
+        texts = [self.facts[f].text for f in fact_ids]
+        unique = list(dict.fromkeys(texts))  # many relations share one sentence: embed it once
+        uvecs = self._embed(unique, "facts")
+        pos = {t: i for i, t in enumerate(unique)}
+        fact_vecs = uvecs[[pos[t] for t in texts]] if texts else uvecs
+        self.chunk_vectors.add([n.node_id for n in chunk_nodes], chunk_vecs)
+        self.entity_vectors.add(ent_ids, ent_vecs)
+        self.fact_vectors.add(fact_ids, fact_vecs)
+
+    def _add_synonyms(self, new_entities: set[str]) -> None:
+        if not new_entities or self.entity_vectors is None or len(self.entity_vectors) < 2:
+            return
+        ids = self.entity_vectors.ids
+        eligible = np.array([sum(ch.isalnum() for ch in k) >= self.config.synonym_min_chars for k in ids])
+        rows = np.array([self.entity_vectors.row(k) for k in new_entities], np.int64)
+        src, dst, sim = synonym_pairs(
+            self.entity_vectors.vectors(), self.config.synonym_threshold, self.config.synonym_max_per_entity, rows, eligible
+        )
+        for i, j, s in zip(src.tolist(), dst.tolist(), sim.tolist()):
+            self.synonyms[(ids[i], ids[j])] = float(s)
+
+    def _refresh_derived(self) -> None:
+        """Rebuild the snapshot and BM25 from the tables (vector tables are updated incrementally)."""
+        self._chunk_order = list(self.chunks)
+        self.snapshot = self._build_snapshot()
+        self.bm25 = BM25Table([self.chunks[c].text for c in self._chunk_order])
+
+    def _build_snapshot(self) -> GraphSnapshot:
+        entity_ids = list(self.entities)
+        node_ids = entity_ids + self._chunk_order
+        row = {n: i for i, n in enumerate(node_ids)}
+        fact_row = {f: i for i, f in enumerate(self.fact_vectors.ids)} if self.fact_vectors else {}
+        src, dst, kind, fact, weight = [], [], [], [], []
+        for f in self.facts.values():
+            src.append(row[f.subject]); dst.append(row[f.object]); kind.append(RELATION)
+            fact.append(fact_row[f.id]); weight.append(1.0)
+        for cid in self._chunk_order:
+            for key in self.chunks[cid].entities:
+                src.append(row[cid]); dst.append(row[key]); kind.append(E_CONTAINS); fact.append(-1); weight.append(1.0)
+        for (a, b), s in self.synonyms.items():
+            src.append(row[a]); dst.append(row[b]); kind.append(E_SYNONYM); fact.append(-1); weight.append(s)
+        return GraphSnapshot(
+            node_ids=node_ids,
+            node_kind=np.array([ENTITY] * len(entity_ids) + [CHUNK] * len(self._chunk_order), np.int8),
+            edge_src=np.array(src, np.int32), edge_dst=np.array(dst, np.int32),
+            edge_kind=np.array(kind, np.int8), edge_fact=np.array(fact, np.int32),
+            edge_weight=np.array(weight, np.float32),
+        )
+
+    # ------------------------------------------------------------------ the PropertyGraphStore mirror
+
+    def _entity_node(self, key: str) -> EntityNode:
+        e = self.entities[key]
+        return EntityNode(name=key, label=ENTITY_LABEL, properties={"surface": e.surface})
+
+    def _chunk_node(self, cid: str) -> ChunkNode:
+        c = self.chunks[cid]
+        return ChunkNode(text=c.text, id_=cid, properties={"doc_id": c.doc_id, "title": c.title, "ref_doc_id": c.doc_id})
+
+    def _fact_relation(self, f: FactRecord) -> Relation:
+        return Relation(label=f.predicate, source_id=f.subject, target_id=f.object,
+                        properties={"text": f.text, "kind": f.kind, "fact_id": f.id})
+
+    def _relations_of_chunks(self, chunk_ids: Iterable[str]) -> list[Relation]:
+        return [Relation(label=CONTAINS, source_id=cid, target_id=key, properties={"kind": CONTAINS})
+                for cid in chunk_ids for key in self.chunks[cid].entities]
+
+    def _mirror_upsert(self, chunk_ids: list[str], entity_ids: Iterable[str], fact_ids: Iterable[str]) -> None:
+        store = self.property_graph_store
+        store.upsert_nodes([self._chunk_node(c) for c in chunk_ids])
+        store.upsert_nodes([self._entity_node(k) for k in entity_ids])
+        rels = [self._fact_relation(self.facts[f]) for f in fact_ids] + self._relations_of_chunks(chunk_ids)
+        rels += [Relation(label=SYNONYM, source_id=a, target_id=b, properties={"kind": SYNONYM, "score": s})
+                 for (a, b), s in self.synonyms.items() if a in entity_ids or b in entity_ids]
+        store.upsert_relations(rels)
+
+    # ------------------------------------------------------------------ deleting
+
+    def delete(self, doc_id: str) -> int:
+        """Remove a document: its chunks, the relations only it supported, the entities only it mentioned.
+
+        Corpus statistics forget its chunks; entities of the remaining chunks are not re-scored.
+        Returns the number of chunks removed. Raises KeyError for an unknown document.
+        """
+        gone_chunks = [c for c, rec in self.chunks.items() if rec.doc_id == doc_id]
+        if not gone_chunks:
+            raise KeyError(f"no document {doc_id!r} in the index")
+        gone = set(gone_chunks)
+        self._statistics().forget(self.chunks[c].text for c in gone_chunks)
+        gone_entities, gone_facts = set(), set()
+        for cid in gone_chunks:
+            for key in self.chunks[cid].entities:
+                ent = self.entities.get(key)
+                if ent is not None:
+                    ent.chunks.discard(cid)
+                    if not ent.chunks:
+                        gone_entities.add(key)
+        for fid, f in self.facts.items():
+            if f.chunks & gone:
+                f.chunks -= gone
+                if not f.chunks or f.subject in gone_entities or f.object in gone_entities:
+                    gone_facts.add(fid)
+        gone_syn = [p for p in self.synonyms if p[0] in gone_entities or p[1] in gone_entities]
+
+        # Which surviving store nodes must be re-written: endpoints of removed facts, and (because
+        # some stores delete a node's neighbours with it) the neighbours of everything deleted.
+        deleted_ids = gone | gone_entities | {x for fid in gone_facts for x in (self.facts[fid].subject, self.facts[fid].object)}
+        snap = self.snapshot
+        around: set[str] = set()
+        for node_id in deleted_ids:
+            if snap.has(node_id):
+                nbrs, _ = snap.neighbours_of(snap.row(node_id))
+                around.update(snap.node_ids[i] for i in nbrs.tolist())
+        around |= deleted_ids
+
+        for cid in gone_chunks:
+            del self.chunks[cid]
+        for key in gone_entities:
+            del self.entities[key]
+        for fid in gone_facts:
+            del self.facts[fid]
+        for p in gone_syn:
+            del self.synonyms[p]
+        self.chunk_vectors.remove(gone_chunks)
+        self.entity_vectors.remove(gone_entities)
+        self.fact_vectors.remove(gone_facts)
+
+        store = self.property_graph_store
+        store.delete(ids=sorted(deleted_ids))
+        survivors = around - gone - gone_entities
+        keep_chunks = [n for n in survivors if n in self.chunks]
+        keep_entities = {n for n in survivors if n in self.entities}
+        keep_facts = [f for f in self.facts.values() if f.subject in survivors or f.object in survivors]
+        store.upsert_nodes([self._chunk_node(c) for c in keep_chunks] + [self._entity_node(k) for k in keep_entities])
+        for f in keep_facts:  # endpoints may not have been touched; make sure they exist
+            for k in (f.subject, f.object):
+                if k not in keep_entities:
+                    keep_entities.add(k)
+                    store.upsert_nodes([self._entity_node(k)])
+        contains_of = [c for c in self.chunks if c in survivors or set(self.chunks[c].entities) & survivors]
+        rels = [self._fact_relation(f) for f in keep_facts] + self._relations_of_chunks(contains_of)
+        rels += [Relation(label=SYNONYM, source_id=a, target_id=b, properties={"kind": SYNONYM, "score": s})
+                 for (a, b), s in self.synonyms.items() if a in survivors or b in survivors]
+        if contains_of:  # their chunk nodes must exist before the relations point at them
+            store.upsert_nodes([self._chunk_node(c) for c in contains_of if c not in survivors])
+        store.upsert_relations(rels)
+        self._refresh_derived()
+        return len(gone_chunks)
+
+
+    # ------------------------------------------------------------------ reading helpers for retrievers
+
+    @property
+    def chunk_order(self) -> list[str]:
+        """Chunk ids in the row order of ``chunk_vectors``-independent arrays (BM25 scores, snapshot chunk rows)."""
+        return self._chunk_order
+
+    def chunk_dense_scores(self, query_vec: np.ndarray) -> np.ndarray:
+        """Cosine of the query with every chunk, in :attr:`chunk_order`."""
+        by_row = self.chunk_vectors.scores(query_vec)
+        rows = np.fromiter((self.chunk_vectors.row(c) for c in self._chunk_order), np.int64, len(self._chunk_order))
+        return by_row[rows]
+
+    def stats(self) -> dict[str, int]:
+        kinds = Counter(f.kind for f in self.facts.values())
+        return {
+            "documents": len({c.doc_id for c in self.chunks.values()}),
+            "chunks": len(self.chunks),
+            "entities": len(self.entities),
+            "relations": len(self.facts),
+            **{f"relations_{k}": v for k, v in sorted(kinds.items())},
+            "contains_edges": sum(len(c.entities) for c in self.chunks.values()),
+            "synonym_edges": len(self.synonyms),
+        }
+
+    def as_property_graph_index(self, llm: Any = None, **kwargs: Any):
+        """A LlamaIndex ``PropertyGraphIndex`` over the same store (for LlamaIndex's own retrievers)."""
+        from llama_index.core import PropertyGraphIndex
+
+        return PropertyGraphIndex.from_existing(
+            self.property_graph_store, llm=llm or self.llm, embed_model=self.embed_model, embed_kg_nodes=False,
+            kg_extractors=[StatisticalEntityExtractor()], **kwargs,
+        )
+
+    # ------------------------------------------------------------------ persistence
+
+    def persist(self, persist_dir: str | Path) -> Path:
+        """Save atomically under ``persist_dir`` (see ``index/storage.py``); returns the version folder."""
+        if self.snapshot is None:
+            raise ValueError("nothing to persist: the index is empty")
+
+        def write(folder: Path) -> None:
+            write_json(folder / "chunks.json", [self.chunks[c].to_json() for c in self._chunk_order])
+            write_json(folder / "entities.json", [e.to_json() for e in self.entities.values()])
+            write_json(folder / "facts.json", [f.to_json() for f in self.facts.values()])
+            write_json(folder / "synonyms.json", [[a, b, s] for (a, b), s in self.synonyms.items()])
+            write_json(folder / "vector_ids.json", {
+                "chunks": self.chunk_vectors.ids, "entities": self.entity_vectors.ids, "facts": self.fact_vectors.ids})
+            np.savez(folder / "graph.npz", **self.snapshot.to_arrays())
+            self.chunk_vectors.save(folder / "chunks.faiss")
+            self.entity_vectors.save(folder / "entities.faiss")
+            self.fact_vectors.save(folder / "facts.faiss")
+            if isinstance(self.property_graph_store, SimplePropertyGraphStore):
+                self.property_graph_store.persist(str(folder / STORE_FILE))
+
+        from .. import __version__
+
+        manifest = {
+            "library": "llama-index-graphrag-suite",
+            "library_version": __version__,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "config": self.config.model_dump(),
+            "embed_model": embed_model_name(self.embed_model),
+            "embed_dim": self._dim,
+            "store": type(self.property_graph_store).__name__,
+            "counts": self.stats(),
+            "build": self.build_info,
+        }
+        return save_version(persist_dir, write, manifest)
+
+    @classmethod
+    def load(
+        cls,
+        persist_dir: str | Path,
+        embed_model: BaseEmbedding | str | None = None,
+        llm: Any = None,
+        property_graph_store: PropertyGraphStore | None = None,
+        show_progress: bool = False,
+    ) -> "GraphRAGIndex":
+        """Load an index saved by :meth:`persist`.
+
+        ``embed_model`` defaults to the one named in the manifest; a different model must have the
+        same dimension (and should be the same model, or scores are meaningless). Pass
+        ``property_graph_store`` when the index was built on an external store.
+        Raises IndexNotFoundError, CorruptIndexError or IndexFormatError with a one-line reason.
+        """
+        folder, manifest = open_version(persist_dir)
+        try:
+            config = IndexConfig(**manifest["config"])
+            embed = embed_model if embed_model is not None else manifest["embed_model"]
+            store = property_graph_store
+            if store is None:
+                if (folder / STORE_FILE).is_file():
+                    store = SimplePropertyGraphStore.from_persist_path(str(folder / STORE_FILE))
+                else:
+                    raise CorruptIndexError(
+                        f"index at {persist_dir} was built on a {manifest['store']}; pass property_graph_store= to load it")
+            index = cls(embed_model=embed, config=config, llm=llm, property_graph_store=store, show_progress=show_progress)
+            dim = int(manifest["embed_dim"])
+            index._dim = dim
+            chunk_rows = read_json(folder / "chunks.json")
+            index.chunks = {d["id"]: ChunkRecord(**d) for d in chunk_rows}
+            index.entities = {d["key"]: EntityRecord.from_json(d) for d in read_json(folder / "entities.json")}
+            index.facts = {d["id"]: FactRecord.from_json(d) for d in read_json(folder / "facts.json")}
+            index.synonyms = {(a, b): float(s) for a, b, s in read_json(folder / "synonyms.json")}
+            ids = read_json(folder / "vector_ids.json")
+            index.chunk_vectors = VectorTable.load(folder / "chunks.faiss", ids["chunks"], dim)
+            index.entity_vectors = VectorTable.load(folder / "entities.faiss", ids["entities"], dim)
+            index.fact_vectors = VectorTable.load(folder / "facts.faiss", ids["facts"], dim)
+            index.build_info = dict(manifest.get("build", {}))
+            index._stats = None  # recomputed from chunk texts if an insert or delete needs it
+            index._chunk_order = [d["id"] for d in chunk_rows]
+            with np.load(folder / "graph.npz", allow_pickle=False) as arrays:
+                index.snapshot = GraphSnapshot.from_arrays(list(index.entities) + index._chunk_order, arrays)
+            index.bm25 = BM25Table([index.chunks[c].text for c in index._chunk_order])
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            if isinstance(exc, CorruptIndexError):
+                raise
+            raise CorruptIndexError(f"corrupt index at {persist_dir}: {type(exc).__name__}: {exc}") from exc
+        probe = index.embed_model.get_query_embedding("dimension check")
+        if len(probe) != dim:
+            raise ValueError(f"embed model gives {len(probe)}-dim vectors but the index at {persist_dir} holds {dim}-dim ones")
+        return index

@@ -1,0 +1,67 @@
+"""The index's own tables: chunks, entities, facts and synonym pairs, with who supports what.
+
+These are the canonical content of the graph. The PropertyGraphStore mirrors them (so any LlamaIndex
+tool sees the graph), and the derived artefacts (snapshot, vector indexes, BM25) are built from them.
+Support sets (which chunks contain an entity, which chunks state a fact) make delete exact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ChunkRecord:
+    id: str
+    doc_id: str
+    text: str
+    title: str = ""
+    position: int = 0  # chunk number inside its document
+    entities: list[str] = field(default_factory=list)  # entity keys this chunk `contains`
+
+    def to_json(self) -> dict:
+        return self.__dict__.copy()
+
+
+@dataclass
+class EntityRecord:
+    key: str  # normalised name = node id
+    surface: str  # display form
+    chunks: set[str] = field(default_factory=set)  # chunks that contain it
+
+    def to_json(self) -> dict:
+        return {"key": self.key, "surface": self.surface, "chunks": sorted(self.chunks)}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "EntityRecord":
+        return cls(d["key"], d["surface"], set(d["chunks"]))
+
+
+def fact_id(subject: str, predicate: str, obj: str) -> str:
+    return "f-" + hashlib.sha1(f"{subject}\x1f{predicate}\x1f{obj}".encode()).hexdigest()[:16]
+
+
+@dataclass
+class FactRecord:
+    """One relation (subject, predicate, object) with the text it is embedded by."""
+
+    id: str
+    subject: str
+    predicate: str
+    object: str
+    text: str
+    kind: str  # "cooccurrence" | "llm"
+    chunks: set[str] = field(default_factory=set)  # chunks that state it
+
+    def triple_text(self) -> str:
+        return f"{self.subject} {self.predicate} {self.object}"
+
+    def to_json(self) -> dict:
+        d = self.__dict__.copy()
+        d["chunks"] = sorted(self.chunks)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "FactRecord":
+        return cls(**{**d, "chunks": set(d["chunks"])})

@@ -1,0 +1,132 @@
+"""Atomic, versioned index directories: no pickle, and a crash mid-write never breaks the last good index.
+
+Layout::
+
+    DIR/CURRENT            {"version": "v-000003"}   (replaced atomically with os.replace)
+    DIR/v-000003/manifest.json, *.json, *.npy, *.npz, *.faiss
+
+A save writes a new ``v-*`` folder completely (files fsynced), then flips ``CURRENT``. Until the flip,
+readers see the previous version; after it, older versions are removed. A folder left half-written
+by a crash is never pointed to and is cleaned up by the next save.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+CURRENT = "CURRENT"
+
+
+class IndexError_(Exception):
+    """Base class for index loading errors (name avoids shadowing the builtin IndexError)."""
+
+
+class IndexNotFoundError(IndexError_, FileNotFoundError):
+    pass
+
+
+class CorruptIndexError(IndexError_, ValueError):
+    pass
+
+
+class IndexFormatError(IndexError_, ValueError):
+    """The index was written by a newer format than this library reads."""
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_json(path: Path, data: Any) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
+
+
+def read_json(path: Path) -> Any:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CorruptIndexError(f"corrupt index file {path}: {exc}") from exc
+
+
+def save_version(root: str | os.PathLike, write_files: Callable[[Path], None], manifest: dict) -> Path:
+    """Write a new version of the index under ``root`` and make it current.
+
+    ``write_files(folder)`` writes the artefacts into an empty folder; the manifest (with a SHA-256
+    of every file, so corruption is detected on load) is written last.
+    """
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    foreign = [p.name for p in root.iterdir() if p.name not in (CURRENT, f".{CURRENT}.tmp") and not p.name.startswith("v-")]
+    if foreign:
+        raise FileExistsError(f"{root} holds other files ({foreign[0]}, ...); choose an empty or new folder for the index")
+    numbers = [int(p.name[2:]) for p in root.glob("v-*") if p.name[2:].isdigit()]
+    folder = root / f"v-{(max(numbers) + 1 if numbers else 1):06d}"
+    folder.mkdir()
+    try:
+        write_files(folder)
+        files = sorted(p.name for p in folder.iterdir() if p.is_file())
+        manifest = {**manifest, "format_version": FORMAT_VERSION,
+                    "files": {name: _sha256(folder / name) for name in files}}
+        write_json(folder / MANIFEST, manifest)
+        for name in files + [MANIFEST]:
+            _fsync_file(folder / name)
+        tmp = root / f".{CURRENT}.tmp"
+        write_json(tmp, {"version": folder.name})
+        _fsync_file(tmp)
+        os.replace(tmp, root / CURRENT)  # the atomic step
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    for old in root.glob("v-*"):
+        if old != folder:
+            shutil.rmtree(old, ignore_errors=True)
+    return folder
+
+
+def open_version(root: str | os.PathLike, verify: bool = True) -> tuple[Path, dict]:
+    """The folder and manifest of the current version, checked; clear errors otherwise."""
+    root = Path(root)
+    if not root.is_dir():
+        raise IndexNotFoundError(f"no index at {root} (folder does not exist)")
+    if not (root / CURRENT).exists():
+        raise IndexNotFoundError(f"no index at {root} (no {CURRENT} file; build one with `graphrag-suite index`)")
+    pointer = read_json(root / CURRENT)
+    if not isinstance(pointer, dict) or "version" not in pointer:
+        raise CorruptIndexError(f"corrupt index at {root}: bad {CURRENT} file")
+    folder = root / str(pointer["version"])
+    if not (folder / MANIFEST).is_file():
+        raise CorruptIndexError(f"corrupt index at {root}: {folder.name}/{MANIFEST} is missing")
+    manifest = read_json(folder / MANIFEST)
+    version = manifest.get("format_version")
+    if not isinstance(version, int):
+        raise CorruptIndexError(f"corrupt index at {root}: manifest has no format_version")
+    if version > FORMAT_VERSION:
+        raise IndexFormatError(
+            f"index at {root} has format {version}, newer than this library reads ({FORMAT_VERSION}); upgrade llama-index-graphrag-suite"
+        )
+    if verify:
+        for name, digest in manifest.get("files", {}).items():
+            path = folder / name
+            if not path.is_file():
+                raise CorruptIndexError(f"corrupt index at {root}: {name} is missing")
+            if _sha256(path) != digest:
+                raise CorruptIndexError(f"corrupt index at {root}: {name} does not match its checksum")
+    return folder, manifest

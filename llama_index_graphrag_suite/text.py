@@ -1,0 +1,132 @@
+"""Plain-text helpers shared by the extractors and retrievers.
+
+Pure functions, no framework imports: tokenising into words, splitting sentences, n-gram candidates
+and the one entity-name normalisation every part of the project agrees on.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Iterator
+
+# A compact English stop-word list (function words, pronouns, auxiliaries, a few reporting verbs).
+# Written for this project; n-gram candidates may not start or end with one of these.
+STOP_WORDS = frozenset(
+    """
+    a about above across after afterwards again against all almost alone along already also although
+    always am among amongst an and another any anyhow anyone anything anyway anywhere are around as at
+    be became because become becomes becoming been before beforehand behind being below beside besides
+    between beyond both but by can cannot could did do does doing done down due during each eg either
+    else elsewhere enough etc even ever every everyone everything everywhere except few first for former
+    formerly from further had has have having he hence her here hereafter hereby herein hers herself him
+    himself his how however i ie if in indeed into is it its itself just last latter latterly least less
+    many may me meanwhile might mine more moreover most mostly much must my myself namely neither never
+    nevertheless next no nobody none noone nor not nothing now nowhere of off often on once one only onto
+    or other others otherwise our ours ourselves out over own per perhaps please rather same second
+    several she should since so some somehow someone something sometime sometimes somewhere still such
+    than that the their theirs them themselves then thence there thereafter thereby therefore therein
+    thereupon these they this those though through throughout thru thus to together too toward towards
+    under until up upon us very via was we well were what whatever when whence whenever where whereafter
+    whereas whereby wherein whereupon wherever whether which while whither who whoever whole whom whose
+    why will with within without would yet you your yours yourself yourselves
+    s t d ll m re ve nt
+    """.split()
+)
+
+_WORD = re.compile(r"[^\W_](?:[\w'’\-.]*[^\W_])?", re.UNICODE)
+# Sentence ends: . ! ? followed by space and an upper-case letter, digit or quote, or a line break.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])|\n\s*\n|\n(?=\s*[-*•#])")
+# Inside a sentence, these break n-grams (a phrase never spans a comma, bracket or quote).
+_PHRASE_BREAK = re.compile(r"[,;:()\[\]{}\"“”«»|/\\]|\s[-–—]\s")
+
+
+def clean_text(text: str) -> str:
+    """Unicode-normalise (NFKC) and drop control characters, keeping newlines and tabs."""
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
+
+
+def normalize_entity(name: str) -> str:
+    """The canonical key of an entity name: case-folded, punctuation to spaces, possessives dropped.
+
+    "Lester Smith's", "lester  smith" and "Lester-Smith" all become "lester smith", so the same
+    entity merges across chunks whatever its surface form.
+    """
+    name = unicodedata.normalize("NFKC", name).casefold()
+    name = re.sub(r"['’]s\b", "", name)
+    name = re.sub(r"[.'’]", "", name)  # U.S. -> us, O'Neil -> oneil: these marks join, they do not split
+    name = re.sub(r"[^\w\s]|_", " ", name)
+    return " ".join(name.split())
+
+
+def words(text: str) -> list[str]:
+    """Word tokens of ``text`` in order, with their original case (keeps inner ' - . as in O'Neil, U.S.)."""
+    return _WORD.findall(text)
+
+
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the tokens :func:`words` returns."""
+    return [m.span() for m in _WORD.finditer(text)]
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Character spans ``(start, end)`` of the sentences of ``text`` (a light rule-based splitter)."""
+    spans, start = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        end = m.start()
+        if text[start:end].strip():
+            spans.append(_strip_span(text, start, end))
+        start = m.end()
+    if text[start:].strip():
+        spans.append(_strip_span(text, start, len(text)))
+    return spans
+
+
+def _strip_span(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def phrase_segments(sentence: str) -> list[str]:
+    """Pieces of a sentence that a multi-word phrase may not cross (split at commas, brackets, dashes)."""
+    return [p for p in _PHRASE_BREAK.split(sentence) if p.strip()]
+
+
+def is_candidate_token(token_key: str) -> bool:
+    """Whether a normalised single token may be (part of) an entity: not a stop word, not 1 character,
+    and not a short bare number (years of 4+ digits stay)."""
+    if len(token_key) < 2 or token_key in STOP_WORDS:
+        return False
+    if token_key.isdigit() and len(token_key) < 4:
+        return False
+    return True
+
+
+def ngram_candidates(text: str, max_n: int) -> Iterator[tuple[str, str]]:
+    """Yield ``(key, surface)`` for every n-gram (1..max_n words) of ``text`` that may name an entity.
+
+    An n-gram never crosses a sentence or phrase boundary, and may not start or end with a stop word
+    (inner stop words are fine: "University of Oxford"). ``key`` is :func:`normalize_entity` of it.
+    """
+    for s_start, s_end in split_sentences(text):
+        for segment in phrase_segments(text[s_start:s_end]):
+            toks = words(segment)
+            keys = [normalize_entity(t) for t in toks]
+            ok = [is_candidate_token(k) for k in keys]
+            for i in range(len(toks)):
+                if not ok[i] or not keys[i]:
+                    continue
+                for n in range(1, max_n + 1):
+                    j = i + n
+                    if j > len(toks):
+                        break
+                    if not keys[j - 1]:
+                        break
+                    if not ok[j - 1]:
+                        continue
+                    key = " ".join(keys[i:j])
+                    yield key, " ".join(toks[i:j])
