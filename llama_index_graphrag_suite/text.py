@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Iterator
 
 # A compact English stop-word list (function words, pronouns, auxiliaries, a few reporting verbs).
@@ -47,6 +48,12 @@ def clean_text(text: str) -> str:
     return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
 
 
+_POSSESSIVE = re.compile(r"['’]s\b")
+_JOINERS = re.compile(r"[.'’]")
+_OTHER_PUNCT = re.compile(r"[^\w\s]|_")
+
+
+@lru_cache(maxsize=1 << 18)
 def normalize_entity(name: str) -> str:
     """The canonical key of an entity name: case-folded, punctuation to spaces, possessives dropped.
 
@@ -54,9 +61,9 @@ def normalize_entity(name: str) -> str:
     entity merges across chunks whatever its surface form.
     """
     name = unicodedata.normalize("NFKC", name).casefold()
-    name = re.sub(r"['’]s\b", "", name)
-    name = re.sub(r"[.'’]", "", name)  # U.S. -> us, O'Neil -> oneil: these marks join, they do not split
-    name = re.sub(r"[^\w\s]|_", " ", name)
+    name = _POSSESSIVE.sub("", name)
+    name = _JOINERS.sub("", name)  # U.S. -> us, O'Neil -> oneil: these marks join, they do not split
+    name = _OTHER_PUNCT.sub(" ", name)
     return " ".join(name.split())
 
 
@@ -96,6 +103,27 @@ def phrase_segments(sentence: str) -> list[str]:
     return [p for p in _PHRASE_BREAK.split(sentence) if p.strip()]
 
 
+@lru_cache(maxsize=4096)
+def analyze(text: str) -> tuple[tuple[int, int, tuple[tuple[int, int], ...], tuple[str, ...]], ...]:
+    """Phrase segments of ``text`` as ``(sentence index, segment start, word spans, word keys)``.
+
+    Spans are character offsets into ``text``; keys are :func:`normalize_entity` of each word.
+    Cached: the extractors of one build look at every chunk several times.
+    """
+    out = []
+    for s_idx, (s_start, s_end) in enumerate(split_sentences(text)):
+        sentence = text[s_start:s_end]
+        offset = 0
+        for segment in phrase_segments(sentence):
+            seg_start = s_start + sentence.index(segment, offset)
+            offset = seg_start - s_start + len(segment)
+            spans = tuple((seg_start + a, seg_start + b) for a, b in word_spans(segment))
+            keys = tuple(normalize_entity(text[a:b]) for a, b in spans)
+            out.append((s_idx, seg_start, spans, keys))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1 << 16)
 def is_candidate_token(token_key: str) -> bool:
     """Whether a normalised single token may be (part of) an entity: not a stop word, not 1 character,
     and not a short bare number (years of 4+ digits stay)."""
@@ -112,21 +140,15 @@ def ngram_candidates(text: str, max_n: int) -> Iterator[tuple[str, str]]:
     An n-gram never crosses a sentence or phrase boundary, and may not start or end with a stop word
     (inner stop words are fine: "University of Oxford"). ``key`` is :func:`normalize_entity` of it.
     """
-    for s_start, s_end in split_sentences(text):
-        for segment in phrase_segments(text[s_start:s_end]):
-            toks = words(segment)
-            keys = [normalize_entity(t) for t in toks]
-            ok = [is_candidate_token(k) for k in keys]
-            for i in range(len(toks)):
-                if not ok[i] or not keys[i]:
+    for _, _, spans, keys in analyze(text):
+        ok = [bool(k) and is_candidate_token(k) for k in keys]
+        for i in range(len(keys)):
+            if not ok[i]:
+                continue
+            for n in range(1, max_n + 1):
+                j = i + n
+                if j > len(keys) or not keys[j - 1]:
+                    break
+                if not ok[j - 1]:
                     continue
-                for n in range(1, max_n + 1):
-                    j = i + n
-                    if j > len(toks):
-                        break
-                    if not keys[j - 1]:
-                        break
-                    if not ok[j - 1]:
-                        continue
-                    key = " ".join(keys[i:j])
-                    yield key, " ".join(toks[i:j])
+                yield " ".join(keys[i:j]), text[spans[i][0] : spans[j - 1][1]]

@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Literal
 
-from ..text import ngram_candidates, normalize_entity, phrase_segments, split_sentences, word_spans
+from ..text import analyze, ngram_candidates, word_spans
 
 LengthNorm = Literal["max_count", "tokens"]
 
@@ -118,23 +118,15 @@ def find_mentions(text: str, vocabulary: set[str] | frozenset[str], max_ngram: i
     written, whatever its case or punctuation ("Lester Smith's" finds "lester smith").
     """
     mentions: list[Mention] = []
-    for s_idx, (s_start, s_end) in enumerate(split_sentences(text)):
-        sentence = text[s_start:s_end]
-        offset = 0
-        for segment in phrase_segments(sentence):
-            seg_start = sentence.index(segment, offset)
-            offset = seg_start + len(segment)
-            spans = word_spans(segment)
-            keys = [normalize_entity(segment[a:b]) for a, b in spans]
-            i = 0
-            while i < len(spans):
-                matched = 0
-                for n in range(min(max_ngram, len(spans) - i), 0, -1):
-                    key = " ".join(k for k in keys[i : i + n] if k)
-                    if key in vocabulary:
-                        base = s_start + seg_start
-                        mentions.append(Mention(key, base + spans[i][0], base + spans[i + n - 1][1], s_idx))
-                        matched = n
-                        break
-                i += matched or 1
+    for s_idx, _, spans, keys in analyze(text):
+        i = 0
+        while i < len(spans):
+            matched = 0
+            for n in range(min(max_ngram, len(spans) - i), 0, -1):
+                key = " ".join(k for k in keys[i : i + n] if k)
+                if key in vocabulary:
+                    mentions.append(Mention(key, spans[i][0], spans[i + n - 1][1], s_idx))
+                    matched = n
+                    break
+            i += matched or 1
     return mentions

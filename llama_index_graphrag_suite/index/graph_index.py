@@ -161,7 +161,7 @@ class GraphRAGIndex:
             if not text:
                 log.warning("skipping empty document %s", doc_id)
                 continue
-            body = f"{title}\n{text}" if title and not text.startswith(title) else text
+            body = f"{title}\n\n{text}" if title and not text.startswith(title) else text
             for pos, piece in enumerate(splitter.split_text(body)):
                 node = TextNode(
                     text=piece,

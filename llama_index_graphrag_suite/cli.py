@@ -1,0 +1,278 @@
+"""`graphrag-suite`: build an index, query it with any method, list methods, run the demo.
+
+Bad input (missing folder, empty corpus, unknown method, corrupt index, unreachable LLM) exits
+with status 2 and one line on stderr, no traceback (``--debug`` shows it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "data"
+
+
+class CLIError(Exception):
+    """A user-facing error: printed as one line."""
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from .documents import CorpusError
+    from .index.storage import IndexError_
+    from .retrievers.registry import UnknownMethodError
+
+    errors: list[type[BaseException]] = [CLIError, CorpusError, IndexError_, UnknownMethodError, FileExistsError, FileNotFoundError]
+    try:
+        from .llm.errors import LLMUnavailableError
+
+        errors.append(LLMUnavailableError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def _build_llm(args) -> Any:
+    url = args.llm or os.environ.get("GRAPHRAG_LLM_URL")
+    if not url:
+        return None
+    from .llm import build_llm
+
+    cache = Path(args.llm_cache) if getattr(args, "llm_cache", None) else Path(".cache") / "llm-responses.sqlite"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    return build_llm(url, model=args.llm_model, api_key=os.environ.get("GRAPHRAG_LLM_API_KEY"), cache_path=cache)
+
+
+def _index_config(args):
+    from .config import IndexConfig
+
+    fields = {
+        "chunk_size": args.chunk_size,
+        "chunk_overlap": args.chunk_overlap,
+        "entity_threshold": args.entity_threshold,
+    }
+    try:
+        return IndexConfig(**{k: v for k, v in fields.items() if v is not None})
+    except ValueError as exc:
+        raise CLIError(f"bad index settings: {exc.errors()[0]['msg'] if hasattr(exc, 'errors') else exc}") from None
+
+
+def cmd_index(args) -> int:
+    from .documents import load_documents
+    from .index import GraphRAGIndex
+
+    docs = load_documents(args.src)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CLIError(f"{out} exists and is not a folder")
+    llm = _build_llm(args)
+    start = time.perf_counter()
+    index = GraphRAGIndex.from_documents(
+        docs, embed_model=args.embed, config=_index_config(args), llm=llm, show_progress=not args.quiet
+    )
+    index.persist(out)
+    stats = index.stats()
+    if llm is not None:
+        stats["llm_calls"] = index.build_info.get("llm_calls", 0)
+    line = ", ".join(f"{k}={v}" for k, v in stats.items())
+    print(f"indexed {len(docs)} documents into {out} in {time.perf_counter() - start:.1f}s ({line})")
+    return 0
+
+
+def _node_json(nws) -> dict[str, Any]:
+    meta = dict(nws.node.metadata)
+    kind = meta.pop("kind", "chunk")
+    return {
+        "id": nws.node.node_id,
+        "kind": kind,
+        "score": nws.score,
+        "text": nws.node.get_content(),
+        "doc_id": meta.get("doc_id"),
+        "metadata": meta,
+    }
+
+
+def _run_query(index, question: str, method: str, top_k: int) -> dict[str, Any]:
+    from .retrievers import get_retriever
+
+    retriever = get_retriever(index, method, top_k=top_k)
+    start = time.perf_counter()
+    nodes = retriever.retrieve(question)
+    elapsed = (time.perf_counter() - start) * 1000
+    items = [_node_json(n) for n in nodes]
+    evidence = next((i["metadata"].get("evidence", {}) for i in items if i["kind"] == "evidence"), {})
+    return {"method": method, "question": question, "nodes": items, "evidence": evidence,
+            "timing_ms": {"retrieve": round(elapsed, 2)}}
+
+
+def _load(args):
+    from .index import GraphRAGIndex
+
+    return GraphRAGIndex.load(args.index_dir, embed_model=args.embed, llm=None)
+
+
+def cmd_query(args) -> int:
+    if not args.question.strip():
+        raise CLIError("the question is empty")
+    from .retrievers import available_methods
+
+    if args.method not in available_methods():  # fail before paying for loading the index
+        raise CLIError(f"unknown method {args.method!r}; available: {', '.join(sorted(available_methods()))}")
+    start = time.perf_counter()
+    index = _load(args)
+    load_ms = (time.perf_counter() - start) * 1000
+    result = _run_query(index, args.question, args.method, args.top_k)
+    result["timing_ms"]["load"] = round(load_ms, 2)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        _print_result(result)
+    return 0
+
+
+def _print_result(result: dict[str, Any], gold: set[str] | None = None) -> None:
+    print(f"[{result['method']}] {result['question']}  ({result['timing_ms']['retrieve']:.1f} ms)")
+    for rank, item in enumerate(result["nodes"], 1):
+        if item["kind"] == "evidence":
+            print("  evidence:")
+            for line in item["text"].splitlines()[:20]:
+                print(f"    {line}")
+            continue
+        mark = "*" if gold and item["doc_id"] in gold else " "
+        snippet = " ".join(item["text"].split())[:110]
+        print(f"  {rank}.{mark} {item['score']:.3f}  {item['doc_id']}  {snippet}")
+
+
+def cmd_methods(args) -> int:
+    from .index.storage import open_version
+    from .retrievers import available_methods
+
+    _, manifest = open_version(args.index_dir, verify=False)
+    counts = manifest.get("counts", {})
+    print(f"index {args.index_dir}: {counts.get('chunks', '?')} chunks, {counts.get('entities', '?')} entities, "
+          f"{counts.get('relations', '?')} relations (embed model {manifest.get('embed_model')})")
+    for name, desc in sorted(available_methods().items()):
+        print(f"  {name:10s} {desc}")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    """Index the sample corpus, then answer its questions with every method, printing the evidence."""
+    from .documents import load_documents
+    from .index import GraphRAGIndex
+    from .retrievers import available_methods, get_retriever
+
+    corpus = Path(args.data) / "corpus.jsonl"
+    questions_file = Path(args.data) / "questions.jsonl"
+    docs = load_documents(corpus)
+    questions = [json.loads(line) for line in questions_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if args.limit:
+        questions = questions[: args.limit]
+    llm = _build_llm(args)
+    start = time.perf_counter()
+    index = GraphRAGIndex.from_documents(docs, embed_model=args.embed, config=_index_config(args), llm=llm,
+                                         show_progress=not args.quiet)
+    stats = index.stats()
+    print(f"indexed {len(docs)} documents in {time.perf_counter() - start:.1f}s: "
+          + ", ".join(f"{k}={v}" for k, v in stats.items()))
+    methods = sorted(available_methods(index))
+    found = {m: 0.0 for m in methods}
+    for q in questions:
+        gold = set(q.get("supporting_ids", []))
+        print(f"\nQ {q['id']}: {q['question']}   (gold answer: {', '.join(q.get('answers', [])) or '-'})")
+        for method in methods:
+            result = _run_query(index, q["question"], method, args.top_k)
+            got = {i["doc_id"] for i in result["nodes"] if i["kind"] == "chunk"}
+            found[method] += len(gold & got) / max(len(gold), 1)
+            _print_result(result, gold)
+            if llm is not None:
+                from llama_index.core.query_engine import RetrieverQueryEngine
+
+                engine = RetrieverQueryEngine.from_args(get_retriever(index, method, top_k=args.top_k), llm=llm)
+                print(f"  answer: {str(engine.query(q['question'])).strip()}")
+    print(f"\nrecall@{args.top_k} of gold passages over {len(questions)} questions (* marks a gold passage above):")
+    for method in methods:
+        print(f"  {method:10s} {found[method] / max(len(questions), 1):.2f}")
+    if llm is None:
+        print("\n(no LLM: set --llm URL or GRAPHRAG_LLM_URL to an OpenAI-compatible or vLLM server to generate answers)")
+    return 0
+
+
+def _add_common(p: argparse.ArgumentParser, index_settings: bool = False, llm: bool = False) -> None:
+    p.add_argument("--embed", default=None, help="embedding model: all-MiniLM-L6-v2 (default, bundled), hash, or a model path")
+    p.add_argument("--quiet", action="store_true", help="no progress bars or info logs")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    if index_settings:
+        p.add_argument("--chunk-size", type=int, default=None, help="tokens per chunk (default 256)")
+        p.add_argument("--chunk-overlap", type=int, default=None, help="token overlap (default 32)")
+        p.add_argument("--entity-threshold", type=float, default=None, help="τ of the TF-IDF entity extractor (default 0.5)")
+    if llm:
+        p.add_argument("--llm", default=None, help="LLM server URL: http://host:port/v1 (OpenAI-compatible) or vllm+http://host:port")
+        p.add_argument("--llm-model", default=None, help="model name on the server (default: the first it lists)")
+        p.add_argument("--llm-cache", default=None, help="SQLite response cache (default .cache/llm-responses.sqlite)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="graphrag-suite", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("index", help="build an index from a folder of .txt/.md files or a .jsonl corpus")
+    p.add_argument("src", help="folder or .jsonl file")
+    p.add_argument("--out", required=True, help="index folder to write")
+    _add_common(p, index_settings=True, llm=True)
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("query", help="retrieve for one question")
+    p.add_argument("index_dir")
+    p.add_argument("question")
+    p.add_argument("--method", default="hybrid")
+    p.add_argument("--top-k", type=int, default=5)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_common(p)
+    p.set_defaults(func=cmd_query)
+
+    p = sub.add_parser("methods", help="list the methods available on an index")
+    p.add_argument("index_dir")
+    _add_common(p)
+    p.set_defaults(func=cmd_methods)
+
+    p = sub.add_parser("demo", help="index the sample corpus and answer its questions with every method")
+    p.add_argument("--data", default=str(EXAMPLES), help="folder with corpus.jsonl and questions.jsonl")
+    p.add_argument("--top-k", type=int, default=5)
+    p.add_argument("--limit", type=int, default=0, help="only the first N questions")
+    _add_common(p, index_settings=True, llm=True)
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(levelname)s %(message)s")
+    for noisy in ("httpx", "sentence_transformers", "faiss", "bm25s"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    if args.quiet:
+        os.environ.setdefault("TQDM_DISABLE", "1")
+    if getattr(args, "top_k", 1) < 1:
+        print("error: --top-k must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - one clear line for the user, the traceback with --debug
+        if args.debug:
+            raise
+        kind = "error" if isinstance(exc, _user_errors()) else f"error ({type(exc).__name__})"
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"{kind}: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

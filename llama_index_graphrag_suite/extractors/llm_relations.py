@@ -1,0 +1,205 @@
+"""LLM relation extraction between the entities of a chunk (AGRAG Eq. 4).
+
+AGRAG finds entities statistically and asks the LLM only for the relations among them. LLMs still
+hallucinate ends that are not in the passage, and a hallucinated entity becomes a wrong bridge in
+every multi-hop path through it. So each triple is *grounded*: both its subject and its object must
+occur in the chunk as whole words (compared after :func:`normalize_entity`), otherwise it is dropped
+and counted. Malformed answers are counted too, never fatal, unless ``raise_on_error`` is set; an
+unreachable server (:class:`LLMUnavailableError`) always stops the run, because every further chunk
+would fail the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+from llama_index.core.async_utils import run_jobs
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.graph_stores.types import KG_NODES_KEY, KG_RELATIONS_KEY, EntityNode, Relation
+from llama_index.core.llms.llm import LLM
+from llama_index.core.prompts.base import BasePromptTemplate
+from llama_index.core.schema import BaseNode, TransformComponent
+from llama_index.core.utils import get_tqdm_iterable
+
+from ..llm.errors import LLMUnavailableError
+from ..llm.robust import is_transient_error
+from ..llm.json_repair import parse_triples
+from ..prompts.relation_extraction import RELATION_EXTRACTION_PROMPT
+from ..text import normalize_entity
+
+__all__ = ["LLMRelationExtractor"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _Stats:
+    kept: int = 0
+    dropped_ungrounded: int = 0
+    dropped_malformed: int = 0
+    dropped_over_limit: int = 0
+    llm_calls: int = 0
+    failed_chunks: int = 0
+
+
+class LLMRelationExtractor(TransformComponent):
+    """Add LLM-extracted, grounded relations to chunks that already carry entity nodes.
+
+    Reads the ``EntityNode``\\ s (label ``"entity"``, display name in ``properties["surface"]``) that
+    an earlier extractor put in ``node.metadata["nodes"]``, asks ``llm`` for triples among them, and
+    appends new entity nodes and ``Relation``\\ s (``properties["kind"] == "llm"``) following the
+    ``kg_extractors`` contract of ``PropertyGraphIndex``.
+    """
+
+    llm: LLM = Field(description="Any LlamaIndex LLM (use build_llm() for a self-hosted server).")
+    prompt: BasePromptTemplate = Field(
+        default_factory=lambda: RELATION_EXTRACTION_PROMPT,
+        description="Template with the variables `text` and `entities`.",
+    )
+    max_triples_per_chunk: int = Field(default=20, ge=0)
+    num_workers: int = Field(default=4, ge=1, description="Concurrent LLM requests in acall().")
+    show_progress: bool = False
+    raise_on_error: bool = Field(
+        default=False, description="Raise on malformed output or a rejected request instead of counting it."
+    )
+
+    _stats: _Stats = PrivateAttr(default_factory=_Stats)
+    _stats_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "LLMRelationExtractor"
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Running totals over all calls: triples kept and dropped (by reason), LLM calls, failed chunks."""
+        with self._stats_lock:
+            return asdict(self._stats)
+
+    def reset_stats(self) -> None:
+        with self._stats_lock:
+            self._stats = _Stats()
+
+    def _count(self, **deltas: int) -> None:
+        with self._stats_lock:
+            for name, value in deltas.items():
+                setattr(self._stats, name, getattr(self._stats, name) + value)
+
+    # -- entry points -----------------------------------------------------------------------------
+    def __call__(self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: Any) -> Sequence[BaseNode]:
+        """Extract for all nodes; concurrently when no event loop is running, sequentially inside one
+        (``asyncio.run`` cannot be nested, and blocking a caller's loop briefly beats failing)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            if self.num_workers > 1 and len(nodes) > 1:
+                return asyncio.run(self.acall(nodes, show_progress=show_progress, **kwargs))
+        progress = get_tqdm_iterable(nodes, self.show_progress or show_progress, "Extracting relations")
+        for node in progress:
+            self._apply(node, self._ask(node))
+        return nodes
+
+    async def acall(self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: Any) -> Sequence[BaseNode]:
+        """Extract for all nodes with at most ``num_workers`` LLM requests in flight."""
+
+        async def one(node: BaseNode) -> None:
+            self._apply(node, await self._aask(node))
+
+        await run_jobs(
+            [one(node) for node in nodes],
+            show_progress=self.show_progress or show_progress,
+            workers=self.num_workers,
+            desc="Extracting relations",
+        )
+        return nodes
+
+    # -- one chunk --------------------------------------------------------------------------------
+    def _prompt_args(self, node: BaseNode) -> dict[str, str]:
+        names = [
+            n.properties.get("surface", n.name)
+            for n in node.metadata.get(KG_NODES_KEY, [])
+            if isinstance(n, EntityNode) and n.label == "entity"
+        ]
+        return {"text": node.get_content(), "entities": json.dumps(names, ensure_ascii=False)}
+
+    def _ask(self, node: BaseNode) -> str | None:
+        self._count(llm_calls=1)
+        try:
+            return self.llm.predict(self.prompt, **self._prompt_args(node))
+        except Exception as exc:
+            return self._failed(node, exc)
+
+    async def _aask(self, node: BaseNode) -> str | None:
+        self._count(llm_calls=1)
+        try:
+            return await self.llm.apredict(self.prompt, **self._prompt_args(node))
+        except Exception as exc:
+            return self._failed(node, exc)
+
+    def _failed(self, node: BaseNode, exc: Exception) -> None:
+        """A chunk whose request failed gets no relations; only a dead server stops the run.
+
+        Connection errors of an LLM that is not wrapped in RobustLLM count as a dead server too,
+        otherwise a build against a stopped server would "succeed" without a single relation.
+        """
+        self._count(failed_chunks=1)
+        if isinstance(exc, LLMUnavailableError) or self.raise_on_error:
+            raise exc
+        if is_transient_error(exc):
+            where = getattr(self.llm, "api_url", None) or self.llm.class_name()
+            raise LLMUnavailableError(where, exc) from exc
+        logger.warning("relation extraction failed for chunk %s: %s: %s", node.node_id, type(exc).__name__, exc)
+        return None
+
+    def _apply(self, node: BaseNode, answer: str | None) -> None:
+        """Parse and ground ``answer``, then write the chunk's kg nodes and relations back."""
+        kg_nodes = node.metadata.pop(KG_NODES_KEY, [])
+        kg_relations = node.metadata.pop(KG_RELATIONS_KEY, [])
+        try:
+            if answer is not None:
+                self._add_triples(node, answer, kg_nodes, kg_relations)
+        finally:
+            node.metadata[KG_NODES_KEY] = kg_nodes
+            node.metadata[KG_RELATIONS_KEY] = kg_relations
+
+    def _add_triples(self, node: BaseNode, answer: str, kg_nodes: list, kg_relations: list) -> None:
+        parsed = parse_triples(answer)
+        self._count(dropped_malformed=len(parsed.dropped))
+        if parsed.dropped and self.raise_on_error:
+            raise ValueError(f"malformed LLM output for chunk {node.node_id}: {parsed.dropped}")
+
+        chunk = f" {normalize_entity(node.get_content())} "
+        node_ids = {n.id for n in kg_nodes}
+        seen = {(r.source_id, r.label, r.target_id) for r in kg_relations}
+        kept = ungrounded = over_limit = 0
+        for subject, predicate, obj in parsed.triples:
+            s_key, o_key = normalize_entity(subject), normalize_entity(obj)
+            if not (s_key and o_key and f" {s_key} " in chunk and f" {o_key} " in chunk):
+                ungrounded += 1
+                continue
+            label = " ".join(predicate.split()).lower()
+            if (s_key, label, o_key) in seen:
+                continue  # the same fact twice in one answer is not a second fact
+            if kept >= self.max_triples_per_chunk:
+                over_limit += 1
+                continue
+            seen.add((s_key, label, o_key))
+            for key, surface in ((s_key, subject), (o_key, obj)):
+                if key not in node_ids:
+                    node_ids.add(key)
+                    kg_nodes.append(EntityNode(name=key, label="entity", properties={"surface": surface}))
+            kg_relations.append(
+                Relation(
+                    label=label,
+                    source_id=s_key,
+                    target_id=o_key,
+                    properties={"text": f"{subject} {predicate} {obj}", "kind": "llm", "chunk_id": node.node_id},
+                )
+            )
+            kept += 1
+        self._count(kept=kept, dropped_ungrounded=ungrounded, dropped_over_limit=over_limit)

@@ -1,0 +1,105 @@
+"""On-disk cache of LLM completions.
+
+Index builds call the LLM once per chunk; with temperature 0 the answer to the same prompt is the
+same, so re-running a build (after a crash, or while tuning a later stage) should not pay for the
+LLM again. SQLite gives a single file that several threads and processes can share safely.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import ResponseCacheError
+
+__all__ = ["ResponseCache"]
+
+_SCHEMA = "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, text TEXT NOT NULL, created REAL NOT NULL)"
+
+
+class ResponseCache:
+    """SQLite cache ``key -> completion text``; build keys with :meth:`make_key`.
+
+    One connection is shared by all threads behind a lock (SQLite serialises writers anyway, and this
+    avoids leaking a connection per worker thread). WAL mode lets other processes read while one
+    writes, and the busy timeout makes concurrent writers wait instead of failing.
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            raise ResponseCacheError(f"cannot open the LLM response cache at {self.path}: {exc}") from exc
+        try:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(_SCHEMA)
+            self._conn.commit()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise ResponseCacheError(
+                f"the LLM response cache at {self.path} is not a usable SQLite database ({exc}); "
+                "delete the file or pass another cache path"
+            ) from exc
+
+    @staticmethod
+    def make_key(model: str, prompt: str, params: Mapping[str, Any] | None = None) -> str:
+        """sha256 of the canonical JSON of ``{model, prompt, params}``.
+
+        ``params`` holds everything else that changes the answer (temperature, max tokens, ...);
+        values JSON cannot encode are keyed by their ``str``.
+        """
+        payload = json.dumps(
+            {"model": model, "prompt": prompt, "params": dict(params or {})},
+            sort_keys=True,
+            ensure_ascii=False,
+            default=str,
+        )
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+    def get(self, key: str) -> str | None:
+        """The cached text for ``key``, or None."""
+        row = self._run("SELECT text FROM responses WHERE key = ?", (key,))
+        return None if row is None else row[0]
+
+    def put(self, key: str, text: str) -> None:
+        """Store (or replace) the text for ``key``."""
+        self._run("INSERT OR REPLACE INTO responses (key, text, created) VALUES (?, ?, ?)", (key, text, time.time()))
+
+    def __len__(self) -> int:
+        row = self._run("SELECT COUNT(*) FROM responses", ())
+        return int(row[0]) if row else 0
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> "ResponseCache":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _run(self, sql: str, args: tuple) -> tuple | None:
+        """Execute one statement under the lock; return the first row of a SELECT (fetched under the
+        lock too, because the connection is shared between threads)."""
+        with self._lock:
+            try:
+                cursor = self._conn.execute(sql, args)
+                if sql.startswith("SELECT"):
+                    return cursor.fetchone()
+                self._conn.commit()
+                return None
+            except sqlite3.DatabaseError as exc:
+                raise ResponseCacheError(f"LLM response cache at {self.path} failed: {exc}") from exc
+
+    def __repr__(self) -> str:
+        return f"ResponseCache({str(self.path)!r})"

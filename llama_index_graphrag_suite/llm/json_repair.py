@@ -1,0 +1,506 @@
+"""Turn what an LLM *meant* as JSON into Python values, and say what had to be dropped.
+
+Small local models rarely emit clean JSON: they wrap it in code fences or prose, use Python syntax
+(single quotes, ``True``/``None``), leave trailing commas, and get cut off at ``max_tokens``. A strict
+``json.loads`` then throws the whole answer away. The tolerant recursive-descent parser here keeps
+every item that is complete and reports the rest, so callers can count malformed output instead of
+silently losing it. It never evaluates the text (no ``eval``/``ast``).
+
+Truncation rule: when the text ends inside a value, the *outermost array* on the open path drops its
+unfinished item (``[[a,b,c],[d,e`` keeps ``[a,b,c]`` and reports ``[d,e``); objects outside any array
+keep their complete members and drop only an unfinished scalar member.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["JsonParse", "TripleParse", "parse_json_lenient", "parse_triples"]
+
+
+@dataclass
+class JsonParse:
+    """Result of :func:`parse_json_lenient`.
+
+    ``value`` is ``None`` when no JSON value could be recovered. ``dropped`` describes input that was
+    lost (unparseable or truncated items); ``repaired`` lists the fixes applied to what was kept.
+    """
+
+    value: Any | None
+    dropped: list[str] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TripleParse:
+    """Result of :func:`parse_triples`: well-formed triples and one reason per dropped item."""
+
+    triples: list[tuple[str, str, str]]
+    dropped: list[str] = field(default_factory=list)
+
+
+_FENCE = re.compile(r"```[ \t]*(?:json5?|JSON|javascript|js|python)?[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+_NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_IDENT = re.compile(r"[^\W\d][\w\-]*")
+_LITERALS = {"true": True, "false": False, "null": None}
+_PY_LITERALS = {"True": True, "False": False, "None": None}
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "'": "'"}
+_VALUE_START = set("{[\"'-.0123456789") | set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+_MAX_CANDIDATES = 20
+_SNIPPET = 120
+
+
+class _Missing:
+    """Marks a value that the text ended before (distinct from JSON ``null``)."""
+
+
+_MISSING = _Missing()
+
+
+# States returned by _Parser._after_member.
+_NEXT, _CLOSED, _EOF = "next", "closed", "eof"
+
+
+class _SyntaxProblem(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _snippet(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _SNIPPET else text[: _SNIPPET - 3] + "..."
+
+
+class _Parser:
+    """One left-to-right pass over ``text`` starting at a ``{`` or ``[``.
+
+    Every ``_parse_*`` method returns ``(value, complete)``; ``complete`` is False when the text ended
+    inside the value. Syntax errors that are not at the end raise :class:`_SyntaxProblem`, which the
+    enclosing container turns into a dropped item before resynchronising on the next delimiter.
+    """
+
+    def __init__(self, text: str, pos: int) -> None:
+        self.text = text
+        self.pos = pos
+        self.dropped: list[str] = []
+        self.repaired: dict[str, None] = {}  # insertion-ordered set
+
+    # -- helpers -----------------------------------------------------------------------------------
+    def _note(self, what: str) -> None:
+        self.repaired.setdefault(what, None)
+
+    def _skip_ws(self) -> None:
+        text, pos = self.text, self.pos
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        self.pos = pos
+
+    def _at_end(self) -> bool:
+        return self.pos >= len(self.text)
+
+    def _closes_single_quote(self, pos: int) -> bool:
+        """A ``'`` ends a single-quoted string only before a delimiter, so "Alice's" stays one string."""
+        while pos < len(self.text) and self.text[pos].isspace():
+            pos += 1
+        return pos >= len(self.text) or self.text[pos] in ",:]}"
+
+    def _skip_bad_item(self, closer: str) -> None:
+        """Move to the next ``,`` or ``closer`` at this nesting level, skipping strings and brackets."""
+        depth, text = 0, self.text
+        quote: str | None = None
+        while self.pos < len(text):
+            ch = text[self.pos]
+            if quote:
+                if ch == "\\":
+                    self.pos += 1
+                elif ch == quote:
+                    quote = None
+            elif ch == '"':
+                quote = ch
+            elif ch in "[{":
+                depth += 1
+            elif ch in "]}":
+                if depth == 0 and ch == closer:
+                    return
+                depth = max(depth - 1, 0)
+            elif ch == "," and depth == 0:
+                return
+            self.pos += 1
+
+    # -- values ------------------------------------------------------------------------------------
+    def parse_value(self, in_array: bool) -> tuple[Any, bool]:
+        self._skip_ws()
+        if self._at_end():
+            return _MISSING, False
+        ch = self.text[self.pos]
+        if ch == "{":
+            return self._parse_object(in_array)
+        if ch == "[":
+            return self._parse_array(in_array)
+        if ch in "\"'":
+            return self._parse_string()
+        if ch == "-" or ch == "." or ch.isdigit():
+            return self._parse_number()
+        if ch.isalpha() or ch == "_":
+            return self._parse_literal()
+        raise _SyntaxProblem(f"unexpected character {ch!r}")
+
+    def _parse_string(self) -> tuple[str, bool]:
+        text, quote = self.text, self.text[self.pos]
+        if quote == "'":
+            self._note("single-quoted strings")
+        self.pos += 1
+        out: list[str] = []
+        while self.pos < len(text):
+            ch = text[self.pos]
+            if ch == "\\":
+                if self.pos + 1 >= len(text):
+                    break
+                esc = text[self.pos + 1]
+                if esc == "u":
+                    digits = text[self.pos + 2 : self.pos + 6]
+                    if len(digits) < 4 and self.pos + 6 > len(text):
+                        self.pos = len(text)
+                        break
+                    if re.fullmatch(r"[0-9a-fA-F]{4}", digits):
+                        out.append(chr(int(digits, 16)))
+                        self.pos += 6
+                        continue
+                if esc in _ESCAPES:
+                    out.append(_ESCAPES[esc])
+                else:
+                    self._note("invalid escape sequences")
+                    out.append(esc)
+                self.pos += 2
+                continue
+            if ch == quote and (quote == '"' or self._closes_single_quote(self.pos + 1)):
+                self.pos += 1
+                return _join_surrogates("".join(out)), True
+            out.append(ch)
+            self.pos += 1
+        self.pos = len(text)
+        return _join_surrogates("".join(out)), False
+
+    def _parse_number(self) -> tuple[int | float, bool]:
+        m = _NUMBER.match(self.text, self.pos)
+        if not m:
+            raise _SyntaxProblem(f"bad number near {self.text[self.pos:self.pos + 10]!r}")
+        self.pos = m.end()
+        raw = m.group()
+        value: int | float = int(raw) if re.fullmatch(r"-?\d+", raw) else float(raw)
+        # A number that touches the end of the text may have been cut off ("19" of "1969").
+        return value, not self._at_end()
+
+    def _parse_literal(self) -> tuple[Any, bool]:
+        m = _IDENT.match(self.text, self.pos)
+        if not m:
+            raise _SyntaxProblem(f"unexpected character {self.text[self.pos]!r}")
+        word = m.group()
+        if word in _LITERALS:
+            self.pos = m.end()
+            return _LITERALS[word], True
+        if word in _PY_LITERALS:
+            self.pos = m.end()
+            self._note("Python literals True/False/None")
+            return _PY_LITERALS[word], True
+        if m.end() == len(self.text) and any(k.startswith(word) for k in (*_LITERALS, *_PY_LITERALS)):
+            self.pos = m.end()
+            return _MISSING, False
+        raise _SyntaxProblem(f"unquoted text {word!r}")
+
+    def _parse_array(self, in_array: bool) -> tuple[list, bool]:
+        text = self.text
+        self.pos += 1
+        items: list = []
+        while True:
+            self._skip_ws()
+            if self._at_end():
+                return items, False
+            ch = text[self.pos]
+            if ch == "]":
+                self.pos += 1
+                return items, True
+            if ch == ",":
+                self._note("empty array elements")
+                self.pos += 1
+                continue
+            start = self.pos
+            try:
+                value, complete = self.parse_value(in_array=True)
+            except _SyntaxProblem as problem:
+                self._skip_bad_item("]")
+                self.dropped.append(f"unparseable item ({problem.message}): {_snippet(text[start:self.pos])}")
+                value, complete = _MISSING, True
+            if not complete:
+                if not in_array:
+                    self.dropped.append(f"truncated item: {_snippet(text[start:])}")
+                return items, False
+            if value is not _MISSING:
+                items.append(value)
+            state = self._after_member("]")
+            if state != _NEXT:
+                return items, state == _CLOSED
+
+    def _parse_object(self, in_array: bool) -> tuple[dict, bool]:
+        text = self.text
+        self.pos += 1
+        obj: dict = {}
+        while True:
+            self._skip_ws()
+            if self._at_end():
+                return obj, False
+            ch = text[self.pos]
+            if ch == "}":
+                self.pos += 1
+                return obj, True
+            if ch == ",":
+                self._note("empty object members")
+                self.pos += 1
+                continue
+            start = self.pos
+            value: Any = _MISSING
+            try:
+                key, complete = self._parse_key()
+                if complete:
+                    self._skip_ws()
+                    if self._at_end():
+                        complete = False
+                    elif text[self.pos] != ":":
+                        raise _SyntaxProblem(f"missing ':' after key {key!r}")
+                    else:
+                        self.pos += 1
+                        value, complete = self.parse_value(in_array)
+            except _SyntaxProblem as problem:
+                self._skip_bad_item("}")
+                self.dropped.append(f"unparseable member ({problem.message}): {_snippet(text[start:self.pos])}")
+            else:
+                if not complete:
+                    # A container value has already dealt with its own unfinished part; keep it.
+                    if not in_array and isinstance(value, (dict, list)):
+                        obj[key] = value
+                    elif not in_array:
+                        self.dropped.append(f"truncated member: {_snippet(text[start:])}")
+                    return obj, False
+                obj[key] = value
+            state = self._after_member("}")
+            if state != _NEXT:
+                return obj, state == _CLOSED
+
+    def _parse_key(self) -> tuple[str, bool]:
+        ch = self.text[self.pos]
+        if ch in "\"'":
+            return self._parse_string()
+        m = _IDENT.match(self.text, self.pos)
+        if not m:
+            raise _SyntaxProblem(f"unexpected character {ch!r} where a key was expected")
+        self._note("unquoted keys")
+        self.pos = m.end()
+        return m.group(), not self._at_end()
+
+    def _after_member(self, closer: str) -> str:
+        """Consume the separator after an array item or object member.
+
+        Returns ``_CLOSED`` when ``closer`` was consumed, ``_NEXT`` when the next member starts at
+        ``self.pos``, and ``_EOF`` when the text ended first.
+        """
+        self._skip_ws()
+        if self._at_end():
+            return _EOF
+        ch = self.text[self.pos]
+        if ch == closer:
+            self.pos += 1
+            return _CLOSED
+        if ch == ",":
+            self.pos += 1
+            self._skip_ws()
+            if not self._at_end() and self.text[self.pos] == closer:
+                self._note("trailing commas")
+                self.pos += 1
+                return _CLOSED
+            return _NEXT
+        if ch in _VALUE_START:
+            self._note("missing commas")
+            return _NEXT
+        start = self.pos
+        self._skip_bad_item(closer)
+        self.dropped.append(f"unexpected text after item: {_snippet(self.text[start:self.pos])}")
+        return self._after_member(closer)
+
+
+def _join_surrogates(s: str) -> str:
+    """Merge UTF-16 surrogate pairs produced by ``\\ud83d\\ude00``-style escapes."""
+    if any("\ud800" <= c <= "\udfff" for c in s):
+        return s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return s
+
+
+def _parse_candidates(text: str) -> tuple[JsonParse, int, int] | None:
+    """Parse the top-level ``{``/``[`` values in ``text`` and return the best one with its span.
+
+    Best = the longest value parsed without loss, else the longest value at all: prose before the
+    answer may contain a stray "[1]" that must not win over the real JSON after it.
+    """
+    best: tuple[tuple[bool, int], JsonParse, int, int] | None = None
+    pos, tried = 0, 0
+    while tried < _MAX_CANDIDATES:
+        starts = [i for i in (text.find("{", pos), text.find("[", pos)) if i >= 0]
+        if not starts:
+            break
+        start = min(starts)
+        tried += 1
+        parser = _Parser(text, start)
+        value, complete = parser.parse_value(in_array=False)  # containers recover from bad members
+        end = parser.pos
+        if not complete:
+            parser._note("closed truncated output")
+        if isinstance(value, _Missing):
+            value = None
+        result = JsonParse(value, parser.dropped, list(parser.repaired))
+        rank = (not result.dropped and complete, end - start)
+        if best is None or rank > best[0]:
+            best = (rank, result, start, end)
+        pos = max(end, start + 1)
+    return None if best is None else best[1:]
+
+
+def parse_json_lenient(text: str) -> JsonParse:
+    """Recover the JSON object or array in an LLM answer; see the module docstring for the rules."""
+    if not text or not text.strip():
+        return JsonParse(None, ["empty output"], [])
+    notes: list[str] = []
+    body = text
+    fence = _FENCE.search(text)
+    if fence and ("{" in fence.group(1) or "[" in fence.group(1)):
+        body = fence.group(1)
+        notes.append("removed code fence")
+    found = _parse_candidates(body)
+    if found is None and body is not text:
+        body, notes = text, []
+        found = _parse_candidates(body)
+    if found is None:
+        return JsonParse(None, [f"no JSON object or array found: {_snippet(text)}"], notes)
+    result, start, end = found
+    if body[:start].strip():
+        notes.append("skipped leading text")
+    if body[end:].strip():
+        notes.append("ignored trailing text")
+    result.repaired = notes + result.repaired
+    return result
+
+
+# -- triples ---------------------------------------------------------------------------------------
+_SUBJECT_KEYS = ("subject", "head", "source", "subj", "s")
+_PREDICATE_KEYS = ("predicate", "relation", "relationship", "rel", "pred", "p")
+_OBJECT_KEYS = ("object", "tail", "target", "obj", "o")
+_HEADER_WORDS = frozenset(_SUBJECT_KEYS + _PREDICATE_KEYS + _OBJECT_KEYS)
+_LINE_PREFIX = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*")
+_BRACKETED = re.compile(r"^[(\[](.*)[)\]]\s*[,;.]?$")
+
+
+def _part(value: Any) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str):
+        return " ".join(value.split())
+    return None
+
+
+def _triple_from_item(item: Any) -> tuple[tuple[str, str, str] | None, str | None]:
+    """Return ``(triple, None)`` or ``(None, reason)`` for one JSON item."""
+    if isinstance(item, dict):
+        lowered = {str(k).strip().lower(): v for k, v in item.items()}
+        picked = []
+        for names in (_SUBJECT_KEYS, _PREDICATE_KEYS, _OBJECT_KEYS):
+            picked.append(next((lowered[n] for n in names if n in lowered), None))
+        if any(p is None for p in picked):
+            return None, f"object without subject/predicate/object keys: {_snippet(repr(item))}"
+        parts: list[Any] = picked
+    elif isinstance(item, (list, tuple)):
+        if len(item) != 3:
+            return None, f"expected 3 parts, got {len(item)}: {_snippet(repr(item))}"
+        parts = list(item)
+    else:
+        return None, f"not a triple: {_snippet(repr(item))}"
+    cleaned = [_part(p) for p in parts]
+    if any(c is None for c in cleaned):
+        return None, f"non-text part: {_snippet(repr(item))}"
+    if any(not c for c in cleaned):
+        return None, f"empty part: {_snippet(repr(item))}"
+    return (cleaned[0], cleaned[1], cleaned[2]), None  # type: ignore[return-value]
+
+
+def _items_from_value(value: Any, key: str) -> tuple[list | None, str | None]:
+    """Find the list of triple candidates in a parsed JSON value."""
+    if isinstance(value, list):
+        if len(value) == 3 and all(isinstance(v, str) for v in value):
+            return [value], None  # one bare triple
+        return value, None
+    if isinstance(value, dict):
+        lowered = {str(k).lower(): v for k, v in value.items()}
+        if isinstance(lowered.get(key.lower()), list):
+            return lowered[key.lower()], None
+        if _triple_from_item(value)[0] is not None:
+            return [value], None  # one triple object
+        lists = [v for v in value.values() if isinstance(v, list)]
+        if len(lists) == 1:
+            return lists[0], None
+        return None, f"JSON object has no {key!r} list: {_snippet(repr(value))}"
+    return None, f"JSON value is not a list or object: {_snippet(repr(value))}"
+
+
+def _triples_from_lines(text: str) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """Fallback for answers written as ``(s, p, o)`` or ``s | p | o`` lines; prose lines are ignored."""
+    triples, dropped = [], []
+    for raw in text.splitlines():
+        line = _LINE_PREFIX.sub("", raw).strip()
+        bracketed = _BRACKETED.match(line)
+        if bracketed:
+            parts = bracketed.group(1).split(",")
+        elif line.count("|") >= 2:
+            parts = line.strip("|").split("|")
+        else:
+            continue
+        parts = [p.strip().strip("\"'`").strip() for p in parts]
+        if set("".join(parts)) <= set("-: ") or {p.lower() for p in parts} <= _HEADER_WORDS:
+            continue  # a markdown table rule (|---|---|) or header row (| subject | predicate | object |)
+        triple, reason = _triple_from_item(parts)
+        if triple:
+            triples.append(triple)
+        else:
+            dropped.append(f"line {reason}")
+    return triples, dropped
+
+
+def parse_triples(text: str, key: str = "triples") -> TripleParse:
+    """Extract ``(subject, predicate, object)`` triples from an LLM answer.
+
+    Accepts ``{"triples": [[s, p, o], ...]}``, a bare list of lists, a list of objects with
+    subject/head, predicate/relation and object/tail keys, and falls back to ``(s, p, o)`` or
+    ``s | p | o`` lines. Every item that is not a well-formed triple is reported in ``dropped``.
+    """
+    parsed = parse_json_lenient(text)
+    json_triples: list[tuple[str, str, str]] = []
+    json_dropped = list(parsed.dropped)
+    if parsed.value is not None:
+        items, problem = _items_from_value(parsed.value, key)
+        if problem:
+            json_dropped.append(problem)
+        for item in items or []:
+            triple, reason = _triple_from_item(item)
+            if triple:
+                json_triples.append(triple)
+            else:
+                json_dropped.append(reason or "")
+    if json_triples:
+        return TripleParse(json_triples, json_dropped)
+    line_triples, line_dropped = _triples_from_lines(text)
+    if line_triples:
+        return TripleParse(line_triples, line_dropped)
+    if parsed.value is not None:
+        return TripleParse([], json_dropped + line_dropped)
+    return TripleParse([], line_dropped or json_dropped)

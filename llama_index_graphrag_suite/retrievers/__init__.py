@@ -1,0 +1,18 @@
+"""Retrievers (LlamaIndex BaseRetriever) over the shared graph index."""
+
+from .base import GraphIndexRetriever, chunk_node, evidence_node
+from .baselines import BM25Retriever, DenseRetriever, HybridRetriever
+from .registry import METHODS, UnknownMethodError, available_methods, get_retriever
+
+__all__ = [
+    "BM25Retriever",
+    "DenseRetriever",
+    "GraphIndexRetriever",
+    "HybridRetriever",
+    "METHODS",
+    "UnknownMethodError",
+    "available_methods",
+    "chunk_node",
+    "evidence_node",
+    "get_retriever",
+]

@@ -1,0 +1,39 @@
+"""Shared fixtures: a small hand-written corpus and the deterministic hashing embedding."""
+
+from __future__ import annotations
+
+import pytest
+
+from llama_index_graphrag_suite.documents import make_document
+from llama_index_graphrag_suite.embeddings import HashEmbedding
+
+CORPUS = [
+    ("p-ada", "Ada Lorne",
+     "Ada Lorne was a painter born in Marlow. Ada Lorne painted The Grey Harbour in 1901. "
+     "Ada Lorne studied at Kell Academy under Tomas Brey."),
+    ("p-marlow", "Marlow",
+     "Marlow is a town on the Esk River. Marlow is known for its harbour and its glassworks. "
+     "The Esk River reaches the sea at Marlow."),
+    ("p-harbour", "The Grey Harbour",
+     "The Grey Harbour is a painting by Ada Lorne. The Grey Harbour hangs in the Vant Gallery. "
+     "The Grey Harbour shows fishing boats at dawn."),
+    ("p-vant", "Vant Gallery",
+     "The Vant Gallery is a museum in Dunmore. The Vant Gallery was founded by Piers Vant in 1880. "
+     "The Vant Gallery holds works by Ada Lorne and Tomas Brey."),
+    ("p-kell", "Kell Academy",
+     "Kell Academy is an art school in Dunmore. Kell Academy was founded in 1850. "
+     "Tomas Brey taught painting at Kell Academy for thirty years."),
+    ("p-brey", "Tomas Brey",
+     "Tomas Brey was a painter and teacher. Tomas Brey was born in Dunmore in 1840. "
+     "Tomas Brey taught Ada Lorne at Kell Academy."),
+]
+
+
+@pytest.fixture
+def embed():
+    return HashEmbedding(dim=128)
+
+
+@pytest.fixture
+def documents():
+    return [make_document(i, text, title) for i, title, text in CORPUS]
