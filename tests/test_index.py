@@ -197,3 +197,22 @@ def test_wrong_embedding_dimension_is_refused(index, tmp_path):
     index.persist(tmp_path / "idx")
     with pytest.raises(ValueError, match="128-dim"):
         GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=64))
+
+
+def test_llm_relations_join_the_graph_and_ungrounded_ones_are_dropped(documents, embed):
+    from llama_index_graphrag_suite.llm import ScriptedLLM
+
+    def respond(prompt: str) -> str:
+        if "Tomas Brey was born in Dunmore" in prompt:
+            return ('```json\n{"triples": [["Tomas Brey", "born in", "Dunmore"], '
+                    '["Tomas Brey", "taught", "Ada Lorne"], ["Tomas Brey", "married", "Queen Mab"]]}\n```')
+        return '{"triples": ['  # truncated output: nothing usable, nothing raised
+    llm = ScriptedLLM(responder=respond)
+    idx = GraphRAGIndex.from_documents(documents, embed_model=embed, config=CONFIG, llm=llm)
+    assert_consistent(idx)
+    llm_facts = {(f.subject, f.predicate, f.object) for f in idx.facts.values() if f.kind == "llm"}
+    assert llm_facts == {("tomas brey", "born in", "dunmore"), ("tomas brey", "taught", "ada lorne")}
+    assert "queen mab" not in idx.entities  # hallucinated: not in the chunk
+    assert idx.build_info["llm_calls"] == len(documents)
+    fact = next(f for f in idx.facts.values() if f.predicate == "born in")
+    assert fact.chunks == {"p-brey#0"} and fact.text == "Tomas Brey born in Dunmore"
