@@ -216,3 +216,28 @@ def test_llm_relations_join_the_graph_and_ungrounded_ones_are_dropped(documents,
     assert idx.build_info["llm_calls"] == len(documents)
     fact = next(f for f in idx.facts.values() if f.predicate == "born in")
     assert fact.chunks == {"p-brey#0"} and fact.text == "Tomas Brey born in Dunmore"
+
+
+def test_llm_usage_is_counted_per_build_and_the_cache_spares_a_rebuild(documents, embed, tmp_path):
+    from llama_index_graphrag_suite.llm import RobustLLM, ScriptedLLM
+
+    inner = ScriptedLLM(responder=lambda prompt: '{"triples": []}')
+    llm = RobustLLM(inner, cache=tmp_path / "cache.sqlite")
+    first = GraphRAGIndex.from_documents(documents, embed_model=embed, config=CONFIG, llm=llm)
+    assert first.build_info["llm_calls"] == len(documents)
+    assert first.build_info["llm_usage"]["calls"] == len(documents) and inner.call_count == len(documents)
+    assert first.build_info["llm_usage"]["prompt_tokens"] > 0
+    second = GraphRAGIndex.from_documents(documents, embed_model=embed, config=CONFIG,
+                                          llm=RobustLLM(inner, cache=tmp_path / "cache.sqlite"))
+    assert inner.call_count == len(documents)  # every answer came from the cache
+    assert second.build_info["llm_usage"]["cache_hits"] == len(documents)
+    assert second.build_info["llm_usage"]["calls"] == 0
+
+
+def test_the_store_serves_llamaindex_own_tools(index):
+    pg = index.as_property_graph_index()
+    assert pg.property_graph_store is index.property_graph_store
+    triplets = index.property_graph_store.get_triplets(entity_names=["grey harbour"])
+    assert triplets and all("grey harbour" in (s.id, o.id) for s, _, o in triplets)
+    chunk = index.property_graph_store.get_llama_nodes(["p-ada#0"])[0]
+    assert chunk.text == index.chunks["p-ada#0"].text

@@ -7,7 +7,7 @@ entities and facts, BM25 over chunks). Retrievers read the artefacts, never the 
 
 from __future__ import annotations
 
-import json
+import contextlib
 import logging
 import time
 from collections import Counter
@@ -21,7 +21,6 @@ from llama_index.core.graph_stores import SimplePropertyGraphStore
 from llama_index.core.graph_stores.types import (
     KG_NODES_KEY,
     KG_RELATIONS_KEY,
-    ChunkNode,
     EntityNode,
     PropertyGraphStore,
     Relation,
@@ -130,9 +129,15 @@ class GraphRAGIndex:
 
             extractors.append(LLMRelationExtractor(llm=self.llm, show_progress=self.show_progress))
         extractors += self.extra_extractors
-        run_transformations(chunk_nodes, extractors, show_progress=self.show_progress)
+        usage = getattr(self.llm, "usage", None)  # a RobustLLM counts requests, cache hits and tokens
+        with usage.track() if usage is not None else contextlib.nullcontext() as used:
+            run_transformations(chunk_nodes, extractors, show_progress=self.show_progress)
         if self.llm is not None:
             self.build_info["llm_calls"] += extractors[2].stats.get("llm_calls", 0)
+            if used is not None:  # requests (retries included), cache hits, tokens, failures, seconds
+                total = self.build_info.setdefault("llm_usage", {})
+                for key, value in used.snapshot().items():
+                    total[key] = total.get(key, 0) + value
 
         new_entities: set[str] = set()
         new_facts: set[str] = set()
@@ -318,9 +323,15 @@ class GraphRAGIndex:
         e = self.entities[key]
         return EntityNode(name=key, label=ENTITY_LABEL, properties={"surface": e.surface})
 
-    def _chunk_node(self, cid: str) -> ChunkNode:
+    def _chunk_text_node(self, cid: str) -> TextNode:
         c = self.chunks[cid]
-        return ChunkNode(text=c.text, id_=cid, properties={"doc_id": c.doc_id, "title": c.title, "ref_doc_id": c.doc_id})
+        return TextNode(text=c.text, id_=cid, metadata={"doc_id": c.doc_id, "title": c.title},
+                        relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=c.doc_id)})
+
+    def _upsert_chunks(self, chunk_ids: Iterable[str]) -> None:
+        # upsert_llama_nodes stores the node as LlamaIndex expects, so get_llama_nodes() and
+        # PGRetriever(include_text=True) find the chunk text behind a triple.
+        self.property_graph_store.upsert_llama_nodes([self._chunk_text_node(c) for c in chunk_ids])
 
     def _fact_relation(self, f: FactRecord) -> Relation:
         return Relation(label=f.predicate, source_id=f.subject, target_id=f.object,
@@ -332,7 +343,7 @@ class GraphRAGIndex:
 
     def _mirror_upsert(self, chunk_ids: list[str], entity_ids: Iterable[str], fact_ids: Iterable[str]) -> None:
         store = self.property_graph_store
-        store.upsert_nodes([self._chunk_node(c) for c in chunk_ids])
+        self._upsert_chunks(chunk_ids)
         store.upsert_nodes([self._entity_node(k) for k in entity_ids])
         rels = [self._fact_relation(self.facts[f]) for f in fact_ids] + self._relations_of_chunks(chunk_ids)
         rels += [Relation(label=SYNONYM, source_id=a, target_id=b, properties={"kind": SYNONYM, "score": s})
@@ -396,7 +407,8 @@ class GraphRAGIndex:
         keep_chunks = [n for n in survivors if n in self.chunks]
         keep_entities = {n for n in survivors if n in self.entities}
         keep_facts = [f for f in self.facts.values() if f.subject in survivors or f.object in survivors]
-        store.upsert_nodes([self._chunk_node(c) for c in keep_chunks] + [self._entity_node(k) for k in keep_entities])
+        self._upsert_chunks(keep_chunks)
+        store.upsert_nodes([self._entity_node(k) for k in keep_entities])
         for f in keep_facts:  # endpoints may not have been touched; make sure they exist
             for k in (f.subject, f.object):
                 if k not in keep_entities:
@@ -407,7 +419,7 @@ class GraphRAGIndex:
         rels += [Relation(label=SYNONYM, source_id=a, target_id=b, properties={"kind": SYNONYM, "score": s})
                  for (a, b), s in self.synonyms.items() if a in survivors or b in survivors]
         if contains_of:  # their chunk nodes must exist before the relations point at them
-            store.upsert_nodes([self._chunk_node(c) for c in contains_of if c not in survivors])
+            self._upsert_chunks(c for c in contains_of if c not in survivors)
         store.upsert_relations(rels)
         self._refresh_derived()
         return len(gone_chunks)
