@@ -241,3 +241,30 @@ def test_the_store_serves_llamaindex_own_tools(index):
     assert triplets and all("grey harbour" in (s.id, o.id) for s, _, o in triplets)
     chunk = index.property_graph_store.get_llama_nodes(["p-ada#0"])[0]
     assert chunk.text == index.chunks["p-ada#0"].text
+
+
+def test_failed_insert_leaves_the_index_as_it_was(index, embed, monkeypatch):
+    from llama_index_graphrag_suite.llm import ScriptedLLM
+
+    state = (index.stats(), {k: set(e.chunks) for k, e in index.entities.items()},
+             {k: list(c.entities) for k, c in index.chunks.items()}, set(index.property_graph_store.graph.triplets))
+    index.llm = ScriptedLLM(responses=[], fail_from=0)  # the LLM server is down
+    doc = make_document("p-new", "Piers Vant was a banker. Piers Vant founded the Vant Gallery. Piers Vant lived in Marlow.",
+                        "Piers Vant")
+    with pytest.raises(Exception):
+        index.insert([doc])
+    index.llm = None
+
+    def broken_embed(texts, what):  # embedding fails after the tables were touched
+        raise RuntimeError("embedder crashed")
+
+    monkeypatch.setattr(index, "_embed", broken_embed)
+    with pytest.raises(RuntimeError, match="embedder crashed"):
+        index.insert([doc])
+    monkeypatch.undo()
+    assert (index.stats(), {k: set(e.chunks) for k, e in index.entities.items()},
+            {k: list(c.entities) for k, c in index.chunks.items()}, set(index.property_graph_store.graph.triplets)) == state
+    assert_consistent(index)
+    index.insert([doc])  # and the same document goes in fine afterwards
+    assert_consistent(index)
+    assert "piers vant" in index.entities and "p-vant#0" in index.entities["piers vant"].chunks

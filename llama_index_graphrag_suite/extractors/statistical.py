@@ -60,6 +60,8 @@ class StatisticalEntityExtractor(TransformComponent):
     threshold: float = Field(default=0.5, ge=0.0, lt=1.0, description="τ: keep n-grams with ER > τ.")
     length_norm: LengthNorm = Field(default="max_count", description="What |t| in Eq. 2 is; see entity_stats.")
     link_passages: bool = Field(default=True, description="Add chunk -contains-> entity relations.")
+    fit_statistics: bool = Field(default=True, description="Add each call's chunks to the statistics first "
+                                 "(off when the caller keeps the statistics itself, as GraphRAGIndex does).")
 
     _stats: EntityStatistics = PrivateAttr()
     _vocabulary: dict[str, str] = PrivateAttr(default_factory=dict)  # key -> surface form
@@ -89,9 +91,10 @@ class StatisticalEntityExtractor(TransformComponent):
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
         texts = [n.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
-        new = [(n.node_id, t) for n, t in zip(nodes, texts) if n.node_id not in self._fitted]
-        self._stats.fit(t for _, t in new)
-        self._fitted.update(i for i, _ in new)
+        if self.fit_statistics:
+            new = [(n.node_id, t) for n, t in zip(nodes, texts) if n.node_id not in self._fitted]
+            self._stats.fit(t for _, t in new)
+            self._fitted.update(i for i, _ in new)
 
         extracted = [self._stats.extract(t, self.threshold, self.length_norm) for t in texts]
         for ents in extracted:

@@ -106,6 +106,9 @@ class GraphRAGIndex:
           chunks' co-occurrence relations are recomputed;
         * synonym edges are searched for the new entities against all entities;
         * BM25 is rebuilt (its IDF depends on every chunk); the snapshot is rebuilt from the tables.
+
+        If extraction or embedding fails (say the LLM server is down), the index is left exactly as
+        it was and the error is raised.
         """
         start = time.perf_counter()
         chunk_nodes = self._chunk(documents)
@@ -118,6 +121,7 @@ class GraphRAGIndex:
             max_ngram=self.config.max_ngram,
             threshold=self.config.entity_threshold,
             length_norm=self.config.entity_length_norm,
+            fit_statistics=False,  # fitted below, so a failed insert can take them back
         )
         entity_extractor.add_vocabulary(known_vocab)
         cooc = CooccurrenceRelationExtractor(
@@ -130,8 +134,13 @@ class GraphRAGIndex:
             extractors.append(LLMRelationExtractor(llm=self.llm, show_progress=self.show_progress))
         extractors += self.extra_extractors
         usage = getattr(self.llm, "usage", None)  # a RobustLLM counts requests, cache hits and tokens
-        with usage.track() if usage is not None else contextlib.nullcontext() as used:
-            run_transformations(chunk_nodes, extractors, show_progress=self.show_progress)
+        stats.fit(n.text for n in chunk_nodes)
+        try:
+            with usage.track() if usage is not None else contextlib.nullcontext() as used:
+                run_transformations(chunk_nodes, extractors, show_progress=self.show_progress)
+        except BaseException:
+            stats.forget(n.text for n in chunk_nodes)
+            raise
         if self.llm is not None:
             self.build_info["llm_calls"] += extractors[2].stats.get("llm_calls", 0)
             if used is not None:  # requests (retries included), cache hits, tokens, failures, seconds
@@ -141,16 +150,45 @@ class GraphRAGIndex:
 
         new_entities: set[str] = set()
         new_facts: set[str] = set()
-        for node in chunk_nodes:
-            self._add_chunk(node, new_entities, new_facts)
-        touched_old = self._link_new_entities_to_old_chunks(new_entities, {n.node_id for n in chunk_nodes}, cooc, new_facts)
-
-        self._embed_new(chunk_nodes, new_entities, new_facts)
-        self._add_synonyms(new_entities)
-        self._mirror_upsert([n.node_id for n in chunk_nodes] + touched_old, new_entities, new_facts)
+        new_chunks = [n.node_id for n in chunk_nodes]
+        old_lists = {cid: list(rec.entities) for cid, rec in self.chunks.items()}
+        try:
+            for node in chunk_nodes:
+                self._add_chunk(node, new_entities, new_facts)
+            touched_old = self._link_new_entities_to_old_chunks(new_entities, set(new_chunks), cooc, new_facts)
+            self._embed_new(chunk_nodes, new_entities, new_facts)
+            self._add_synonyms(new_entities)
+        except BaseException:
+            self._undo_insert(new_chunks, new_entities, new_facts, old_lists)
+            stats.forget(n.text for n in chunk_nodes)
+            raise
+        self._mirror_upsert(new_chunks + touched_old, new_entities, new_facts)
         self._refresh_derived()
         self.build_info["seconds"] += time.perf_counter() - start
         return [n.node_id for n in chunk_nodes]
+
+    def _undo_insert(self, new_chunks: list[str], new_entities: set[str], new_facts: set[str], old_lists: dict) -> None:
+        """Put the tables and vectors back as they were before a failed insert."""
+        added = set(new_chunks)
+        for cid in new_chunks:
+            self.chunks.pop(cid, None)
+        for cid, entities in old_lists.items():
+            rec = self.chunks[cid]
+            for key in set(rec.entities) - set(entities):
+                self.entities[key].chunks.discard(cid)
+            rec.entities = entities
+        for key in new_entities:
+            self.entities.pop(key, None)
+        for ent in self.entities.values():
+            ent.chunks -= added
+        for fid in new_facts:
+            self.facts.pop(fid, None)
+        for fact in self.facts.values():
+            fact.chunks -= added
+        self.synonyms = {p: s for p, s in self.synonyms.items() if p[0] not in new_entities and p[1] not in new_entities}
+        for table, ids in ((self.chunk_vectors, added), (self.entity_vectors, new_entities), (self.fact_vectors, new_facts)):
+            if table is not None:
+                table.remove(ids)
 
     def _chunk(self, documents: Sequence[Document]) -> list[TextNode]:
         splitter = TokenTextSplitter(chunk_size=self.config.chunk_size, chunk_overlap=self.config.chunk_overlap)
