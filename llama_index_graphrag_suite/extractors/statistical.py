@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.graph_stores.types import KG_NODES_KEY, KG_RELATIONS_KEY, EntityNode, Relation
 from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
+from llama_index.core.utils import get_tqdm_iterable
 from pydantic import Field, PrivateAttr
 
 from ..text import split_sentences, words
@@ -62,6 +63,7 @@ class StatisticalEntityExtractor(TransformComponent):
     link_passages: bool = Field(default=True, description="Add chunk -contains-> entity relations.")
     fit_statistics: bool = Field(default=True, description="Add each call's chunks to the statistics first "
                                  "(off when the caller keeps the statistics itself, as GraphRAGIndex does).")
+    show_progress: bool = False
 
     _stats: EntityStatistics = PrivateAttr()
     _vocabulary: dict[str, str] = PrivateAttr(default_factory=dict)  # key -> surface form
@@ -96,7 +98,8 @@ class StatisticalEntityExtractor(TransformComponent):
             self._stats.fit(t for _, t in new)
             self._fitted.update(i for i, _ in new)
 
-        extracted = [self._stats.extract(t, self.threshold, self.length_norm) for t in texts]
+        scoring = get_tqdm_iterable(texts, self.show_progress, "Scoring entities (TF-IDF)")
+        extracted = [self._stats.extract(t, self.threshold, self.length_norm) for t in scoring]
         for ents in extracted:
             for e in ents:
                 self._vocabulary.setdefault(e.key, e.surface)
@@ -136,13 +139,14 @@ class CooccurrenceRelationExtractor(TransformComponent):
     max_pairs_per_sentence: int = Field(default=12, ge=1)
     max_predicate_words: int = Field(default=4, ge=0)
     max_text_chars: int = Field(default=400, ge=40, description="Longer sentences are cut around the pair.")
+    show_progress: bool = False
 
     @classmethod
     def class_name(cls) -> str:
         return "CooccurrenceRelationExtractor"
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
-        for node in nodes:
+        for node in get_tqdm_iterable(nodes, self.show_progress, "Co-occurrence relations"):
             text = node.get_content(metadata_mode=MetadataMode.NONE)
             keys = frozenset(e.name for e in entity_nodes_of(node))
             kg_nodes, kg_relations = _take_kg(node)

@@ -122,10 +122,12 @@ class GraphRAGIndex:
             threshold=self.config.entity_threshold,
             length_norm=self.config.entity_length_norm,
             fit_statistics=False,  # fitted below, so a failed insert can take them back
+            show_progress=self.show_progress,
         )
         entity_extractor.add_vocabulary(known_vocab)
         cooc = CooccurrenceRelationExtractor(
-            max_ngram=self.config.max_ngram, max_pairs_per_sentence=self.config.max_pairs_per_sentence
+            max_ngram=self.config.max_ngram, max_pairs_per_sentence=self.config.max_pairs_per_sentence,
+            show_progress=self.show_progress,
         )
         extractors: list[TransformComponent] = [entity_extractor, cooc]
         if self.llm is not None:
