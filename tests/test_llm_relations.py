@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
-import math
 import threading
 import time
 
 import pytest
 from llama_index.core import PropertyGraphIndex
-from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.graph_stores.types import EntityNode, Relation
 from llama_index.core.schema import TextNode, TransformComponent
 
 from llama_index_graphrag_suite.extractors.llm_relations import LLMRelationExtractor
+from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.llm import LLMUnavailableError, RobustLLM, ScriptedLLM
 from llama_index_graphrag_suite.text import normalize_entity
 
@@ -187,28 +185,6 @@ class KnownEntityExtractor(TransformComponent):
             node.metadata["nodes"] = node.metadata.pop("nodes", []) + found
             node.metadata["relations"] = node.metadata.pop("relations", [])
         return nodes
-
-
-class HashEmbedding(BaseEmbedding):
-    """Deterministic bag-of-words hashing embedding (no model download)."""
-
-    dim: int = 32
-
-    def _vec(self, text: str) -> list[float]:
-        v = [0.0] * self.dim
-        for w in text.lower().split():
-            v[int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1.0
-        norm = math.sqrt(sum(x * x for x in v)) or 1.0
-        return [x / norm for x in v]
-
-    def _get_query_embedding(self, query: str) -> list[float]:
-        return self._vec(query)
-
-    async def _aget_query_embedding(self, query: str) -> list[float]:
-        return self._vec(query)
-
-    def _get_text_embedding(self, text: str) -> list[float]:
-        return self._vec(text)
 
 
 def test_extractor_inside_property_graph_index():
