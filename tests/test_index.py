@@ -9,6 +9,7 @@ import pytest
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.index import CorruptIndexError, IndexFormatError, IndexNotFoundError
+from llama_index_graphrag_suite.index.records import text_key
 from llama_index_graphrag_suite.retrievers import get_retriever
 
 CONFIG = IndexConfig(entity_threshold=0.3)
@@ -19,7 +20,8 @@ def assert_consistent(index: GraphRAGIndex) -> None:
     chunks, entities, facts = set(index.chunks), set(index.entities), set(index.facts)
     assert set(index.chunk_vectors.ids) == chunks
     assert set(index.entity_vectors.ids) == entities
-    assert set(index.fact_vectors.ids) == facts
+    assert set(index.fact_vectors.ids) == {text_key(f.text) for f in index.facts.values()}
+    assert sum(map(len, index.facts_by_text.values())) == len(facts)
     assert index.bm25.size == len(chunks)
     snap = index.snapshot
     assert snap.node_ids == list(index.entities) + index.chunk_order
@@ -268,3 +270,17 @@ def test_failed_insert_leaves_the_index_as_it_was(index, embed, monkeypatch):
     index.insert([doc])  # and the same document goes in fine afterwards
     assert_consistent(index)
     assert "piers vant" in index.entities and "p-vant#0" in index.entities["piers vant"].chunks
+
+
+def test_fact_search_returns_facts_by_text_similarity(index, embed):
+    q = index.embed_query("The Esk River reaches the sea at Marlow.")
+    hits = index.search_facts(q, 3)
+    assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert index.facts[hits[0][0]].text == "The Esk River reaches the sea at Marlow."
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    # a sentence shared by several relations is embedded and stored once
+    doc = make_document("p-three", "Lina Oster, Bram Oster and Cato Oster founded Osterbank in Marlow.", "Osterbank")
+    index.insert([doc])
+    shared = [f for f in index.facts.values() if f.chunks == {"p-three#0"}]
+    assert len(shared) >= 3 and len({f.text for f in shared}) == 1
+    assert len(index.fact_vectors) == len({f.text for f in index.facts.values()}) < len(index.facts)

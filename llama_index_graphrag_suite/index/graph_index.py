@@ -42,7 +42,7 @@ from ..extractors.statistical import (
 from ..graph.snapshot import CHUNK, CONTAINS as E_CONTAINS, ENTITY, RELATION, SYNONYM as E_SYNONYM, GraphSnapshot
 from ..graph.synonyms import synonym_pairs
 from .bm25 import BM25Table
-from .records import ChunkRecord, EntityRecord, FactRecord, fact_id
+from .records import ChunkRecord, EntityRecord, FactRecord, fact_id, text_key
 from .storage import CorruptIndexError, open_version, read_json, save_version, write_json
 from .vectors import VectorTable, normalize_rows
 
@@ -54,8 +54,9 @@ class GraphRAGIndex:
     """The shared graph index (see the module docstring). Build with :meth:`from_documents`.
 
     Attributes retrievers use: ``snapshot`` (:class:`GraphSnapshot`), ``chunk_vectors``,
-    ``entity_vectors``, ``fact_vectors`` (:class:`VectorTable`), ``bm25`` (:class:`BM25Table`),
-    ``chunks`` / ``entities`` / ``facts`` (dicts of records), ``property_graph_store``.
+    ``entity_vectors``, ``fact_vectors`` (:class:`VectorTable`; one row per distinct fact text, see
+    :meth:`search_facts`), ``bm25`` (:class:`BM25Table`), ``chunks`` / ``entities`` / ``facts`` (dicts
+    of records; ``snapshot.edge_fact`` indexes ``list(facts)``), ``property_graph_store``.
     """
 
     def __init__(
@@ -188,7 +189,8 @@ class GraphRAGIndex:
         for fact in self.facts.values():
             fact.chunks -= added
         self.synonyms = {p: s for p, s in self.synonyms.items() if p[0] not in new_entities and p[1] not in new_entities}
-        for table, ids in ((self.chunk_vectors, added), (self.entity_vectors, new_entities), (self.fact_vectors, new_facts)):
+        for table, ids in ((self.chunk_vectors, added), (self.entity_vectors, new_entities),
+                           (self.fact_vectors, self._unused_texts())):
             if table is not None:
                 table.remove(ids)
 
@@ -307,15 +309,36 @@ class GraphRAGIndex:
         chunk_vecs = self._embed([n.get_content(metadata_mode="embed") for n in chunk_nodes], "chunks")
         ent_ids = sorted(new_entities)
         ent_vecs = self._embed([self.entities[k].surface for k in ent_ids], "entities")
-        fact_ids = sorted(new_facts)
-        texts = [self.facts[f].text for f in fact_ids]
-        unique = list(dict.fromkeys(texts))  # many relations share one sentence: embed it once
-        uvecs = self._embed(unique, "facts")
-        pos = {t: i for i, t in enumerate(unique)}
-        fact_vecs = uvecs[[pos[t] for t in texts]] if texts else uvecs
         self.chunk_vectors.add([n.node_id for n in chunk_nodes], chunk_vecs)
         self.entity_vectors.add(ent_ids, ent_vecs)
-        self.fact_vectors.add(fact_ids, fact_vecs)
+        # Many relations come from one sentence: each distinct fact text is embedded and stored once.
+        texts = {text_key(self.facts[f].text): self.facts[f].text for f in sorted(new_facts)}
+        keys = [k for k in texts if k not in self.fact_vectors]
+        self.fact_vectors.add(keys, self._embed([texts[k] for k in keys], "fact texts"))
+
+    def _unused_texts(self) -> set[str]:
+        """Fact-text vectors no remaining fact uses."""
+        if self.fact_vectors is None:
+            return set()
+        used = {text_key(f.text) for f in self.facts.values()}
+        return {k for k in self.fact_vectors.ids if k not in used}
+
+    def search_facts(self, query_vec: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """The ``k`` facts whose text is most similar to the query: ``[(fact id, cosine)]``, best first.
+
+        Facts that share a text share its score; they come in table order, so results repeat.
+        """
+        if k <= 0 or not self.facts:
+            return []
+        by_text = self.facts_by_text
+        out: list[tuple[str, float]] = []
+        rows, sims = self.fact_vectors.search(query_vec, min(k, len(self.fact_vectors)))
+        for row, sim in zip(rows.tolist(), sims.tolist()):
+            for fid in by_text.get(self.fact_vectors.ids[row], []):
+                out.append((fid, float(sim)))
+                if len(out) == k:
+                    return out
+        return out
 
     def _add_synonyms(self, new_entities: set[str]) -> None:
         if not new_entities or self.entity_vectors is None or len(self.entity_vectors) < 2:
@@ -329,21 +352,26 @@ class GraphRAGIndex:
         for i, j, s in zip(src.tolist(), dst.tolist(), sim.tolist()):
             self.synonyms[(ids[i], ids[j])] = float(s)
 
-    def _refresh_derived(self) -> None:
-        """Rebuild the snapshot and BM25 from the tables (vector tables are updated incrementally)."""
+    def _refresh_derived(self, snapshot: GraphSnapshot | None = None) -> None:
+        """Rebuild the snapshot (unless given, as on load), BM25 and lookups from the tables.
+
+        Vector tables are updated incrementally by insert and delete, not here.
+        """
         self._chunk_order = list(self.chunks)
-        self.snapshot = self._build_snapshot()
+        self.facts_by_text: dict[str, list[str]] = {}
+        for f in self.facts.values():
+            self.facts_by_text.setdefault(text_key(f.text), []).append(f.id)
+        self.snapshot = snapshot if snapshot is not None else self._build_snapshot()
         self.bm25 = BM25Table([self.chunks[c].text for c in self._chunk_order])
 
     def _build_snapshot(self) -> GraphSnapshot:
         entity_ids = list(self.entities)
         node_ids = entity_ids + self._chunk_order
         row = {n: i for i, n in enumerate(node_ids)}
-        fact_row = {f: i for i, f in enumerate(self.fact_vectors.ids)} if self.fact_vectors else {}
         src, dst, kind, fact, weight = [], [], [], [], []
-        for f in self.facts.values():
+        for position, f in enumerate(self.facts.values()):
             src.append(row[f.subject]); dst.append(row[f.object]); kind.append(RELATION)
-            fact.append(fact_row[f.id]); weight.append(1.0)
+            fact.append(position); weight.append(1.0)
         for cid in self._chunk_order:
             for key in self.chunks[cid].entities:
                 src.append(row[cid]); dst.append(row[key]); kind.append(E_CONTAINS); fact.append(-1); weight.append(1.0)
@@ -439,7 +467,7 @@ class GraphRAGIndex:
             del self.synonyms[p]
         self.chunk_vectors.remove(gone_chunks)
         self.entity_vectors.remove(gone_entities)
-        self.fact_vectors.remove(gone_facts)
+        self.fact_vectors.remove(self._unused_texts())
 
         store = self.property_graph_store
         store.delete(ids=sorted(deleted_ids))
@@ -576,10 +604,9 @@ class GraphRAGIndex:
             index.fact_vectors = VectorTable.load(folder / "facts.faiss", ids["facts"], dim)
             index.build_info = dict(manifest.get("build", {}))
             index._stats = None  # recomputed from chunk texts if an insert or delete needs it
-            index._chunk_order = [d["id"] for d in chunk_rows]
             with np.load(folder / "graph.npz", allow_pickle=False) as arrays:
-                index.snapshot = GraphSnapshot.from_arrays(list(index.entities) + index._chunk_order, arrays)
-            index.bm25 = BM25Table([index.chunks[c].text for c in index._chunk_order])
+                snapshot = GraphSnapshot.from_arrays(list(index.entities) + list(index.chunks), arrays)
+            index._refresh_derived(snapshot)
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             if isinstance(exc, CorruptIndexError):
                 raise

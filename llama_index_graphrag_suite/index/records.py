@@ -42,6 +42,11 @@ def fact_id(subject: str, predicate: str, obj: str) -> str:
     return "f-" + hashlib.sha1(f"{subject}\x1f{predicate}\x1f{obj}".encode()).hexdigest()[:16]
 
 
+def text_key(text: str) -> str:
+    """Id of a fact text in the fact vector table (facts that share a sentence share its vector)."""
+    return "t-" + hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
 @dataclass
 class FactRecord:
     """One relation (subject, predicate, object) with the text it is embedded by."""

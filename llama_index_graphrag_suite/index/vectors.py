@@ -33,6 +33,9 @@ class VectorTable:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def __contains__(self, id_: str) -> bool:
+        return id_ in self._row
+
     def row(self, id_: str) -> int:
         return self._row[id_]
 
