@@ -181,23 +181,26 @@ def cmd_demo(args) -> int:
     print(f"indexed {len(docs)} documents in {time.perf_counter() - start:.1f}s: "
           + ", ".join(f"{k}={v}" for k, v in stats.items()))
     methods = sorted(available_methods(index))
-    found = {m: 0.0 for m in methods}
+    cutoffs = sorted({2, args.top_k})
+    found = {(m, k): 0.0 for m in methods for k in cutoffs}
     for q in questions:
         gold = set(q.get("supporting_ids", []))
         print(f"\nQ {q['id']}: {q['question']}   (gold answer: {', '.join(q.get('answers', [])) or '-'})")
         for method in methods:
             result = _run_query(index, q["question"], method, args.top_k)
-            got = {i["doc_id"] for i in result["nodes"] if i["kind"] == "chunk"}
-            found[method] += len(gold & got) / max(len(gold), 1)
+            ranked = list(dict.fromkeys(i["doc_id"] for i in result["nodes"] if i["kind"] == "chunk"))
+            for k in cutoffs:
+                found[method, k] += len(gold & set(ranked[:k])) / max(len(gold), 1)
             _print_result(result, gold)
             if llm is not None:
                 from llama_index.core.query_engine import RetrieverQueryEngine
 
                 engine = RetrieverQueryEngine.from_args(get_retriever(index, method, top_k=args.top_k), llm=llm)
                 print(f"  answer: {str(engine.query(q['question'])).strip()}")
-    print(f"\nrecall@{args.top_k} of gold passages over {len(questions)} questions (* marks a gold passage above):")
+    print(f"\nrecall of gold passages over {len(questions)} questions (* marks a gold passage above):")
+    print("  " + " " * 10 + "".join(f"{'@' + str(k):>8s}" for k in cutoffs))
     for method in methods:
-        print(f"  {method:10s} {found[method] / max(len(questions), 1):.2f}")
+        print(f"  {method:10s}" + "".join(f"{found[method, k] / max(len(questions), 1):8.2f}" for k in cutoffs))
     if llm is None:
         print("\n(no LLM: set --llm URL or GRAPHRAG_LLM_URL to an OpenAI-compatible or vLLM server to generate answers)")
     return 0
@@ -256,7 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     for noisy in ("httpx", "sentence_transformers", "faiss", "bm25s"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     if args.quiet:
-        os.environ.setdefault("TQDM_DISABLE", "1")
+        for var in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS"):
+            os.environ.setdefault(var, "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     if getattr(args, "top_k", 1) < 1:
         print("error: --top-k must be at least 1", file=sys.stderr)
         return 2

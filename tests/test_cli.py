@@ -88,4 +88,4 @@ def test_bad_input_exits_nonzero_with_one_line(tmp_path, capsys, argv_factory, m
 def test_demo_runs_on_the_sample_corpus(capsys):
     code, out, err = run(capsys, "demo", "--embed", "hash", "--quiet", "--limit", "2")
     assert code == 0, err
-    assert "Q q01" in out and "[hybrid]" in out and "recall@5" in out
+    assert "Q q01" in out and "[hybrid]" in out and "recall of gold passages" in out and "@5" in out
