@@ -70,8 +70,9 @@ def resolve_embed_model(spec: str | BaseEmbedding | None = None, batch_size: int
         return HashEmbedding(dim=int(spec.split(":", 1)[1]) if ":" in spec else 256)
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
+    default = spec in ("default", DEFAULT_EMBED, f"sentence-transformers/{DEFAULT_EMBED}")
     name = spec
-    if spec in ("default", DEFAULT_EMBED, f"sentence-transformers/{DEFAULT_EMBED}"):
+    if default:
         local = bundled_minilm_path()
         if local:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for the hub for a bundled model
@@ -79,7 +80,7 @@ def resolve_embed_model(spec: str | BaseEmbedding | None = None, batch_size: int
         else:
             name = f"sentence-transformers/{DEFAULT_EMBED}"
     model = HuggingFaceEmbedding(model_name=name, device="cpu", embed_batch_size=batch_size, normalize=True)
-    model.model_name = DEFAULT_EMBED if name != spec else spec
+    model.model_name = DEFAULT_EMBED if default else spec  # the manifest records a portable name, not a path
     return model
 
 
