@@ -206,6 +206,30 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def cmd_bench(args) -> int:
+    from .eval.bench import run_bench
+
+    methods = [m for m in args.methods.split(",") if m.strip()]
+    if not methods:
+        raise CLIError("--methods is empty")
+    report = run_bench(args.dataset, methods, limit=args.limit, index_dir=args.index_dir, embed=args.embed,
+                       llm=_build_llm(args), show_progress=not args.quiet)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, out)  # never leave a half-written report
+    idx = report["index"]
+    how = "reused" if idx["reused"] else f"built in {idx['seconds']:.1f}s"
+    print(f"{report['dataset']}: {report['passages']} passages, {report['questions']} questions; index {how}")
+    print(f"  {'method':14s} {'R@2':>6s} {'R@5':>6s} {'AG@5':>6s} {'p50 ms':>8s} {'tokens':>7s}")
+    for name, m in report["methods"].items():
+        print(f"  {name:14s} {m['recall@2']:6.3f} {m['recall@5']:6.3f} {m['all_gold@5']:6.3f} "
+              f"{m['query_ms_p50']:8.1f} {m['context_tokens_mean']:7.0f}")
+    print(f"wrote {out}")
+    return 0
+
+
 def _add_common(p: argparse.ArgumentParser, index_settings: bool = False, llm: bool = False) -> None:
     p.add_argument("--embed", default=None, help="embedding model: all-MiniLM-L6-v2 (default, bundled), hash, or a model path")
     p.add_argument("--quiet", action="store_true", help="no progress bars or info logs")
@@ -243,6 +267,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("index_dir")
     _add_common(p)
     p.set_defaults(func=cmd_methods)
+
+    p = sub.add_parser("bench", help="run methods on a dataset (corpus.jsonl + questions.jsonl) and write a JSON report")
+    p.add_argument("--dataset", required=True, help="folder with corpus.jsonl and questions.jsonl")
+    p.add_argument("--methods", default="all", help="comma-separated: dense,bm25,hybrid,... or all; name:variant for ablations")
+    p.add_argument("--out", required=True, help="JSON report to write")
+    p.add_argument("--limit", type=int, default=0, help="only the first N questions")
+    p.add_argument("--index-dir", default=None, help="reuse the index here, or build and save it here")
+    _add_common(p, llm=True)
+    p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("demo", help="index the sample corpus and answer its questions with every method")
     p.add_argument("--data", default=str(EXAMPLES), help="folder with corpus.jsonl and questions.jsonl")

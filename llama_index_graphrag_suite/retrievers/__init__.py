@@ -2,12 +2,14 @@
 
 from .base import GraphIndexRetriever, chunk_node, evidence_node
 from .baselines import BM25Retriever, DenseRetriever, HybridRetriever
+from .hipporag import HippoRAGRetriever
 from .registry import METHODS, UnknownMethodError, available_methods, get_retriever
 
 __all__ = [
     "BM25Retriever",
     "DenseRetriever",
     "GraphIndexRetriever",
+    "HippoRAGRetriever",
     "HybridRetriever",
     "METHODS",
     "UnknownMethodError",

@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .baselines import BM25Retriever, DenseRetriever, HybridRetriever
+from .hipporag import HippoRAGRetriever
 
 # name -> (factory(index, **params), one-line description). Method issues add their entries here.
 METHODS: dict[str, tuple[Callable[..., Any], str]] = {
     "dense": (DenseRetriever, "cosine similarity of chunk embeddings"),
     "bm25": (BM25Retriever, "BM25 over chunk words"),
     "hybrid": (HybridRetriever, "average of min-max dense and BM25 scores (AGRAG Eq. 21)"),
+    "hipporag": (HippoRAGRetriever, "HippoRAG 2-style: fact mapping, PPR with passage nodes, passages by PPR"),
 }
 
 

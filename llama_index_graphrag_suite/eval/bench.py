@@ -1,0 +1,152 @@
+"""The bench runner: one index, every named method on every question, one JSON report.
+
+Latency is the wall time of ``retriever.retrieve(question)`` (query embedding included), measured
+after one untimed warm-up query per method so lazy set-up (model warm-up, cached matrices) is not
+charged to the first question. Context tokens count what the method would hand an LLM: the text of
+its evidence node plus its chunk nodes, with LlamaIndex's tokenizer.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import platform
+import resource
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from ..index import GraphRAGIndex
+from ..index.storage import CURRENT
+from ..llm.usage import count_tokens
+from ..retrievers.registry import METHODS, UnknownMethodError, available_methods
+from .datasets import BenchDataset, load_dataset
+from .metrics import all_gold_at, percentile, recall_at
+
+TOP_K = 5
+
+
+def machine_description() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    try:
+        mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+        mem = f", {mem_gib:.0f} GiB"
+    except (ValueError, OSError, AttributeError):
+        mem = ""
+    return f"{cpu}, {os.cpu_count()} CPUs{mem}, {platform.system()} {platform.machine()}, Python {platform.python_version()}"
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def parse_method(spec: str) -> tuple[str, str | None]:
+    """``"agrag:no_mcmi"`` -> ``("agrag", "no_mcmi")``; ``"hybrid"`` -> ``("hybrid", None)``."""
+    name, _, variant = spec.strip().partition(":")
+    return name, (variant or None)
+
+
+def build_or_load_index(dataset: BenchDataset, index_dir: str | Path | None, embed, llm, show_progress: bool):
+    """Reuse the index in ``index_dir`` when there is one; otherwise build it (and save it there)."""
+    if index_dir is not None and (Path(index_dir) / CURRENT).exists():
+        index = GraphRAGIndex.load(index_dir, embed_model=embed, llm=llm, show_progress=show_progress)
+        return index, {**index.build_info, "reused": True}
+    start = time.perf_counter()
+    index = GraphRAGIndex.from_documents(dataset.documents, embed_model=embed, llm=llm, show_progress=show_progress)
+    index.build_info["seconds"] = time.perf_counter() - start
+    index.build_info["peak_rss_mb"] = peak_rss_mb()
+    if index_dir is not None:
+        index.persist(index_dir)
+    return index, {**index.build_info, "reused": False}
+
+
+def run_method(index, dataset: BenchDataset, factory: Callable[..., Any], method: str, variant: str | None,
+               llm=None, show_progress: bool = True) -> dict[str, float]:
+    from tqdm.auto import tqdm
+
+    retriever = factory(index, top_k=TOP_K, **({"variant": variant} if variant else {}))
+    retriever.retrieve(dataset.questions[0].question)  # warm-up, untimed
+    usage = getattr(llm, "usage", None)
+    r2, r5, g5, times, tokens, calls = [], [], [], [], [], []
+    for q in tqdm(dataset.questions, desc=method, disable=not show_progress):
+        before = usage.calls if usage is not None else 0
+        start = time.perf_counter()
+        nodes = retriever.retrieve(q.question)
+        times.append((time.perf_counter() - start) * 1000)
+        calls.append((usage.calls - before) if usage is not None else 0)
+        chunks = [n for n in nodes if n.node.metadata.get("kind", "chunk") == "chunk"]
+        ranked = [str(n.node.metadata.get("doc_id") or n.node.ref_doc_id or n.node.node_id) for n in chunks]
+        r2.append(recall_at(ranked, q.supporting_ids, 2))
+        r5.append(recall_at(ranked, q.supporting_ids, 5))
+        g5.append(all_gold_at(ranked, q.supporting_ids, 5))
+        tokens.append(sum(count_tokens(n.node.get_content()) for n in nodes))
+    n = len(dataset.questions)
+    return {
+        "recall@2": sum(r2) / n,
+        "recall@5": sum(r5) / n,
+        "all_gold@5": sum(g5) / n,
+        "query_ms_p50": percentile(times, 50),
+        "query_ms_p95": percentile(times, 95),
+        "context_tokens_mean": sum(tokens) / n,
+        "llm_calls_mean": sum(calls) / n,
+    }
+
+
+def run_bench(
+    dataset_dir: str | Path,
+    methods: list[str],
+    *,
+    limit: int = 0,
+    index_dir: str | Path | None = None,
+    embed=None,
+    llm=None,
+    show_progress: bool = True,
+    extra_methods: dict[str, Callable[..., Any]] | None = None,
+) -> dict[str, Any]:
+    """Run the bench and return the report (see issue #7 for the schema)."""
+    dataset = load_dataset(dataset_dir, limit)
+    factories = {name: factory for name, (factory, _) in METHODS.items()} | dict(extra_methods or {})
+    names = list(available_methods()) + list(extra_methods or {}) if methods == ["all"] else methods
+    specs = [parse_method(m) for m in names]
+    for name, variant in specs:  # before the (possibly long) index build
+        if name not in factories:
+            raise UnknownMethodError(f"unknown method {name!r}; available: {', '.join(sorted(factories))}")
+        if variant and "variant" not in inspect.signature(factories[name]).parameters:
+            raise UnknownMethodError(f"method {name!r} has no variants (asked for {name}:{variant})")
+    index, build = build_or_load_index(dataset, index_dir, embed, llm, show_progress)
+    stats = index.stats()
+    report: dict[str, Any] = {
+        "dataset": dataset.name,
+        "passages": len(dataset.documents),
+        "questions": len(dataset.questions),
+        "questions_without_gold": dataset.without_gold,
+        "embed_model": _embed_name(index),
+        "machine": machine_description(),
+        "index": {
+            "seconds": round(float(build.get("seconds", 0.0)), 2),
+            "peak_rss_mb": round(float(build.get("peak_rss_mb", 0.0)), 1),
+            "entities": stats["entities"],
+            "relations": stats["relations"],
+            "llm_calls": int(build.get("llm_calls", 0)),
+            "chunks": stats["chunks"],
+            "reused": build["reused"],
+        },
+        "methods": {},
+    }
+    for name, variant in specs:
+        label = f"{name}:{variant}" if variant else name
+        result = run_method(index, dataset, factories[name], label, variant, llm, show_progress)
+        report["methods"][label] = {k: round(v, 4) for k, v in result.items()}
+    return report
+
+
+def _embed_name(index) -> str:
+    from ..embeddings import embed_model_name
+
+    return embed_model_name(index.embed_model)

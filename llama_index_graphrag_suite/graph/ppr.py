@@ -1,0 +1,103 @@
+"""Personalized PageRank by power iteration on a sparse weighted graph (pure numpy/scipy).
+
+AGRAG Eq. 10 (as in HippoRAG 2, which AGRAG follows)::
+
+    PPR^i = (1 - d) * p + d * P^T . PPR^(i-1)
+
+``p`` is the reset (personalization) vector, ``P`` the row-normalised weighted transition matrix
+(``P[u, v] = w(u, v) / sum_x w(u, x)``) and ``d`` the damping factor: the probability that the walker
+follows an edge at each step, so ``1 - d`` is the probability that it restarts from ``p``. The papers
+use ``d = 0.5`` and stop when the scores change by less than ``1e-7``.
+
+Dangling nodes (no edges, or only zero-weight ones) have an empty row in ``P``; the mass that reaches them
+is sent back according to ``p``, as if they linked to the reset distribution. This is networkx's
+``pagerank(..., dangling=None)`` behaviour; it keeps all mass on what the reset vector can reach.
+(AGRAG's Eq. 12 writes a uniform ``1/|V|`` jump instead. In the shared index every entity has a
+``contains`` edge, so the only dangling nodes are passages without entities and the choice rarely
+matters.)
+
+The transition matrix is stored transposed (column-stochastic) in CSR form, so one iteration is one
+sparse mat-vec plus a few vector operations: a graph of ~30k nodes and ~250k edges takes about a
+millisecond per iteration. Build it once with :func:`transition_matrix` and reuse it across queries.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Transition:
+    """``P^T`` (CSR, each non-dangling column sums to 1) and which nodes are dangling."""
+
+    matrix_t: sp.csr_matrix
+    dangling: np.ndarray  # int64 rows of the nodes with no outgoing weight
+
+    @property
+    def num_nodes(self) -> int:
+        return self.matrix_t.shape[0]
+
+
+def transition_matrix(adjacency: sp.spmatrix | sp.sparray) -> Transition:
+    """Row-normalise a weighted adjacency matrix and transpose it for power iteration.
+
+    Row ``u`` holds ``u``'s edge weights; an undirected graph is a symmetric matrix, as
+    :meth:`GraphSnapshot.adjacency` returns. Parallel edges are expected to be summed already.
+    """
+    a = sp.csr_matrix(adjacency, dtype=np.float64)
+    if a.shape[0] != a.shape[1]:
+        raise ValueError(f"adjacency must be square, got shape {a.shape}")
+    if a.nnz and a.data.min() < 0:
+        raise ValueError("adjacency has negative edge weights")
+    out_weight = np.asarray(a.sum(axis=1)).ravel()
+    inv = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=out_weight > 0)
+    p = sp.diags(inv) @ a  # row-stochastic, dangling rows all zero
+    return Transition(matrix_t=p.T.tocsr(), dangling=np.flatnonzero(out_weight <= 0))
+
+
+def personalized_pagerank(
+    adjacency: sp.spmatrix | sp.sparray | Transition,
+    reset: np.ndarray,
+    damping: float = 0.5,
+    tol: float = 1e-7,
+    max_iter: int = 200,
+) -> np.ndarray:
+    """PPR scores of every node (summing to 1) for the reset vector ``reset`` (AGRAG Eq. 10).
+
+    ``adjacency`` is a square weighted adjacency matrix, or a :class:`Transition` from
+    :func:`transition_matrix` to reuse across queries. ``reset`` needs no normalisation (it is
+    scaled to sum 1) but must be non-negative with a positive sum. ``damping`` is the probability of
+    following an edge; iteration stops when the L1 change between two iterates is below ``tol``.
+    If that takes more than ``max_iter`` iterations, the last iterate is returned with a warning
+    (the error shrinks by a factor ``damping`` per iteration, so it is still close).
+    """
+    transition = adjacency if isinstance(adjacency, Transition) else transition_matrix(adjacency)
+    n = transition.num_nodes
+    p = np.asarray(reset, dtype=np.float64).ravel()
+    if p.shape != (n,):
+        raise ValueError(f"reset has {p.shape[0]} entries for {n} nodes")
+    if not np.all(np.isfinite(p)) or p.min(initial=0.0) < 0:
+        raise ValueError("reset must be finite and non-negative")
+    total = p.sum()
+    if total <= 0:
+        raise ValueError("reset sums to 0: nothing to personalise on")
+    if not 0.0 <= damping < 1.0:
+        raise ValueError(f"damping must be in [0, 1), got {damping}")
+    p = p / total
+
+    pt, dangling = transition.matrix_t, transition.dangling
+    x = p
+    for _ in range(max_iter):
+        previous = x
+        x = damping * (pt @ x + x[dangling].sum() * p) + (1.0 - damping) * p
+        if np.abs(x - previous).sum() < tol:
+            break
+    else:
+        log.warning("personalized PageRank did not converge to %g in %d iterations", tol, max_iter)
+    return x / x.sum()
