@@ -70,7 +70,11 @@ def run_method(index, dataset: BenchDataset, factory: Callable[..., Any], method
                llm=None, show_progress: bool = True) -> dict[str, float]:
     from tqdm.auto import tqdm
 
-    retriever = factory(index, top_k=TOP_K, **({"variant": variant} if variant else {}))
+    params = inspect.signature(factory).parameters
+    extra = {"variant": variant} if variant else {}
+    if llm is not None and "llm" in params:  # methods with an LLM step use the bench's LLM
+        extra["llm"] = llm
+    retriever = factory(index, top_k=TOP_K, **extra)
     retriever.retrieve(dataset.questions[0].question)  # warm-up, untimed
     usage = getattr(llm, "usage", None)
     r2, r5, g5, times, tokens, calls = [], [], [], [], [], []

@@ -361,6 +361,12 @@ class GraphRAGIndex:
         self.facts_by_text: dict[str, list[str]] = {}
         for f in self.facts.values():
             self.facts_by_text.setdefault(text_key(f.text), []).append(f.id)
+        # Row of each fact's text vector, in list(facts) order (the order snapshot.edge_fact uses).
+        self.entity_vector_rows = np.fromiter(
+            (self.entity_vectors.row(k) for k in self.entities), np.int64, len(self.entities)) if self.entity_vectors else np.zeros(0, np.int64)
+        self.fact_ids = list(self.facts)
+        self.fact_text_rows = np.fromiter(
+            (self.fact_vectors.row(text_key(self.facts[f].text)) for f in self.fact_ids), np.int64, len(self.fact_ids))
         self.snapshot = snapshot if snapshot is not None else self._build_snapshot()
         self.bm25 = BM25Table([self.chunks[c].text for c in self._chunk_order])
 
@@ -494,6 +500,19 @@ class GraphRAGIndex:
 
 
     # ------------------------------------------------------------------ reading helpers for retrievers
+
+    def cached(self, name: str, build):
+        """Memo for artefacts retrievers derive from the snapshot (transition matrices, cost layouts).
+
+        Cleared whenever the snapshot is replaced (every insert and delete), so it never goes stale.
+        """
+        memo = self.__dict__.setdefault("_memo", {})
+        if memo.get("__snapshot__") is not self.snapshot:
+            memo.clear()
+            memo["__snapshot__"] = self.snapshot
+        if name not in memo:
+            memo[name] = build()
+        return memo[name]
 
     @property
     def chunk_order(self) -> list[str]:

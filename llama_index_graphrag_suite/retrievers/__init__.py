@@ -1,11 +1,13 @@
 """Retrievers (LlamaIndex BaseRetriever) over the shared graph index."""
 
+from .agrag import AGRAGRetriever
 from .base import GraphIndexRetriever, chunk_node, evidence_node
 from .baselines import BM25Retriever, DenseRetriever, HybridRetriever
 from .hipporag import HippoRAGRetriever
 from .registry import METHODS, UnknownMethodError, available_methods, get_retriever
 
 __all__ = [
+    "AGRAGRetriever",
     "BM25Retriever",
     "DenseRetriever",
     "GraphIndexRetriever",

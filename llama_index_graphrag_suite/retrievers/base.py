@@ -13,6 +13,7 @@ import hashlib
 import json
 from typing import Any
 
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeRelationship, NodeWithScore, QueryBundle, RelatedNodeInfo, TextNode
 
@@ -60,3 +61,14 @@ class GraphIndexRetriever(BaseRetriever):
     def query_vector(self, query_bundle: QueryBundle):
         """The query embedding with the index's model (a bundle's precomputed embedding may come from another model)."""
         return self.index.embed_query(query_bundle.query_str)
+
+
+class EvidenceFirst(BaseNodePostprocessor):
+    """Moves the evidence node in front of the chunks, so a prompt sees the reasoning before the passages."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "EvidenceFirst"
+
+    def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
+        return sorted(nodes, key=lambda n: n.node.metadata.get("kind") != "evidence")  # stable: chunk order kept

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .agrag import AGRAGRetriever
 from .baselines import BM25Retriever, DenseRetriever, HybridRetriever
 from .hipporag import HippoRAGRetriever
 
@@ -13,6 +14,7 @@ METHODS: dict[str, tuple[Callable[..., Any], str]] = {
     "bm25": (BM25Retriever, "BM25 over chunk words"),
     "hybrid": (HybridRetriever, "average of min-max dense and BM25 scores (AGRAG Eq. 21)"),
     "hipporag": (HippoRAGRetriever, "HippoRAG 2-style: fact mapping, PPR with passage nodes, passages by PPR"),
+    "agrag": (AGRAGRetriever, "AGRAG: MCMI reasoning subgraph (Steiner tree + greedy expansion) + hybrid chunks"),
 }
 
 

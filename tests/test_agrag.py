@@ -1,0 +1,108 @@
+"""AGRAG retriever: filters, subgraph evidence, ablations, query engine."""
+
+import asyncio
+import json
+
+import pytest
+
+from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+from llama_index_graphrag_suite.documents import make_document
+from llama_index_graphrag_suite.llm import ScriptedLLM
+from llama_index_graphrag_suite.retrievers import AGRAGRetriever, get_retriever
+
+DOCS = [
+    ("orrin", "Orrin Theatre", "The Orrin Theatre is an opera house in Ostravel. The Orrin Theatre was designed by "
+     "Cassia Reyes. The Orrin Theatre opened in 1879."),
+    ("cassia", "Cassia Reyes", "Cassia Reyes was an architect. Cassia Reyes was born in Lunmoor. Cassia Reyes "
+     "studied at the Polytechnic."),
+    ("lunmoor", "Lunmoor", "Lunmoor is a town on the Sevrin River. Lunmoor has a harbour. Lunmoor hosts a fair."),
+    ("sevrin", "Sevrin River", "The Sevrin River rises in the Haldmere Mountains. The Sevrin River reaches the sea."),
+    ("other1", "Brennock", "Brennock is a village on the Ashfall River. Brennock has a mill."),
+    ("other2", "Tollard", "Tollard is a hamlet known for cheese. Tollard has a chapel."),
+    ("other3", "Vask", "Teodor Vask painted boats. Teodor Vask lived in Brennick."),
+]
+QUESTION = "On which river lies the birthplace of the architect who designed the Orrin Theatre?"
+
+
+@pytest.fixture(scope="module")
+def index():
+    from llama_index_graphrag_suite.embeddings import HashEmbedding
+
+    docs = [make_document(i, t, title) for i, title, t in DOCS]
+    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=256), config=IndexConfig(entity_threshold=0.3))
+
+
+def split(nodes):
+    return [n for n in nodes if n.node.metadata["kind"] == "chunk"], [n for n in nodes if n.node.metadata["kind"] == "evidence"]
+
+
+def test_llm_free_retrieval_returns_ranked_chunks_and_a_subgraph(index):
+    nodes = AGRAGRetriever(index).retrieve(QUESTION)
+    chunks, evidence = split(nodes)
+    assert 1 <= len(chunks) <= 5 and len(evidence) == 1 and nodes[-1] is evidence[0]
+    assert [n.score for n in chunks] == sorted((n.score for n in chunks), reverse=True)
+    ev = json.loads(json.dumps(evidence[0].node.metadata))["evidence"]
+    assert ev["filter"] == "score_margin"
+    mapped = [f["id"] for f in ev["mapped_facts"]]
+    assert ev["kept_facts"] and set(ev["kept_facts"]) <= set(mapped) and ev["kept_facts"][0] == mapped[0]
+    assert set(ev["terminals"]) <= set(ev["mcmi_nodes"])
+    if len(ev["terminals"]) > 1:
+        assert ev["steiner_edges"]
+    assert ev["mcmi_stopped"] in ("ratio", "frontier", "cap")
+    assert "Reasoning graph, part 1:" in evidence[0].node.text
+    assert all(n.node.metadata["agrag_source"] in ("graph", "hybrid", "both") for n in chunks)
+    assert set(ev["graph_chunks"]) | set(ev["hybrid_chunks"]) >= {n.node.node_id for n in chunks}
+
+
+def test_llm_filter_keeps_what_the_llm_picks_and_snaps_triples(index):
+    plain = AGRAGRetriever(index, variant="no_filter").retrieve(QUESTION)[-1].node.metadata["evidence"]
+    mapped = [f["id"] for f in plain["mapped_facts"]]
+    assert len(mapped) >= 2
+    llm = ScriptedLLM(responses=['```json\n{"keep": [2]}\n```'])
+    ev = AGRAGRetriever(index, llm=llm).retrieve(QUESTION)[-1].node.metadata["evidence"]
+    assert ev["filter"] == "llm" and ev["kept_facts"] == [mapped[1]]
+    assert "Candidate facts:" in llm.prompts[0] and QUESTION in llm.prompts[0]
+    second = plain["mapped_facts"][1]
+    # a triple written out (slightly differently) instead of a number is snapped to the candidate
+    llm = ScriptedLLM(responses=[json.dumps({"keep": [[second["subject"].title(), second["predicate"], second["object"]]]})])
+    assert AGRAGRetriever(index, llm=llm).retrieve(QUESTION)[-1].node.metadata["evidence"]["kept_facts"] == [mapped[1]]
+    # an invented triple matches nothing: nothing kept, hybrid chunks only
+    llm = ScriptedLLM(responses=['{"keep": [["Queen Mab", "rules", "Faerie"]]}'])
+    ev = AGRAGRetriever(index, llm=llm).retrieve(QUESTION)[-1].node.metadata["evidence"]
+    assert ev["kept_facts"] == [] and ev["fallback"] == "no fact kept"
+    # an unreadable answer keeps every candidate and says so
+    llm = ScriptedLLM(responses=["I think the second one is best."])
+    ev = AGRAGRetriever(index, llm=llm).retrieve(QUESTION)[-1].node.metadata["evidence"]
+    assert ev["filter"] == "llm_unreadable_kept_all" and ev["kept_facts"] == mapped
+
+
+def test_ablations(index):
+    hybrid_only = AGRAGRetriever(index, variant="hybrid_only").retrieve(QUESTION)
+    hybrid = get_retriever(index, "hybrid").retrieve(QUESTION)
+    assert [n.node.node_id for n in split(hybrid_only)[0]] == [n.node.node_id for n in hybrid]
+    assert "mapped_facts" not in hybrid_only[-1].node.metadata["evidence"]
+    no_mcmi = AGRAGRetriever(index, variant="no_mcmi").retrieve(QUESTION)[-1].node.metadata["evidence"]
+    assert no_mcmi["mcmi_stopped"] == "no_mcmi" and no_mcmi["mcmi_added"] == []
+    assert {(e["u"], e["v"]) for e in no_mcmi["mcmi_edges"]} == {(e["u"], e["v"]) for e in no_mcmi["steiner_edges"]
+                                                                  if e["kind"] != "pseudo"}
+    with pytest.raises(ValueError, match="unknown AGRAG variant"):
+        AGRAGRetriever(index, variant="nope")
+
+
+def test_async_and_after_an_update(index):
+    r = AGRAGRetriever(index)
+    sync = [n.node.node_id for n in r.retrieve(QUESTION)]
+    assert [n.node.node_id for n in asyncio.run(r.aretrieve(QUESTION))] == sync
+    index.insert([make_document("extra", "The Haldmere Mountains are high. Haldmere Mountains have snow.", "Haldmere")])
+    assert r.retrieve("Where does the Sevrin River rise?")[-1].node.metadata["kind"] == "evidence"
+    index.delete("extra")
+
+
+def test_query_engine_puts_the_reasoning_graph_first(index):
+    llm = ScriptedLLM(responder=lambda prompt: "The Sevrin River.")
+    engine = AGRAGRetriever(index).as_query_engine(llm=llm)
+    response = engine.query(QUESTION)
+    assert str(response) == "The Sevrin River."
+    prompt = llm.prompts[-1]
+    assert "reasoning graph" in prompt and prompt.index("Reasoning graph, part 1") < prompt.index("Question:")
+    assert response.source_nodes[0].node.metadata["kind"] == "evidence"
