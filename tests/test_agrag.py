@@ -106,3 +106,25 @@ def test_query_engine_puts_the_reasoning_graph_first(index):
     prompt = llm.prompts[-1]
     assert "reasoning graph" in prompt and prompt.index("Reasoning graph, part 1") < prompt.index("Question:")
     assert response.source_nodes[0].node.metadata["kind"] == "evidence"
+
+
+def test_built_from_a_plain_property_graph_index():
+    from llama_index.core import PropertyGraphIndex
+    from llama_index.core.node_parser import TokenTextSplitter
+
+    from llama_index_graphrag_suite.embeddings import HashEmbedding
+    from llama_index_graphrag_suite.extractors import CooccurrenceRelationExtractor, StatisticalEntityExtractor
+
+    embed = HashEmbedding(dim=256)
+    docs = [make_document(i, t, title) for i, title, t in DOCS]
+    pg = PropertyGraphIndex.from_documents(
+        docs, kg_extractors=[StatisticalEntityExtractor(threshold=0.3), CooccurrenceRelationExtractor()],
+        transformations=[TokenTextSplitter(chunk_size=256, chunk_overlap=32)], embed_model=embed,
+        embed_kg_nodes=False, use_async=False)
+    retriever = AGRAGRetriever(pg)
+    derived = retriever.index
+    assert len(derived.chunks) == len(DOCS) and derived.facts and derived.entities
+    assert {c.doc_id for c in derived.chunks.values()} == {i for i, _, _ in DOCS}
+    nodes = retriever.retrieve(QUESTION)
+    chunks, evidence = split(nodes)
+    assert chunks and evidence and chunks[0].node.metadata["doc_id"] in {i for i, _, _ in DOCS}

@@ -95,6 +95,53 @@ class GraphRAGIndex:
         index.insert(documents)
         return index
 
+    @classmethod
+    def from_property_graph_index(cls, pg_index, embed_model: BaseEmbedding | str | None = None,
+                                  config: IndexConfig | None = None, show_progress: bool = False) -> "GraphRAGIndex":
+        """Derive the index from a LlamaIndex ``PropertyGraphIndex`` built with this project's extractors.
+
+        Reads the store once: chunk nodes, ``contains`` relations (chunk -> entity), and every other
+        relation as a fact (its ``text`` property, or "subject predicate object"); a fact's support is the
+        chunk it was extracted from (``triplet_source_id``). Synonym edges are recomputed from the entity
+        embeddings. The store must list all its nodes from ``get()`` and its triplets (as
+        ``SimplePropertyGraphStore`` does). ``embed_model`` defaults to the PropertyGraphIndex's.
+        """
+        store = pg_index.property_graph_store
+        index = cls(embed_model=embed_model or getattr(pg_index, "_embed_model", None), config=config,
+                    property_graph_store=store, show_progress=show_progress)
+        nodes = store.get()
+        chunk_nodes = [n for n in nodes if n.label == "text_chunk"]
+        if not chunk_nodes:
+            raise ValueError("the PropertyGraphIndex holds no text chunks")
+        graph = getattr(store, "graph", None)
+        triplets = graph.get_triplets() if graph is not None else store.get_triplets(ids=[n.id for n in nodes])
+        surfaces = {n.id: n.properties.get("surface", n.id) for n in nodes if n.label != "text_chunk"}
+        for n in chunk_nodes:
+            doc_id = str(n.properties.get("ref_doc_id") or n.properties.get("doc_id") or n.id)
+            index.chunks[n.id] = ChunkRecord(n.id, doc_id, n.text, str(n.properties.get("title", "")))
+        new_entities: set[str] = set()
+        new_facts: set[str] = set()
+        for subj, rel, obj in triplets:
+            if rel.label == CONTAINS and subj.id in index.chunks:
+                index._support_entity(obj.id, surfaces.get(obj.id, obj.id), subj.id, new_entities)
+                index.chunks[subj.id].entities.append(obj.id)
+        for subj, rel, obj in triplets:
+            if rel.label in (CONTAINS, SYNONYM) or subj.id in index.chunks or obj.id in index.chunks:
+                continue
+            source = rel.properties.get("triplet_source_id") or rel.properties.get("chunk_id")
+            if source not in index.chunks:
+                continue  # a relation with no chunk behind it cannot be retrieved
+            for key in (subj.id, obj.id):
+                if key not in index.chunks[source].entities:
+                    index._support_entity(key, surfaces.get(key, key), source, new_entities)
+                    index.chunks[source].entities.append(key)
+            index._support_fact(rel, source, new_facts)
+        chunk_text_nodes = [index._chunk_text_node(c) for c in index.chunks]
+        index._embed_new(chunk_text_nodes, new_entities, new_facts)
+        index._add_synonyms(new_entities)
+        index._refresh_derived()
+        return index
+
     def insert(self, documents: Sequence[Document]) -> list[str]:
         """Add documents; returns the new chunk ids. Every artefact is updated before it returns.
 

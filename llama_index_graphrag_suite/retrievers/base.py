@@ -50,6 +50,12 @@ class GraphIndexRetriever(BaseRetriever):
     def __init__(self, index, top_k: int = 5, callback_manager=None, verbose: bool = False):
         if top_k < 1:
             raise ValueError("top_k must be at least 1")
+        from llama_index.core import PropertyGraphIndex
+
+        if isinstance(index, PropertyGraphIndex):  # built with our extractors: derive the artefacts once
+            from ..index import GraphRAGIndex
+
+            index = GraphRAGIndex.from_property_graph_index(index)
         self.index = index
         self.top_k = top_k
         super().__init__(callback_manager=callback_manager, verbose=verbose)
