@@ -1,7 +1,7 @@
 """The bench runner: one index, every named method on every question, one JSON report.
 
-Latency is the wall time of ``retriever.retrieve(question)`` (query embedding included), measured
-after one untimed warm-up query per method so lazy set-up (model warm-up, cached matrices) is not
+Latency is the wall time of ``retriever.retrieve(question)`` (query embedding included: the index's
+query-embedding cache is cleared before each method), measured after one untimed warm-up query per method so lazy set-up (model warm-up, cached matrices) is not
 charged to the first question. Context tokens count what the method would hand an LLM: the text of
 its evidence node plus its chunk nodes, with LlamaIndex's tokenizer.
 """
@@ -76,6 +76,7 @@ def run_method(index, dataset: BenchDataset, factory: Callable[..., Any], method
         extra["llm"] = llm
     retriever = factory(index, top_k=TOP_K, **extra)
     retriever.retrieve(dataset.questions[0].question)  # warm-up, untimed
+    index.clear_query_cache()  # every method pays for its own query embeddings
     usage = getattr(llm, "usage", None)
     r2, r5, g5, times, tokens, calls = [], [], [], [], [], []
     for q in tqdm(dataset.questions, desc=method, disable=not show_progress):

@@ -68,10 +68,10 @@ def steiner_tree(costs: sp.spmatrix, terminals, symmetric: bool = False) -> list
     su, sv = nearest[u], nearest[v]
     cross = (su >= 0) & (sv >= 0) & (su != sv)
     w = dist[u[cross]] + c[cross] + dist[v[cross]]
-    pos = {int(t): i for i, t in enumerate(terms)}
-    a = np.array([pos[int(x)] for x in su[cross]], dtype=np.int64)
-    b = np.array([pos[int(x)] for x in sv[cross]], dtype=np.int64)
     k = terms.size
+    pos = np.full(graph.shape[0], -1, dtype=np.int64)
+    pos[terms] = np.arange(k)
+    a, b = pos[su[cross]], pos[sv[cross]]
     g1 = np.full((k, k), np.inf)
     np.minimum.at(g1, (a, b), w)
     g1 = np.minimum(g1, g1.T)
@@ -85,7 +85,9 @@ def steiner_tree(costs: sp.spmatrix, terminals, symmetric: bool = False) -> list
 
     # 4. Each MST edge becomes a shortest terminal-to-terminal path; their union is G3.
     sources = sorted({int(x) for x in mst1.row})
-    _, preds = dijkstra(graph, indices=[int(terms[s]) for s in sources], return_predecessors=True)
+    # A tree edge's path is never longer than its G1' weight: searching further is wasted work.
+    reach = float(mst1.data.max()) * (1 + 1e-9) + 1e-9
+    _, preds = dijkstra(graph, indices=[int(terms[s]) for s in sources], return_predecessors=True, limit=reach)
     row_of = {s: i for i, s in enumerate(sources)}
     g3: dict[tuple[int, int], float] = {}
     for i, j in zip(mst1.row.tolist(), mst1.col.tolist()):

@@ -349,8 +349,23 @@ class GraphRAGIndex:
         return arr
 
     def embed_query(self, query: str) -> np.ndarray:
-        """The query's unit vector with the index's embed model."""
-        return normalize_rows(np.asarray(self.embed_model.get_query_embedding(query), np.float32))[0]
+        """The query's unit vector with the index's embed model.
+
+        The last 256 queries are remembered: an agent that asks again, or several methods run on one
+        question, pay for the embedding once. :meth:`clear_query_cache` forgets them (the bench does,
+        per method, so every method's latency includes its embedding).
+        """
+        cache = self.__dict__.setdefault("_query_cache", {})
+        vec = cache.pop(query, None)
+        if vec is None:
+            vec = normalize_rows(np.asarray(self.embed_model.get_query_embedding(query), np.float32))[0]
+            if len(cache) >= 256:
+                cache.pop(next(iter(cache)))
+        cache[query] = vec  # most recent last
+        return vec
+
+    def clear_query_cache(self) -> None:
+        self.__dict__.pop("_query_cache", None)
 
     def _embed_new(self, chunk_nodes: list[TextNode], new_entities: set[str], new_facts: set[str]) -> None:
         chunk_vecs = self._embed([n.get_content(metadata_mode="embed") for n in chunk_nodes], "chunks")
@@ -569,7 +584,8 @@ class GraphRAGIndex:
     def chunk_dense_scores(self, query_vec: np.ndarray) -> np.ndarray:
         """Cosine of the query with every chunk, in :attr:`chunk_order`."""
         by_row = self.chunk_vectors.scores(query_vec)
-        rows = np.fromiter((self.chunk_vectors.row(c) for c in self._chunk_order), np.int64, len(self._chunk_order))
+        rows = self.cached("chunk_vector_rows", lambda: np.fromiter(
+            (self.chunk_vectors.row(c) for c in self._chunk_order), np.int64, len(self._chunk_order)))
         return by_row[rows]
 
     def stats(self) -> dict[str, int]:
