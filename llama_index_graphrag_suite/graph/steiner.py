@@ -33,6 +33,13 @@ def symmetric_min(costs: sp.spmatrix) -> sp.csr_matrix:
     return sp.csr_matrix((np.maximum(data[first], 0.0) + _ZERO, (rows[first], cols[first])), shape=(n, n))
 
 
+def _cost(graph: sp.csr_matrix, x: int, y: int) -> float:
+    """graph[x, y] without scipy's slow scalar indexing (column indices are sorted per row)."""
+    lo, hi = graph.indptr[x], graph.indptr[x + 1]
+    at = lo + int(np.searchsorted(graph.indices[lo:hi], y))
+    return float(graph.data[at])
+
+
 def _path(pred_row: np.ndarray, source: int, target: int) -> list[int]:
     path = [target]
     while path[-1] != source:
@@ -56,6 +63,8 @@ def steiner_tree(costs: sp.spmatrix, terminals, symmetric: bool = False) -> list
     if terms.size == 1:
         return []
     graph = costs.tocsr() if symmetric else symmetric_min(costs)
+    if not graph.has_sorted_indices:
+        graph = graph.sorted_indices()
 
     # 1. Voronoi regions: nearest terminal and distance to it, for every node.
     dist, _, nearest = dijkstra(graph, indices=terms, min_only=True, return_predecessors=True)
@@ -63,8 +72,11 @@ def steiner_tree(costs: sp.spmatrix, terminals, symmetric: bool = False) -> list
         raise ValueError("terminals are not connected")
 
     # 2. G1': for each pair of regions, the cheapest connecting edge d(s,u) + c(u,v) + d(v,t).
-    coo = graph.tocoo()
-    u, v, c = coo.row, coo.col, coo.data
+    # The matrix is symmetric, so the upper triangle holds every edge once.
+    u = np.repeat(np.arange(graph.shape[0]), np.diff(graph.indptr))
+    v, c = graph.indices, graph.data
+    upper = u < v
+    u, v, c = u[upper], v[upper], c[upper]
     su, sv = nearest[u], nearest[v]
     cross = (su >= 0) & (sv >= 0) & (su != sv)
     w = dist[u[cross]] + c[cross] + dist[v[cross]]
@@ -93,8 +105,7 @@ def steiner_tree(costs: sp.spmatrix, terminals, symmetric: bool = False) -> list
     for i, j in zip(mst1.row.tolist(), mst1.col.tolist()):
         path = _path(preds[row_of[i]], int(terms[i]), int(terms[j]))
         for x, y in zip(path, path[1:]):
-            key = (min(x, y), max(x, y))
-            g3[key] = graph[x, y]
+            g3[(min(x, y), max(x, y))] = _cost(graph, x, y)
 
     # 5. Spanning tree of G3, then prune leaves that are not terminals.
     nodes = sorted({x for e in g3 for x in e})

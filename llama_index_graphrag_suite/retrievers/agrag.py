@@ -288,13 +288,13 @@ class AGRAGRetriever(GraphIndexRetriever):
         for e in edges:
             parent[find(e["u"])] = find(e["v"])
         groups: dict[str, list[str]] = {}
-        titles = {c: r.title or c for c, r in self.index.chunks.items()}
+        chunks = self.index.chunks
         for e in edges:
             if e["kind"] == "relation":
                 line = f"{e['subject']} | {e['predicate']} | {e['object']}"
             elif e["kind"] == "contains":
-                chunk, ent = (e["u"], e["v"]) if e["u"] in titles else (e["v"], e["u"])
-                line = f"passage '{titles[chunk]}' | mentions | {ent}"
+                chunk, ent = (e["u"], e["v"]) if e["u"] in chunks else (e["v"], e["u"])
+                line = f"passage '{chunks[chunk].title or chunk}' | mentions | {ent}"
             else:
                 line = f"{e['u']} | similar name to | {e['v']}"
             groups.setdefault(find(e["u"]), []).append(line)
