@@ -148,6 +148,12 @@ def main() -> None:
                   "(see the dataset's README), so recall here is indicative only. Index: "
                   f"{r['index']['seconds']:.1f} s, {r['index']['peak_rss_mb']:.0f} MB peak.", ""]
         lines += method_table(r) + [""]
+    for name, title in (("latency_2wiki.txt", "Retrieval latency without the query embedding (2wiki_retrieval101)"),
+                        ("agrag_steiner.txt", "AGRAG Steiner tree + MCMI against networkx (2wiki_retrieval101)")):
+        if (results / name).exists():
+            script = "latency.py" if name.startswith("latency") else "agrag_steiner.py"
+            lines += [f"## {title}", "", f"Output of `benchmarks/{script}` (see run_all.sh):", "", "```",
+                      (results / name).read_text(encoding="utf-8").strip(), "```", ""]
     out.write_text("\n".join(lines), encoding="utf-8")
     print(f"wrote {out} and {len(reports)} plot(s) in {plots}")
 

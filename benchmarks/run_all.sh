@@ -5,9 +5,18 @@ cd "$(dirname "$0")/.."
 DATA=${DATASETS:-../shared/datasets}
 OUT=benchmarks/results
 mkdir -p "$OUT"
+rm -rf "$OUT/index-2wiki"  # built fresh below (and reused by the two micro-benchmarks), never committed
 export HF_HUB_OFFLINE=1
 for ds in 2wiki_retrieval101 hotpotqa_train100 musique_train100; do
-  .venv/bin/graphrag-suite bench --dataset "$DATA/$ds" --methods all --out "$OUT/$ds.json" --quiet
+  keep=()
+  [ "$ds" = 2wiki_retrieval101 ] && keep=(--index-dir "$OUT/index-2wiki")
+  .venv/bin/graphrag-suite bench --dataset "$DATA/$ds" --methods all,agrag:no_mcmi,agrag:no_filter,agrag:hybrid_only \
+    --out "$OUT/$ds.json" --quiet "${keep[@]}"
 done
 .venv/bin/python benchmarks/scaling.py --data "$DATA" --out "$OUT/scaling"
+.venv/bin/python benchmarks/agrag_steiner.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
+  > "$OUT/agrag_steiner.txt"
+.venv/bin/python benchmarks/latency.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
+  > "$OUT/latency_2wiki.txt"
+rm -rf "$OUT/index-2wiki"
 .venv/bin/python benchmarks/report.py --results "$OUT" --out BENCHMARKS.md

@@ -117,7 +117,10 @@ def run_bench(
     """Run the bench and return the report (see issue #7 for the schema)."""
     dataset = load_dataset(dataset_dir, limit)
     factories = {name: factory for name, (factory, _) in METHODS.items()} | dict(extra_methods or {})
-    names = list(available_methods()) + list(extra_methods or {}) if methods == ["all"] else methods
+    names: list[str] = []
+    for m in methods:  # "all" expands in place: "all,agrag:no_mcmi" is every method plus an ablation
+        names += list(available_methods()) + list(extra_methods or {}) if m == "all" else [m]
+    names = list(dict.fromkeys(names))
     specs = [parse_method(m) for m in names]
     for name, variant in specs:  # before the (possibly long) index build
         if name not in factories:
