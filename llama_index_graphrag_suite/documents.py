@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from typing import Any, Iterator
 
 from llama_index.core import Document
 
@@ -34,15 +35,20 @@ def make_document(doc_id: str, text: str, title: str = "", metadata: dict | None
     return Document(text=clean_text(text), id_=doc_id, metadata=meta)
 
 
-def load_jsonl(path: Path) -> list[Document]:
-    docs, seen = [], set()
+def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed value)`` for each non-blank line; a bad line is a CorpusError naming it."""
     for lineno, line in enumerate(_decode(path.read_bytes(), str(path)).splitlines(), 1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            yield lineno, json.loads(line)
         except json.JSONDecodeError as exc:
             raise CorpusError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+
+
+def load_jsonl(path: Path) -> list[Document]:
+    docs, seen = [], set()
+    for lineno, row in iter_jsonl(path):
         if not isinstance(row, dict) or not isinstance(row.get("text"), str):
             raise CorpusError(f'{path}:{lineno}: expected an object with a "text" string')
         doc_id = str(row.get("id", f"{path.stem}-{lineno}"))

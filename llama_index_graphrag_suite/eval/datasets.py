@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from llama_index.core import Document
 
-from ..documents import CorpusError, load_jsonl
+from ..documents import CorpusError, iter_jsonl, load_jsonl
 
 
 @dataclass
@@ -32,13 +31,7 @@ class BenchDataset:
 def load_questions(path: Path, corpus_ids: set[str] | None = None) -> tuple[list[Question], int]:
     """Questions with at least one gold passage, and how many had none (skipped: nothing to score)."""
     questions, seen, without_gold = [], set(), 0
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CorpusError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+    for lineno, row in iter_jsonl(path):
         if not isinstance(row, dict) or not isinstance(row.get("question"), str) or not row["question"].strip():
             raise CorpusError(f'{path}:{lineno}: expected an object with a non-empty "question" string')
         gold = row.get("supporting_ids")
