@@ -19,16 +19,14 @@ import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ..graph.ppr import Transition, personalized_pagerank, transition_matrix
-from ..graph.snapshot import GraphSnapshot
 from .base import GraphIndexRetriever, chunk_node, evidence_node
 from .scoring import minmax, top_k
 
 
 @dataclass(frozen=True)
-class _GraphCache:
-    """What PPR needs from one snapshot; the index replaces its snapshot on insert and delete."""
+class _Graph:
+    """What PPR needs from one snapshot (cached on the index, rebuilt when insert/delete replace it)."""
 
-    snapshot: GraphSnapshot
     transition: Transition
     chunk_rows: np.ndarray  # snapshot rows of index.chunk_order
 
@@ -71,18 +69,14 @@ class HippoRAGRetriever(GraphIndexRetriever):
         self.linking_top_k = linking_top_k
         self.damping = damping
         self.passage_node_weight = passage_node_weight
-        self._cache: _GraphCache | None = None
         super().__init__(index, top_k=top_k, callback_manager=callback_manager, verbose=verbose)
 
-    def _graph(self) -> _GraphCache:
-        """The transition matrix of the current snapshot, rebuilt only when the snapshot object changes."""
-        snapshot = self.index.snapshot
-        cache = self._cache
-        if cache is None or cache.snapshot is not snapshot:  # identity, not id(): ids are reused after GC
-            cache = _GraphCache(snapshot, transition_matrix(snapshot.adjacency("weight")),
-                                snapshot.rows(self.index.chunk_order))
-            self._cache = cache
-        return cache
+    def _graph(self) -> _Graph:
+        def build() -> _Graph:
+            snapshot = self.index.snapshot
+            return _Graph(transition_matrix(snapshot.adjacency("weight")), snapshot.rows(self.index.chunk_order))
+
+        return self.index.cached("hipporag.graph", build)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         index = self.index
@@ -105,8 +99,9 @@ class HippoRAGRetriever(GraphIndexRetriever):
         seeds = dict(sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[: self.linking_top_k])
 
         graph = self._graph()
-        reset = np.zeros(graph.snapshot.num_nodes)
-        reset[graph.snapshot.rows(seeds)] = list(seeds.values())
+        snapshot = index.snapshot
+        reset = np.zeros(snapshot.num_nodes)
+        reset[snapshot.rows(seeds)] = list(seeds.values())
         reset[graph.chunk_rows] += minmax(dense) * self.passage_node_weight
         ppr = personalized_pagerank(graph.transition, reset, damping=self.damping)
         chunk_scores = ppr[graph.chunk_rows]
