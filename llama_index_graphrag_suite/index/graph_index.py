@@ -85,6 +85,8 @@ class GraphRAGIndex:
         self.snapshot: GraphSnapshot | None = None
         self.bm25: BM25Table | None = None
         self._chunk_order: list[str] = []
+        self._memo: dict[str, Any] = {}  # see cached()
+        self._query_cache: dict[str, np.ndarray] = {}  # see embed_query()
 
     # ------------------------------------------------------------------ building
 
@@ -355,7 +357,7 @@ class GraphRAGIndex:
         question, pay for the embedding once. :meth:`clear_query_cache` forgets them (the bench does,
         per method, so every method's latency includes its embedding).
         """
-        cache = self.__dict__.setdefault("_query_cache", {})
+        cache = self._query_cache
         vec = cache.pop(query, None)
         if vec is None:
             vec = normalize_rows(np.asarray(self.embed_model.get_query_embedding(query), np.float32))[0]
@@ -365,7 +367,7 @@ class GraphRAGIndex:
         return vec
 
     def clear_query_cache(self) -> None:
-        self.__dict__.pop("_query_cache", None)
+        self._query_cache.clear()
 
     def _embed_new(self, chunk_nodes: list[TextNode], new_entities: set[str], new_facts: set[str]) -> None:
         chunk_vecs = self._embed([n.get_content(metadata_mode="embed") for n in chunk_nodes], "chunks")
@@ -568,7 +570,7 @@ class GraphRAGIndex:
 
         Cleared whenever the snapshot is replaced (every insert and delete), so it never goes stale.
         """
-        memo = self.__dict__.setdefault("_memo", {})
+        memo = self._memo
         if memo.get("__snapshot__") is not self.snapshot:
             memo.clear()
             memo["__snapshot__"] = self.snapshot
