@@ -31,7 +31,7 @@ def _decode(data: bytes, where: str) -> str:
 
 def make_document(doc_id: str, text: str, title: str = "", metadata: dict | None = None) -> Document:
     """A LlamaIndex Document with the project's conventions: id = doc id, title in metadata."""
-    meta = {"doc_id": doc_id, "title": title, **(metadata or {})}
+    meta = {**(metadata or {}), "doc_id": doc_id, "title": title}  # our id and title win over extra fields
     return Document(text=clean_text(text), id_=doc_id, metadata=meta)
 
 
@@ -55,7 +55,9 @@ def load_jsonl(path: Path) -> list[Document]:
         if doc_id in seen:
             raise CorpusError(f"{path}:{lineno}: duplicate id {doc_id!r}")
         seen.add(doc_id)
-        extra = {k: v for k, v in row.items() if k not in ("id", "title", "text") and isinstance(v, (str, int, float, bool))}
+        extra = {k: v for k, v in row.items() if k not in ("id", "title", "text", "doc_id") and isinstance(v, (str, int, float, bool))}
+        if "doc_id" in row:  # e.g. the source document a passage was cut from: kept, but it is not our id
+            extra["source_doc_id"] = str(row["doc_id"])
         docs.append(make_document(doc_id, row["text"], str(row.get("title") or ""), extra))
     return docs
 

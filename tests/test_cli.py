@@ -89,3 +89,14 @@ def test_demo_runs_on_the_sample_corpus(capsys):
     code, out, err = run(capsys, "demo", "--embed", "hash", "--quiet", "--limit", "2")
     assert code == 0, err
     assert "Q q01" in out and "[hybrid]" in out and "recall of gold passages" in out and "@5" in out
+
+
+def test_a_jsonl_doc_id_field_does_not_replace_the_passage_id(tmp_path):
+    from llama_index_graphrag_suite.documents import load_documents
+
+    src = tmp_path / "c.jsonl"
+    src.write_text('{"id": "p1", "title": "T", "text": "One.", "doc_id": "Book"}\n'
+                   '{"id": "p2", "title": "T", "text": "Two.", "doc_id": "Book"}\n')
+    docs = load_documents(src)
+    assert [d.metadata["doc_id"] for d in docs] == ["p1", "p2"]
+    assert docs[0].metadata["source_doc_id"] == "Book"
