@@ -32,6 +32,7 @@ class PairCostIndex:
         starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]) if order.size else np.empty(0, np.int64)
         self._order = order  # edge ids grouped by pair
         self._starts = starts  # first position of each pair in _order
+        self._group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, order.size]))  # pair of each position
         pair_lo, pair_hi = lo[order[starts]], hi[order[starts]]
         self.pair_lo, self.pair_hi = pair_lo, pair_hi
         # Symmetric CSR: every pair twice (lo->hi and hi->lo), rows sorted.
@@ -55,7 +56,7 @@ class PairCostIndex:
             return c, self._order
         pair_cost = np.minimum.reduceat(c, self._starts)
         # the edge achieving it: first position in each group whose cost equals the group minimum
-        group = np.repeat(np.arange(self._starts.size), np.diff(np.r_[self._starts, c.size]))
+        group = self._group
         is_min = c == pair_cost[group]
         first = np.full(self._starts.size, -1, np.int64)
         pos = np.flatnonzero(is_min)

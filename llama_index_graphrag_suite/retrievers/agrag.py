@@ -54,6 +54,11 @@ class _Graph:
     pairs: PairCostIndex
     chunk_rows: np.ndarray  # snapshot rows of index.chunk_order
     num_edges: int  # snapshot edges; edge ids >= this are pseudo edges (one per chunk, in chunk_order)
+    relation_edges: np.ndarray  # edge ids by kind, and what their costs are computed from
+    relation_facts: np.ndarray
+    synonym_edges: np.ndarray
+    contains_edges: np.ndarray
+    contains_chunks: np.ndarray  # the chunk end (snapshot row) of each contains edge
 
 
 class AGRAGRetriever(GraphIndexRetriever):
@@ -105,8 +110,12 @@ class AGRAGRetriever(GraphIndexRetriever):
             pseudo = snap.num_nodes
             src = np.concatenate([snap.edge_src, np.full(chunk_rows.size, pseudo)])
             dst = np.concatenate([snap.edge_dst, chunk_rows])
+            rel = np.flatnonzero(snap.edge_kind == RELATION)
+            con = np.flatnonzero(snap.edge_kind == CONTAINS)
+            con_src, con_dst = snap.edge_src[con], snap.edge_dst[con]
             return _Graph(transition_matrix(snap.adjacency("weight")), PairCostIndex(src, dst, pseudo + 1),
-                          chunk_rows, snap.num_edges)
+                          chunk_rows, snap.num_edges, rel, snap.edge_fact[rel], np.flatnonzero(snap.edge_kind == SYNONYM),
+                          con, np.where(snap.node_kind[con_src] == CHUNK, con_src, con_dst))
 
         return self.index.cached("agrag.graph", build)
 
@@ -159,15 +168,11 @@ class AGRAGRetriever(GraphIndexRetriever):
         ent_cos = index.entity_vectors.scores(query_vec)[index.entity_vector_rows]
         chunk_hybrid = np.zeros(snap.num_nodes)
         chunk_hybrid[graph.chunk_rows] = hybrid_scores
-        kind = snap.edge_kind
         cost = np.empty(graph.num_edges + graph.chunk_rows.size)
-        rel = kind == RELATION
-        cost[: graph.num_edges][rel] = (1.0 - fact_cos[snap.edge_fact[rel]]) / 2.0
-        syn = kind == SYNONYM
-        cost[: graph.num_edges][syn] = (1.0 - np.maximum(ent_cos[snap.edge_src[syn]], ent_cos[snap.edge_dst[syn]])) / 2.0
-        con = kind == CONTAINS
-        chunk_end = np.where(snap.node_kind[snap.edge_src[con]] == CHUNK, snap.edge_src[con], snap.edge_dst[con])
-        cost[: graph.num_edges][con] = (1.0 - chunk_hybrid[chunk_end]) / 2.0
+        cost[graph.relation_edges] = (1.0 - fact_cos[graph.relation_facts]) / 2.0
+        syn = graph.synonym_edges
+        cost[syn] = (1.0 - np.maximum(ent_cos[snap.edge_src[syn]], ent_cos[snap.edge_dst[syn]])) / 2.0
+        cost[graph.contains_edges] = (1.0 - chunk_hybrid[graph.contains_chunks]) / 2.0
         cost[graph.num_edges:] = self.pseudo_cost
         return cost
 
