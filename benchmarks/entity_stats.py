@@ -33,6 +33,8 @@ def main() -> None:
     print(f"{'|t| reading':10s} {'tau':>5s} {'vocab':>7s} {'extracted/chunk':>16s} {'contains/chunk':>15s} {'title recall':>13s}")
     for norm, taus in (("max_count", (0.5, 0.4, 0.3)), ("tokens", (0.5, 0.05, 0.02, 0.01))):
         scored = [stats.score(t, norm) for t in texts]
+        top = statistics.median(s[0].score for s in scored if s)
+        print(f"{norm:10s} median over chunks of the chunk's largest ER: {top:.3f}")
         for tau in taus:
             kept = [[e.key for e in s if e.score > tau] for s in scored]
             vocab = frozenset(k for ks in kept for k in ks)

@@ -8,10 +8,11 @@ contain the n-gram v. Both factors lie in (0, 1], so ER does too, as the paper r
 What |t| means decides whether the paper's τ = 0.5 extracts anything:
 
 * ``length_norm="max_count"`` (default): |t| is the count of the most frequent candidate n-gram of
-  the chunk (classic max-TF normalisation). On hotpotqa_train100, τ = 0.5 then keeps about 3
-  entities per chunk, τ = 0.3 about 11 (``python benchmarks/entity_stats.py``).
-* ``length_norm="tokens"``: |t| is the chunk's length in word tokens, the literal reading. Its
-  largest ER on a real chunk is about 0.03, so τ = 0.5 extracts nothing; use it with a small τ.
+  the chunk (classic max-TF normalisation). On hotpotqa_train100, τ = 0.5 then keeps 2.8
+  entities per chunk on average, τ = 0.3 keeps 10.4 (``python benchmarks/entity_stats.py CORPUS``).
+* ``length_norm="tokens"``: |t| is the chunk's length in word tokens, the literal reading. The
+  median chunk's largest ER is then 0.036 on that corpus, so τ = 0.5 extracts nothing; use it with
+  a small τ.
 
 The authors' code instead thresholds sklearn's L2-normalised TF-IDF rows; see
 ``notes/reference-implementations.md`` §1.2. We keep the paper's formula and document the reading.
