@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
@@ -10,8 +12,11 @@ from .scoring import hybrid, top_k
 
 
 class _ScoredChunksRetriever(GraphIndexRetriever):
+    """Shared ranking for retrievers that score every chunk; subclasses say how."""
+
+    @abstractmethod
     def chunk_scores(self, query_bundle: QueryBundle) -> np.ndarray:
-        raise NotImplementedError
+        """One score per chunk, in ``index.chunk_order``."""
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         scores = self.chunk_scores(query_bundle)
