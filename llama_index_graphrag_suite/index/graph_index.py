@@ -602,6 +602,18 @@ class GraphRAGIndex:
             "synonym_edges": len(self.synonyms),
         }
 
+    def as_retriever(self, method: str = "agrag", **params: Any):
+        """The named method's retriever over this index (``graphrag-suite methods`` lists the names)."""
+        from ..entrypoints import as_retriever
+
+        return as_retriever(self, method, **params)
+
+    def as_query_engine(self, method: str = "agrag", llm: Any = None, streaming: bool = False, **kwargs: Any):
+        """A query engine over the named method; see :func:`llama_index_graphrag_suite.entrypoints.as_query_engine`."""
+        from ..entrypoints import as_query_engine
+
+        return as_query_engine(self, method, llm=llm if llm is not None else self.llm, streaming=streaming, **kwargs)
+
     def as_property_graph_index(self, llm: Any = None, **kwargs: Any):
         """A LlamaIndex ``PropertyGraphIndex`` over the same store (for LlamaIndex's own retrievers)."""
         from llama_index.core import PropertyGraphIndex

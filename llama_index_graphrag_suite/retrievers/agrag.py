@@ -37,7 +37,7 @@ from ..graph.ppr import personalized_pagerank, transition_matrix
 from ..graph.snapshot import CHUNK, CONTAINS, EDGE_KIND_NAMES, RELATION, SYNONYM
 from ..graph.steiner import steiner_tree
 from ..prompts import TRIPLE_FILTER_PROMPT
-from .base import EvidenceFirst, GraphIndexRetriever, chunk_node, evidence_node
+from .base import GraphIndexRetriever, chunk_node, evidence_node
 from .scoring import hybrid, top_k
 
 log = logging.getLogger(__name__)
@@ -91,15 +91,13 @@ class AGRAGRetriever(GraphIndexRetriever):
         self.variant = variant
         super().__init__(index, top_k=top_k, callback_manager=callback_manager, verbose=verbose)
 
-    def as_query_engine(self, llm, **kwargs):
+    def as_query_engine(self, llm, streaming: bool = False, **kwargs):
         """A ``RetrieverQueryEngine`` with the AGRAG answer prompt (Eq. 22): the reasoning graph, then the passages."""
-        from llama_index.core.query_engine import RetrieverQueryEngine
-
+        from ..entrypoints import build_query_engine
         from ..prompts import AGRAG_QA_PROMPT
 
         kwargs.setdefault("text_qa_template", AGRAG_QA_PROMPT)
-        kwargs["node_postprocessors"] = [EvidenceFirst(), *kwargs.get("node_postprocessors", [])]
-        return RetrieverQueryEngine.from_args(self, llm=llm, **kwargs)
+        return build_query_engine(self, llm, streaming=streaming, **kwargs)
 
     # ------------------------------------------------------------------ per-snapshot structures
 

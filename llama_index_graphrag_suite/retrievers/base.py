@@ -53,9 +53,9 @@ class GraphIndexRetriever(BaseRetriever):
         from llama_index.core import PropertyGraphIndex
 
         if isinstance(index, PropertyGraphIndex):  # built with our extractors: derive the artefacts once
-            from ..index import GraphRAGIndex
+            from ..entrypoints import graph_index_of
 
-            index = GraphRAGIndex.from_property_graph_index(index)
+            index = graph_index_of(index)
         self.index = index
         self.top_k = top_k
         super().__init__(callback_manager=callback_manager, verbose=verbose)
