@@ -185,12 +185,13 @@ def route_by_rule(question: str) -> str:
     bridging such as "both", "older", "whose", "of the", "by the") need multi-hop evidence: a graph
     method. A short lookup about one thing is served as well, and faster, by the hybrid baseline.
     """
-    words = question.replace("?", " ").replace(",", " ").split()
+    words = question.replace("?", " ").replace(",", " ").replace("'", " ").replace('"', " ").split()
     # names = runs of capitalised words after the first word ("Vant Gallery" is one name)
     names = sum(1 for i, w in enumerate(words) if i > 0 and w[:1].isupper() and not words[i - 1][:1].isupper())
-    q = f" {question.lower()} "
-    multi_hop = any(cue in q for cue in (" both ", " same ", " older ", " younger ", " first ", " earlier ",
-                                         " later ", " whose ", " of the ", " by the ", " that ", " born in "))
+    rest = " " + " ".join(words[2:]).lower() + " "  # past the question word and its verb
+    multi_hop = any(cue in rest for cue in (
+        " both ", " same ", " older ", " younger ", " earlier ", " later ", " first ",  # comparison
+        " of ", " by the ", " who ", " whose ", " which ", " where ", " that ", " when "))  # a chain: "the painter of X", "the ship that ..."
     return "agrag" if multi_hop or names >= 2 else "hybrid"
 
 
