@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shutil
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 from llama_index.core import Document
@@ -48,6 +49,7 @@ from .vectors import VectorTable, normalize_rows
 
 log = logging.getLogger(__name__)
 STORE_FILE = "property_graph_store.json"
+ARTEFACTS = "artefacts"  # sub-folder of a version holding methods' derived artefacts (see artefact())
 
 
 class GraphRAGIndex:
@@ -86,6 +88,7 @@ class GraphRAGIndex:
         self.bm25: BM25Table | None = None
         self._chunk_order: list[str] = []
         self._memo: dict[str, Any] = {}  # see cached()
+        self._saved_artefacts: dict[str, Path] = {}  # see artefact(): name -> folder in the loaded version
         self._query_cache: dict[str, np.ndarray] = {}  # see embed_query()
 
     # ------------------------------------------------------------------ building
@@ -421,6 +424,7 @@ class GraphRAGIndex:
 
         Vector tables are updated incrementally by insert and delete, not here.
         """
+        self._saved_artefacts = {}  # built for the old snapshot (load() sets them after this call)
         self._chunk_order = list(self.chunks)
         self.facts_by_text: dict[str, list[str]] = {}
         for f in self.facts.values():
@@ -578,6 +582,32 @@ class GraphRAGIndex:
             memo[name] = build()
         return memo[name]
 
+    def artefact(self, name: str, build: Callable[[], Any], load: Callable[[Path], Any] | None = None):
+        """A method's derived artefact (ArchRAG's community hierarchy, A2RAG's document summaries).
+
+        Like :meth:`cached` it belongs to the current snapshot. In addition, an artefact with a
+        ``save(folder)`` method is written by :meth:`persist` (under ``artefacts/<name>/``, checksummed
+        in the manifest like every file), and after :meth:`load` it is read back with ``load(folder)``
+        instead of being rebuilt, so LLM summaries are paid for once. An insert or delete makes saved
+        artefacts stale: they are then rebuilt on next use.
+        """
+        def build_or_load():
+            folder = self._saved_artefacts.get(name)
+            if folder is not None and load is not None and folder.is_dir():
+                try:
+                    return load(folder)
+                except (OSError, ValueError, KeyError) as exc:  # damaged: rebuild rather than fail the query
+                    logger.warning("saved %s artefact at %s unreadable (%s); rebuilding it", name, folder, exc)
+            return build()
+
+        return self.cached(f"artefact:{name}", build_or_load)
+
+    def _artefacts_to_save(self) -> dict[str, Any]:
+        if self._memo.get("__snapshot__") is not self.snapshot:
+            return {}
+        return {key.split(":", 1)[1]: obj for key, obj in self._memo.items()
+                if key.startswith("artefact:") and hasattr(obj, "save")}
+
     @property
     def chunk_order(self) -> list[str]:
         """Chunk ids in the row order of ``chunk_vectors``-independent arrays (BM25 scores, snapshot chunk rows)."""
@@ -643,6 +673,12 @@ class GraphRAGIndex:
             self.fact_vectors.save(folder / "facts.faiss")
             if isinstance(self.property_graph_store, SimplePropertyGraphStore):
                 self.property_graph_store.persist(str(folder / STORE_FILE))
+            in_memory = self._artefacts_to_save()
+            for name, obj in in_memory.items():
+                obj.save(folder / ARTEFACTS / name)
+            for name, old in self._saved_artefacts.items():  # loaded from disk, never used: carry over
+                if name not in in_memory and old.is_dir():
+                    shutil.copytree(old, folder / ARTEFACTS / name)
 
         from .. import __version__
 
@@ -657,7 +693,10 @@ class GraphRAGIndex:
             "counts": self.stats(),
             "build": self.build_info,
         }
-        return save_version(persist_dir, write, manifest)
+        saved = save_version(persist_dir, write, manifest)
+        artefacts = saved / ARTEFACTS
+        self._saved_artefacts = {p.name: p for p in artefacts.iterdir()} if artefacts.is_dir() else {}
+        return saved
 
     @classmethod
     def load(
@@ -703,6 +742,8 @@ class GraphRAGIndex:
             with np.load(folder / "graph.npz", allow_pickle=False) as arrays:
                 snapshot = GraphSnapshot.from_arrays(list(index.entities) + list(index.chunks), arrays)
             index._refresh_derived(snapshot)
+            if (folder / ARTEFACTS).is_dir():
+                index._saved_artefacts = {p.name: p for p in (folder / ARTEFACTS).iterdir() if p.is_dir()}
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             if isinstance(exc, CorruptIndexError):
                 raise

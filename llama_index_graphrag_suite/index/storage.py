@@ -82,7 +82,8 @@ def save_version(root: str | os.PathLike, write_files: Callable[[Path], None], m
     folder.mkdir()
     try:
         write_files(folder)
-        files = sorted(p.name for p in folder.iterdir() if p.is_file())
+        # every file, those of method artefacts in sub-folders included (as relative paths)
+        files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
         manifest = {**manifest, "format_version": FORMAT_VERSION,
                     "files": {name: _sha256(folder / name) for name in files}}
         write_json(folder / MANIFEST, manifest)
