@@ -79,12 +79,12 @@ class A2RAGState(TypedDict, total=False):
     status: Literal["answered", "abstain", "fail"] | None  # None while running
     error: str | None
     trace: Annotated[list[dict], add_trace]
-    cost: dict  # llm_calls, prompt/completion tokens, llm_failures, retrieval_rounds, retries, stage_reached, ...
+    cost: dict  # see _new_cost: this run's LLM calls and tokens, retrieval rounds, retries, stages reached
 
 
 def _new_cost() -> dict:
     return {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "llm_failures": 0, "retrieval_rounds": 0,
-            "retries": 0, "stage_reached": None, "stages": [], "gate_score": None}
+            "retries": 0, "stage_reached": None, "stages": [], "gate_score": None, "retriever_llm_calls": 0}
 
 
 def _charged(state: Mapping, spent=None, **fields) -> dict:
@@ -98,15 +98,15 @@ def _charged(state: Mapping, spent=None, **fields) -> dict:
 
 
 # -- evidence ---------------------------------------------------------------------------------------
-_TRIPLE_KEYS = (("subject", "head", "source_entity"), ("predicate", "relation", "label"), ("object", "tail", "target_entity"))
-_TRIPLE_LISTS = ("triples", "facts", "edges", "paths")
+_TRIPLE_KEYS = (("subject", "head"), ("predicate", "relation"), ("object", "tail"))
+_TRIPLE_LISTS = ("triples", "facts")  # only here is a list of three strings a triple (not, say, a path of 3 nodes)
 
 
 def evidence_facts(evidence: Any, limit: int = MAX_FACTS) -> list[dict]:
     """The (subject, predicate, object) triples anywhere in a retriever's evidence metadata, deduplicated.
 
     Dicts with subject/predicate/object (or head/relation/tail) keys count, and 3-string lists under a
-    key such as ``triples`` or ``edges``. A fact keeps its source pointers (``chunks``, ``fact_id``).
+    ``triples`` or ``facts`` key. A fact keeps its source pointers (``chunks``, ``fact_id``).
     """
     found: dict[tuple[str, str, str], dict] = {}
 
@@ -140,7 +140,8 @@ def _split_nodes(nodes: list) -> tuple[list[dict], dict]:
     for n in nodes:
         meta = n.node.metadata or {}
         if meta.get("kind") == "evidence":
-            evidence = json.loads(json.dumps(meta.get("evidence", {}), default=str)) if not evidence else evidence
+            if not evidence:  # the contract is one evidence node; a second one is ignored
+                evidence = json.loads(json.dumps(meta.get("evidence", {}), default=str))
             continue
         documents.append({"id": meta.get("chunk_id", n.node.node_id), "doc_id": meta.get("doc_id"),
                           "title": meta.get("title") or "", "text": n.node.get_content(),
@@ -273,8 +274,11 @@ class _Loop:
             documents, evidence = _split_nodes(self.retriever.retrieve(query))
         except Exception as exc:  # noqa: BLE001
             return self._fail(state, "retrieve", f"{type(exc).__name__}: {exc}")
-        stage = evidence.get("stage")
-        cost = _charged(state, retrieval_rounds=rounds, stage_reached=stage, stages=[*state["cost"]["stages"], stage])
+        stage = evidence.get("stage_reached", evidence.get("stage"))
+        # The retriever's own LLM calls (A2RAGRetriever's sufficiency checks) are its to count; we add them up.
+        retriever_calls = state["cost"]["retriever_llm_calls"] + int(evidence.get("llm_calls") or 0)
+        cost = _charged(state, retrieval_rounds=rounds, stage_reached=stage, stages=[*state["cost"]["stages"], stage],
+                        retriever_llm_calls=retriever_calls)
         return {"iteration": rounds, "documents": documents, "evidence": evidence, "facts": evidence_facts(evidence),
                 "draft": "", "checks": [], "failure": None, "cost": cost,
                 "trace": [{"node": "retrieve", "round": rounds, "query": query, "stage": stage,

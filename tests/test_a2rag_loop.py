@@ -43,9 +43,12 @@ class FakeA2RAGRetriever:
             raise RuntimeError("index unavailable")
         chunk = TextNode(id_="p-ada#0", text="Ada Lorne was a painter born in Marlow.",
                          metadata={"kind": "chunk", "chunk_id": "p-ada#0", "doc_id": "p-ada", "title": "Ada Lorne"})
+        stage = ["bridge", "local"][len(self.queries) % 2]  # as A2RAGRetriever's evidence metadata names it
         evidence = TextNode(id_="ev", text="Ada Lorne | born in | Marlow", metadata={"kind": "evidence", "evidence": {
-            "stage": 1 + len(self.queries) % 2, "seeds": ["ada lorne"], "stages": ["local"],
-            "edges": [{"subject": "Ada Lorne", "predicate": "born in", "object": "Marlow", "chunks": ["p-ada#0"]}]}})
+            "stage_reached": stage, "seeds": [{"mention": "Ada Lorne"}], "stages_tried": [{"stage": "local"}],
+            "llm_calls": 1, "graph_evidence": {"edges": [
+                {"kind": "relation", "subject": "Ada Lorne", "predicate": "born in", "object": "Marlow", "fact_id": "f-1"},
+                {"kind": "contains", "u": "p-ada#0", "v": "ada lorne"}]}}})
         return [NodeWithScore(node=chunk, score=0.9), NodeWithScore(node=evidence)]
 
     def gate_score(self, query: str) -> float:
@@ -114,10 +117,11 @@ def test_verified_on_the_first_round_with_a_cost_record():
     expected = [ANSWER_TASK, *CHECK_TASKS.values()]  # answer, then relevance, grounding, adequacy
     assert len(llm.prompts) == 4 and all(p.startswith(t) for p, t in zip(llm.prompts, expected))
     assert [c["passed"] for c in out["checks"]] == [True, True, True]
-    assert out["documents"][0]["id"] == "p-ada#0" and out["evidence"]["stage"] == 2
-    assert out["facts"] == [{"subject": "Ada Lorne", "predicate": "born in", "object": "Marlow", "chunks": ["p-ada#0"]}]
+    assert out["documents"][0]["id"] == "p-ada#0" and out["evidence"]["stage_reached"] == "local"
+    assert out["facts"] == [{"subject": "Ada Lorne", "predicate": "born in", "object": "Marlow", "fact_id": "f-1"}]
     cost = out["cost"]
-    assert (cost["llm_calls"], cost["retrieval_rounds"], cost["retries"], cost["stage_reached"]) == (4, 1, 0, 2)
+    assert (cost["llm_calls"], cost["retrieval_rounds"], cost["retries"], cost["stage_reached"]) == (4, 1, 0, "local")
+    assert cost["retriever_llm_calls"] == 1  # reported by the retriever's evidence, not made by the loop
     assert cost["prompt_tokens"] > 0 and cost["completion_tokens"] > 0
     # The answer prompt carries the graph fact and the numbered passage.
     assert "Ada Lorne | born in | Marlow" in llm.prompts[0] and "[1] Ada Lorne: Ada Lorne was a painter" in llm.prompts[0]
@@ -147,7 +151,7 @@ def test_each_failure_type_triggers_its_own_rewrite(check):
     assert [first_verify["checks"][c] for c in order] == [True] * failed_at + [False] + [None] * (2 - failed_at)
     rewrite = next(e for e in out["trace"] if e["node"] == "rewrite")
     assert rewrite == {"node": "rewrite", "type": check, "from": QUESTION, "to": "Ada Lorne birthplace"}
-    assert out["cost"]["retries"] == 1 and out["cost"]["retrieval_rounds"] == 2 and out["cost"]["stages"] == [2, 1]
+    assert out["cost"]["retries"] == 1 and out["cost"]["retrieval_rounds"] == 2 and out["cost"]["stages"] == ["local", "bridge"]
     assert "The question was refined to: Ada Lorne birthplace" in [p for p in llm.prompts if p.startswith(ANSWER_TASK)][1]
 
 
@@ -341,3 +345,41 @@ def test_ainvoke_runs_retrieval_off_the_event_loop():
     assert out["status"] == "answered" and len(retriever.queries) == 3
     assert retriever.threads and all(t != loop_thread for t in retriever.threads)
     assert tool_content.startswith("Ada Lorne was born in Marlow")
+
+
+# -- with the real A2RAGRetriever on the shared test corpus -------------------------------------------
+@pytest.fixture(scope="module")
+def a2rag_retriever():
+    from conftest import CORPUS
+
+    from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+    from llama_index_graphrag_suite.documents import make_document
+    from llama_index_graphrag_suite.embeddings import HashEmbedding
+
+    a2rag = pytest.importorskip("llama_index_graphrag_suite.retrievers.a2rag")
+    docs = [make_document(i, text, title) for i, title, text in CORPUS]
+    index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=256), config=IndexConfig(entity_threshold=0.3))
+    return a2rag.A2RAGRetriever(index, top_k=3)
+
+
+def test_real_retriever_gate_abstains_and_answers_with_provenance(a2rag_retriever):
+    llm = script(answer="Ada Lorne was born in Marlow [1].")
+    graph = build_a2rag_graph(a2rag_retriever, llm)
+    off_topic = graph.invoke({"question": "quantum chromodynamics lattice gauge"})
+    assert off_topic["status"] == "abstain" and llm.call_count == 0
+    assert off_topic["cost"]["gate_score"] < a2rag_retriever.config.tau_g
+
+    out = graph.invoke({"question": QUESTION})
+    assert out["status"] == "answered" and out["documents"][0]["id"] == "p-ada#0"
+    assert out["cost"]["stage_reached"] == out["evidence"]["stage_reached"] == "local"
+    assert out["cost"]["gate_score"] >= a2rag_retriever.config.tau_g
+    assert "Ada Lorne was a painter born in Marlow" in llm.prompts[0]  # the provenance chunk reached the answer prompt
+
+
+def test_real_retriever_rewrite_drives_a_second_retrieval(a2rag_retriever):
+    llm = script(fail={"relevance": ["no: nothing about a birthplace"]}, rewrite="Ada Lorne Marlow birthplace")
+    out = build_a2rag_graph(a2rag_retriever, llm).invoke({"question": "Where was the painter of The Grey Harbour born?"})
+    retrievals = [e for e in out["trace"] if e["node"] == "retrieve"]
+    assert [r["query"] for r in retrievals] == ["Where was the painter of The Grey Harbour born?", "Ada Lorne Marlow birthplace"]
+    assert out["status"] == "answered" and "p-ada#0" in retrievals[1]["documents"]
+    assert out["cost"]["retries"] == 1 and len(out["cost"]["stages"]) == 2
