@@ -27,7 +27,7 @@ question. Empty evidence fails relevance without an LLM call.
 a tool gets an answer it can read. Bad input (no question) raises; a malformed human review
 is asked again with the error in the interrupt's payload.
 
-**Human in the loop** (``human_review=True``, needs a checkpointer): before each answer a ``review``
+**Human in the loop** (``human_review=True``; resuming needs a checkpointer): before each answer a ``review``
 node proposes the evidence triples with ``interrupt()``; ``Command(resume=...)`` accepts, rejects or
 edits them (:data:`HUMAN_REVIEW_TEXT`). The paper proposes triples after verification, to update the
 graph; proposing them before generation lets the reviewer's edits shape the answer as well.
@@ -49,7 +49,8 @@ from langgraph.pregel import Pregel
 from langgraph.types import interrupt
 from pydantic import BaseModel, Field
 
-from langgraph_agents.a2rag_validators import CHECK_ORDER, MeteredLLM, Validator, default_validators, ledger, run_validator
+from langgraph_agents.a2rag_validators import (CHECK_ORDER, MeteredLLM, Validator, default_validators, ledger,
+                                               run_validator)
 from llama_index_graphrag_suite.prompts.a2rag_loop import A2RAG_ANSWER_PROMPT, HUMAN_REVIEW_TEXT, REWRITE_PROMPTS
 
 __all__ = ["A2RAGState", "a2rag_tool", "build_a2rag_graph", "evidence_facts"]
@@ -169,9 +170,10 @@ def _passages_block(documents: list[dict], clip: int | None = None) -> str:
 
 def _apply_review(proposed: list[dict], decision: Any) -> tuple[list[dict], str]:
     """The reviewer's decision on the proposed facts (see HUMAN_REVIEW_TEXT); ValueError when malformed."""
-    if decision is None or decision is True or (isinstance(decision, str) and decision.lower() in ("accept", "approve")):
+    word = decision.strip().lower() if isinstance(decision, str) else None
+    if decision is None or decision is True or word in ("accept", "approve"):
         return proposed, "accepted"
-    if decision is False or (isinstance(decision, str) and decision.lower() == "reject"):
+    if decision is False or word == "reject":
         return [], "rejected"
     if isinstance(decision, dict) and isinstance(decision.get("keep"), list):
         keep = decision["keep"]
@@ -186,7 +188,8 @@ def _apply_review(proposed: list[dict], decision: Any) -> tuple[list[dict], str]
             elif isinstance(item, (list, tuple)) and len(item) == 3 and all(isinstance(v, str) for v in item):
                 edited.append({"subject": item[0], "predicate": item[1], "object": item[2], "edited": True})
             else:
-                raise ValueError(f"a reviewed fact must be [subject, relation, object] or a dict with those keys, got {item!r}")
+                raise ValueError(f"a reviewed fact must be [subject, relation, object] or a dict with those keys, "
+                                 f"got {item!r}")
         return edited, "edited"
     raise ValueError(f"unrecognised review decision {decision!r}; see HUMAN_REVIEW_TEXT for the accepted forms")
 
@@ -228,9 +231,11 @@ def _gate_function(retriever: Any, gate: Any) -> Callable[[str], tuple[bool, flo
 class _Loop:
     def __init__(self, retriever, llm, max_iterations, validators, token_budget, gate):
         if not callable(getattr(retriever, "retrieve", None)):
-            raise TypeError(f"retriever must have retrieve(query) -> list[NodeWithScore], got {type(retriever).__name__}")
+            raise TypeError(f"retriever must have retrieve(query) -> list[NodeWithScore], "
+                            f"got {type(retriever).__name__}")
         if not isinstance(max_iterations, int) or isinstance(max_iterations, bool) or max_iterations < 1:
-            raise ValueError(f"max_iterations (retrieval rounds, I_max) must be an integer >= 1, got {max_iterations!r}")
+            raise ValueError(f"max_iterations (retrieval rounds, I_max) must be an integer >= 1, "
+                             f"got {max_iterations!r}")
         if token_budget is not None and (not isinstance(token_budget, int) or token_budget < 1):
             raise ValueError(f"token_budget must be a positive integer or None, got {token_budget!r}")
         unknown = set(validators or {}) - set(CHECK_ORDER)
@@ -266,7 +271,8 @@ class _Loop:
             return {**run, "status": "fail", "error": f"gate: {type(exc).__name__}: {exc}",
                     "trace": [{"node": "gate", "error": f"{type(exc).__name__}: {exc}"}]}
         run["cost"]["gate_score"] = score
-        return {**run, "status": None if passed else "abstain", "trace": [{"node": "gate", "passed": passed, "score": score}]}
+        return {**run, "status": None if passed else "abstain",
+                "trace": [{"node": "gate", "passed": passed, "score": score}]}
 
     def retrieve(self, state: A2RAGState) -> dict:
         query, rounds = state["query"], state.get("iteration", 0) + 1
@@ -299,7 +305,8 @@ class _Loop:
                 break
             except ValueError as exc:
                 request = {**request, "error": str(exc)}
-        return {"facts": facts, "trace": [{"node": "review", "decision": how, "proposed": len(proposed), "kept": len(facts)}]}
+        return {"facts": facts,
+                "trace": [{"node": "review", "decision": how, "proposed": len(proposed), "kept": len(facts)}]}
 
     def generate(self, state: A2RAGState) -> dict:
         if stop := self._over_budget(state, "generate"):
@@ -330,7 +337,8 @@ class _Loop:
                     passed, reason = False, "no evidence retrieved"
                 else:
                     try:
-                        passed, reason = run_validator(self.validators[name], state["question"], state["draft"], evidence_texts)
+                        passed, reason = run_validator(self.validators[name], state["question"], state["draft"],
+                                                       evidence_texts)
                     except Exception as exc:  # noqa: BLE001
                         return self._fail(state, "verify", f"{name} check: {type(exc).__name__}: {exc}", spent)
                 checks.append({"check": name, "passed": passed, "reason": reason})
@@ -350,7 +358,8 @@ class _Loop:
             return stop
         failure = state["failure"]
         reason = next((c["reason"] for c in state["checks"] if c["check"] == failure), "")
-        evidence = "\n".join([_fact_line(f) for f in state.get("facts", [])[:5]] + [_passages_block(state["documents"], clip=200)])
+        facts = [_fact_line(f) for f in state.get("facts", [])[:5]]
+        evidence = "\n".join(facts + [_passages_block(state["documents"], clip=200)])
         prompt = REWRITE_PROMPTS[failure].format(question=state["question"], query=state["query"],
                                                  answer=state.get("draft") or "(none)", reason=reason or "(none given)",
                                                  evidence=evidence)
@@ -363,8 +372,8 @@ class _Loop:
         entry = {"node": "rewrite", "type": failure, "from": state["query"], "to": new_query or state["query"]}
         if new_query is None:
             entry["unparseable"] = True  # retry with the same query rather than with junk
-        return {"query": new_query or state["query"], "cost": _charged(state, spent, retries=state["cost"]["retries"] + 1),
-                "trace": [entry]}
+        return {"query": new_query or state["query"], "trace": [entry],
+                "cost": _charged(state, spent, retries=state["cost"]["retries"] + 1)}
 
 
 def _unless_done(target: str) -> Callable[[Mapping], str]:
@@ -383,7 +392,8 @@ def build_a2rag_graph(retriever, llm, *, max_iterations: int = 2, validators: Ma
         max_iterations: I_max, retrieval rounds including the first (default 2: the paper's
             "typically small, e.g. 2-3", at the low end because each round costs up to 5 LLM calls).
         validators: replaces any of ``relevance``, ``grounding``, ``adequacy`` (others stay LLM validators).
-        human_review: pause before each answer for a review of the evidence facts (needs a checkpointer).
+        human_review: pause before each answer for a review of the evidence facts. Resuming needs a
+            checkpointer: this graph's, or the parent's when the loop is a node of a larger graph.
         checkpointer: e.g. ``InMemorySaver()``; runs are then resumable by ``thread_id``.
         token_budget: total prompt + completion tokens per run, checked before each LLM step (default
             None: ``max_iterations`` already bounds the calls; set it where tokens are priced).
@@ -392,8 +402,6 @@ def build_a2rag_graph(retriever, llm, *, max_iterations: int = 2, validators: Ma
     Input ``{"question": str}``; the final state has ``status``, ``answer``, ``documents``, ``evidence``,
     ``checks``, ``trace`` and ``cost`` (:class:`A2RAGState`).
     """
-    if human_review and checkpointer is None:
-        raise ValueError("human_review=True pauses the graph with interrupt(), which needs a checkpointer to resume")
     loop = _Loop(retriever, llm, max_iterations, validators, token_budget, gate)
     after_retrieve = "review" if human_review else "generate"
     graph = StateGraph(A2RAGState)

@@ -92,7 +92,8 @@ def test_gate_threshold_and_callable_override_the_retriever():
     retriever = FakeA2RAGRetriever()
     assert build_a2rag_graph(retriever, script(), gate=0.05).invoke({"question": "World Cup?"})["status"] == "answered"
     assert build_a2rag_graph(retriever, script(), gate=0.9).invoke({"question": QUESTION})["status"] == "abstain"
-    assert build_a2rag_graph(retriever, script(), gate=lambda q: "Cup" in q).invoke({"question": QUESTION})["status"] == "abstain"
+    by_rule = build_a2rag_graph(retriever, script(), gate=lambda q: "Cup" in q)
+    assert by_rule.invoke({"question": QUESTION})["status"] == "abstain"
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         build_a2rag_graph(retriever, script(), gate=1.5)
 
@@ -106,6 +107,22 @@ def test_a_retriever_without_a_gate_always_passes_and_threshold_needs_gate_score
     assert out["status"] == "answered" and out["documents"][0]["id"] == "x" and out["facts"] == []
     with pytest.raises(ValueError, match="gate_score"):
         build_a2rag_graph(Plain(), script(), gate=0.5)
+
+
+def test_empty_retrieval_fails_relevance_without_spending_llm_calls():
+    class Empty:
+        def __init__(self):
+            self.calls = 0
+
+        def retrieve(self, query):
+            self.calls += 1
+            return []
+
+    retriever, llm = Empty(), script()
+    out = build_a2rag_graph(retriever, llm).invoke({"question": QUESTION})
+    assert out["status"] == "fail" and retriever.calls == 2
+    assert out["checks"][0] == {"check": "relevance", "passed": False, "reason": "no evidence retrieved"}
+    assert [p.splitlines()[0] for p in llm.prompts] == ["Task: rewrite a search query whose evidence was off-topic."]
 
 
 def test_verified_on_the_first_round_with_a_cost_record():
@@ -151,7 +168,7 @@ def test_each_failure_type_triggers_its_own_rewrite(check):
     assert [first_verify["checks"][c] for c in order] == [True] * failed_at + [False] + [None] * (2 - failed_at)
     rewrite = next(e for e in out["trace"] if e["node"] == "rewrite")
     assert rewrite == {"node": "rewrite", "type": check, "from": QUESTION, "to": "Ada Lorne birthplace"}
-    assert out["cost"]["retries"] == 1 and out["cost"]["retrieval_rounds"] == 2 and out["cost"]["stages"] == ["local", "bridge"]
+    assert (out["cost"]["retries"], out["cost"]["retrieval_rounds"], out["cost"]["stages"]) == (1, 2, ["local", "bridge"])
     assert "The question was refined to: Ada Lorne birthplace" in [p for p in llm.prompts if p.startswith(ANSWER_TASK)][1]
 
 
@@ -177,8 +194,6 @@ def test_bad_options_are_clear_errors():
         build_a2rag_graph(object(), script())
     with pytest.raises(ValueError, match="needs an LLM"):
         build_a2rag_graph(FakeA2RAGRetriever(), None)
-    with pytest.raises(ValueError, match="checkpointer"):
-        build_a2rag_graph(FakeA2RAGRetriever(), script(), human_review=True)
     with pytest.raises(ValueError, match="question"):
         build_a2rag_graph(FakeA2RAGRetriever(), script()).invoke({"question": "  "})
 
@@ -230,8 +245,8 @@ def test_pluggable_validators_replace_the_llm_checks():
         return ("Marlow" in answer and any("Marlow" in t for t in evidence_texts)), "string match"
 
     llm = script()
-    out = build_a2rag_graph(FakeA2RAGRetriever(), llm, validators={"grounding": grounded_if_marlow,
-                                                                    "adequacy": lambda q, a, e: "junk"}).invoke({"question": QUESTION})
+    validators = {"grounding": grounded_if_marlow, "adequacy": lambda q, a, e: "junk"}
+    out = build_a2rag_graph(FakeA2RAGRetriever(), llm, validators=validators).invoke({"question": QUESTION})
     assert seen[0][0] == QUESTION and seen[0][2][0].startswith("Ada Lorne was a painter")
     assert "Knowledge-graph facts:\nAda Lorne | born in | Marlow" == seen[0][2][-1]
     assert out["status"] == "fail" and out["checks"][2] == {"check": "adequacy", "passed": False, "reason": "unparseable"}
@@ -274,7 +289,8 @@ def test_human_review_interrupts_and_resumes_with_edited_facts():
     config = {"configurable": {"thread_id": "review-1"}}
     paused = graph.invoke({"question": QUESTION}, config)
     proposal = paused["__interrupt__"][0].value
-    assert proposal["facts"][0]["subject"] == "Ada Lorne" and proposal["passages"] == [{"id": "p-ada#0", "title": "Ada Lorne"}]
+    assert proposal["facts"][0]["subject"] == "Ada Lorne"
+    assert proposal["passages"] == [{"id": "p-ada#0", "title": "Ada Lorne"}]
     assert graph.get_state(config).next == ("review",) and llm.call_count == 0
     asked_again = graph.invoke(Command(resume=[["only two", "items"]]), config)  # malformed: asked again
     assert "a reviewed fact must be" in asked_again["__interrupt__"][0].value["error"]
@@ -313,6 +329,24 @@ def test_the_loop_is_a_node_of_a_larger_graph():
     outer.add_edge("report", END)
     out = outer.compile().invoke({"question": f"  {QUESTION}  ", "log": []})
     assert out["log"] == ["normalised", "answered: Ada Lorne was born in Marlow [1]."]
+
+
+def test_human_review_inside_a_larger_graph_uses_the_parents_checkpointer():
+    class Outer(TypedDict, total=False):
+        question: str
+        answer: str | None
+        status: str
+
+    outer = StateGraph(Outer)
+    outer.add_node("a2rag", build_a2rag_graph(FakeA2RAGRetriever(), script(), human_review=True))
+    outer.add_edge(START, "a2rag")
+    outer.add_edge("a2rag", END)
+    app = outer.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "outer-1"}}
+    paused = app.invoke({"question": QUESTION}, config)
+    assert paused["__interrupt__"][0].value["facts"][0]["object"] == "Marlow"
+    assert app.invoke(Command(resume="accept"), config) == {
+        "question": QUESTION, "answer": "Ada Lorne was born in Marlow [1].", "status": "answered"}
 
 
 def test_tool_returns_answer_with_sources_and_an_artifact():
@@ -380,6 +414,19 @@ def test_real_retriever_rewrite_drives_a_second_retrieval(a2rag_retriever):
     llm = script(fail={"relevance": ["no: nothing about a birthplace"]}, rewrite="Ada Lorne Marlow birthplace")
     out = build_a2rag_graph(a2rag_retriever, llm).invoke({"question": "Where was the painter of The Grey Harbour born?"})
     retrievals = [e for e in out["trace"] if e["node"] == "retrieve"]
-    assert [r["query"] for r in retrievals] == ["Where was the painter of The Grey Harbour born?", "Ada Lorne Marlow birthplace"]
+    assert [r["query"] for r in retrievals] == [
+        "Where was the painter of The Grey Harbour born?", "Ada Lorne Marlow birthplace"]
     assert out["status"] == "answered" and "p-ada#0" in retrievals[1]["documents"]
     assert out["cost"]["retries"] == 1 and len(out["cost"]["stages"]) == 2
+
+
+def test_real_retriever_human_review_keeps_a_subset_of_the_proposed_facts(a2rag_retriever):
+    llm = script(answer="The Vant Gallery [2].")
+    graph = build_a2rag_graph(a2rag_retriever, llm, human_review=True, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "real-review"}}
+    paused = graph.invoke({"question": "Which gallery does The Grey Harbour hang in?"}, config)
+    facts = paused["__interrupt__"][0].value["facts"]
+    assert [(f["subject"], f["predicate"], f["object"]) for f in facts] == [("grey harbour", "hangs in the", "vant gallery")]
+    assert facts[0]["fact_id"].startswith("f-")  # the source pointer into the index's facts
+    done = graph.invoke(Command(resume={"keep": [0]}), config)
+    assert done["status"] == "answered" and "grey harbour | hangs in the | vant gallery" in llm.prompts[0]
