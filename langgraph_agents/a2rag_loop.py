@@ -425,13 +425,15 @@ class _ToolInput(BaseModel):
     question: str = Field(description="A self-contained question about the indexed documents.")
 
 
-def _tool_output(result: Mapping) -> tuple[str, dict]:
+def _tool_output(result: Mapping, config: dict | None) -> tuple[str, dict]:
     sources = [{k: d.get(k) for k in ("id", "doc_id", "title", "score")} for d in result.get("documents", [])]
     artifact = {"status": result.get("status"), "answer": result.get("answer"), "query": result.get("query"),
                 "sources": sources, "error": result.get("error"), "cost": result.get("cost")}
     if result.get("__interrupt__"):
-        artifact["status"] = "interrupted"
-        return "A2RAG paused for human review of its evidence; resume the graph with Command(resume=...).", artifact
+        thread = (config or {}).get("configurable", {}).get("thread_id")
+        artifact.update(status="interrupted", thread_id=thread)
+        return (f"A2RAG paused for human review of its evidence; resume thread {thread!r} of the graph with "
+                "Command(resume=...).", artifact)
     status = result.get("status")
     if status == "answered":
         cited = "\n".join(f"[{i}] {s['title'] or s['id']} ({s['id']})" for i, s in enumerate(sources, 1))
@@ -448,7 +450,7 @@ def a2rag_tool(graph_or_retriever, llm=None, *, name: str = "a2rag_answer", desc
     Pass a compiled graph from :func:`build_a2rag_graph`, or a retriever plus ``llm`` and any
     ``build_a2rag_graph`` keyword. The tool returns ``(content, artifact)``: the readable text for the
     agent and a dict with status, answer, sources and cost (a ``ToolMessage.artifact``). When the graph
-    has a checkpointer, each call runs in a fresh thread.
+    has a checkpointer, each call runs in a fresh thread (named in the artifact when a review pauses it).
     """
     if isinstance(graph_or_retriever, Pregel):
         if llm is not None or graph_kwargs:
@@ -457,14 +459,16 @@ def a2rag_tool(graph_or_retriever, llm=None, *, name: str = "a2rag_answer", desc
     else:
         graph = build_a2rag_graph(graph_or_retriever, llm, **graph_kwargs)
 
-    def config() -> dict | None:
+    def new_thread() -> dict | None:
         return {"configurable": {"thread_id": f"a2rag-tool-{uuid.uuid4().hex}"}} if graph.checkpointer else None
 
     def run(question: str) -> tuple[str, dict]:
-        return _tool_output(graph.invoke({"question": question}, config()))
+        config = new_thread()
+        return _tool_output(graph.invoke({"question": question}, config), config)
 
     async def arun(question: str) -> tuple[str, dict]:
-        return _tool_output(await graph.ainvoke({"question": question}, config()))
+        config = new_thread()
+        return _tool_output(await graph.ainvoke({"question": question}, config), config)
 
     return StructuredTool.from_function(
         func=run, coroutine=arun, name=name, args_schema=_ToolInput, response_format="content_and_artifact",

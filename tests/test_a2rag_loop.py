@@ -16,6 +16,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 
 from langgraph_agents.a2rag_loop import a2rag_tool, build_a2rag_graph, evidence_facts
 from langgraph_agents.a2rag_validators import parse_yes_no
+from langgraph_agents.llm_adapter import as_text_llm
 from llama_index_graphrag_suite.llm import ScriptedLLM
 
 QUESTION = "Where was Ada Lorne born?"
@@ -142,6 +143,14 @@ def test_verified_on_the_first_round_with_a_cost_record():
     assert cost["prompt_tokens"] > 0 and cost["completion_tokens"] > 0
     # The answer prompt carries the graph fact and the numbered passage.
     assert "Ada Lorne | born in | Marlow" in llm.prompts[0] and "[1] Ada Lorne: Ada Lorne was a painter" in llm.prompts[0]
+
+
+def test_concurrent_runs_keep_separate_cost_records():
+    text_llm = as_text_llm(script(fail={"adequacy": ["no"]}))  # one run of three needs a retry
+    graph = build_a2rag_graph(FakeA2RAGRetriever(), text_llm)
+    outs = graph.batch([{"question": QUESTION}] * 3)
+    assert sorted(o["cost"]["llm_calls"] for o in outs) == [4, 4, 9]  # 4 + (4 + rewrite + 4)
+    assert text_llm.cost.calls == 17  # the wrapper the caller holds keeps the running total
 
 
 def test_langchain_chat_model_drives_the_loop():
@@ -363,6 +372,15 @@ def test_tool_returns_answer_with_sources_and_an_artifact():
     assert a2rag_tool(graph).invoke({"question": QUESTION}).startswith("FAIL: no verified answer (retry budget")
     with pytest.raises(ValueError, match="not both"):
         a2rag_tool(graph, script())
+    # with human review the tool reports the paused thread, which the caller can resume
+    saver = InMemorySaver()
+    reviewed = build_a2rag_graph(retriever, script(), human_review=True, checkpointer=saver)
+    paused = a2rag_tool(reviewed).invoke({"type": "tool_call", "id": "call-2", "name": "a2rag_answer",
+                                          "args": {"question": QUESTION}})
+    thread = paused.artifact["thread_id"]
+    assert paused.artifact["status"] == "interrupted" and thread in paused.content
+    resumed = reviewed.invoke(Command(resume="accept"), {"configurable": {"thread_id": thread}})
+    assert resumed["status"] == "answered"
 
 
 def test_ainvoke_runs_retrieval_off_the_event_loop():
