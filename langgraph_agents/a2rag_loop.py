@@ -14,7 +14,12 @@ verify), the first one included; a rewrite runs only when another round is left.
 one try plus one retry: at most 2 retrieval calls and 1 rewrite. (Algorithm 1's loop
 ``for i ← 0 to I_max`` would allow I_max + 1 rounds; the text's "at most I_max iterations" is what
 we count.) Bounds per run: ``max_iterations`` retrieval calls and at most ``5·max_iterations - 1``
-LLM calls (answer, three checks, rewrite per round); ``token_budget`` can cap tokens as well.
+LLM calls by the loop (answer, three checks, rewrite per round); ``token_budget`` can cap tokens too.
+
+**Cost record** (``state["cost"]``, per run even when runs share the graph): the loop's LLM calls,
+prompt and completion tokens (``as_text_llm`` counting) and failed calls; retrieval rounds; retries
+(rewrites); the stage each round reached and the last one (A2RAGRetriever's ``stage_reached``); the
+gate score; and the LLM calls the retriever reports having made itself (its sufficiency checks).
 
 **Triple-Check** runs the validators in the paper's order (relevance, grounding, adequacy) and stops
 at the first failure: that failure alone picks the rewrite (Eq. 6), so the later checks would be
@@ -27,9 +32,9 @@ question. Empty evidence fails relevance without an LLM call.
 a tool gets an answer it can read. Bad input (no question) raises; a malformed human review
 is asked again with the error in the interrupt's payload.
 
-**Human in the loop** (``human_review=True``; resuming needs a checkpointer): before each answer a ``review``
-node proposes the evidence triples with ``interrupt()``; ``Command(resume=...)`` accepts, rejects or
-edits them (:data:`HUMAN_REVIEW_TEXT`). The paper proposes triples after verification, to update the
+**Human in the loop** (``human_review=True``; resuming needs a checkpointer): before each answer a
+``review`` node proposes the evidence triples with ``interrupt()``; ``Command(resume=...)`` accepts,
+rejects or edits them (:data:`HUMAN_REVIEW_TEXT`). The paper proposes triples after verification, to update the
 graph; proposing them before generation lets the reviewer's edits shape the answer as well.
 
 **Async.** The nodes are sync functions; under ``ainvoke``/``astream`` LangGraph runs sync nodes in
