@@ -43,7 +43,6 @@ an executor thread, so retrieval and blocking LLM clients never stall the event 
 
 from __future__ import annotations
 
-import json
 import math
 import uuid
 from typing import Annotated, Any, Callable, Literal, Mapping, TypedDict
@@ -54,14 +53,12 @@ from langgraph.pregel import Pregel
 from langgraph.types import interrupt
 from pydantic import BaseModel, Field
 
-from langgraph_agents.a2rag_validators import (CHECK_ORDER, MeteredLLM, Validator, default_validators, ledger,
-                                               run_validator)
+from langgraph_agents.a2rag_validators import (CHECK_ORDER, MeteredLLM, Validator, apply_review,
+                                               default_validators, evidence_facts, ledger, parse_rewrite,
+                                               run_validator, split_nodes)
 from llama_index_graphrag_suite.prompts.a2rag_loop import A2RAG_ANSWER_PROMPT, HUMAN_REVIEW_TEXT, REWRITE_PROMPTS
 
-__all__ = ["A2RAGState", "a2rag_tool", "build_a2rag_graph", "evidence_facts"]
-
-MAX_FACTS = 20  # graph facts shown to the LLM and the reviewer per round; keeps prompts bounded
-
+__all__ = ["A2RAGState", "a2rag_tool", "build_a2rag_graph"]
 
 def add_trace(left: list[dict] | None, right: list[dict] | None) -> list[dict]:
     """Append trace entries; the gate's entry opens a new run, so a thread can answer many questions
@@ -103,58 +100,7 @@ def _charged(state: Mapping, spent=None, **fields) -> dict:
     return cost
 
 
-# -- evidence ---------------------------------------------------------------------------------------
-_TRIPLE_KEYS = (("subject", "head"), ("predicate", "relation"), ("object", "tail"))
-_TRIPLE_LISTS = ("triples", "facts")  # only here is a list of three strings a triple (not, say, a path of 3 nodes)
-
-
-def evidence_facts(evidence: Any, limit: int = MAX_FACTS) -> list[dict]:
-    """The (subject, predicate, object) triples anywhere in a retriever's evidence metadata, deduplicated.
-
-    Dicts with subject/predicate/object (or head/relation/tail) keys count, and 3-string lists under a
-    ``triples`` or ``facts`` key. A fact keeps its source pointers (``chunks``, ``fact_id``).
-    """
-    found: dict[tuple[str, str, str], dict] = {}
-
-    def first(d: dict, names: tuple[str, ...]) -> Any:
-        return next((d[n] for n in names if isinstance(d.get(n), str) and d[n].strip()), None)
-
-    def walk(x: Any, key: str) -> None:
-        if len(found) >= limit:
-            return
-        if isinstance(x, dict):
-            spo = tuple(first(x, names) for names in _TRIPLE_KEYS)
-            if all(spo) and spo not in found:
-                found[spo] = {"subject": spo[0], "predicate": spo[1], "object": spo[2],
-                              **{k: x[k] for k in ("fact_id", "chunks", "chunk_id") if k in x}}
-            for k, v in x.items():
-                walk(v, str(k))
-        elif isinstance(x, (list, tuple)):
-            if key in _TRIPLE_LISTS and len(x) == 3 and all(isinstance(v, str) for v in x):
-                found.setdefault(tuple(x), {"subject": x[0], "predicate": x[1], "object": x[2]})
-                return
-            for v in x:
-                walk(v, key)
-
-    walk(evidence, "")
-    return list(found.values())[:limit]
-
-
-def _split_nodes(nodes: list) -> tuple[list[dict], dict]:
-    """Chunk nodes → plain dicts (checkpointable); the evidence node → its metadata (JSON-safe)."""
-    documents, evidence = [], {}
-    for n in nodes:
-        meta = n.node.metadata or {}
-        if meta.get("kind") == "evidence":
-            if not evidence:  # the contract is one evidence node; a second one is ignored
-                evidence = json.loads(json.dumps(meta.get("evidence", {}), default=str))
-            continue
-        documents.append({"id": meta.get("chunk_id", n.node.node_id), "doc_id": meta.get("doc_id"),
-                          "title": meta.get("title") or "", "text": n.node.get_content(),
-                          "score": None if n.score is None else float(n.score)})
-    return documents, evidence
-
-
+# -- prompt blocks ---------------------------------------------------------------------------------
 def _fact_line(f: dict) -> str:
     return f"{f['subject']} | {f['predicate']} | {f['object']}"
 
@@ -171,45 +117,6 @@ def _passages_block(documents: list[dict], clip: int | None = None) -> str:
     lines = [f"[{i}] {d['title'] + ': ' if d['title'] else ''}{d['text'][:clip] if clip else d['text']}"
              for i, d in enumerate(documents, 1)]
     return "\n".join(lines) or "(none)"
-
-
-def _apply_review(proposed: list[dict], decision: Any) -> tuple[list[dict], str]:
-    """The reviewer's decision on the proposed facts (see HUMAN_REVIEW_TEXT); ValueError when malformed."""
-    word = decision.strip().lower() if isinstance(decision, str) else None
-    if decision is None or decision is True or word in ("accept", "approve"):
-        return proposed, "accepted"
-    if decision is False or word == "reject":
-        return [], "rejected"
-    if isinstance(decision, dict) and isinstance(decision.get("keep"), list):
-        keep = decision["keep"]
-        if not all(isinstance(i, int) and 0 <= i < len(proposed) for i in keep):
-            raise ValueError(f"review 'keep' must list fact numbers from 0 to {len(proposed) - 1}, got {keep!r}")
-        return [proposed[i] for i in keep], "subset"
-    if isinstance(decision, list):
-        edited = []
-        for item in decision:
-            if isinstance(item, dict) and all(isinstance(item.get(k), str) for k in ("subject", "predicate", "object")):
-                edited.append({**item, "edited": True})
-            elif isinstance(item, (list, tuple)) and len(item) == 3 and all(isinstance(v, str) for v in item):
-                edited.append({"subject": item[0], "predicate": item[1], "object": item[2], "edited": True})
-            else:
-                raise ValueError(f"a reviewed fact must be [subject, relation, object] or a dict with those keys, "
-                                 f"got {item!r}")
-        return edited, "edited"
-    raise ValueError(f"unrecognised review decision {decision!r}; see HUMAN_REVIEW_TEXT for the accepted forms")
-
-
-def _parse_query(reply: str) -> str | None:
-    """The rewritten query: the first non-empty line, without a 'New query:' label, quotes or markdown."""
-    for line in (reply or "").splitlines():
-        line = line.strip().strip("*`").strip()
-        for label in ("new query:", "query:", "rewritten query:"):
-            if line.lower().startswith(label):
-                line = line[len(label):].strip()
-        line = line.strip("\"'“”`* ")
-        if line:
-            return line if len(line) <= 1000 else None
-    return None
 
 
 # -- the gate ---------------------------------------------------------------------------------------
@@ -282,7 +189,7 @@ class _Loop:
     def retrieve(self, state: A2RAGState) -> dict:
         query, rounds = state["query"], state.get("iteration", 0) + 1
         try:
-            documents, evidence = _split_nodes(self.retriever.retrieve(query))
+            documents, evidence = split_nodes(self.retriever.retrieve(query))
         except Exception as exc:  # noqa: BLE001
             return self._fail(state, "retrieve", f"{type(exc).__name__}: {exc}")
         stage = evidence.get("stage_reached", evidence.get("stage"))
@@ -306,7 +213,7 @@ class _Loop:
         while True:
             decision = interrupt(request)
             try:
-                facts, how = _apply_review(proposed, decision)
+                facts, how = apply_review(proposed, decision)
                 break
             except ValueError as exc:
                 request = {**request, "error": str(exc)}
@@ -373,7 +280,7 @@ class _Loop:
                 reply = self.llm.complete(prompt)
             except Exception as exc:  # noqa: BLE001
                 return self._fail(state, "rewrite", f"{type(exc).__name__}: {exc}", spent)
-        new_query = _parse_query(reply)
+        new_query = parse_rewrite(reply)
         entry = {"node": "rewrite", "type": failure, "from": state["query"], "to": new_query or state["query"]}
         if new_query is None:
             entry["unparseable"] = True  # retry with the same query rather than with junk

@@ -14,8 +14,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 from llama_index.core.schema import NodeWithScore, TextNode
 
-from langgraph_agents.a2rag_loop import a2rag_tool, build_a2rag_graph, evidence_facts
-from langgraph_agents.a2rag_validators import parse_yes_no
+from langgraph_agents.a2rag_loop import a2rag_tool, build_a2rag_graph
+from langgraph_agents.a2rag_validators import evidence_facts, parse_rewrite, parse_yes_no
 from langgraph_agents.llm_adapter import as_text_llm
 from llama_index_graphrag_suite.llm import ScriptedLLM
 
@@ -227,6 +227,12 @@ def test_parse_yes_no():
     assert parse_yes_no("Answer: NO") == (False, "")
     for junk in ("", "   ", "Maybe yes", "I cannot tell", "{}"):
         assert parse_yes_no(junk) == (None, "unparseable")
+
+
+def test_parse_rewrite():
+    assert parse_rewrite('\n**New query:** "Ada Lorne birthplace"\nbecause ...') == "Ada Lorne birthplace"
+    assert parse_rewrite("Rewritten query: Kell Academy founder") == "Kell Academy founder"
+    assert parse_rewrite("  \n ") is None and parse_rewrite("x" * 1001) is None
 
 
 def test_llm_error_ends_in_fail_with_the_error_in_the_trace():
