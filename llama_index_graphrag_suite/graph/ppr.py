@@ -101,3 +101,58 @@ def personalized_pagerank(
     else:
         log.warning("personalized PageRank did not converge to %g in %d iterations", tol, max_iter)
     return x / x.sum()
+
+
+# ---------------------------------------------------------------------- A2RAG Eq. 9-11
+
+
+def binary_adjacency(adjacency: sp.spmatrix | sp.sparray) -> sp.csr_matrix:
+    """A2RAG's ``A ∈ {0,1}^{n×n}``: 1 where any edge joins u and v (parallel edges and weights collapse)."""
+    a = sp.csr_matrix(adjacency, dtype=np.float64, copy=True)
+    a.sum_duplicates()
+    a.eliminate_zeros()
+    a.data[:] = 1.0
+    return a
+
+
+def degree_normalised_personalization(degree: np.ndarray, seeds: np.ndarray,
+                                      weights: np.ndarray | None = None) -> np.ndarray:
+    """A2RAG Eq. 10: ``p0(u) = deg(u)^-1 / Z`` on the seeds, 0 elsewhere, ``Z = Σ_{u∈S} deg(u)^-1``.
+
+    A seed with few edges gets more of the restart mass, so a hub seed cannot flood the walk.
+    ``weights`` (optional, one per seed, non-negative) multiply each seed's ``deg^-1`` before
+    normalising; all ones is the paper's formula. Seeds without edges count as degree 1. Repeated
+    seeds are counted once (the first weight wins).
+    """
+    degree = np.asarray(degree, dtype=np.float64).ravel()
+    seeds = np.asarray(seeds, dtype=np.int64).ravel()
+    if seeds.size == 0:
+        raise ValueError("no seeds to personalise on")
+    if seeds.min() < 0 or seeds.max() >= degree.size:
+        raise ValueError("seed row out of range")
+    w = np.ones(seeds.size) if weights is None else np.asarray(weights, dtype=np.float64).ravel()
+    if w.shape != seeds.shape or not np.all(np.isfinite(w)) or w.min() < 0:
+        raise ValueError("weights must be finite, non-negative and one per seed")
+    seeds, first = np.unique(seeds, return_index=True)
+    w = w[first]
+    p = np.zeros(degree.size)
+    p[seeds] = w / np.maximum(degree[seeds], 1.0)
+    total = p.sum()
+    if total <= 0:
+        raise ValueError("seed weights sum to 0: nothing to personalise on")
+    return p / total
+
+
+def degree_normalised_ppr(transition: Transition, degree: np.ndarray, seeds: np.ndarray, alpha: float = 0.5,
+                          weights: np.ndarray | None = None, tol: float = 1e-7, max_iter: int = 200) -> np.ndarray:
+    """A2RAG Eq. 9-11: the fixed point of ``r = α p0 + (1 - α) Pᵀ r`` with ``p0`` from Eq. 10.
+
+    ``transition`` is :func:`transition_matrix` of :func:`binary_adjacency` (Eq. 9: ``P_uv = A_uv /
+    deg(u)``) and ``degree`` the row sums of that binary matrix. ``alpha`` is the teleport (restart)
+    probability, i.e. ``1 - damping`` of :func:`personalized_pagerank`, which does the iteration
+    (dangling mass returns through ``p0``).
+    """
+    if not 0.0 < alpha <= 1.0:
+        raise ValueError(f"alpha must be in (0, 1], got {alpha}")
+    p0 = degree_normalised_personalization(degree, seeds, weights)
+    return personalized_pagerank(transition, p0, damping=1.0 - alpha, tol=tol, max_iter=max_iter)
