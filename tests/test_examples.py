@@ -59,3 +59,21 @@ def test_router_example_routes_both_ways():
     routed = load("langgraph_router").main(embed="hash")
     assert {m for m, _ in routed} == {"agrag", "hybrid"}
     assert routed[-1][0] == "hybrid" and routed[-1][1] == 1  # the single look-up finds its page
+
+
+def test_a2rag_loop_example_answers_with_a_scripted_server():
+    from llama_index_graphrag_suite.llm import ScriptedLLM
+
+    llm = ScriptedLLM(rules=[(r"yes or no", "yes\nThe evidence supports it.")],
+                      responder=lambda prompt: "The Esk River.")
+    final = load("a2rag_loop").main(llm=llm, embed="hash")
+    assert final["status"] == "answered" and final["answer"] == "The Esk River."
+    assert final["documents"] and final["cost"]["llm_calls"] >= 4  # answer + the three checks
+
+
+def test_a2rag_loop_example_without_a_server_says_what_to_set(monkeypatch):
+    import pytest
+
+    monkeypatch.delenv("GRAPHRAG_LLM_URL", raising=False)
+    with pytest.raises(SystemExit, match="GRAPHRAG_LLM_URL"):
+        load("a2rag_loop").main(embed="hash")
