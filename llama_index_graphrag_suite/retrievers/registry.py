@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .a2rag import A2RAGRetriever
 from .agrag import AGRAGRetriever
 from .baselines import BM25Retriever, DenseRetriever, HybridRetriever
 from .hipporag import HippoRAGRetriever
@@ -15,6 +16,7 @@ METHODS: dict[str, tuple[Callable[..., Any], str]] = {
     "hybrid": (HybridRetriever, "average of min-max dense and BM25 scores (AGRAG Eq. 21)"),
     "hipporag": (HippoRAGRetriever, "HippoRAG 2-style: fact mapping, PPR with passage nodes, passages by PPR"),
     "agrag": (AGRAGRetriever, "AGRAG: MCMI reasoning subgraph (Steiner tree + greedy expansion) + hybrid chunks"),
+    "a2rag": (A2RAGRetriever, "A2RAG: seeds -> 1-hop local -> K-hop bridges -> degree-normalised PPR, escalating until sufficient"),
 }
 
 
