@@ -413,11 +413,11 @@ def a2rag_retriever():
     from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
     from llama_index_graphrag_suite.documents import make_document
     from llama_index_graphrag_suite.embeddings import HashEmbedding
+    from llama_index_graphrag_suite.retrievers.a2rag import A2RAGRetriever
 
-    a2rag = pytest.importorskip("llama_index_graphrag_suite.retrievers.a2rag")
     docs = [make_document(i, text, title) for i, title, text in CORPUS]
     index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=256), config=IndexConfig(entity_threshold=0.3))
-    return a2rag.A2RAGRetriever(index, top_k=3)
+    return A2RAGRetriever(index, top_k=3)
 
 
 def test_real_retriever_gate_abstains_and_answers_with_provenance(a2rag_retriever):
