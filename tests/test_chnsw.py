@@ -1,0 +1,270 @@
+"""C-HNSW (ArchRAG Section 3.1.3, Algorithms 2-3): recall, inter-layer links, persistence, errors."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+
+from llama_index_graphrag_suite.graph.chnsw import (
+    ARRAYS_FILE,
+    META_FILE,
+    CHNSW,
+    CHNSWNotFoundError,
+    CorruptCHNSWError,
+)
+
+SIZES = (2000, 200, 20)  # bottom (entities) → top
+DIM = 32
+
+
+def unit(x: np.ndarray) -> np.ndarray:
+    return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def hierarchy(sizes=SIZES, dim=DIM, seed=0, spread=0.6) -> list[np.ndarray]:
+    """Clustered vectors: each node is a noisy copy of a random node one layer up (top layer uniform)."""
+    rng = np.random.default_rng(seed)
+    layers = [unit(rng.standard_normal((sizes[-1], dim)))]
+    for n in reversed(sizes[:-1]):
+        parents = layers[0][rng.integers(len(layers[0]), size=n)]
+        layers.insert(0, unit(parents + spread * rng.standard_normal((n, dim)) / math.sqrt(dim) * 2))
+    return layers
+
+
+@pytest.fixture(scope="module")
+def layers() -> list[np.ndarray]:
+    return hierarchy()
+
+
+@pytest.fixture(scope="module")
+def index(layers) -> CHNSW:
+    return CHNSW.build(layers, seed=0)
+
+
+@pytest.fixture(scope="module")
+def queries(layers) -> np.ndarray:
+    """Held-out points drawn like the bottom layer (near the data, not on it)."""
+    rng = np.random.default_rng(42)
+    base = layers[0][rng.integers(len(layers[0]), size=100)]
+    return unit(base + 0.5 * rng.standard_normal(base.shape) / math.sqrt(DIM) * 2)
+
+
+def exact_top(vectors: np.ndarray, q: np.ndarray, k: int) -> np.ndarray:
+    return np.argsort(-(vectors @ q), kind="stable")[:k]
+
+
+def recall(found: np.ndarray, true: np.ndarray) -> float:
+    return len(set(found.tolist()) & set(true.tolist())) / len(true)
+
+
+def test_shape_properties(index):
+    assert index.num_layers == 3
+    assert index.layer_sizes == list(SIZES)
+    assert index.dim == DIM
+    assert index.capacity == 32  # 2M with M = 16
+
+
+@pytest.mark.parametrize("k", [1, 5, 10])
+def test_search_layer_recall_at_default_ef(index, layers, queries, k):
+    for layer in range(3):
+        scores = [recall(index.search_layer(q, layer, k)[0], exact_top(layers[layer], q, k)) for q in queries]
+        assert np.mean(scores) >= 0.95, (layer, k, np.mean(scores))
+
+
+def test_search_all_layers_recall_and_matches_per_layer_scores(index, layers, queries):
+    k = 10
+    per_layer = [[] for _ in range(3)]
+    for q in queries:
+        results = index.search_all_layers(q, k)
+        assert len(results) == 3
+        for layer, (ids, sims) in enumerate(results):
+            per_layer[layer].append(recall(ids, exact_top(layers[layer], q, k)))
+            # similarities are the true cosines of the returned rows, best first
+            np.testing.assert_allclose(sims, layers[layer][ids] @ q, atol=1e-5)
+            assert np.all(np.diff(sims) <= 1e-7)
+            assert len(set(ids.tolist())) == len(ids) == k
+    for layer in range(3):
+        assert np.mean(per_layer[layer]) >= 0.95, (layer, np.mean(per_layer[layer]))
+
+
+def test_search_layer_on_bottom_layer_walks_the_graph(index, layers, queries):
+    """The bottom layer (2000 nodes) is searched through links, so it touches far fewer nodes than exact search."""
+    visited = []
+    for q in queries[:20]:
+        index.search_layer(q, 0, 10)
+        marks, gen = index._marks(0)  # the next generation; the last search used gen - 1
+        visited.append(int((marks[:-1] == gen - 1).sum()))
+    assert 0 < np.mean(visited) < 0.5 * SIZES[0]
+
+
+def test_inter_layer_links_are_mostly_true_nearest_neighbours(index, layers):
+    for layer in (1, 2):
+        links = index.inter_layer_links(layer)
+        assert links.shape == (SIZES[layer],) and links.min() >= 0 and links.max() < SIZES[layer - 1]
+        true = np.argmax(layers[layer] @ layers[layer - 1].T, axis=1)
+        assert np.mean(links == true) >= 0.95
+
+
+def test_paper_link_updates_alone_give_every_node_a_link(layers):
+    """Without the refinement pass: Appendix A.2's two cases plus the final check that every node has a link."""
+    index = CHNSW.build(layers[1:], seed=0, refine_links=False)  # two layers: 200 and 20 nodes
+    links = index.inter_layer_links(1)
+    assert links.min() >= 0
+    true = np.argmax(layers[2] @ layers[1].T, axis=1)
+    sims = np.einsum("ij,ij->i", layers[2], layers[1][links])
+    best = np.max(layers[2] @ layers[1].T, axis=1)
+    assert np.mean(links == true) >= 0.5  # greedy descents reach most upper nodes' true neighbour ...
+    assert np.all(sims <= best + 1e-6)  # ... and a link is never better than the true nearest
+
+
+def test_intra_layer_links_respect_capacity(index):
+    for layer, n in enumerate(SIZES):
+        degrees = []
+        for row in range(n):
+            nbrs = index.neighbours(layer, row)
+            assert len(nbrs) <= index.capacity
+            assert row not in nbrs and len(set(nbrs.tolist())) == len(nbrs)
+            assert np.all((0 <= nbrs) & (nbrs < n))
+            degrees.append(len(nbrs))
+        assert min(degrees) >= 1  # every node is reachable from somewhere
+        assert np.mean(degrees) >= 8
+
+
+def test_hand_computed_circle():
+    """Unit vectors on a circle: inter-layer links and search results are checkable by hand."""
+    def at(*deg):
+        return np.array([[math.cos(math.radians(d)), math.sin(math.radians(d))] for d in deg], np.float32)
+
+    bottom = at(0, 90, 180, 270)
+    top = at(10, 200)
+    index = CHNSW.build([bottom, top], M=2)
+    assert index.inter_layer_links(1).tolist() == [0, 2]  # 10° → 0°, 200° → 180°
+    ids, sims = index.search_layer(at(80)[0], 0, k=2)
+    assert ids.tolist() == [1, 0]  # 90° (10° away), then 0° (80° away)
+    np.testing.assert_allclose(sims, [math.cos(math.radians(10)), math.cos(math.radians(80))], atol=1e-6)
+    all_layers = index.search_all_layers(at(190)[0], k=1)
+    assert [r[0].tolist() for r in all_layers] == [[2], [1]]  # 180° below, 200° on top
+
+
+def test_single_node_layer_and_k_larger_than_layer():
+    rng = np.random.default_rng(3)
+    bottom = unit(rng.standard_normal((5, 8)))
+    top = unit(rng.standard_normal((1, 8)))
+    index = CHNSW.build([bottom, top])
+    assert index.inter_layer_links(1).tolist() == [int(np.argmax(bottom @ top[0]))]
+    q = unit(rng.standard_normal(8))
+    ids, sims = index.search_layer(q, 1, k=3)
+    assert ids.tolist() == [0] and sims.shape == (1,)
+    ids, sims = index.search_layer(q, 0, k=50)
+    assert ids.tolist() == exact_top(bottom, q, 5).tolist()
+    results = index.search_all_layers(q, k=10)
+    assert [len(r[0]) for r in results] == [5, 1]
+    assert CHNSW.build([top]).search_layer(q, 0, k=1)[0].tolist() == [0]  # one layer, one node
+
+
+def test_unnormalised_input_is_normalised():
+    rng = np.random.default_rng(5)
+    raw = rng.standard_normal((50, 6)).astype(np.float32) * 7
+    index = CHNSW.build([raw])
+    q = rng.standard_normal(6) * 3
+    ids, sims = index.search_layer(q, 0, k=3)
+    assert ids.tolist() == exact_top(unit(raw), unit(q), 3).tolist()
+    assert np.all(sims <= 1 + 1e-6)
+
+
+def test_deterministic_with_seed(layers):
+    small = [layers[1], layers[2]]
+    a, b = CHNSW.build(small, seed=7), CHNSW.build(small, seed=7)
+    c = CHNSW.build(small, seed=8)
+    for layer in range(2):
+        np.testing.assert_array_equal(a._links[layer], b._links[layer])
+    np.testing.assert_array_equal(a.inter_layer_links(1), b.inter_layer_links(1))
+    assert any(not np.array_equal(a._links[l], c._links[l]) for l in range(2))
+
+
+def test_concurrent_searches_match_sequential(index, queries):
+    expected = [index.search_all_layers(q, 5) for q in queries[:40]]
+    got: dict[int, list] = {}
+
+    def work(offset: int) -> None:
+        for i in range(offset, 40, 4):
+            got[i] = index.search_all_layers(queries[i], 5)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i, result in enumerate(expected):
+        for (ids_a, sims_a), (ids_b, sims_b) in zip(result, got[i]):
+            np.testing.assert_array_equal(ids_a, ids_b)
+
+
+def test_save_load_round_trip(index, queries, tmp_path):
+    index.save(tmp_path / "chnsw")
+    assert sorted(p.name for p in (tmp_path / "chnsw").iterdir()) == sorted([ARRAYS_FILE, META_FILE])
+    loaded = CHNSW.load(tmp_path / "chnsw")
+    assert loaded.layer_sizes == index.layer_sizes and loaded.dim == index.dim and loaded.M == index.M
+    for q in queries[:30]:
+        for (ids_a, sims_a), (ids_b, sims_b) in zip(index.search_all_layers(q, 5), loaded.search_all_layers(q, 5)):
+            np.testing.assert_array_equal(ids_a, ids_b)
+            np.testing.assert_array_equal(sims_a, sims_b)
+        np.testing.assert_array_equal(index.search_layer(q, 1, 7)[0], loaded.search_layer(q, 1, 7)[0])
+    index.save(tmp_path / "chnsw")  # overwriting in place works too
+    assert CHNSW.load(tmp_path / "chnsw").layer_sizes == index.layer_sizes
+
+
+def test_load_errors(index, tmp_path):
+    with pytest.raises(CHNSWNotFoundError, match="missing"):
+        CHNSW.load(tmp_path / "nothing")
+    folder = tmp_path / "idx"
+    index.save(folder)
+    arrays = (folder / ARRAYS_FILE).read_bytes()
+    (folder / ARRAYS_FILE).write_bytes(arrays[:-100] + b"x" * 100)
+    with pytest.raises(CorruptCHNSWError, match="checksum"):
+        CHNSW.load(folder)
+    index.save(folder)
+    (folder / META_FILE).write_text("{not json")
+    with pytest.raises(CorruptCHNSWError, match="JSON"):
+        CHNSW.load(folder)
+    index.save(folder)
+    (folder / ARRAYS_FILE).unlink()
+    with pytest.raises(CHNSWNotFoundError, match=ARRAYS_FILE):
+        CHNSW.load(folder)
+
+
+def test_build_errors():
+    good = np.ones((3, 4), np.float32)
+    with pytest.raises(ValueError, match="non-empty list"):
+        CHNSW.build([])
+    with pytest.raises(ValueError, match="layer 1 is empty"):
+        CHNSW.build([good, np.zeros((0, 4), np.float32)])
+    with pytest.raises(ValueError, match="dimension 5 differs"):
+        CHNSW.build([good, np.ones((2, 5), np.float32)])
+    with pytest.raises(ValueError, match="2-D"):
+        CHNSW.build([np.ones(4, np.float32)])
+    with pytest.raises(ValueError, match="NaN"):
+        CHNSW.build([np.array([[1.0, np.nan]], np.float32)])
+    with pytest.raises(ValueError, match="M must be"):
+        CHNSW.build([good], M=0)
+    with pytest.raises(ValueError, match="neighbour_rule"):
+        CHNSW.build([good], neighbour_rule="random")
+
+
+def test_search_errors(index):
+    q = np.ones(DIM, np.float32)
+    with pytest.raises(ValueError, match="dimension 32"):
+        index.search_layer(np.ones(DIM + 1), 0, 5)
+    with pytest.raises(ValueError, match="layer must be"):
+        index.search_layer(q, 3, 5)
+    with pytest.raises(ValueError, match="k must be"):
+        index.search_all_layers(q, 0)
+    with pytest.raises(ValueError, match="ef must be"):
+        index.search_layer(q, 0, 5, ef=0)
+    with pytest.raises(ValueError, match="NaN"):
+        index.search_layer(np.full(DIM, np.nan), 0, 5)
+    with pytest.raises(ValueError, match="no inter-layer links"):
+        index.inter_layer_links(0)
