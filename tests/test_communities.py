@@ -124,7 +124,7 @@ def test_build_hierarchy_layers_and_stop_rule():
     # A second layer when allowed: the 4 communities cluster further; the custom vector callback is used.
     calls = []
 
-    def vecs(layer, membership, below):
+    def vecs(layer, membership, below, graph):
         calls.append(layer)
         out = np.zeros((membership.max() + 1, below.shape[1]), np.float32)
         out[:, 0] = 1.0

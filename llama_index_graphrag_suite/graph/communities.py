@@ -10,7 +10,9 @@ Choices (the paper leaves them open):
 * **Leiden objective**: ``leidenalg.RBConfigurationVertexPartition`` (modularity with a resolution
   parameter, weighted), the objective graspologic's ``hierarchical_leiden`` uses in the authors' code;
   ``objective="cpm"`` selects the Constant Potts Model instead (its resolution is a density threshold
-  in weight units, so it needs tuning per graph). Seeded (``seed``) so results repeat.
+  in weight units, so it needs tuning per graph). Seeded (``seed``) so results repeat. Two passes of
+  the Leiden iteration per call (leidenalg's default): iterating to convergence found 33 instead of 31
+  top-level communities on the 2wiki index at 5x the time (69 s vs 13 s).
 * **Max cluster size**: as graspologic's ``hierarchical_leiden`` (``max_cluster_size=15`` in the
   authors' code), a community larger than the cap is re-clustered with Leiden on its own induced
   subgraph, recursively, and its pieces replace it. When Leiden keeps a piece whole (a dense blob), it
@@ -35,7 +37,7 @@ from .knn_augment import AugmentedGraph, knn_augment, unique_pairs
 
 __all__ = [
     "HierarchyParams", "CommunityLayer", "leiden_membership", "next_layer_edges", "build_hierarchy",
-    "calinski_harabasz", "member_centroid_cosine", "centroids",
+    "calinski_harabasz", "member_centroid_cosine", "centroids", "internal_strength",
 ]
 
 
@@ -92,10 +94,26 @@ def _leiden(n: int, src, dst, weight, resolution: float, objective: str, seed: i
 
     graph = ig.Graph(n=n, edges=np.c_[src, dst].tolist(), directed=False)
     part = leidenalg.find_partition(
-        graph, _partition_type(objective), weights=list(map(float, weight)), n_iterations=-1,
+        graph, _partition_type(objective), weights=list(map(float, weight)), n_iterations=2,
         seed=seed, resolution_parameter=resolution,
     )
     return np.asarray(part.membership, np.int64)
+
+
+def _groups(labels: np.ndarray) -> list[np.ndarray]:
+    """Rows of each label, labels in increasing order."""
+    order = np.argsort(labels, kind="stable")
+    cuts = np.flatnonzero(np.diff(labels[order])) + 1
+    return np.split(order, cuts) if labels.size else []
+
+
+def _internal_edges(members: np.ndarray, labels: np.ndarray, src, dst, weight):
+    """Edges with both ends in ``members`` (all of one label), renumbered to positions in ``members``."""
+    label = labels[members[0]]
+    inside = (labels[src] == label) & (labels[dst] == label)
+    local = np.full(labels.size, -1, np.int64)
+    local[members] = np.arange(members.size)
+    return local[src[inside]], local[dst[inside]], weight[inside]
 
 
 def _cut_in_traversal_order(n: int, src, dst, size: int) -> np.ndarray:
@@ -134,28 +152,25 @@ def leiden_membership(n: int, src, dst, weight, resolution: float = 1.0, objecti
     if np.any(weight < 0):
         raise ValueError("Leiden needs non-negative edge weights")
     labels = _leiden(n, src, dst, weight, resolution, objective, seed)
+    # Each oversize community is split on its own induced subgraph (its internal edges, local rows).
+    pending = [(members, *_internal_edges(members, labels, src, dst, weight))
+               for members in _groups(labels) if members.size > max_cluster_size]
     next_label = int(labels.max()) + 1 if n else 0
-    pending = [c for c in np.unique(labels) if np.count_nonzero(labels == c) > max_cluster_size]
     while pending:
-        c = pending.pop()
-        members = np.flatnonzero(labels == c)
-        local = np.full(n, -1, np.int64)
-        local[members] = np.arange(members.size)
-        inside = (local[src] >= 0) & (local[dst] >= 0)
-        s, d, w = local[src[inside]], local[dst[inside]], weight[inside]
+        members, s, d, w = pending.pop()
         sub = _leiden(members.size, s, d, w, resolution, objective, seed)
         for boost in (2.0, 4.0, 8.0):  # Leiden keeps it whole: ask for smaller communities
-            if np.unique(sub).size > 1:
+            if sub.max() > 0:
                 break
             sub = _leiden(members.size, s, d, w, resolution * boost, objective, seed)
-        if np.unique(sub).size == 1:
+        if sub.max() == 0:
             sub = _cut_in_traversal_order(members.size, s, d, max_cluster_size)
-        for piece in np.unique(sub)[1:]:  # piece 0 keeps the old label
-            labels[members[sub == piece]] = next_label
+        for piece in _groups(sub):
+            labels[members[piece]] = next_label
             next_label += 1
-        for label in np.unique(labels[members]):
-            if np.count_nonzero(labels == label) > max_cluster_size:
-                pending.append(label)
+            if piece.size > max_cluster_size:
+                ps, pd, pw = _internal_edges(piece, sub, s, d, w)
+                pending.append((members[piece], ps, pd, pw))
     return _relabel(labels)
 
 
@@ -188,17 +203,17 @@ def build_hierarchy(
     src: np.ndarray,
     dst: np.ndarray,
     params: HierarchyParams | None = None,
-    community_vectors: Callable[[int, np.ndarray, np.ndarray], np.ndarray] | None = None,
+    community_vectors: Callable[[int, np.ndarray, np.ndarray, AugmentedGraph], np.ndarray] | None = None,
 ) -> list[CommunityLayer]:
     """Algorithm 1: the community layers above the bottom graph (entities), lowest first.
 
     ``vectors``: the bottom nodes' attribute embeddings; ``src``/``dst``: the bottom graph's edges.
-    ``community_vectors(layer, membership, member_vectors)`` returns one vector per new community
-    (layer numbers start at 1); it is where the caller summarises the communities and embeds the
-    summaries. Default: the normalised centroid of the members.
+    ``community_vectors(layer, membership, member_vectors, graph)`` returns one vector per new community
+    (layer numbers start at 1; ``graph`` is the clustered graph, for centrality); it is where the caller
+    summarises the communities and embeds the summaries. Default: the normalised centroid of the members.
     """
     params = params or HierarchyParams()
-    community_vectors = community_vectors or (lambda layer, membership, below: centroids(below, membership))
+    community_vectors = community_vectors or (lambda layer, membership, below, graph: centroids(below, membership))
     x = np.asarray(vectors, np.float32)
     src, dst = unique_pairs(src, dst, x.shape[0])
     layers: list[CommunityLayer] = []
@@ -210,7 +225,7 @@ def build_hierarchy(
         count = int(membership.max()) + 1
         if count >= x.shape[0]:  # no two nodes merged: another layer would repeat this one
             break
-        vecs = np.asarray(community_vectors(len(layers) + 1, membership, x), np.float32)
+        vecs = np.asarray(community_vectors(len(layers) + 1, membership, x, graph), np.float32)
         if vecs.shape != (count, x.shape[1]):
             raise ValueError(f"community_vectors returned {vecs.shape}, expected {(count, x.shape[1])}")
         # The next layer links communities through every clustered edge (KG links and KNN links alike).
@@ -244,6 +259,15 @@ def calinski_harabasz(features: np.ndarray, labels: np.ndarray) -> float:
     if within == 0.0:
         return float("inf")
     return (between / (k - 1)) / (within / (n - k))
+
+
+def internal_strength(membership: np.ndarray, graph: AugmentedGraph) -> np.ndarray:
+    """Each node's weighted degree counting only edges inside its own community (its centrality there)."""
+    inside = membership[graph.src] == membership[graph.dst]
+    strength = np.zeros(membership.size)
+    np.add.at(strength, graph.src[inside], graph.weight[inside])
+    np.add.at(strength, graph.dst[inside], graph.weight[inside])
+    return strength
 
 
 def member_centroid_cosine(features: np.ndarray, labels: np.ndarray, min_size: int = 2) -> float:
