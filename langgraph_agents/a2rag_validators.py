@@ -165,6 +165,7 @@ def run_validator(validator: Validator, question: str, answer: str,
 
 # -- evidence, replies and reviews ------------------------------------------------------------------
 _TRIPLE_KEYS = (("subject", "head"), ("predicate", "relation"), ("object", "tail"))
+_SUBJECT_NAMES = frozenset(_TRIPLE_KEYS[0])
 _TRIPLE_LISTS = ("triples", "facts")  # only under these keys is a 3-string list a triple (not a 3-node path)
 
 
@@ -175,26 +176,30 @@ def evidence_facts(evidence: Any, limit: int = MAX_FACTS) -> list[dict]:
     ``triples`` or ``facts`` key. A fact keeps its source pointers (``chunks``, ``fact_id``).
     """
     found: dict[tuple[str, str, str], dict] = {}
+    if not isinstance(evidence, (dict, list, tuple)):
+        return []
 
     def first(d: dict, names: tuple[str, ...]) -> Any:
         return next((d[n] for n in names if isinstance(d.get(n), str) and d[n].strip()), None)
 
-    def walk(x: Any, key: str) -> None:
+    def walk(x: Any, key: str) -> None:  # only containers are visited: evidence can hold thousands of scalars
         if len(found) >= limit:
             return
         if isinstance(x, dict):
-            spo = tuple(first(x, names) for names in _TRIPLE_KEYS)
-            if all(spo) and spo not in found:
-                found[spo] = {"subject": spo[0], "predicate": spo[1], "object": spo[2],
-                              **{k: x[k] for k in ("fact_id", "chunks", "chunk_id") if k in x}}
+            if not _SUBJECT_NAMES.isdisjoint(x):
+                spo = tuple(first(x, names) for names in _TRIPLE_KEYS)
+                if all(spo) and spo not in found:
+                    found[spo] = {"subject": spo[0], "predicate": spo[1], "object": spo[2],
+                                  **{k: x[k] for k in ("fact_id", "chunks", "chunk_id") if k in x}}
             for k, v in x.items():
-                walk(v, str(k))
-        elif isinstance(x, (list, tuple)):
-            if key in _TRIPLE_LISTS and len(x) == 3 and all(isinstance(v, str) for v in x):
-                found.setdefault(tuple(x), {"subject": x[0], "predicate": x[1], "object": x[2]})
-                return
+                if isinstance(v, (dict, list, tuple)):
+                    walk(v, str(k))
+        elif key in _TRIPLE_LISTS and len(x) == 3 and all(isinstance(v, str) for v in x):
+            found.setdefault(tuple(x), {"subject": x[0], "predicate": x[1], "object": x[2]})
+        else:
             for v in x:
-                walk(v, key)
+                if isinstance(v, (dict, list, tuple)):
+                    walk(v, key)
 
     walk(evidence, "")
     return list(found.values())[:limit]
