@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 import threading
 
@@ -13,6 +14,7 @@ from llama_index_graphrag_suite.graph.chnsw import (
     META_FILE,
     CHNSW,
     EXACT_LAYER_SIZE,
+    EXPAND_BATCH,
     CHNSWNotFoundError,
     CorruptCHNSWError,
 )
@@ -103,6 +105,41 @@ def test_small_layers_are_scored_exactly_by_default(index, layers, queries):
             assert index.search_layer(q, 0, 3)[0].tolist() == exact_top(layers[0], q, 3).tolist()
     finally:
         index.exact_layer_size = 0
+
+
+def textbook_search_layer(index: CHNSW, q: np.ndarray, entry: int, layer: int, ef: int) -> list[int]:
+    """HNSW's SEARCH-LAYER (Malkov & Yashunin, Algorithm 2) with a candidate heap, for comparison."""
+    vecs = index._vectors[layer]
+    visited = {entry}
+    sim = float(vecs[entry] @ q)
+    candidates, found = [(-sim, entry)], [(sim, entry)]
+    while candidates:
+        neg, c = heapq.heappop(candidates)
+        if -neg < found[0][0]:
+            break
+        for e in index.neighbours(layer, c).tolist():
+            if e in visited:
+                continue
+            visited.add(e)
+            s = float(vecs[e] @ q)
+            if len(found) < ef or s > found[0][0]:
+                heapq.heappush(candidates, (-s, e))
+                heapq.heappush(found, (s, e))
+                if len(found) > ef:
+                    heapq.heappop(found)
+    return [n for _, n in sorted(found, reverse=True)]
+
+
+@pytest.mark.parametrize("layer", [0, 1])
+def test_batch_of_one_is_the_textbook_search_layer(index, queries, layer):
+    index.expand_batch = 1
+    try:
+        for i, q in enumerate(queries[:25]):
+            entry = (37 * i) % SIZES[layer]
+            _, ids = index._best_first(q, [entry], layer, ef=20)
+            assert ids.tolist() == textbook_search_layer(index, q, entry, layer, ef=20)
+    finally:
+        index.expand_batch = EXPAND_BATCH
 
 
 def test_search_layer_on_bottom_layer_walks_the_graph(index, layers, queries):

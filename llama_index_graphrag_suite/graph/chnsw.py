@@ -17,7 +17,7 @@ expanded (equivalent to HNSW's "nearest candidate farther than the farthest of `
 every layer's top ``k`` in one descent, entering each layer through the inter-layer link of the best
 result on the layer above.
 
-Two speed measures for a pure-numpy walk, both documented where they act: up to ``EXPAND_BATCH`` (8)
+Two speed measures for a pure-numpy walk, both documented where they act: up to ``EXPAND_BATCH`` (16)
 nearest unexpanded nodes are expanded together, so one gather and one matrix-vector product score all
 their new neighbours (a batch of 1 is the textbook procedure; recall is the same or slightly higher);
 and at query time a layer of at most ``exact_layer_size`` (2048) nodes is scored exactly, because one
@@ -74,8 +74,8 @@ NEIGHBOUR_RULES = ("heuristic", "nearest")
 # benchmarks/chnsw_bench.py), so below this size exact search is both faster and exact.
 EXACT_LAYER_SIZE = 2048
 # Candidates expanded together in the best-first search (see CHNSW._best_first).
-EXPAND_BATCH = 8
-_POSITIONS = np.arange(1 << 16, dtype=np.intp)  # 0..n scratch for de-duplication (EXPAND_BATCH * 2M ≤ this)
+EXPAND_BATCH = 16
+_POSITIONS = np.arange(1 << 14, dtype=np.intp)  # 0, 1, 2, ... for de-duplication (see _best_first)
 
 
 class CHNSWNotFoundError(FileNotFoundError):
@@ -363,7 +363,7 @@ class CHNSW:
             if row.size == 0:
                 continue
             if todo.size > 1:  # expanded nodes may share a neighbour: keep one copy (last write wins)
-                pos = _POSITIONS[: row.size]
+                pos = _POSITIONS[: row.size] if row.size <= _POSITIONS.size else np.arange(row.size)
                 slots[row] = pos
                 row = row[slots[row] == pos]
             marks[row] = gen
@@ -525,7 +525,7 @@ class CHNSW:
             raise CorruptCHNSWError(f"corrupt C-HNSW index in {folder}: entry node out of range")
         index = cls(vectors, links, down, entry, M, ef_construction, seed, rule)
         index.exact_layer_size = int(meta.get("exact_layer_size", EXACT_LAYER_SIZE))
-        index.expand_batch = min(max(1, int(meta.get("expand_batch", EXPAND_BATCH))), 16)
+        index.expand_batch = max(1, int(meta.get("expand_batch", EXPAND_BATCH)))
         return index
 
 
