@@ -239,7 +239,7 @@ class CHNSW:
             row = row[row >= 0]
             if row.size == 0:
                 return node
-            sims = vecs[row] @ query
+            sims = np.take(vecs, row, axis=0) @ query
             i = int(sims.argmax())
             if sims[i] <= best:
                 return node
@@ -367,7 +367,7 @@ class CHNSW:
                 slots[row] = pos
                 row = row[slots[row] == pos]
             marks[row] = gen
-            new = vecs[row] @ query  # all new neighbours scored in one product
+            new = np.take(vecs, row, axis=0) @ query  # all new neighbours scored in one product
             if ids.size >= ef:
                 better = new > sims.min()
                 if not better.all():
