@@ -35,10 +35,11 @@ query procedure above with ``ef = ef_construction``:
 * the ``ef_construction`` nearest nodes found on layer ``l`` are the candidates for ``x``'s intra-layer
   links. ``x`` keeps up to ``M`` of them chosen with HNSW's neighbour-selection heuristic (Malkov &
   Yashunin 2018, Algorithm 4; the authors' C++ ``shrink_neighbor_list`` does the same): walking the
-  candidates nearest first, keep one if it is closer to ``x`` than to every neighbour kept so far. Plain
-  "M nearest" links (Eq. 1 read literally) strand clusters as islands the greedy search cannot leave;
-  the heuristic keeps the nearest neighbour always and adds links that bridge clusters.
-  ``neighbour_rule="nearest"`` gives the literal rule for comparison.
+  candidates nearest first, keep one if it is closer to ``x`` than to every neighbour kept so far. It
+  always keeps the nearest neighbour and spends the other links on different directions, which keeps
+  clustered data navigable (plain "M nearest" links, Eq. 1 read literally, can leave tight clusters
+  linked only among themselves; Malkov & Yashunin, Section 4). ``neighbour_rule="nearest"`` gives the
+  literal rule for comparison.
 * links are undirected: ``x`` is added to each chosen neighbour's list. **Capacity rule:** a node holds
   at most ``2 * M`` links (HNSW's layer-0 capacity, used on every layer here because every C-HNSW layer is
   a query layer, not just a routing layer); when a list overflows, it is re-selected from its old links
