@@ -1,0 +1,215 @@
+"""ArchRAG (Wang et al., 2025): hierarchical search over attributed communities, as a LlamaIndex retriever.
+
+Per query (paper Section 3.2.1):
+
+1. The query vector searches **every** layer of the C-HNSW (entities, then each community layer) for its
+   top ``k_per_layer`` (5) items, in one descent from the top layer (Algorithm 2). The authors' code
+   searches only layers 0 and 1 by default; the paper searches all, and so does this retriever.
+2. At the bottom layer, the relations among the retrieved entities (KG facts whose two ends were both
+   retrieved), scored by the cosine of their sentence with the query, at most ``max_relations`` (10).
+3. Chunks for recall: every retrieved item maps to chunks: an entity to the chunks that contain it, a
+   relation to the chunks that state it, a community to the chunks of all entities under it. A chunk
+   scores its **best item score** (the item's cosine with the query); chunks are ranked by that score,
+   ties (all chunks of one item) by the chunk's own cosine with the query; the top ``top_k`` are
+   returned, then ONE evidence node listing layer -> items with scores (community ids, titles,
+   summaries, entities, relations), which is also what adaptive filtering (``langgraph_agents.archrag_filter``)
+   reads through :meth:`ArchRAGRetriever.retrieve_items`.
+
+The hierarchy (:class:`ArchRAGHierarchy`) is built on first use and cached on the index per snapshot
+(``index.cached``); pass ``hierarchy=`` to use a saved one. With ``llm=`` the community summaries are
+written by the LLM (index-time cost in ``hierarchy.cost``); without, they are extractive.
+
+Variants: ``no_knn`` (hierarchy clustered without KNN augmentation, the paper's ablation),
+``entities_only`` (bottom layer only: entities and their relations), ``two_layers`` (layers 0 and 1, what
+the authors' code searches by default).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
+from ..graph.snapshot import RELATION
+from .archrag_hierarchy import ArchRAGConfig, ArchRAGHierarchy
+from .base import GraphIndexRetriever, chunk_node, evidence_node
+
+log = logging.getLogger(__name__)
+VARIANTS = ("no_knn", "entities_only", "two_layers")
+
+__all__ = ["ArchRAGRetriever", "ArchRAGConfig", "ArchRAGHierarchy", "VARIANTS"]
+
+
+class ArchRAGRetriever(GraphIndexRetriever):
+    method = "archrag"
+
+    def __init__(
+        self,
+        index,
+        top_k: int = 5,
+        k_per_layer: int | None = None,
+        variant: str | None = None,
+        llm=None,
+        hierarchy: ArchRAGHierarchy | None = None,
+        config: ArchRAGConfig | None = None,
+        ef: int | None = None,
+        max_relations: int = 10,
+        callback_manager=None,
+        verbose: bool = False,
+    ):
+        if variant is not None and variant not in VARIANTS:
+            raise ValueError(f"unknown ArchRAG variant {variant!r}; choose from {', '.join(VARIANTS)}")
+        if variant == "no_knn" and hierarchy is not None and hierarchy.config.augment:
+            raise ValueError("variant 'no_knn' needs a hierarchy built with augment=False (or none, to build one)")
+        config = config or (hierarchy.config if hierarchy is not None else ArchRAGConfig())
+        if variant == "no_knn":
+            config = replace(config, augment=False)
+        self.config = config
+        self.k_per_layer = k_per_layer or config.k_per_layer
+        self.ef = ef or config.ef
+        if self.k_per_layer < 1 or self.ef < 1 or max_relations < 0:
+            raise ValueError("k_per_layer and ef must be at least 1, max_relations at least 0")
+        self.variant, self.llm, self.max_relations = variant, llm, max_relations
+        self._hierarchy = hierarchy
+        super().__init__(index, top_k=top_k, callback_manager=callback_manager, verbose=verbose)
+
+    @property
+    def hierarchy(self) -> ArchRAGHierarchy:
+        if self._hierarchy is not None:
+            return self._hierarchy
+        cfg = self.config
+        key = f"archrag:{'llm' if self.llm is not None else 'extractive'}:{sorted(vars(cfg).items())}"
+        return self.index.cached(key, lambda: ArchRAGHierarchy.build(self.index, cfg, self.llm))
+
+    # ------------------------------------------------------------------ search
+
+    def search(self, query_vec: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Hierarchical search: (rows, cosines) per layer searched, index = layer."""
+        h = self.hierarchy
+        if self.variant == "entities_only" or h.num_layers == 1:
+            return [h.chnsw.search_layer(query_vec, 0, self.k_per_layer, ef=self.ef)]
+        results = h.chnsw.search_all_layers(query_vec, self.k_per_layer, ef=self.ef)
+        return results[:2] if self.variant == "two_layers" else results
+
+    def relations_among(self, entity_rows: np.ndarray, query_vec: np.ndarray) -> list[tuple[str, float]]:
+        """Facts linking two retrieved entities, best sentence cosine first (at most ``max_relations``)."""
+        index, h = self.index, self.hierarchy
+        snap = index.snapshot
+        keys = [h.entity_ids[r] for r in entity_rows.tolist()]
+        rows = {snap.row(k) for k in keys if snap.has(k)}
+        found: dict[str, None] = {}
+        for r in sorted(rows):
+            nbrs, edges = snap.neighbours_of(r)
+            for other, e in zip(nbrs.tolist(), edges.tolist()):
+                if other in rows and other != r and snap.edge_kind[e] == RELATION:
+                    found[index.fact_ids[snap.edge_fact[e]]] = None
+        if not found or self.max_relations == 0:
+            return []
+        positions = index.cached("archrag.fact_positions", lambda: {f: i for i, f in enumerate(index.fact_ids)})
+        text_rows = [int(index.fact_text_rows[positions[f]]) for f in found]
+        vecs = np.vstack([index.fact_vectors.index.reconstruct(r) for r in text_rows])
+        sims = vecs @ query_vec
+        order = sorted(range(len(found)), key=lambda i: (-sims[i], i))
+        facts = list(found)
+        return [(facts[i], float(sims[i])) for i in order[: self.max_relations]]
+
+    def retrieve_items(self, query: str | QueryBundle) -> list[dict[str, Any]]:
+        """Every retrieved item (entities, relations, communities of every layer) with its score.
+
+        Each item: ``{"id", "kind" ("entity" | "relation" | "community"), "layer", "score", "title",
+        "content", "chunks"}``; ``chunks`` are positions in ``index.chunk_order``. Best first per layer.
+        """
+        bundle = query if isinstance(query, QueryBundle) else QueryBundle(query_str=query)
+        return self._items(self.query_vector(bundle))
+
+    def _items(self, q: np.ndarray) -> list[dict[str, Any]]:
+        h, index = self.hierarchy, self.index
+        entity_chunks, community_chunks = h.chunk_maps(index)
+        position = index.cached("archrag.chunk_positions", lambda: {c: i for i, c in enumerate(index.chunk_order)})
+        items: list[dict[str, Any]] = []
+        for layer, (rows, sims) in enumerate(self.search(q)):
+            for row, sim in zip(rows.tolist(), sims.tolist()):
+                if layer == 0:
+                    key = h.entity_ids[row]
+                    rec = index.entities[key]
+                    items.append({"id": key, "kind": "entity", "layer": 0, "score": float(sim), "title": rec.surface,
+                                  "content": self._entity_text(key),
+                                  "chunks": entity_chunks[row].indices.tolist()})
+                else:
+                    items.append({"id": f"L{layer}-C{row}", "kind": "community", "layer": layer, "score": float(sim),
+                                  "title": h.titles[layer - 1][row], "content": h.summaries[layer - 1][row],
+                                  "size": int(np.count_nonzero(h.entity_community[layer - 1] == row)),
+                                  "chunks": community_chunks[layer - 1][row].indices.tolist()})
+            if layer == 0:
+                for fid, sim in self.relations_among(rows, q):
+                    f = index.facts[fid]
+                    items.append({"id": fid, "kind": "relation", "layer": 0, "score": sim,
+                                  "title": f"{f.subject} | {f.predicate} | {f.object}", "content": f.text,
+                                  "chunks": sorted(position[c] for c in f.chunks if c in position)})
+        return items
+
+    def _entity_text(self, key: str, sentences: int = 3) -> str:
+        """The entity's name and a few sentences it takes part in (its attribute text)."""
+        index = self.index
+        rec = index.entities[key]
+        texts: dict[str, None] = {}
+        for cid in sorted(rec.chunks):
+            for sentence in _sentences_with(index.chunks[cid].text, rec.surface):
+                texts[sentence] = None
+                if len(texts) >= sentences:
+                    break
+            if len(texts) >= sentences:
+                break
+        return f"{rec.surface}: " + " ".join(texts) if texts else rec.surface
+
+    # ------------------------------------------------------------------ retrieval
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        index = self.index
+        q = self.query_vector(query_bundle)
+        items = self._items(q)
+        dense = index.chunk_dense_scores(q)
+        best = np.full(len(index.chunk_order), -np.inf)
+        best_item = np.full(len(index.chunk_order), -1)
+        for i, item in enumerate(items):
+            cols = np.asarray(item["chunks"], np.int64)
+            if cols.size:
+                better = item["score"] > best[cols]
+                best[cols[better]] = item["score"]
+                best_item[cols[better]] = i
+        candidates = np.flatnonzero(np.isfinite(best))
+        ranked = candidates[np.lexsort((candidates, -dense[candidates], -best[candidates]))][: self.top_k]
+        order = index.chunk_order
+        nodes = [chunk_node(index, order[c], best[c], self.method, archrag_item=items[best_item[c]]["id"],
+                            archrag_layer=items[best_item[c]]["layer"]) for c in ranked.tolist()]
+        return nodes + [self._evidence(items, [order[c] for c in ranked.tolist()])]
+
+    def _evidence(self, items: list[dict], chunks: list[str]) -> NodeWithScore:
+        h = self.hierarchy
+        layers: dict[int, list[dict]] = {}
+        for item in items:
+            layers.setdefault(item["layer"], []).append(
+                {k: (round(v, 6) if k == "score" else v) for k, v in item.items() if k != "chunks"})
+        lines = []
+        for layer in sorted(layers):
+            label = "entities and relations" if layer == 0 else f"communities, level {layer}"
+            lines.append(f"Layer {layer} ({label}):")
+            for it in layers[layer]:
+                text = it["content"] if it["kind"] != "entity" else it["content"]
+                lines.append(f"  [{it['kind']} {it['id']}] score {it['score']:.3f} - {it['title']}: {text[:300]}")
+        evidence = {
+            "variant": self.variant or "full", "k_per_layer": self.k_per_layer, "summary_kind": h.summary_kind,
+            "layers_searched": len(layers), "communities_per_layer": h.communities_per_layer(),
+            "layers": [{"layer": l, "items": layers[l]} for l in sorted(layers)], "chunks": chunks,
+        }
+        return evidence_node(self.method, "\n".join(lines), evidence)
+
+
+def _sentences_with(text: str, name: str) -> list[str]:
+    import re
+
+    lowered = name.lower()
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if lowered in s.lower()]

@@ -1,0 +1,415 @@
+"""ArchRAG's offline artefact: attributed communities in layers, their summaries, and one C-HNSW over all layers.
+
+Built on demand from a :class:`GraphRAGIndex` (paper Section 3.1, Algorithm 1, Appendix A.2):
+
+* **Bottom layer = entities.** An entity's attribute text is its name plus the sentences it takes part
+  in (the texts of its relation facts; our KG has no LLM-written descriptions). Its attribute vector is
+  computed without re-embedding anything: ``normalise(name vector + normalise(mean of its sentence
+  vectors))``, both read from the index's vector tables (a mean-pooled stand-in for embedding
+  "name + sentences"; entities without facts keep their name vector). The bottom graph is the KG's
+  relation edges (synonym edges are left out: KNN augmentation adds similarity links itself).
+* **Community layers** (:func:`graph.communities.build_hierarchy`): KNN augmentation + cosine weights,
+  weighted Leiden with a size cap, next-layer graph; stop on too few nodes or the layer cap.
+* **Summaries** (Algorithm 1 line 7): with an LLM, ``COMMUNITY_SUMMARY_PROMPT`` with the members' names
+  and descriptions (entity sentences, or the sub-communities' summaries) and the relations among them;
+  unreadable answers or failed calls fall back to the extractive summary for that community (counted).
+  **LLM-free: "extractive"** summaries: the title is the names of the three most central members, the
+  text their names and first sentences, most central first (centrality = weighted degree inside the
+  community on the clustered graph). ``summary_kind`` in the metadata says which.
+* **Community vectors**: the embedding of "title: summary" (the authors embed title + summary);
+  ``community_vector="centroid"`` uses the normalised mean of the members' vectors instead (no embedding).
+* **C-HNSW** over ``[entities, layer-1 communities, layer-2, ...]`` (:class:`graph.chnsw.CHNSW`).
+
+Index-time cost (``cost``): communities per layer, summary LLM calls/tokens/failures, seconds per step.
+Saved to a folder atomically (``index/storage.py`` versioned folders: JSON + ``.npy`` + ``CHNSW.save``,
+no pickle) and loaded back against the same index.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..graph.chnsw import CHNSW
+from ..graph.communities import HierarchyParams, build_hierarchy, centroids, internal_strength
+from ..graph.snapshot import RELATION
+from ..index.storage import open_version, read_json, save_version, write_json
+from ..index.vectors import normalize_rows
+
+log = logging.getLogger(__name__)
+SUMMARY_KINDS = ("llm", "extractive")
+
+
+@dataclass
+class ArchRAGConfig:
+    """Every knob of the ArchRAG index; defaults follow the paper and the authors' run scripts.
+
+    KNN augmentation: ``knn_k`` (None = mean degree, authors' ``m_du``), ``knn_threshold`` (None =
+    ``knn_percentile``-th percentile of the existing edges' cosines; authors: 0.8), ``augment``.
+    Leiden: ``resolution`` (1.0, graspologic's default), ``objective`` ("modularity" or "cpm"),
+    ``max_cluster_size`` (15, authors), ``seed``. Stop: ``max_layers`` community layers (5) or fewer
+    than ``min_nodes`` nodes (10, authors). Summaries: ``summary_members`` central members in an
+    extractive summary (5), ``summary_chars`` its length cap, ``llm_members`` / ``llm_relations`` how
+    many members / relations an LLM prompt lists. ``community_vector``: "summary" or "centroid".
+    C-HNSW: ``M`` (16), ``ef_construction`` (64). Query: ``k_per_layer`` (5, the paper's default) and
+    ``ef`` (64) are the retriever's defaults.
+    """
+
+    knn_k: int | None = None
+    knn_threshold: float | None = None
+    knn_percentile: float = 80.0
+    augment: bool = True
+    resolution: float = 1.0
+    objective: str = "modularity"
+    max_cluster_size: int = 15
+    max_layers: int = 5
+    min_nodes: int = 10
+    seed: int = 0
+    summary_members: int = 5
+    summary_chars: int = 600
+    llm_members: int = 15
+    llm_relations: int = 20
+    community_vector: str = "summary"
+    M: int = 16
+    ef_construction: int = 64
+    k_per_layer: int = 5
+    ef: int = 64
+
+    def __post_init__(self) -> None:
+        if self.community_vector not in ("summary", "centroid"):
+            raise ValueError("community_vector must be 'summary' or 'centroid'")
+        if self.k_per_layer < 1 or self.ef < 1 or self.summary_members < 1:
+            raise ValueError("k_per_layer, ef and summary_members must be at least 1")
+        self.hierarchy_params()  # validates the clustering knobs
+
+    def hierarchy_params(self) -> HierarchyParams:
+        return HierarchyParams(self.knn_k, self.knn_threshold, self.knn_percentile, self.augment, self.resolution,
+                               self.objective, self.max_cluster_size, self.max_layers, self.min_nodes, self.seed)
+
+
+@dataclass
+class ArchRAGHierarchy:
+    """Layers of attributed communities over an index's entities, with summaries and a C-HNSW."""
+
+    entity_ids: list[str]  # bottom-layer rows (= list(index.entities) at build time)
+    entity_vectors: np.ndarray  # attribute vectors, layer 0 of the C-HNSW
+    memberships: list[np.ndarray]  # memberships[l - 1][i] = community (layer l) of node i of layer l - 1
+    community_vectors: list[np.ndarray]  # per community layer
+    titles: list[list[str]]
+    summaries: list[list[str]]
+    summary_kind: str
+    chnsw: CHNSW
+    config: ArchRAGConfig
+    cost: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # The community of every entity on every layer (composition of the memberships).
+        self.entity_community: list[np.ndarray] = []
+        current = np.arange(len(self.entity_ids))
+        for membership in self.memberships:
+            current = membership[current]
+            self.entity_community.append(current)
+        self._chunk_maps: tuple | None = None
+
+    @property
+    def num_layers(self) -> int:
+        """Layers of the C-HNSW: entities plus community layers."""
+        return 1 + len(self.memberships)
+
+    def communities_per_layer(self) -> list[int]:
+        return [int(v.shape[0]) for v in self.community_vectors]
+
+    def community_members(self, layer: int, community: int) -> np.ndarray:
+        """Entity rows under a community of ``layer`` (>= 1)."""
+        return np.flatnonzero(self.entity_community[layer - 1] == community)
+
+    # ------------------------------------------------------------------ chunk mapping (retrieval)
+
+    def chunk_maps(self, index) -> tuple[sp.csr_matrix, list[sp.csr_matrix]]:
+        """Sparse incidence: entity row -> chunk positions (``index.chunk_order``), and per community layer
+        community -> chunk positions (the chunks of all entities under it)."""
+        if self._chunk_maps is None:
+            position = {c: i for i, c in enumerate(index.chunk_order)}
+            rows, cols = [], []
+            for r, key in enumerate(self.entity_ids):
+                rec = index.entities.get(key)
+                for cid in (rec.chunks if rec else ()):
+                    if cid in position:
+                        rows.append(r)
+                        cols.append(position[cid])
+            n, m = len(self.entity_ids), len(position)
+            entity_chunks = sp.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)), shape=(n, m))
+            per_layer = []
+            for layer, ec in enumerate(self.entity_community, start=1):
+                onehot = sp.csr_matrix((np.ones(n, np.float32), (ec, np.arange(n))), shape=(self.communities_per_layer()[layer - 1], n))
+                per_layer.append((onehot @ entity_chunks).tocsr())
+            self._chunk_maps = (entity_chunks, per_layer)
+        return self._chunk_maps
+
+    # ------------------------------------------------------------------ build
+
+    @classmethod
+    def build(cls, index, config: ArchRAGConfig | None = None, llm=None) -> "ArchRAGHierarchy":
+        """Algorithm 1 + Algorithm 3 on ``index`` (LLM summaries when ``llm`` is given, else extractive)."""
+        from ..llm.usage import LLMUsage
+
+        config = config or ArchRAGConfig()
+        if index.snapshot is None or not index.entities:
+            raise ValueError("ArchRAG needs an index with entities; build or load one first")
+        started = time.perf_counter()
+        timings: dict[str, float] = {}
+        entity_ids = list(index.entities)
+        sentences = _entity_sentences(index, entity_ids)
+        attr = _attribute_vectors(index, entity_ids)
+        timings["attribute_vectors"] = time.perf_counter() - started
+
+        snap = index.snapshot
+        rel = snap.edge_kind == RELATION
+        src, dst = snap.edge_src[rel].astype(np.int64), snap.edge_dst[rel].astype(np.int64)
+
+        usage = LLMUsage()
+        names = [index.entities[k].surface for k in entity_ids]
+        texts = [_first(sentences[i], 2) for i in range(len(entity_ids))]  # member "descriptions", layer 0
+        state = {"names": names, "texts": texts, "titles": [], "summaries": [], "fallbacks": 0}
+        facts_between = _FactLookup(index, entity_ids) if llm is not None else None
+        summarise_seconds = [0.0]
+
+        def community_vectors(layer: int, membership: np.ndarray, below: np.ndarray, graph) -> np.ndarray:
+            t0 = time.perf_counter()
+            titles, summaries = _summarise_layer(layer, membership, graph, state, config, llm, usage,
+                                                 facts_between, entity_ids, state_memberships)
+            state_memberships.append(membership)
+            state["titles"].append(titles)
+            state["summaries"].append(summaries)
+            state["names"], state["texts"] = titles, summaries
+            if config.community_vector == "centroid":
+                vecs = centroids(below, membership)
+            else:
+                vecs = normalize_rows(np.asarray(index.embed_model.get_text_embedding_batch(
+                    [f"{t}: {s}" for t, s in zip(titles, summaries)]), np.float32))
+            summarise_seconds[0] += time.perf_counter() - t0
+            return vecs
+
+        state_memberships: list[np.ndarray] = []
+        t0 = time.perf_counter()
+        layers = build_hierarchy(attr, src, dst, config.hierarchy_params(), community_vectors)
+        timings["clustering_and_summaries"] = time.perf_counter() - t0
+        timings["summaries_and_embedding"] = summarise_seconds[0]
+        t0 = time.perf_counter()
+        chnsw = CHNSW.build([attr] + [layer.vectors for layer in layers], M=config.M,
+                            ef_construction=config.ef_construction, seed=config.seed)
+        timings["chnsw"] = time.perf_counter() - t0
+        timings["total"] = time.perf_counter() - started
+        spent = usage.snapshot()
+        cost = {
+            "entities": len(entity_ids),
+            "communities_per_layer": [int(layer.vectors.shape[0]) for layer in layers],
+            "knn_edges_per_layer": [layer.graph.num_knn_edges for layer in layers],
+            "knn_threshold_per_layer": [round(layer.graph.threshold, 6) if layer.graph.threshold == layer.graph.threshold else None
+                                        for layer in layers],
+            "summary_llm_calls": int(spent["calls"]),
+            "summary_prompt_tokens": int(spent["prompt_tokens"]),
+            "summary_completion_tokens": int(spent["completion_tokens"]),
+            "summary_llm_failures": int(spent["failures"]),
+            "summary_extractive_fallbacks": int(state["fallbacks"]),
+            "seconds": {k: round(v, 3) for k, v in timings.items()},
+        }
+        return cls(entity_ids, attr, [layer.membership for layer in layers], [layer.vectors for layer in layers],
+                   state["titles"], state["summaries"], "llm" if llm is not None else "extractive", chnsw, config, cost)
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, folder: str | Path) -> Path:
+        """Write atomically into ``folder`` (a versioned folder, see ``index/storage.py``); no pickle."""
+
+        def write(target: Path) -> None:
+            write_json(target / "archrag.json", {
+                "entity_ids": self.entity_ids, "titles": self.titles, "summaries": self.summaries,
+                "summary_kind": self.summary_kind, "config": asdict(self.config), "cost": self.cost,
+                "layers": len(self.memberships),
+            })
+            np.save(target / "entity_vectors.npy", self.entity_vectors)
+            for layer, (membership, vectors) in enumerate(zip(self.memberships, self.community_vectors), start=1):
+                np.save(target / f"membership_{layer}.npy", membership)
+                np.save(target / f"community_vectors_{layer}.npy", vectors)
+            self.chnsw.save(target / "chnsw")
+
+        return save_version(folder, write, {"artefact": "archrag-hierarchy"})
+
+    @classmethod
+    def load(cls, folder: str | Path, index=None) -> "ArchRAGHierarchy":
+        """Read a saved hierarchy; with ``index``, check it was built over the same entities."""
+        target, manifest = open_version(folder)
+        if manifest.get("artefact") != "archrag-hierarchy":
+            raise ValueError(f"{folder} does not hold an ArchRAG hierarchy")
+        meta = read_json(target / "archrag.json")
+        layers = int(meta["layers"])
+        memberships = [np.load(target / f"membership_{l}.npy", allow_pickle=False) for l in range(1, layers + 1)]
+        vectors = [np.load(target / f"community_vectors_{l}.npy", allow_pickle=False) for l in range(1, layers + 1)]
+        entity_vectors = np.load(target / "entity_vectors.npy", allow_pickle=False)
+        if index is not None and list(index.entities) != meta["entity_ids"]:
+            raise ValueError(f"the ArchRAG hierarchy in {folder} was built for a different index (entities differ); rebuild it")
+        sizes = [len(meta["entity_ids"])] + [v.shape[0] for v in vectors]
+        if any(m.shape[0] != sizes[i] for i, m in enumerate(memberships)) or entity_vectors.shape[0] != sizes[0]:
+            raise ValueError(f"the ArchRAG hierarchy in {folder} is inconsistent (layer sizes do not match)")
+        chnsw = CHNSW.load(target / "chnsw")
+        if chnsw.layer_sizes != sizes:
+            raise ValueError(f"the C-HNSW in {folder} has layers {chnsw.layer_sizes}, expected {sizes}")
+        return cls(meta["entity_ids"], entity_vectors, memberships, vectors, meta["titles"], meta["summaries"],
+                   meta["summary_kind"], chnsw, ArchRAGConfig(**meta["config"]), meta["cost"])
+
+
+# ---------------------------------------------------------------------------------------- helpers
+
+
+def _first(sentences: list[str], n: int) -> str:
+    return " ".join(sentences[:n])
+
+
+def _entity_sentences(index, entity_ids: list[str]) -> list[list[str]]:
+    """Each entity's distinct fact sentences, the ones stating most of its relations first."""
+    row = {k: i for i, k in enumerate(entity_ids)}
+    counts: list[dict[str, int]] = [dict() for _ in entity_ids]
+    for f in index.facts.values():
+        for end in (f.subject, f.object):
+            if end in row:
+                c = counts[row[end]]
+                c[f.text] = c.get(f.text, 0) + 1
+    return [sorted(c, key=lambda t: -c[t]) for c in counts]  # sorted() is stable: first seen wins ties
+
+
+def _attribute_vectors(index, entity_ids: list[str]) -> np.ndarray:
+    """normalise(name vector + normalise(mean sentence vector)); see the module docstring."""
+    names = index.entity_vectors.vectors()[np.fromiter((index.entity_vectors.row(k) for k in entity_ids), np.int64)]
+    names = normalize_rows(names)
+    row = {k: i for i, k in enumerate(entity_ids)}
+    rows, cols = [], []
+    fact_rows = index.fact_text_rows
+    for position, fid in enumerate(index.fact_ids):
+        f = index.facts[fid]
+        for end in {f.subject, f.object}:
+            if end in row:
+                rows.append(row[end])
+                cols.append(int(fact_rows[position]))
+    if not rows:
+        return names
+    texts = index.fact_vectors.vectors()
+    incidence = sp.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)), shape=(len(entity_ids), texts.shape[0]))
+    incidence.data[:] = 1.0  # a sentence counts once per entity, however many of its relations it states
+    incidence.sum_duplicates()
+    incidence.data[:] = 1.0
+    sums = np.asarray(incidence @ texts)
+    has = np.asarray(incidence.sum(axis=1)).ravel() > 0
+    out = names.copy()
+    out[has] = names[has] + normalize_rows(sums[has])
+    return normalize_rows(out)
+
+
+class _FactLookup:
+    """Facts between two sets of entity rows (for the LLM summary prompt)."""
+
+    def __init__(self, index, entity_ids: list[str]):
+        self.index = index
+        row = {k: i for i, k in enumerate(entity_ids)}
+        self.by_row: dict[int, list[str]] = {}
+        for f in index.facts.values():
+            a, b = row.get(f.subject), row.get(f.object)
+            if a is not None and b is not None:
+                self.by_row.setdefault(a, []).append(f.id)
+                self.by_row.setdefault(b, []).append(f.id)
+        self.row = row
+
+    def among(self, members: np.ndarray, groups: np.ndarray | None, limit: int) -> list[str]:
+        """Relation lines among ``members`` (entity rows); with ``groups`` only those crossing groups."""
+        group_of = dict(zip(members.tolist(), (groups if groups is not None else np.zeros(members.size, int)).tolist()))
+        lines: dict[str, None] = {}
+        for r in members.tolist():
+            for fid in self.by_row.get(r, ()):
+                f = self.index.facts[fid]
+                a, b = self.row[f.subject], self.row[f.object]
+                if a in group_of and b in group_of and (groups is None or group_of[a] != group_of[b]):
+                    lines[f"{f.subject} | {f.predicate} | {f.object}"] = None
+                    if len(lines) >= limit:
+                        return list(lines)
+        return list(lines)
+
+
+def _summarise_layer(layer, membership, graph, state, config: ArchRAGConfig, llm, usage, facts: _FactLookup | None,
+                     entity_ids, memberships_so_far) -> tuple[list[str], list[str]]:
+    """Titles and summaries of one community layer (LLM or extractive, see the module docstring)."""
+    strength = internal_strength(membership, graph)
+    count = int(membership.max()) + 1
+    # Members of each community, most central first (ties: lower row first).
+    order = np.lexsort((np.arange(membership.size), -strength, membership))
+    bounds = np.searchsorted(membership[order], np.arange(count + 1))
+    names, texts = state["names"], state["texts"]
+    titles, summaries = [], []
+    entity_community = np.arange(len(entity_ids))
+    for m in memberships_so_far:
+        entity_community = m[entity_community]  # community of each entity on layer - 1
+    for c in range(count):
+        members = order[bounds[c]:bounds[c + 1]]
+        title, summary = _extractive(members, names, texts, config)
+        if llm is not None:
+            llm_out = _llm_summary(members, names, texts, layer, entity_community, facts, config, llm, usage)
+            if llm_out is None:
+                state["fallbacks"] += 1
+            else:
+                title, summary = llm_out
+        titles.append(title)
+        summaries.append(summary)
+    return titles, summaries
+
+
+def _extractive(members: np.ndarray, names: list[str], texts: list[str], config: ArchRAGConfig) -> tuple[str, str]:
+    central = members[: config.summary_members].tolist()
+    title = ", ".join(names[i] for i in central[:3]) + (f" and {members.size - 3} more" if members.size > 3 else "")
+    parts, length = [], 0
+    for i in central:
+        piece = f"{names[i]}: {texts[i]}" if texts[i] else names[i]
+        if parts and length + len(piece) > config.summary_chars:
+            break
+        parts.append(piece[: config.summary_chars])
+        length += len(piece) + 1
+    return title, " | ".join(parts)
+
+
+def _llm_summary(members, names, texts, layer, entity_community, facts, config, llm, usage) -> tuple[str, str] | None:
+    from ..llm.json_repair import parse_json_lenient
+    from ..llm.usage import count_tokens
+    from ..prompts.archrag import COMMUNITY_SUMMARY_PROMPT
+
+    shown = members[: config.llm_members].tolist()
+    member_lines = "\n".join(f"- {names[i]}: {texts[i][:400]}" for i in shown)
+    if members.size > len(shown):
+        member_lines += f"\n- ... and {members.size - len(shown)} more members"
+    if layer == 1:
+        rel = facts.among(members.astype(np.int64), None, config.llm_relations)
+    else:  # the KG relations that link the sub-communities of this community
+        ents = np.flatnonzero(np.isin(entity_community, members))
+        rel = facts.among(ents, entity_community[ents], config.llm_relations)
+    prompt = COMMUNITY_SUMMARY_PROMPT.format(members=member_lines, relations="\n".join(rel) or "(none recorded)")
+    t0 = time.perf_counter()
+    try:
+        answer = llm.complete(prompt).text
+    except Exception as exc:  # a failed call must not lose the whole build
+        usage.add(calls=1, prompt_tokens=count_tokens(prompt), failures=1, seconds=time.perf_counter() - t0)
+        log.warning("ArchRAG summary: LLM call failed (%s); using the extractive summary", exc)
+        return None
+    usage.add(calls=1, prompt_tokens=count_tokens(prompt), completion_tokens=count_tokens(answer),
+              seconds=time.perf_counter() - t0)
+    parsed = parse_json_lenient(answer).value
+    if isinstance(parsed, dict) and isinstance(parsed.get("summary"), str) and parsed["summary"].strip():
+        title = parsed.get("title") if isinstance(parsed.get("title"), str) and parsed["title"].strip() else names[shown[0]]
+        return title.strip(), parsed["summary"].strip()
+    text = answer.strip()
+    if text and not text.startswith(("{", "[")):  # plain prose is still a summary
+        return names[shown[0]], text[:2000]
+    log.warning("ArchRAG summary: unreadable LLM answer %r; using the extractive summary", answer[:200])
+    return None

@@ -1,0 +1,156 @@
+"""ArchRAG hierarchy and retriever on the shared corpus (HashEmbedding): layers, search, chunk mapping, persistence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+from llama_index_graphrag_suite.llm import ScriptedLLM
+from llama_index_graphrag_suite.retrievers.archrag import ArchRAGConfig, ArchRAGHierarchy, ArchRAGRetriever
+
+# Small clusters and a low node floor, so the six-passage corpus gets several community layers.
+CONFIG = ArchRAGConfig(max_cluster_size=4, min_nodes=3, k_per_layer=3)
+QUESTION = "Where was the painter Ada Lorne born?"
+
+
+@pytest.fixture(scope="module")
+def index():
+    from tests.conftest import CORPUS
+    from llama_index_graphrag_suite.documents import make_document
+    from llama_index_graphrag_suite.embeddings import HashEmbedding
+
+    docs = [make_document(i, text, title) for i, title, text in CORPUS]
+    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=IndexConfig(entity_threshold=0.1))
+
+
+@pytest.fixture(scope="module")
+def hierarchy(index):
+    return ArchRAGHierarchy.build(index, CONFIG)
+
+
+def split(nodes):
+    return [n for n in nodes if n.node.metadata["kind"] == "chunk"], [n for n in nodes if n.node.metadata["kind"] == "evidence"]
+
+
+def test_hierarchy_layers_are_a_tree_over_the_entities(index, hierarchy):
+    h = hierarchy
+    assert h.entity_ids == list(index.entities) and len(h.memberships) >= 2
+    assert h.chnsw.layer_sizes == [len(h.entity_ids)] + h.communities_per_layer()
+    sizes = [len(h.entity_ids)] + h.communities_per_layer()
+    for layer, membership in enumerate(h.memberships, start=1):
+        assert membership.shape == (sizes[layer - 1],)
+        assert sorted(set(membership.tolist())) == list(range(sizes[layer]))  # every community has members
+        assert np.bincount(membership).max() <= CONFIG.max_cluster_size
+        assert sizes[layer] < sizes[layer - 1]
+    assert h.cost["communities_per_layer"] == sizes[1:]
+    assert h.cost["summary_llm_calls"] == 0 and h.summary_kind == "extractive"
+    assert set(h.cost["seconds"]) >= {"attribute_vectors", "clustering_and_summaries", "chnsw", "total"}
+    # The extractive summary of a community starts with its most central member's name.
+    members = h.community_members(1, 0)
+    names = {index.entities[h.entity_ids[r]].surface for r in members}
+    assert h.summaries[0][0].split(":")[0] in names
+    assert np.allclose(np.linalg.norm(h.entity_vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_retriever_searches_every_layer_and_ranks_chunks_by_best_item(index, hierarchy):
+    retriever = ArchRAGRetriever(index, top_k=3, hierarchy=hierarchy)
+    chunks, evidence = split(retriever.retrieve(QUESTION))
+    assert len(evidence) == 1 and 1 <= len(chunks) <= 3
+    ev = evidence[0].node.metadata["evidence"]
+    assert [l["layer"] for l in ev["layers"]] == list(range(hierarchy.num_layers))  # every layer searched
+    assert all(len([i for i in l["items"] if i["kind"] != "relation"]) <= 3 for l in ev["layers"])
+    assert "ada lorne" in [i["id"] for i in ev["layers"][0]["items"]]
+    assert chunks[0].node.node_id == "p-ada::0" or chunks[0].node.metadata["doc_id"] == "p-ada"
+    # Each chunk's score is the best score among the items that map to it (recomputed by hand).
+    items = retriever.retrieve_items(QUESTION)
+    order = index.chunk_order
+    for node in chunks:
+        pos = order.index(node.node.node_id)
+        assert node.score == pytest.approx(max(i["score"] for i in items if pos in i["chunks"]))
+    scores = [n.score for n in chunks]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_relations_join_two_retrieved_entities(index, hierarchy):
+    items = ArchRAGRetriever(index, hierarchy=hierarchy, k_per_layer=5).retrieve_items(QUESTION)
+    entities = {i["id"] for i in items if i["kind"] == "entity"}
+    relations = [i for i in items if i["kind"] == "relation"]
+    assert relations, "the top entities of this corpus are linked"
+    for r in relations:
+        f = index.facts[r["id"]]
+        assert f.subject in entities and f.object in entities
+    assert [r["score"] for r in relations] == sorted((r["score"] for r in relations), reverse=True)
+
+
+def test_variants(index, hierarchy):
+    only = ArchRAGRetriever(index, hierarchy=hierarchy, variant="entities_only")
+    ev = split(only.retrieve(QUESTION))[1][0].node.metadata["evidence"]
+    assert [l["layer"] for l in ev["layers"]] == [0]
+    two = split(ArchRAGRetriever(index, hierarchy=hierarchy, variant="two_layers").retrieve(QUESTION))[1][0]
+    assert [l["layer"] for l in two.node.metadata["evidence"]["layers"]] == [0, 1]
+    no_knn = ArchRAGRetriever(index, config=CONFIG, variant="no_knn")
+    assert no_knn.hierarchy.config.augment is False and no_knn.hierarchy.cost["knn_edges_per_layer"][0] == 0
+    with pytest.raises(ValueError):
+        ArchRAGRetriever(index, variant="bogus")
+    with pytest.raises(ValueError):
+        ArchRAGRetriever(index, hierarchy=hierarchy, variant="no_knn")
+
+
+def test_hierarchy_is_cached_per_snapshot(index):
+    a = ArchRAGRetriever(index, config=CONFIG)
+    b = ArchRAGRetriever(index, config=CONFIG)
+    assert a.hierarchy is b.hierarchy
+
+
+def test_save_and_load_round_trip(index, hierarchy, tmp_path):
+    hierarchy.save(tmp_path / "arch")
+    loaded = ArchRAGHierarchy.load(tmp_path / "arch", index)
+    assert all((a == b).all() for a, b in zip(loaded.memberships, hierarchy.memberships))
+    assert loaded.summaries == hierarchy.summaries and loaded.config == hierarchy.config
+    same = [n.node.node_id for n in ArchRAGRetriever(index, hierarchy=loaded).retrieve(QUESTION)]
+    assert same == [n.node.node_id for n in ArchRAGRetriever(index, hierarchy=hierarchy).retrieve(QUESTION)]
+    assert not list((tmp_path / "arch").rglob("*.pkl"))
+
+    class Other:
+        entities = {"someone": None}
+
+    with pytest.raises(ValueError, match="different index"):
+        ArchRAGHierarchy.load(tmp_path / "arch", Other())
+
+
+def test_llm_summaries_with_a_failure_and_a_malformed_answer(index):
+    calls = {"n": 0}
+
+    def respond(prompt: str) -> str:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            return "{not json at all"
+        return '{"title": "Scripted title", "summary": "Scripted summary of the members."}'
+
+    llm = ScriptedLLM(responder=respond, fail_on={1})
+    h = ArchRAGHierarchy.build(index, CONFIG, llm=llm)
+    total = sum(h.communities_per_layer())
+    assert h.summary_kind == "llm"
+    assert h.cost["summary_llm_calls"] == total == llm.call_count
+    assert h.cost["summary_llm_failures"] == 1 and h.cost["summary_extractive_fallbacks"] == 2
+    flat = [s for layer in h.summaries for s in layer]
+    assert flat.count("Scripted summary of the members.") == total - 2
+    assert h.cost["summary_prompt_tokens"] > 0 and h.cost["summary_completion_tokens"] > 0
+    first = llm.prompts[0]
+    assert "Members (name: description)" in first and "Relations among the members" in first
+
+
+def test_filter_graph_over_the_retriever(index, hierarchy):
+    from langgraph_agents.archrag_filter import build_archrag_filter_graph
+
+    def respond(prompt: str) -> str:
+        if "Reports:" in prompt:
+            return "Marlow"
+        return '{"report": "born in Marlow", "score": 90}' if "Marlow" in prompt else '{"report": "", "score": 0}'
+
+    retriever = ArchRAGRetriever(index, hierarchy=hierarchy)
+    out = build_archrag_filter_graph(retriever, ScriptedLLM(responder=respond)).invoke({"question": QUESTION})
+    assert out["answer"] == "Marlow"
+    assert len(out["reports"]) == len(retriever.retrieve_items(QUESTION))
+    assert any(r["score"] == 90 for r in out["reports"])
