@@ -240,6 +240,21 @@ def test_unnormalised_input_is_normalised():
     assert np.all(sims <= 1 + 1e-6)
 
 
+def test_literal_nearest_rule_links_the_nearest_found(layers, queries):
+    """``neighbour_rule="nearest"`` (Eq. 1 read literally): the node inserted last links to its exact M
+    nearest (the search from any entry reaches the whole 200-node layer with ef_construction=256)."""
+    index = CHNSW.build(layers[1:], M=6, ef_construction=256, neighbour_rule="nearest", seed=1)
+    index.exact_layer_size = 0
+    order_rng = np.random.default_rng(1)
+    order_rng.integers(SIZES[2]), order_rng.permutation(SIZES[2])
+    last = int(order_rng.permutation(SIZES[1])[-1])  # insertion order of layer 1 (see build())
+    sims = layers[1] @ layers[1][last]
+    sims[last] = -np.inf
+    assert set(index.neighbours(0, last)[:6].tolist()) == set(np.argsort(-sims)[:6].tolist())
+    scores = [recall(index.search_layer(q, 0, 5)[0], exact_top(layers[1], q, 5)) for q in queries]
+    assert np.mean(scores) >= 0.95
+
+
 def test_deterministic_with_seed(layers):
     small = [layers[1], layers[2]]
     a, b = CHNSW.build(small, seed=7), CHNSW.build(small, seed=7)
