@@ -125,38 +125,64 @@ class Bridges:
     truncated: bool = False  # a cap cut the candidate list or the paths
 
 
+def group_distances(dist: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Per-group hop distance: the minimum over the group's seeds (``UNREACHED`` when none reaches).
+
+    A group is one query mention that aligned to several nodes (an entity and the passage titled
+    with it): it should count once in Eq. 8, or a mention would "bridge" with itself.
+    """
+    labels, inverse = np.unique(groups, return_inverse=True)
+    big = np.iinfo(np.int16).max
+    d = np.where(dist == UNREACHED, big, dist)
+    out = np.full((labels.size, dist.shape[1]), big, dtype=np.int16)
+    for i in range(labels.size):
+        out[i] = d[inverse == i].min(axis=0)
+    out[out == big] = UNREACHED
+    return out
+
+
 def find_bridges(indptr: np.ndarray, indices: np.ndarray, seeds: np.ndarray, max_hops: int = 2,
                  min_seeds: int = 2, max_bridges: int = 10, paths_per_pair: int = 2, max_paths: int = 40,
                  expand: np.ndarray | None = None, priority: np.ndarray | None = None,
-                 exclude_seeds: bool = False) -> Bridges:
+                 exclude_seeds: bool = False, groups: np.ndarray | None = None) -> Bridges:
     """Bridges within ``max_hops`` of at least ``min_seeds`` seeds (Eq. 8) and a few shortest paths each.
 
     At most ``max_bridges`` bridges are kept (best first, see :func:`bridge_candidates`); each gets up
     to ``paths_per_pair`` shortest paths to every seed that reaches it, and no more than ``max_paths``
     paths are returned in all. With ``exclude_seeds`` a seed is never its own bridge (by default a seed
     within K hops of another seed is one: it links the two). ``expand`` and ``priority`` as in
-    :func:`hop_distances` and :func:`shortest_paths`.
+    :func:`hop_distances` and :func:`shortest_paths`; a node that may not be expanded (a hub) is not a
+    bridge either, unless it is a seed. ``groups`` (one label per seed, optional) makes seeds with the
+    same label count as one seed (see :func:`group_distances`); a path then ends at the group's
+    nearest seed. ``seeds_reached`` counts groups.
     """
-    seeds = np.unique(np.asarray(seeds, dtype=np.int64).ravel())
+    seeds = np.asarray(seeds, dtype=np.int64).ravel()
+    groups = np.arange(seeds.size) if groups is None else np.asarray(groups).ravel()
+    if groups.shape != seeds.shape:
+        raise ValueError("groups must give one label per seed")
+    seeds, first = np.unique(seeds, return_index=True)
+    groups = groups[first]
     if min_seeds < 2:
         raise ValueError("a bridge joins at least two seeds: min_seeds must be >= 2")
     if max_bridges < 0 or paths_per_pair < 0 or max_paths < 0:
         raise ValueError("caps must be non-negative")
     out = Bridges()
-    if seeds.size < min_seeds:
+    if np.unique(groups).size < min_seeds:
         return out
-    dist = hop_distances(indptr, indices, seeds, max_hops, expand)
+    dist = group_distances(hop_distances(indptr, indices, seeds, max_hops, expand), groups)
     rows, count, _ = bridge_candidates(dist, min_seeds)
-    if exclude_seeds:
-        keep = ~np.isin(rows, seeds)
-        rows, count = rows[keep], count[keep]
+    is_seed = np.isin(rows, seeds)
+    keep = ~is_seed if exclude_seeds else np.ones(rows.size, bool)
+    if expand is not None:  # a hub links everything to everything: it is not a bridge (unless a seed)
+        keep &= expand[rows] | is_seed
+    rows, count = rows[keep], count[keep]
     out.truncated = rows.size > max_bridges
     for b, c in zip(rows[:max_bridges].tolist(), count[:max_bridges].tolist()):
         out.rows.append(b)
         out.seeds_reached.append(c)
         for i in np.flatnonzero(dist[:, b] != UNREACHED).tolist():
             if dist[i, b] == 0:
-                continue  # the bridge is this seed itself
+                continue  # the bridge is (a seed of) this group itself
             room = max_paths - len(out.paths)
             if room <= 0:
                 out.truncated = True

@@ -37,15 +37,17 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from pydantic import BaseModel, Field
 
 from ..graph.bridges import find_bridges
-from ..graph.ppr import Transition, binary_adjacency, degree_normalised_ppr, transition_matrix
+from ..graph.ppr import (
+    Transition, binary_adjacency, degree_normalised_personalization, personalized_pagerank, transition_matrix,
+)
 from ..graph.snapshot import CHUNK, CONTAINS, RELATION, SYNONYM
 from ..prompts.a2rag import SEED_EXTRACTION_PROMPT, SUFFICIENCY_PROMPT
 from .a2rag_offline import DocumentSummaries, build_mapback, build_summaries
 from .a2rag_seeds import (
-    Seed, SeedIndex, SeedSettings, align_mentions, align_relations, llm_mentions, parse_llm_seeds, query_mentions,
+    Seed, SeedIndex, SeedSettings, align_mentions, align_relations, llm_mentions, parse_llm_seeds, query_mentions, stem,
 )
 from .base import GraphIndexRetriever, chunk_node, evidence_node
-from .scoring import hybrid, top_k
+from .scoring import hybrid, minmax, top_k
 
 log = logging.getLogger(__name__)
 STAGES = ("local", "bridge", "global")
@@ -80,6 +82,11 @@ class A2RAGConfig(BaseModel):
     ppr_alpha: float = Field(0.5, gt=0.0, le=1.0, description="Teleport probability α of Eq. 11.")
     ppr_top_l: int = Field(20, ge=1, description="L of Eq. 12.")
     ppr_dense_seeds: int = Field(3, ge=0, description="Top hybrid chunks added to the restart set.")
+    ppr_dense_share: float = Field(0.5, ge=0.0, le=1.0, description=(
+        "Share of the restart mass on those chunks (by hybrid score); the rest follows Eq. 10 on S_V."))
+    ppr_tol: float = Field(1e-6, gt=0.0, description="L1 change at which the power iteration stops.")
+    global_order: Literal["ppr", "hybrid", "sum"] = Field(
+        "ppr", description="How stage-3 chunks are ordered: map-back PPR score, hybrid score, or the sum of both min-max scaled.")
     # LLM-free sufficiency
     min_term_coverage: float = Field(1.0, ge=0.0, le=1.0, description="Share of query words the evidence must hold.")
     # ranking
@@ -96,9 +103,30 @@ class _Graph:
     mapback: Any  # π, CSR rows x chunk positions
     chunk_rows: np.ndarray  # snapshot rows of index.chunk_order
     chunk_pos: np.ndarray  # snapshot row -> chunk position, -1 for entities
-    entity_rows: np.ndarray  # snapshot rows of list(index.entities), the entity_vector_rows order
+    entity_matrix: np.ndarray  # unit entity-name vectors, row i for snapshot row entity_rows[i]
+    entity_pos: np.ndarray  # snapshot row -> row of entity_matrix, -1 for chunks
     expand: np.ndarray  # bool per node: degree <= hub_degree
     seeds: SeedIndex
+
+
+class _NodeSimilarity:
+    """Cosine of the query with any node, computed on demand: chunks from the dense scores, entities
+    from their name vectors (only the few hundred entities a query touches, not all of them)."""
+
+    def __init__(self, g: "_Graph", query_vec: np.ndarray, dense: np.ndarray):
+        self.g, self.q = g, np.asarray(query_vec, np.float32)
+        self.values = np.full(g.chunk_pos.size, np.nan, np.float32)
+        self.values[g.chunk_rows] = dense
+
+    def __getitem__(self, rows) -> np.ndarray:
+        rows = np.asarray(rows, dtype=np.int64)
+        v = self.values[rows]
+        missing = np.isnan(v)
+        if missing.any():
+            r = np.unique(rows[missing])
+            self.values[r] = self.g.entity_matrix[self.g.entity_pos[r]] @ self.q
+            v = self.values[rows]
+        return v
 
 
 @dataclass
@@ -108,7 +136,8 @@ class _State:
     query: str
     seeds: list[Seed]
     relations: list[dict]
-    node_sim: np.ndarray
+    relation_words: list[str]
+    node_sim: _NodeSimilarity
     hybrid: np.ndarray
     nodes: dict[int, None] = field(default_factory=dict)
     edges: dict[int, None] = field(default_factory=dict)
@@ -129,9 +158,9 @@ class A2RAGRetriever(GraphIndexRetriever):
                  llm_summaries: bool = False, callback_manager=None, verbose: bool = False, **overrides: Any):
         if variant is not None and variant not in VARIANTS:
             raise ValueError(f"unknown A2RAG variant {variant!r}; choose from {', '.join(VARIANTS)}")
-        self.config = (config or A2RAGConfig()).model_copy(update=overrides) if overrides else (config or A2RAGConfig())
-        if overrides:
-            A2RAGConfig(**self.config.model_dump())  # validate the overrides
+        base = config or A2RAGConfig()
+        # Keyword overrides (what the bench and CLI pass) are validated like the config itself.
+        self.config = A2RAGConfig(**{**base.model_dump(), **overrides}) if overrides else base
         self.llm, self.variant = llm, variant
         self.summaries_dir, self.llm_summaries = summaries_dir, llm_summaries
         super().__init__(index, top_k=top_k, callback_manager=callback_manager, verbose=verbose)
@@ -148,8 +177,12 @@ class A2RAGRetriever(GraphIndexRetriever):
             chunk_rows = snap.rows(index.chunk_order)
             chunk_pos = np.full(snap.num_nodes, -1, np.int64)
             chunk_pos[chunk_rows] = np.arange(chunk_rows.size)
+            entity_rows = snap.rows(list(index.entities))
+            entity_pos = np.full(snap.num_nodes, -1, np.int64)
+            entity_pos[entity_rows] = np.arange(entity_rows.size)
+            matrix = index.entity_vectors.vectors()[index.entity_vector_rows] if entity_rows.size else np.zeros((0, 1))
             return _Graph(transition_matrix(adj), degree, build_mapback(index), chunk_rows, chunk_pos,
-                          snap.rows(list(index.entities)), degree <= cfg.hub_degree,
+                          np.ascontiguousarray(matrix, np.float32), entity_pos, degree <= cfg.hub_degree,
                           SeedIndex.build(index, cfg.align_titles))
 
         return self.index.cached(f"a2rag.graph.{cfg.hub_degree}.{cfg.align_titles}", build)
@@ -185,7 +218,8 @@ class A2RAGRetriever(GraphIndexRetriever):
 
     # ------------------------------------------------------------------ seeds
 
-    def extract_seeds(self, query: str, node_sim: np.ndarray, trace: dict) -> tuple[list[Seed], list[dict]]:
+    def extract_seeds(self, query: str, node_sim: "_NodeSimilarity", trace: dict) -> tuple[list[Seed], list[dict], list[str]]:
+        """``(S_V, S_R, relation phrases)``; see ``a2rag_seeds``."""
         cfg, g = self.config, self._graph()
         settings = SeedSettings(cfg.seed_max_words, cfg.seed_min_lexical, cfg.seed_min_confidence,
                                 cfg.seed_lexical_weight, cfg.max_seeds, cfg.relation_min_score)
@@ -207,7 +241,7 @@ class A2RAGRetriever(GraphIndexRetriever):
         seeds = align_mentions(g.seeds, mentions, lambda rows: node_sim[rows], settings, snap.node_ids,
                                lambda r: snap.node_kind[r] == CHUNK)
         relations = [] if self.variant == "node_only" else align_relations(g.seeds, relation_words, cfg.relation_min_score)
-        return seeds, relations
+        return seeds, relations, relation_words
 
     # ------------------------------------------------------------------ stages
 
@@ -234,8 +268,10 @@ class A2RAGRetriever(GraphIndexRetriever):
         """Eq. 8: bridges within K hops of >= 2 seeds, a few shortest paths each."""
         cfg, g, snap = self.config, self._graph(), self.index.snapshot
         nb = snap.neighbours
-        found = find_bridges(nb.indptr, nb.indices, np.array([s.row for s in st.seeds]), cfg.bridge_hops, 2,
-                             cfg.max_bridges, cfg.paths_per_pair, cfg.max_paths, g.expand, st.node_sim)
+        mention_of = {m: i for i, m in enumerate(dict.fromkeys(s.mention for s in st.seeds))}
+        found = find_bridges(nb.indptr, nb.indices, np.array([s.row for s in st.seeds], np.int64), cfg.bridge_hops, 2,
+                             cfg.max_bridges, cfg.paths_per_pair, cfg.max_paths, g.expand, st.node_sim,
+                             groups=np.array([mention_of[s.mention] for s in st.seeds]))
         for path in found.paths:
             st.paths.append(path)
             for u, v in zip(path, path[1:]):
@@ -251,13 +287,23 @@ class A2RAGRetriever(GraphIndexRetriever):
     def _stage_global(self, st: _State) -> None:
         """Eq. 9-12: degree-normalised PPR from the seeds (+ top hybrid chunks), top-L mapped back by π."""
         cfg, g = self.config, self._graph()
-        rows = [s.row for s in st.seeds]
-        dense_rows = g.chunk_rows[top_k(st.hybrid, cfg.ppr_dense_seeds)].tolist() if cfg.ppr_dense_seeds else []
-        restart = list(dict.fromkeys(rows + dense_rows))
-        if not restart:
+        rows = list(dict.fromkeys(s.row for s in st.seeds))
+        best = top_k(st.hybrid, cfg.ppr_dense_seeds) if cfg.ppr_dense_seeds else np.empty(0, np.int64)
+        best = best[st.hybrid[best] > 0]
+        dense_rows = g.chunk_rows[best].tolist()
+        if not rows and not dense_rows:
             st.stages[-1]["note"] = "nothing to restart from"
             return
-        r = degree_normalised_ppr(g.transition, g.degree, np.array(restart), alpha=cfg.ppr_alpha)
+        # Restart distribution: Eq. 10 on the entity seeds, mixed with the top hybrid chunks weighted by
+        # their hybrid score (our addition; Eq. 10's 1/deg would penalise exactly the passages that say
+        # most). A query with no seed restarts from the chunks alone, one with no hybrid signal from S_V.
+        share = cfg.ppr_dense_share if rows and dense_rows else (1.0 if dense_rows else 0.0)
+        p0 = np.zeros(g.degree.size)
+        if rows:
+            p0 += (1.0 - share) * degree_normalised_personalization(g.degree, np.array(rows))
+        if dense_rows:
+            p0[dense_rows] += share * st.hybrid[best] / st.hybrid[best].sum()
+        r = personalized_pagerank(g.transition, p0, damping=1.0 - cfg.ppr_alpha, tol=cfg.ppr_tol)  # Eq. 11
         top = top_k(r, cfg.ppr_top_l)
         # Eq. 12 with scores: each top-L node's PPR mass is shared evenly by its provenance chunks.
         sub = g.mapback[top]
@@ -303,7 +349,10 @@ class A2RAGRetriever(GraphIndexRetriever):
         """
         support = self.evidence_chunks(st)
         if st.ppr_chunks:
-            graph_rank = sorted(support, key=lambda c: (-st.ppr_chunks.get(c, 0.0), -st.hybrid[c], c))
+            cand = np.fromiter(support, np.int64, len(support))
+            ppr = np.array([st.ppr_chunks.get(c, 0.0) for c in cand.tolist()])
+            key = {"ppr": ppr, "hybrid": st.hybrid[cand], "sum": minmax(ppr) + minmax(st.hybrid[cand])}[self.config.global_order]
+            graph_rank = cand[np.lexsort((cand, -st.hybrid[cand], -key))].tolist()
         else:
             graph_rank = sorted(support, key=lambda c: (-support[c], -st.hybrid[c], c))
         hybrid_rank = top_k(st.hybrid, self.top_k + len(graph_rank)).tolist()
@@ -324,52 +373,43 @@ class A2RAGRetriever(GraphIndexRetriever):
                 taken.add(c)
         return out
 
-    _WORD_END = re.compile(r"(ing|ed|es|s|d)$")
-
     def heuristic_sufficient(self, st: _State, stage: str) -> tuple[bool, str]:
-        """LLM-free sufficiency after ``stage``:
+        """LLM-free sufficiency after ``stage`` (documented heuristic; an LLM replaces it when given):
 
-        1. at least one seed aligned (else nothing graph-shaped was found);
+        1. at least one seed aligned (else there is nothing graph-shaped to stand on);
         2. every seed is covered: some evidence chunk supports it;
-        3. the evidence connects the seeds: all seeds lie in one connected component of the evidence
-           edges and paths (trivially true for one seed);
-        4. the top evidence chunks (up to top_k) hold at least ``min_term_coverage`` of the query's
-           content words (crudely stemmed), so a question word the graph did not reach ("mother" in
+        3. the evidence connects the seeds: all seeds (the nodes of one mention counting as one) lie in
+           one connected component of the evidence edges and paths; trivially true for one seed;
+        4. the query's relation words (its lower-case content words, crudely stemmed, e.g. "mother",
+           "born", "director") occur in the top ``top_k`` evidence chunks, at least a
+           ``min_term_coverage`` share of them: a relation the evidence does not mention ("mother" in
            "When did X's mother die?") sends the query on to the next stage.
-        Stage 3 is the last: its evidence is returned whatever the check says.
+        Stage 3 is the last: its evidence is returned whatever the check would say.
         """
         if not st.seeds:
             return False, "no seed aligned to the graph"
         support = self.evidence_chunks(st)
-        snap = self.index.snapshot
-        covered = {s.row for s in st.seeds if s.row in st.nodes and self._seed_has_chunk(s.row, support)}
-        missing = [s.node for s in st.seeds if s.row not in covered]
+        missing = [s.node for s in st.seeds if not (s.row in st.nodes and self._seed_has_chunk(s.row, support))]
         if missing:
             return False, f"seeds without evidence: {missing}"
         if len(st.seeds) > 1 and not self._connected(st):
             return False, "evidence does not connect the seeds"
-        if self.config.min_term_coverage > 0 and support:
+        seed_words = {stem(w) for s in st.seeds for w in re.findall(r"\w+", s.mention.lower())}
+        words = [w for w in dict.fromkeys(stem(w) for w in st.relation_words) if w not in seed_words]
+        if self.config.min_term_coverage > 0 and words:
             best = sorted(support, key=lambda c: (-support[c], -st.hybrid[c], c))[: self.top_k]
             text = " ".join(self.index.chunks[self.index.chunk_order[c]].text for c in best)
-            have = {self._stem(w) for w in re.findall(r"\w+", text.lower())}
-            words = [w for w in dict.fromkeys(self._stem(w) for w in re.findall(r"\w+", st.query.lower()))
-                     if len(w) > 2 and w not in _STOP]
-            if words:
-                share = sum(w in have for w in words) / len(words)
-                if share < self.config.min_term_coverage:
-                    absent = [w for w in words if w not in have]
-                    return False, f"query words not in the evidence: {absent}"
-        del snap
-        return True, "every seed covered and connected; query words present"
+            have = {stem(w) for w in re.findall(r"\w+", text.lower())}
+            absent = [w for w in words if w not in have]
+            if 1 - len(absent) / len(words) < self.config.min_term_coverage:
+                return False, f"relation words not in the evidence: {absent}"
+        return True, "every seed covered and connected; relation words present"
 
     def _seed_has_chunk(self, row: int, support: dict[int, int]) -> bool:
         g = self._graph()
         if g.chunk_pos[row] >= 0:
             return int(g.chunk_pos[row]) in support
         return bool(set(g.mapback[row].indices.tolist()) & support.keys())
-
-    def _stem(self, w: str) -> str:
-        return self._WORD_END.sub("", w) if len(w) > 4 else w
 
     def _connected(self, st: _State) -> bool:
         snap = self.index.snapshot
@@ -383,6 +423,9 @@ class A2RAGRetriever(GraphIndexRetriever):
 
         for e in st.edges:
             parent[find(int(snap.edge_src[e]))] = find(int(snap.edge_dst[e]))
+        first_of: dict[str, int] = {}
+        for s in st.seeds:  # the nodes one mention aligned to count as one seed
+            parent[find(s.row)] = find(first_of.setdefault(s.mention, s.row))
         roots = {find(s.row) for s in st.seeds}
         return len(roots) == 1
 
@@ -403,24 +446,29 @@ class A2RAGRetriever(GraphIndexRetriever):
     # ------------------------------------------------------------------ retrieval
 
     def retrieve_with_trace(self, query: str | QueryBundle) -> tuple[list[NodeWithScore], dict]:
-        """``(chunk nodes + one evidence node, trace)``; the trace is the evidence node's metadata."""
+        """``(chunk nodes + one evidence node, trace)``.
+
+        The trace is the evidence node's metadata plus ``timings_ms`` (total and per stage), which the
+        evidence node leaves out so that its id (a content hash) is the same on every run.
+        """
         bundle = query if isinstance(query, QueryBundle) else QueryBundle(query)
-        nodes = self._retrieve(bundle)
-        return nodes, nodes[-1].node.metadata["evidence"]
+        return self._run(bundle)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return self._run(query_bundle)[0]
+
+    def _run(self, query_bundle: QueryBundle) -> tuple[list[NodeWithScore], dict]:
         start = time.perf_counter()
+        timings: dict[str, float] = {}
         index, cfg, g = self.index, self.config, self._graph()
         question = query_bundle.query_str
         q = self.query_vector(query_bundle)
         dense = index.chunk_dense_scores(q)
         hyb = hybrid(dense, index.bm25.scores(question))
-        node_sim = np.zeros(index.snapshot.num_nodes, np.float32)
-        node_sim[g.entity_rows] = index.entity_vectors.scores(q)[index.entity_vector_rows]
-        node_sim[g.chunk_rows] = dense
+        node_sim = _NodeSimilarity(g, q, dense)
         trace: dict[str, Any] = {"variant": self.variant or "full", "llm_calls": 0}
-        seeds, relations = self.extract_seeds(question, node_sim, trace)
-        st = _State(question, seeds, relations, node_sim, hyb, llm_calls=trace["llm_calls"])
+        seeds, relations, relation_words = self.extract_seeds(question, node_sim, trace)
+        st = _State(question, seeds, relations, relation_words, node_sim, hyb, llm_calls=trace["llm_calls"])
         plan = {"global_only": ("global",), "no_global": ("local", "bridge")}.get(self.variant or "", STAGES)
         runners = {"local": self._stage_local, "bridge": self._stage_bridge, "global": self._stage_global}
         reached = plan[-1]
@@ -435,8 +483,8 @@ class A2RAGRetriever(GraphIndexRetriever):
                 ok, why = self.llm_sufficient(st)
             else:
                 ok, why = self.heuristic_sufficient(st, stage)
-            st.stages[-1].update(sufficient=ok, reason=why, nodes=len(st.nodes), edges=len(st.edges),
-                                 ms=round((time.perf_counter() - t0) * 1000, 3))
+            st.stages[-1].update(sufficient=ok, reason=why, nodes=len(st.nodes), edges=len(st.edges))
+            timings[stage] = round((time.perf_counter() - t0) * 1000, 3)
             if ok:
                 reached = stage
                 break
@@ -444,8 +492,10 @@ class A2RAGRetriever(GraphIndexRetriever):
         order = index.chunk_order
         nodes = [chunk_node(index, order[c], score, self.method, a2rag_source=src, a2rag_stage=reached)
                  for c, score, src in ranked]
-        trace.update(self._trace(st, reached, ranked, time.perf_counter() - start))
-        return nodes + [evidence_node(self.method, self.serialise(st), trace)]
+        trace.update(self._trace(st, reached, ranked))
+        evidence = evidence_node(self.method, self.serialise(st), trace)
+        timings["total"] = round((time.perf_counter() - start) * 1000, 3)
+        return nodes + [evidence], {**evidence.node.metadata["evidence"], "timings_ms": timings}
 
     # ------------------------------------------------------------------ evidence
 
@@ -484,7 +534,7 @@ class A2RAGRetriever(GraphIndexRetriever):
             lines.append(f"Passage '{rec.title}': {rec.text[:500]}")
         return "\n".join(lines)
 
-    def _trace(self, st: _State, reached: str, ranked, seconds: float) -> dict:
+    def _trace(self, st: _State, reached: str, ranked) -> dict:
         names = self.index.snapshot.node_ids
         return {
             "stage_reached": reached,
@@ -500,24 +550,18 @@ class A2RAGRetriever(GraphIndexRetriever):
             "chunk_ranking": self.config.chunk_ranking,
             "llm_calls": st.llm_calls,
             "unparseable_sufficiency": st.unparseable,
-            "ms": round(seconds * 1000, 3),
         }
 
 
-_STOP = frozenset(
-    "what when where which who whom whose why how did does was were is are the and for with from that this "
-    "both same than first older younger earlier later".split()
-)
-
-
 def parse_yes_no(answer: str) -> bool | None:
-    """True for an answer starting (after punctuation/markup) with yes, False for no, else None."""
-    m = re.match(r"[\s\W_]*(yes|no)\b", answer.strip().lower())
-    if m:
-        return m.group(1) == "yes"
+    """The verdict of a yes/no answer, or None when it cannot be read.
+
+    Yes (no) when the answer's words include "yes"/"sufficient" ("no"/"insufficient") and none of the
+    other side: "Yes.", "**No**, the passages do not say", "The evidence is sufficient". "Yes and no",
+    "maybe" and "" are unreadable.
+    """
     words = set(re.findall(r"\b(yes|no|sufficient|insufficient)\b", answer.lower()))
-    if words == {"yes"} or words == {"sufficient"} or words == {"yes", "sufficient"}:
-        return True
-    if words == {"no"} or words == {"insufficient"} or words == {"no", "insufficient"}:
-        return False
+    positive, negative = bool(words & {"yes", "sufficient"}), bool(words & {"no", "insufficient"})
+    if positive != negative:
+        return positive
     return None

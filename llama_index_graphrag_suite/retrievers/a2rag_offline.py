@@ -53,19 +53,21 @@ def extractive_summary(title: str, text: str, max_chars: int = 300) -> str:
     The first sentence is always kept (cut at ``max_chars`` if it alone is longer), so no summary is
     empty. A chunk that starts with its title does not repeat it.
     """
-    body = text.strip()
+    body, title = text.strip(), " ".join(title.split())
     if title and body.startswith(title):
         body = body[len(title):].lstrip()
-    parts: list[str] = [title.strip()] if title.strip() else []
-    used = len(parts[0]) if parts else 0
+    parts: list[str] = [title] if title else []
+    taken = 0  # sentences of the body taken so far
     for start, end in split_sentences(body):
         sentence = " ".join(body[start:end].split())
-        if used and used + 1 + len(sentence) > max_chars:
-            if len(parts) <= (1 if title.strip() else 0):  # nothing from the body yet: take a cut first sentence
-                parts.append(sentence[: max(0, max_chars - used - 1)])
-            break
-        parts.append(sentence)
-        used += len(sentence) + (1 if used else 0)
+        if len(" ".join(parts + [sentence])) <= max_chars:
+            parts.append(sentence)
+            taken += 1
+            continue
+        if taken == 0:  # not even the first sentence fits: take as much of it as does
+            room = max_chars - len(" ".join(parts)) - (1 if parts else 0)
+            parts.append(sentence[: max(0, room)])
+        break
     return " ".join(p for p in parts if p) or body[:max_chars]
 
 

@@ -25,6 +25,7 @@ label ("co-occurs with"), so S_R is empty there and no edge is filtered.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -101,6 +102,7 @@ class SeedIndex:
     exact: dict[str, int]  # name -> position in names
     by_word: dict[str, list[int]]  # word -> positions of names containing it
     predicates: list[str] = field(default_factory=list)
+    predicates_by_word: dict[str, list[int]] = field(default_factory=dict)  # stemmed word -> predicate positions
 
     @classmethod
     def build(cls, index, align_titles: bool = True, max_names_per_word: int = 200) -> "SeedIndex":
@@ -123,7 +125,13 @@ class SeedIndex:
         # A word in very many names ("film", "river") picks no particular node: not an index key.
         by_word = {w: ids for w, ids in by_word.items() if len(ids) <= max_names_per_word}
         predicates = sorted({f.predicate for f in index.facts.values()})
-        return cls(names, [rows_of[n] for n in names], {n: i for i, n in enumerate(names)}, by_word, predicates)
+        predicates_by_word: dict[str, list[int]] = {}
+        for i, label in enumerate(predicates):
+            for w in set(normalize_entity(label).split()):
+                if is_candidate_token(w):
+                    predicates_by_word.setdefault(stem(w), []).append(i)
+        return cls(names, [rows_of[n] for n in names], {n: i for i, n in enumerate(names)}, by_word, predicates,
+                   predicates_by_word)
 
 
 @dataclass
@@ -181,17 +189,36 @@ def align_mentions(seed_index: SeedIndex, mentions: list[Mention], node_similari
     return ranked[: settings.max_seeds]
 
 
+_SUFFIX = re.compile(r"(ing|ed|es|s|d)$")
+
+
+def stem(word: str) -> str:
+    """A crude suffix stripper ("died" -> "di", "dies" -> "di", "directors" -> "director"), enough to
+    match a question's word to a relation label's inflected form."""
+    return _SUFFIX.sub("", word) if len(word) > 4 else word
+
+
 def align_relations(seed_index: SeedIndex, phrases: list[str], min_score: float) -> list[dict]:
-    """Relation seeds S_R: relation labels close to one of the query's relation phrases."""
+    """Relation seeds S_R: relation labels close to one of the query's relation phrases.
+
+    Candidates are the labels that share a (stemmed) content word with the phrase (a word index, so
+    the thousands of sentence-derived labels of a co-occurrence graph are not scanned); a candidate is
+    kept when every content word of the phrase is in it (score 1) or, failing that, when rapidfuzz's
+    ``token_set_ratio`` of phrase and label reaches ``min_score``.
+    """
     from rapidfuzz import fuzz
 
     out: dict[str, dict] = {}
     for phrase in phrases:
         p = normalize_entity(phrase)
-        if not p:
+        words = {stem(w) for w in p.split() if is_candidate_token(w)}
+        if not words:
             continue
-        for label in seed_index.predicates:
-            score = fuzz.token_set_ratio(p, normalize_entity(label)) / 100.0
+        pool = set.union(*(set(seed_index.predicates_by_word.get(w, ())) for w in words))
+        for i in sorted(pool):
+            label = seed_index.predicates[i]
+            label_words = {stem(w) for w in normalize_entity(label).split()}
+            score = 1.0 if words <= label_words else fuzz.token_set_ratio(p, normalize_entity(label)) / 100.0
             if score >= min_score and score > out.get(label, {}).get("score", -1):
                 out[label] = {"phrase": phrase, "label": label, "score": round(score, 4)}
     return sorted(out.values(), key=lambda r: (-r["score"], r["label"]))

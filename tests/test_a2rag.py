@@ -1,0 +1,223 @@
+"""A2RAG retriever on the conftest corpus (HashEmbedding): gate, seeds, staged escalation, LLM sufficiency, map-back."""
+
+import asyncio
+import json
+
+import numpy as np
+import pytest
+
+from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+from llama_index_graphrag_suite.llm import ScriptedLLM
+from llama_index_graphrag_suite.retrievers.a2rag import A2RAGConfig, A2RAGRetriever, parse_yes_no
+from llama_index_graphrag_suite.retrievers.a2rag_offline import (
+    DocumentSummaries, build_mapback, build_summaries, extractive_summary,
+)
+
+# A low ER threshold gives the six-passage corpus a usable graph (people, places and works as entities).
+CONFIG = IndexConfig(entity_threshold=0.1)
+EASY = "Where was Ada Lorne born?"
+TWO_HOP = "Did Piers Vant hold works by Tomas Brey?"
+NO_SEEDS = "Which painting shows fishing boats at dawn?"
+OUT_OF_SCOPE = "How do I bake sourdough bread?"
+SEED_PROMPT = r"Find the seeds of a graph search"
+SUFFICIENCY = r"Is this evidence sufficient"
+
+
+@pytest.fixture(scope="module")
+def index():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from conftest import CORPUS
+
+    from llama_index_graphrag_suite.documents import make_document
+    from llama_index_graphrag_suite.embeddings import HashEmbedding
+
+    docs = [make_document(i, text, title) for i, title, text in CORPUS]
+    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=CONFIG)
+
+
+def chunks_of(nodes):
+    return [n for n in nodes if n.node.metadata["kind"] == "chunk"]
+
+
+def docs_of(nodes):
+    return [n.node.metadata["doc_id"] for n in chunks_of(nodes)]
+
+
+# ---------------------------------------------------------------------- offline artefacts and gate
+
+
+def test_extractive_summary_is_title_and_lead_sentences():
+    text = "Marlow\n\nMarlow is a town on the Esk River. Marlow is known for its harbour. The Esk River reaches the sea."
+    assert extractive_summary("Marlow", text, max_chars=80) == (
+        "Marlow Marlow is a town on the Esk River. Marlow is known for its harbour.")
+    # The first sentence always makes it in, cut to the budget if needed.
+    assert extractive_summary("", "A very long first sentence indeed.", max_chars=10) == "A very lon"
+
+
+def test_gate_abstains_out_of_scope(index):
+    r = A2RAGRetriever(index)
+    out, inside = r.gate_score(OUT_OF_SCOPE), r.gate_score(EASY)
+    assert 0.0 <= out < 0.2 < 0.5 < inside <= 1.0
+    assert not r.gate(OUT_OF_SCOPE) and r.gate(EASY)
+    # Eq. 1 is the max over documents of the clipped cosine with each summary.
+    s = r.summaries()
+    assert s.kind == "extractive" and len(s.doc_ids) == 6
+    q = index.embed_query(EASY)
+    assert r.gate_score(EASY) == pytest.approx(float(np.clip(s.vectors @ q, 0, 1).max()), abs=1e-6)
+    assert A2RAGRetriever(index, tau_g=0.99).gate(EASY) is False
+
+
+def test_summaries_persist_and_llm_summaries_are_not_recomputed(index, tmp_path):
+    llm = ScriptedLLM(responder=lambda prompt: "A short summary about " + prompt.split("Title: ")[1].split("\n")[0])
+    first = A2RAGRetriever(index, llm=llm, llm_summaries=True, summaries_dir=str(tmp_path))
+    s = first.summaries()
+    assert s.kind == "llm" and llm.call_count == 6 and "A short summary about Ada Lorne" in s.texts
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["summaries.json", "summary_vectors.npy"]
+    loaded = DocumentSummaries.load(tmp_path)
+    assert loaded.texts == s.texts and np.allclose(loaded.vectors, s.vectors) and loaded.matches(index)
+    # A fresh index view (new memo) with the same folder loads instead of calling the LLM again.
+    index._memo.clear()
+    again = A2RAGRetriever(index, llm=ScriptedLLM(), llm_summaries=True, summaries_dir=str(tmp_path))
+    assert again.summaries().texts == s.texts
+    # A failing LLM falls back to the extractive summary for that document, counted.
+    mixed = build_summaries(index, ScriptedLLM(responder=lambda p: "ok summary", fail_on={2}))
+    assert mixed.kind == "mixed" and mixed.llm_failures == 1
+    (tmp_path / "summaries.json").write_text("{not json")
+    with pytest.raises(ValueError, match="corrupt"):
+        DocumentSummaries.load(tmp_path)
+
+
+def test_mapback_is_entity_provenance(index):
+    pi = build_mapback(index)
+    snap, order = index.snapshot, index.chunk_order
+    ent = index.entities["ada lorne"]
+    assert {order[c] for c in pi[snap.row("ada lorne")].indices} == ent.chunks
+    assert [order[c] for c in pi[snap.row("p-kell#0")].indices] == ["p-kell#0"]
+
+
+# ---------------------------------------------------------------------- staged retrieval
+
+
+def test_output_contract_and_top_k_always_filled(index):
+    nodes, trace = A2RAGRetriever(index, top_k=6).retrieve_with_trace(EASY)
+    chunks = chunks_of(nodes)
+    assert len(chunks) == 6 and len(nodes) == 7 and nodes[-1].node.metadata["kind"] == "evidence"
+    assert len(set(docs_of(nodes))) == 6  # no duplicates; the rest filled from the hybrid ranking
+    assert {n.node.metadata["a2rag_source"] for n in chunks} <= {"graph", "hybrid_fill"}
+    assert json.loads(json.dumps(nodes[-1].node.metadata)) == nodes[-1].node.metadata
+    assert {k: v for k, v in trace.items() if k != "timings_ms"} == nodes[-1].node.metadata["evidence"]
+    assert set(trace["timings_ms"]) == {"local", "total"}
+    for key in ("stage_reached", "seeds", "stages_tried", "graph_evidence", "chunks", "llm_calls"):
+        assert key in trace
+
+
+def test_easy_query_stops_at_stage_one(index):
+    nodes, trace = A2RAGRetriever(index, top_k=3).retrieve_with_trace(EASY)
+    assert trace["stage_reached"] == "local"
+    assert [s["stage"] for s in trace["stages_tried"]] == ["local"] and trace["stages_tried"][0]["sufficient"]
+    assert {s["node"] for s in trace["seeds"]} == {"ada lorne", "p-ada#0"}
+    assert docs_of(nodes)[0] == "p-ada"
+    assert trace["graph_evidence"]["edges"]  # the 1-hop neighbourhood, serialised
+
+
+def test_two_hop_query_needs_bridges(index):
+    nodes, trace = A2RAGRetriever(index, top_k=3).retrieve_with_trace(TWO_HOP)
+    tried = trace["stages_tried"]
+    assert trace["stage_reached"] == "bridge" and [s["stage"] for s in tried] == ["local", "bridge"]
+    assert not tried[0]["sufficient"] and "connect" in tried[0]["reason"]
+    assert tried[1]["sufficient"] and tried[1]["bridges"]
+    mentions = {s["mention"] for s in trace["seeds"]}
+    assert mentions == {"Piers Vant", "Tomas Brey"}
+    # Some bridge path joins the two mentions' seeds.
+    seed_nodes = {s["node"]: s["mention"] for s in trace["seeds"]}
+    ends = [{seed_nodes.get(p[0]), seed_nodes.get(p[-1])} for p in trace["graph_evidence"]["paths"]]
+    reached = set().union(*[{seed_nodes[p[-1]]} for p in trace["graph_evidence"]["paths"] if p[-1] in seed_nodes])
+    assert reached == mentions and ends
+    assert "p-vant" in docs_of(nodes)  # the passage that holds both names
+
+
+def test_query_without_graph_seeds_reaches_global_and_finds_the_chunk(index):
+    nodes, trace = A2RAGRetriever(index, top_k=3).retrieve_with_trace(NO_SEEDS)
+    assert trace["seeds"] == [] and trace["stage_reached"] == "global"
+    assert [s["stage"] for s in trace["stages_tried"]] == ["local", "bridge", "global"]
+    assert all("no seed" in s["reason"] for s in trace["stages_tried"][:2])
+    assert trace["stages_tried"][2]["restart"] == {"seeds": 0, "hybrid_chunks": 3}
+    assert docs_of(nodes)[0] == "p-harbour"
+
+
+def test_variants_and_fuzzy_seed(index):
+    # node_only: no relation seeds; global_only: straight to PPR; no_global: stops at bridges.
+    assert A2RAGRetriever(index).retrieve_with_trace(TWO_HOP)[1]["relation_seeds"]
+    assert A2RAGRetriever(index, variant="node_only").retrieve_with_trace(TWO_HOP)[1]["relation_seeds"] == []
+    assert A2RAGRetriever(index, variant="global_only").retrieve_with_trace(EASY)[1]["stage_reached"] == "global"
+    assert A2RAGRetriever(index, variant="no_global").retrieve_with_trace(NO_SEEDS)[1]["stage_reached"] == "bridge"
+    with pytest.raises(ValueError):
+        A2RAGRetriever(index, variant="nope")
+    with pytest.raises(ValueError):
+        A2RAGRetriever(index, tau_g=2.0)
+    # A misspelt name still aligns (rapidfuzz ratio >= 0.9), with a lexical score below 1.
+    seeds = A2RAGRetriever(index).retrieve_with_trace("Where was Ada Lorn born?")[1]["seeds"]
+    assert {s["node"] for s in seeds} >= {"ada lorne"} and all(0.9 <= s["lexical"] < 1 for s in seeds)
+
+
+def test_relation_seeds_filter_local_edges(index):
+    _, trace = A2RAGRetriever(index).retrieve_with_trace("Who founded the Vant Gallery?")
+    labels = {r["label"] for r in trace["relation_seeds"]}
+    assert "was founded by piers" in labels
+    relations = [e for e in trace["graph_evidence"]["edges"] if e["kind"] == "relation"]
+    assert relations and all(e["predicate"] in labels for e in relations)
+
+
+# ---------------------------------------------------------------------- LLM paths
+
+
+def scripted(*sufficiency_answers, seeds='{"entities": ["Piers Vant", "Tomas Brey"], "relations": ["holds works"]}', **kw):
+    return ScriptedLLM(rules=[(SEED_PROMPT, seeds)], responses=list(sufficiency_answers), **kw)
+
+
+def test_llm_sufficiency_decides_escalation(index):
+    llm = scripted("No, the passages do not say.", "Yes.")
+    nodes, trace = A2RAGRetriever(index, llm=llm, top_k=3).retrieve_with_trace(TWO_HOP)
+    assert trace["stage_reached"] == "bridge" and trace["seed_extraction"] == "llm"
+    assert [s["reason"] for s in trace["stages_tried"]] == ["LLM said no", "LLM said yes"]
+    assert trace["llm_calls"] == 3 and llm.call_count == 3  # seeds + two checks
+    assert "Graph facts:" in llm.prompts[1] and TWO_HOP in llm.prompts[1]
+    # The first check said yes: stop at once.
+    assert A2RAGRetriever(index, llm=scripted("yes")).retrieve_with_trace(TWO_HOP)[1]["stage_reached"] == "local"
+
+
+def test_malformed_llm_answers_do_not_crash(index):
+    # Unreadable sufficiency answers count as "not sufficient"; an unreadable seed answer falls back.
+    llm = scripted("maybe?", "", seeds="entities: Piers Vant")
+    nodes, trace = A2RAGRetriever(index, llm=llm, top_k=3).retrieve_with_trace(TWO_HOP)
+    assert trace["stage_reached"] == "global" and trace["unparseable_sufficiency"] == 2
+    assert trace["seed_extraction"] == "statistical (LLM answer unreadable)"
+    assert len(chunks_of(nodes)) == 3
+    # A dead server on every call: still three chunks, every failure counted.
+    dead = ScriptedLLM(fail_from=1)
+    nodes, trace = A2RAGRetriever(index, llm=dead, top_k=3).retrieve_with_trace(TWO_HOP)
+    assert len(chunks_of(nodes)) == 3 and trace["stage_reached"] == "global" and trace["unparseable_sufficiency"] == 2
+
+
+def test_parse_yes_no():
+    assert parse_yes_no("Yes") is True and parse_yes_no("**No**, not enough") is False
+    assert parse_yes_no("The evidence is sufficient.") is True and parse_yes_no("insufficient") is False
+    assert parse_yes_no("yes and no") is None and parse_yes_no("") is None and parse_yes_no("maybe") is None
+
+
+def test_async_retrieve_matches_sync(index):
+    r = A2RAGRetriever(index, top_k=3)
+    sync = [n.node.node_id for n in r.retrieve(TWO_HOP)]
+    got = [n.node.node_id for n in asyncio.run(r.aretrieve(TWO_HOP))]
+    assert got == sync
+
+
+def test_config_object_and_overrides(index):
+    cfg = A2RAGConfig(bridge_hops=3, ppr_top_l=5)
+    r = A2RAGRetriever(index, config=cfg, max_paths=7)
+    assert r.config.bridge_hops == 3 and r.config.max_paths == 7 and cfg.max_paths == 40
+    with pytest.raises(ValueError):
+        A2RAGConfig(not_a_field=1)
