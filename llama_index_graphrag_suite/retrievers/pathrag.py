@@ -224,11 +224,12 @@ class PathRAGRetriever(GraphIndexRetriever):
         """LLM-free key phrases: the query's n-gram candidates that occur in the corpus, by their entity
         score against the index's statistics (Eq. 2; in a query every count is 1, so this is IDF:
         rarer first), skipping phrases inside an already chosen one and phrases in more than
-        ``keyword_max_df`` of the chunks (generic words such as "film" or "born" pull in generic nodes)."""
+        ``keyword_max_df`` of the chunks (and more than 5; generic words such as "film" or "born" pull in generic nodes)."""
         stats = self.index._statistics()
-        max_df = self.keyword_max_df * max(stats.n_chunks, 1)
+        max_df = max(self.keyword_max_df * stats.n_chunks, 5.0)  # small corpora keep their names
         chosen: list[tuple[str, str]] = []
-        for cand in stats.score(question):
+        # Equal scores (equal document frequency): the longer phrase first, so "Grey Harbour" beats "Grey".
+        for cand in sorted(stats.score(question), key=lambda c: (-round(c.score, 12), -c.key.count(" "), c.key)):
             df = stats.doc_freq.get(cand.key, 0)
             if df < 1 or df > max_df:
                 continue  # never in the corpus (no name the graph holds), or too common to be specific
@@ -435,8 +436,10 @@ class PathRAGRetriever(GraphIndexRetriever):
         chunks = sorted(ent.chunks, key=lambda c: (index.chunks[c].title.lower() != ent.surface.lower(), c))
         for cid in chunks[:3]:
             text = index.chunks[cid].text
-            mentions = find_mentions(text, {key}, index.config.max_ngram)
-            if mentions:
-                start, end = split_sentences(text)[mentions[0].sentence]
-                return " ".join(text[start:end].split()), (cid,)
+            sentences = split_sentences(text)
+            for mention in find_mentions(text, {key}, index.config.max_ngram):
+                start, end = sentences[mention.sentence]
+                sentence = " ".join(text[start:end].split())
+                if len(sentence.split()) > len(key.split()):  # not a title line holding just the name
+                    return sentence, (cid,)
         return "", ()

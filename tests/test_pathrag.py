@@ -1,0 +1,240 @@
+"""PathRAG retriever, path prompt and extractor."""
+
+import asyncio
+import json
+
+import pytest
+
+from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+from llama_index_graphrag_suite.documents import make_document
+from llama_index_graphrag_suite.embeddings import HashEmbedding
+from llama_index_graphrag_suite.llm import ScriptedLLM
+from llama_index_graphrag_suite.retrievers.pathrag import PATHS_HEADER, PathRAGRetriever, RenderedPath, render_paths
+
+QUESTION = "Which gallery holds The Grey Harbour by Ada Lorne, the painter born in Marlow?"
+
+
+@pytest.fixture(scope="module")
+def index():
+    from conftest import CORPUS
+
+    docs = [make_document(i, text, title) for i, title, text in CORPUS]
+    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=IndexConfig(entity_threshold=0.1))
+
+
+def split(nodes):
+    chunks = [n for n in nodes if n.node.metadata["kind"] == "chunk"]
+    evidence = [n for n in nodes if n.node.metadata["kind"] == "evidence"]
+    return chunks, evidence
+
+
+def test_llm_free_retrieval_returns_chunks_and_paths(index):
+    nodes = PathRAGRetriever(index, top_k=3).retrieve(QUESTION)
+    chunks, evidence = split(nodes)
+    assert len(chunks) == 3 and len(evidence) == 1 and nodes[-1] is evidence[0]
+    ev = evidence[0].node.metadata["evidence"]
+    assert ev["keywords_from"] == "statistical" and ev["keywords"][-1] == QUESTION
+    assert "Ada Lorne" in ev["keywords"] or "Grey Harbour" in " ".join(ev["keywords"])
+    assert ev["paths"], "the query's entities are connected in this corpus"
+    reliabilities = [p["reliability"] for p in ev["paths"]]
+    assert reliabilities == sorted(reliabilities, reverse=True)
+    for p in ev["paths"]:
+        assert len(p["nodes"]) == p["hops"] + 1 == len(p["edges"]) + 1 == len(p["resources"])
+        for (u, v), edge in zip(zip(p["nodes"], p["nodes"][1:]), p["edges"]):
+            assert (edge["u"], edge["v"]) == (u, v) and edge["facts"]  # relation edges only by default
+            for fact in edge["facts"]:
+                assert {fact["subject"], fact["object"]} == {u, v}
+        # Eq. 4: mean over edges of the summed node resources.
+        assert p["reliability"] == pytest.approx(sum(p["resources"]) / p["hops"], abs=1e-5)
+    # The most reliable path's supporting chunks come first among path chunks.
+    assert [c["from"] for c in ev["chunks"]] == [n.node.metadata["pathrag_source"] for n in chunks]
+    assert json.dumps(ev)  # JSON-serialisable
+    # The evidence text lists the paths least reliable first (Eq. 6), each as node / edge lines (Eq. 5).
+    text = evidence[0].node.text
+    assert text.startswith(PATHS_HEADER)
+    shown = [float(line.rsplit("reliability ", 1)[1].rstrip("):")) for line in text.splitlines() if line.startswith("Path (")]
+    assert shown == sorted(shown) and shown[-1] == pytest.approx(reliabilities[0], abs=1e-4)
+
+
+def test_chunk_ranking_modes(index):
+    paths_only = split(PathRAGRetriever(index, top_k=6, variant="paths_only").retrieve(QUESTION))[0]
+    assert paths_only and all(n.node.metadata["pathrag_source"] == "path" for n in paths_only)
+    scores = [n.score for n in paths_only]
+    assert scores == sorted(scores, reverse=True)  # by best supporting path reliability
+    first = split(PathRAGRetriever(index, top_k=6, chunk_ranking="paths_first").retrieve(QUESTION))[0]
+    assert [n.node.node_id for n in first][: len(paths_only)] == [n.node.node_id for n in paths_only]
+    rerank = split(PathRAGRetriever(index, top_k=6, rerank_pool=1).retrieve(QUESTION))[0]
+    assert len(rerank) == 6 and sum(n.node.metadata["pathrag_source"] == "path" for n in rerank) <= 1
+    with pytest.raises(ValueError):
+        PathRAGRetriever(index, variant="nope")
+    with pytest.raises(ValueError):
+        PathRAGRetriever(index, edge_kinds=("contains",))
+
+
+def test_path_prompt_order_truncation_and_ablations():
+    paths = [RenderedPath(f"Path {name}:\n  node {name}\n  -[rel]-> shared edge\n  node z", rel, hops)
+             for name, rel, hops in (("a", 0.9, 1), ("c", 0.7, 2), ("b", 0.5, 3), ("d", 0.3, 1))]  # most reliable first
+    text, kept = render_paths(paths, question="Who?")
+    assert text.startswith("Question: Who?\n\n" + PATHS_HEADER)
+    order = [text.index(f"Path {n}:") for n in "dbca"]
+    assert order == sorted(order)  # ascending reliability: the most reliable path (a) is last
+    assert kept == [3, 2, 1, 0]
+    # Budget for two paths: the two least reliable are dropped.
+    from llama_index_graphrag_suite.llm.usage import count_tokens
+
+    budget = count_tokens(paths[0].text) + count_tokens(paths[1].text) + 2
+    text, kept = render_paths(paths, max_tokens=budget)
+    assert kept == [1, 0] and "Path b:" not in text and "Path d:" not in text
+    # Hop-first: more hops first, so the shortest paths end the prompt (ties by reliability ascending).
+    assert render_paths(paths, order="hop_first")[1] == [2, 1, 3, 0]
+    shuffled = render_paths(paths, order="random", seed=3)[1]
+    assert sorted(shuffled) == [0, 1, 2, 3] and shuffled == render_paths(paths, order="random", seed=3)[1]
+    flat, _ = render_paths(paths, flat=True)
+    assert "Path a:" not in flat and flat.count("shared edge") == 1 and "node d" in flat
+    assert render_paths([])[0].startswith("No relational path")
+    with pytest.raises(ValueError):
+        render_paths(paths, order="descending")
+
+
+def test_prompt_variants_keep_retrieval(index):
+    base = PathRAGRetriever(index, top_k=3).retrieve(QUESTION)
+    flat = PathRAGRetriever(index, top_k=3, variant="flat").retrieve(QUESTION)
+    hops = PathRAGRetriever(index, top_k=3, variant="hop_first").retrieve(QUESTION)
+    ids = [n.node.node_id for n in split(base)[0]]
+    assert ids == [n.node.node_id for n in split(flat)[0]] == [n.node.node_id for n in split(hops)[0]]
+    assert split(flat)[1][0].node.text.startswith("Entities and relations:")
+    assert split(hops)[1][0].node.metadata["evidence"]["order"] == "hop_first"
+
+
+def test_llm_keywords_and_malformed_answers(index):
+    good = ScriptedLLM(responder=lambda p: '{"high_level_keywords": ["art"], "low_level_keywords": ["Kell Academy", "Tomas Brey"]}')
+    nodes = PathRAGRetriever(index, top_k=3, llm=good).retrieve("Where did Tomas Brey teach?")
+    ev = split(nodes)[1][0].node.metadata["evidence"]
+    assert ev["keywords_from"] == "llm" and ev["keywords"][:3] == ["Kell Academy", "Tomas Brey", "art"]
+    assert "KEYWORDS" not in good.prompts[0] and "low_level_keywords" in good.prompts[0]
+    assert {"kell academy", "tomas brey"} <= {n["id"] for n in ev["nodes"]}
+    for bad in ("Sorry, I cannot do that.", '{"low_level_keywords": 7}', "[1, 2"):
+        llm = ScriptedLLM(responder=lambda p, bad=bad: bad)
+        nodes = PathRAGRetriever(index, top_k=3, llm=llm).retrieve("Where did Tomas Brey teach?")
+        chunks, evidence = split(nodes)
+        assert len(chunks) == 3 and evidence[0].node.metadata["evidence"]["keywords_from"] == "llm_unreadable_statistical"
+    failing = ScriptedLLM(responses=["unused"], fail_on=[1], error=lambda n: RuntimeError("boom"))
+    nodes = PathRAGRetriever(index, top_k=3, llm=failing).retrieve("Where did Tomas Brey teach?")
+    assert split(nodes)[1][0].node.metadata["evidence"]["keywords_from"] == "llm_unreadable_statistical"
+
+
+def test_async_retrieve_matches_sync(index):
+    retriever = PathRAGRetriever(index, top_k=4)
+    sync_ids = [n.node.node_id for n in retriever.retrieve(QUESTION)]
+    async_ids = [n.node.node_id for n in asyncio.run(retriever.aretrieve(QUESTION))]
+    assert sync_ids == async_ids
+
+
+def test_query_engine_puts_question_first_and_paths_last(index):
+    llm = ScriptedLLM(responder=lambda prompt: "The Vant Gallery.")
+    engine = PathRAGRetriever(index, top_k=2).as_query_engine(llm=llm)
+    response = engine.query(QUESTION)
+    assert str(response) == "The Vant Gallery."
+    prompt = llm.prompts[-1]
+    assert prompt.startswith(f"Question: {QUESTION}")
+    assert prompt.index(PATHS_HEADER) > max(prompt.index(n.node.get_content()[:40]) for n in response.source_nodes
+                                            if n.node.metadata["kind"] == "chunk")
+    assert response.source_nodes[-1].node.metadata["kind"] == "evidence"
+
+
+# ---------------------------------------------------------------------- extractor
+
+EXTRACTED = {
+    "p-ada": {"entities": [{"name": "Ada Lorne", "type": "person", "description": "A painter born in Marlow."},
+                           {"name": "Marlow", "type": "geo", "description": "Ada Lorne's birthplace."},
+                           {"name": "The Grey Harbour", "type": "work", "description": "A painting of 1901."}],
+              "relations": [{"source": "Ada Lorne", "target": "The Grey Harbour", "description": "Ada Lorne painted The Grey Harbour.",
+                             "keywords": "painted", "strength": 9},
+                            {"source": "Ada Lorne", "target": "Marlow", "description": "Ada Lorne was born in Marlow.",
+                             "keywords": "born in", "strength": "high"}]},
+    "p-harbour": {"entities": [{"name": "The Grey Harbour", "type": "work", "description": "It hangs in the Vant Gallery."},
+                               {"name": "Vant Gallery", "type": "organization", "description": "A gallery."},
+                               {"name": "", "type": "person"}, "junk"],
+                  "relations": [{"source": "The Grey Harbour", "target": "Vant Gallery",
+                                 "description": "The Grey Harbour hangs in the Vant Gallery.", "keywords": "hangs in"},
+                                {"source": "Nobody"}]},
+}
+
+
+def _extraction_llm(gleaned=None, broken=()):
+    def respond(prompt):
+        if "were missed" in prompt:
+            return json.dumps(gleaned or {"entities": [], "relations": []})
+        for key, answer in EXTRACTED.items():
+            marker = {"p-ada": "Ada Lorne was a painter", "p-harbour": "The Grey Harbour is a painting"}[key]
+            if marker in prompt:
+                return "not json at all" if key in broken else "Here you go:\n```json\n" + json.dumps(answer) + "\n```"
+        return '{"entities": [], "relations": []}'
+    return ScriptedLLM(responder=respond)
+
+
+def _pg_index(extractor, ids=("p-ada", "p-harbour", "p-vant"), store=None):
+    from llama_index.core import PropertyGraphIndex
+    from llama_index.core.node_parser import TokenTextSplitter
+
+    from conftest import CORPUS
+
+    docs = [make_document(i, text, title) for i, title, text in CORPUS if i in ids]
+    kwargs = {"property_graph_store": store} if store is not None else {}
+    return PropertyGraphIndex.from_documents(docs, kg_extractors=[extractor], embed_model=HashEmbedding(dim=64),
+                                             transformations=[TokenTextSplitter(chunk_size=256, chunk_overlap=0)],
+                                             embed_kg_nodes=False, use_async=False, **kwargs)
+
+
+def test_extractor_in_property_graph_index_merges_descriptions():
+    from llama_index_graphrag_suite.extractors.pathrag_extractor import PathRAGExtractor
+
+    extractor = PathRAGExtractor(llm=_extraction_llm(), max_gleaning=0)
+    pg = _pg_index(extractor)
+    store = pg.property_graph_store
+    harbour = store.graph.nodes["the grey harbour"]
+    # Described in two chunks: the stored node carries both descriptions, whichever chunk came last.
+    assert harbour.properties["description"] == "A painting of 1901. | It hangs in the Vant Gallery."
+    assert harbour.properties["entity_type"] == "work" and harbour.label == "entity"
+    triplets = {(s.id, r.label, o.id): r for s, r, o in store.graph.get_triplets()}
+    painted = triplets[("ada lorne", "painted", "the grey harbour")]
+    assert painted.properties["text"] == "Ada Lorne painted The Grey Harbour." and painted.properties["keywords"] == "painted"
+    assert triplets[("ada lorne", "born in", "marlow")].properties["strength"] == 1.0  # unreadable strength -> 1
+    assert any(label == "contains" and obj == "ada lorne" for _, label, obj in triplets)
+    stats = extractor.stats
+    assert stats["llm_calls"] == 3 and stats["dropped_malformed"] == 3  # empty name, "junk", relation without target
+
+    # The retriever runs on the plain PropertyGraphIndex and describes nodes with the extracted descriptions.
+    retriever = PathRAGRetriever(pg, top_k=2)
+    nodes = retriever.retrieve("Where does the painting by Ada Lorne hang?")
+    chunks, evidence = split(nodes)
+    assert chunks and evidence
+    ev = evidence[0].node.metadata["evidence"]
+    assert ev["paths"]
+    assert "(person): A painter born in Marlow." in evidence[0].node.text or "(work): A painting of 1901." in evidence[0].node.text
+
+
+def test_extractor_gleaning_malformed_output_and_later_inserts():
+    from llama_index.core.graph_stores import SimplePropertyGraphStore
+
+    from llama_index_graphrag_suite.extractors.pathrag_extractor import PathRAGExtractor
+
+    gleaned = {"entities": [{"name": "Kell Academy", "type": "organization", "description": "An art school."}], "relations": []}
+    store = SimplePropertyGraphStore()
+    extractor = PathRAGExtractor(llm=_extraction_llm(gleaned=gleaned, broken=("p-harbour",)), max_gleaning=2,
+                                 property_graph_store=store)
+    pg = _pg_index(extractor, ids=("p-ada", "p-harbour"), store=store)
+    nodes = pg.property_graph_store.graph.nodes
+    assert "kell academy" in nodes and nodes["kell academy"].properties["description"] == "An art school."
+    assert "vant gallery" not in nodes  # its chunk's answer was unreadable: skipped, not fatal
+    # Each chunk: the answer (p-harbour's unreadable), a gleaning round that adds Kell Academy, a second
+    # one that adds nothing new, then gleaning stops although max_gleaning would allow more -> 2 x 3 calls.
+    assert extractor.stats["llm_calls"] == 6 and extractor.stats["dropped_malformed"] == 1
+
+    # A later insert describing a stored entity again merges into the stored node (the index would skip it).
+    later = PathRAGExtractor(llm=_extraction_llm(), max_gleaning=0, property_graph_store=store)
+    pg._kg_extractors = [later]
+    from conftest import CORPUS
+
+    pg.insert(make_document("p-harbour-2", CORPUS[2][2], "The Grey Harbour"))
+    assert store.graph.nodes["the grey harbour"].properties["description"] == "A painting of 1901. | It hangs in the Vant Gallery."
