@@ -154,3 +154,25 @@ def test_filter_graph_over_the_retriever(index, hierarchy):
     assert out["answer"] == "Marlow"
     assert len(out["reports"]) == len(retriever.retrieve_items(QUESTION))
     assert any(r["score"] == 90 for r in out["reports"])
+
+
+def test_chunk_items_and_dense_boost_ranking(index, hierarchy):
+    q = index.embed_query(QUESTION)
+    dense = index.chunk_dense_scores(q)
+    order = index.chunk_order
+    # dense_boost: each chunk's cosine plus 0.05 x its best item score (0 when no item maps to it).
+    boosted = ArchRAGRetriever(index, top_k=6, hierarchy=hierarchy, chunk_ranking="dense_boost")
+    chunks, _ = split(boosted.retrieve(QUESTION))
+    best, _ = boosted._chunk_scores(boosted.retrieve_items(QUESTION), dense)
+    expected = dense + 0.05 * np.where(np.isfinite(best), best, 0.0)
+    for node in chunks:
+        assert node.score == pytest.approx(expected[order.index(node.node.node_id)], abs=1e-6)
+    assert len(chunks) == min(6, len(order))
+    # chunk_top_k: the top dense chunks are items with their own cosine, shown in the evidence.
+    with_chunks = ArchRAGRetriever(index, hierarchy=hierarchy, chunk_top_k=2)
+    ev = split(with_chunks.retrieve(QUESTION))[1][0].node.metadata["evidence"]
+    chunk_items = [i for i in ev["layers"][0]["items"] if i["kind"] == "chunk"]
+    top2 = [order[c] for c in np.argsort(-dense, kind="stable")[:2]]
+    assert [i["id"] for i in chunk_items] == top2
+    with pytest.raises(ValueError):
+        ArchRAGRetriever(index, hierarchy=hierarchy, chunk_ranking="bogus")
