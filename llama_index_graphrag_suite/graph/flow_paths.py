@@ -172,101 +172,112 @@ def _check(alpha: float, theta: float) -> None:
         raise ValueError(f"theta (early-stop threshold) must be >= 0, got {theta}")
 
 
+@dataclass
+class _Layers:
+    """Propagations from several sources at once: layer d holds every (source, node) first reached at depth d."""
+
+    n: int
+    sources: np.ndarray
+    sid: list[np.ndarray]  # per layer: index of the source (into ``sources``) of each entry
+    node: list[np.ndarray]  # per layer: node row of each entry
+    res: list[np.ndarray]  # per layer: S(node) in that source's flow
+    alive: list[np.ndarray]  # per layer: propagated (Eq. 3)
+    dag: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # per depth d >= 1: (parent pos in d-1, child pos in d, edge id)
+
+
+def _propagate_many(graph: FlowGraph, sources: np.ndarray, alpha: float, theta: float, max_hops: int | None) -> _Layers:
+    """Eq. 2-3 from every source, breadth first, all sources advancing one depth per step.
+
+    Entries are keyed ``source index * n + node``; a sorted array of the keys reached so far keeps
+    "each node is updated at most once" per source. Work per step is proportional to the edges
+    leaving alive nodes, so the total grows with the nodes touched.
+    """
+    n, deg = graph.num_nodes, graph.degree
+    sid = np.arange(sources.size, dtype=np.int64)
+    node, res = sources.astype(np.int64), np.ones(sources.size)
+    out = _Layers(n, sources, [sid], [node], [res], [], [])
+    reached = np.sort(sid * n + node)
+    while True:
+        d = deg[node]
+        alive = (d > 0) & (res >= theta * d)  # S/|N| >= θ, without dividing by zero
+        out.alive.append(alive)
+        if not alive.any() or (max_hops is not None and len(out.node) > max_hops):
+            break
+        parents = np.flatnonzero(alive)
+        counts = d[parents]
+        ppos = np.repeat(parents, counts)
+        offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        entries = np.repeat(graph.indptr[node[parents]], counts) + offsets
+        keys = sid[ppos] * n + graph.indices[entries]
+        at = np.minimum(np.searchsorted(reached, keys), reached.size - 1)
+        new = reached[at] != keys
+        if not new.any():
+            break
+        ppos, keys, eids = ppos[new], keys[new], graph.edge_ids[entries[new]]
+        layer_keys, cpos = np.unique(keys, return_inverse=True)
+        res = np.bincount(cpos, weights=alpha * res[ppos] / d[ppos], minlength=layer_keys.size)
+        sid, node = layer_keys // n, layer_keys % n
+        reached = np.union1d(reached, layer_keys)
+        out.sid.append(sid); out.node.append(node); out.res.append(res)
+        out.dag.append((ppos, cpos, eids))
+    return out
+
+
 def propagate(graph: FlowGraph, source: int, alpha: float = 0.7, theta: float = 0.01,
-              max_hops: int | None = None, _seen: np.ndarray | None = None) -> Flow:
+              max_hops: int | None = None) -> Flow:
     """Resource propagation from ``source`` (Eq. 2, early stop Eq. 3), breadth first."""
     _check(alpha, theta)
     if not 0 <= source < graph.num_nodes:
         raise ValueError(f"source {source} is not a node of the graph")
-    deg = graph.degree
-    seen = np.zeros(graph.num_nodes, bool) if _seen is None else _seen
-    frontier, res = np.array([source], np.int64), np.array([1.0])
-    seen[source] = True
-    flow = Flow(source, [frontier], [res], [])
-    try:
-        while True:
-            d = deg[frontier]
-            alive = (d > 0) & (res >= theta * d)  # S/|N| >= θ without dividing by zero
-            flow.alive.append(alive)
-            if not alive.any() or (max_hops is not None and len(flow.layers) > max_hops):
-                break
-            parents = np.flatnonzero(alive)
-            counts = d[parents]
-            total = int(counts.sum())
-            ppos = np.repeat(parents, counts)
-            offsets = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
-            entries = np.repeat(graph.indptr[frontier[parents]], counts) + offsets
-            child = graph.indices[entries]
-            new = ~seen[child]
-            ppos, child, eids = ppos[new], child[new], graph.edge_ids[entries[new]]
-            if child.size == 0:
-                break
-            layer, cpos = np.unique(child, return_inverse=True)
-            share = alpha * res[ppos] / d[ppos]
-            res = np.bincount(cpos, weights=share, minlength=layer.size)
-            seen[layer] = True
-            flow.layers.append(layer)
-            flow.resources.append(res)
-            flow.dag.append((ppos, cpos, eids))
-            frontier = layer
-        if len(flow.alive) < len(flow.layers):  # stopped by max_hops before judging the last layer
-            d = deg[frontier]
-            flow.alive.append((d > 0) & (res >= theta * d))
-    finally:
-        for layer in flow.layers:  # leave the shared scratch array clean: cost stays with nodes touched
-            seen[layer] = False
-    return flow
+    layers = _propagate_many(graph, np.array([source], np.int64), alpha, theta, max_hops)
+    return Flow(source, layers.node, layers.res, layers.alive, layers.dag)
 
 
-def _best_paths(flow: Flow, targets: np.ndarray, per_target: int) -> list[Path]:
-    """The ``per_target`` most reliable DAG paths from the flow's source to each reached target."""
+def _best_paths(layers: _Layers, targets: np.ndarray, per_target: int) -> list[Path]:
+    """The ``per_target`` most reliable DAG paths from each source to each reached target (Eq. 4).
+
+    All paths between one pair have the same number of hops, so the best ones maximise the sum of
+    resources: a dynamic programme over the layers keeps the ``per_target`` best sums per entry.
+    """
     m = per_target
-    sums = [np.full((1, m), -np.inf)]
-    sums[0][0, 0] = flow.resources[0][0]
+    sums = [np.full((layers.node[0].size, m), -np.inf)]
+    sums[0][:, 0] = layers.res[0]
     back: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per depth: parent pos, parent rank, edge id
-    for depth, (ppos, cpos, eids) in enumerate(flow.dag, start=1):
-        n_layer = flow.layers[depth].size
+    for depth, (ppos, cpos, eids) in enumerate(layers.dag, start=1):
         prev = sums[depth - 1]
-        cand_child = np.repeat(cpos, m)
-        cand_parent = np.repeat(ppos, m)
-        cand_rank = np.tile(np.arange(m), ppos.size)
-        cand_edge = np.repeat(eids, m)
-        cand_value = prev[cand_parent, cand_rank] + flow.resources[depth][cand_child]
-        ok = np.isfinite(cand_value)
-        cand_child, cand_parent, cand_rank, cand_edge, cand_value = (
-            a[ok] for a in (cand_child, cand_parent, cand_rank, cand_edge, cand_value))
-        order = np.lexsort((cand_edge, cand_parent, -cand_value, cand_child))
-        cand_child = cand_child[order]
-        group_start = np.searchsorted(cand_child, cand_child, side="left")
-        rank = np.arange(cand_child.size) - group_start
-        keep = order[rank < m]
-        kept_rank = rank[rank < m]
-        layer_sums = np.full((n_layer, m), -np.inf)
-        layer_back = [np.full((n_layer, m), -1, np.int64) for _ in range(3)]
-        slot = (cand_child[rank < m], kept_rank)
-        layer_sums[slot] = cand_value[keep]
-        layer_back[0][slot] = cand_parent[keep]
-        layer_back[1][slot] = cand_rank[keep]
-        layer_back[2][slot] = cand_edge[keep]
+        c_child, c_parent = np.repeat(cpos, m), np.repeat(ppos, m)
+        c_rank, c_edge = np.tile(np.arange(m), ppos.size), np.repeat(eids, m)
+        c_value = prev[c_parent, c_rank] + layers.res[depth][c_child]
+        ok = np.isfinite(c_value)
+        c_child, c_parent, c_rank, c_edge, c_value = (a[ok] for a in (c_child, c_parent, c_rank, c_edge, c_value))
+        order = np.lexsort((c_edge, c_parent, -c_value, c_child))  # per child, best first (ties: repeatable)
+        child_sorted = c_child[order]
+        rank = np.arange(child_sorted.size) - np.searchsorted(child_sorted, child_sorted, side="left")
+        take = rank < m
+        keep, slot = order[take], (child_sorted[take], rank[take])
+        layer_sums = np.full((layers.node[depth].size, m), -np.inf)
+        layer_back = [np.full((layers.node[depth].size, m), -1, np.int64) for _ in range(3)]
+        layer_sums[slot] = c_value[keep]
+        layer_back[0][slot], layer_back[1][slot], layer_back[2][slot] = c_parent[keep], c_rank[keep], c_edge[keep]
         sums.append(layer_sums)
         back.append(tuple(layer_back))
     out: list[Path] = []
-    target_set = set(int(t) for t in targets) - {flow.source}
-    for depth in range(1, len(flow.layers)):
-        layer = flow.layers[depth]
-        for pos in np.flatnonzero(np.isin(layer, list(target_set))) if target_set else []:
+    for depth in range(1, len(layers.node)):
+        node, sid = layers.node[depth], layers.sid[depth]
+        hits = np.flatnonzero(np.isin(node, targets) & (node != layers.sources[sid]))
+        for pos in hits.tolist():
             for r in range(m):
                 total = sums[depth][pos, r]
                 if not np.isfinite(total):
                     break
                 nodes, edges, res = [], [], []
-                d, p, rr = depth, int(pos), r
+                d, p, rr = depth, pos, r
                 while d > 0:
-                    nodes.append(int(flow.layers[d][p])); res.append(float(flow.resources[d][p]))
+                    nodes.append(int(layers.node[d][p])); res.append(float(layers.res[d][p]))
                     edges.append(int(back[d - 1][2][p, rr]))
                     p, rr = int(back[d - 1][0][p, rr]), int(back[d - 1][1][p, rr])
                     d -= 1
-                nodes.append(flow.source); res.append(float(flow.resources[0][0]))
+                nodes.append(int(layers.node[0][p])); res.append(float(layers.res[0][p]))
                 out.append(Path(tuple(nodes[::-1]), tuple(edges[::-1]), float(total) / depth, tuple(res[::-1])))
     return out
 
@@ -302,18 +313,17 @@ def flow_paths(graph: FlowGraph, sources: Sequence[int], targets: Sequence[int] 
     _check(alpha, theta)
     if top_k < 1 or paths_per_pair < 1:
         raise ValueError("top_k and paths_per_pair must be at least 1")
-    sources = list(dict.fromkeys(int(s) for s in sources))
-    target_rows = np.array(sorted(set(int(t) for t in (sources if targets is None else targets))), np.int64)
-    if target_rows.size and (target_rows.min() < 0 or target_rows.max() >= graph.num_nodes):
-        raise ValueError("target row out of range")
-    seen = np.zeros(graph.num_nodes, bool)
-    candidates: list[Path] = []
-    touched = alive = 0
-    for s in sources:
-        flow = propagate(graph, s, alpha, theta, max_hops, _seen=seen)
-        touched += flow.touched
-        alive += flow.num_alive
-        candidates.extend(_best_paths(flow, target_rows, paths_per_pair))
+    source_rows = np.array(list(dict.fromkeys(int(s) for s in sources)), np.int64)
+    target_rows = np.array(sorted(set(int(t) for t in (source_rows if targets is None else targets))), np.int64)
+    for rows in (source_rows, target_rows):
+        if rows.size and (rows.min() < 0 or rows.max() >= graph.num_nodes):
+            raise ValueError("source or target row out of range")
+    if source_rows.size == 0:
+        return PathSearch([], 0, 0, 0)
+    layers = _propagate_many(graph, source_rows, alpha, theta, max_hops)
+    candidates = _best_paths(layers, target_rows, paths_per_pair)
+    touched = sum(int(x.size) for x in layers.node)
+    alive = sum(int(a.sum()) for a in layers.alive)
     return PathSearch(select_paths(candidates, top_k, paths_per_pair), len(candidates), touched, alive)
 
 
