@@ -63,8 +63,17 @@ def test_chunk_ranking_modes(index):
     assert scores == sorted(scores, reverse=True)  # by best supporting path reliability
     first = split(PathRAGRetriever(index, top_k=6, chunk_ranking="paths_first").retrieve(QUESTION))[0]
     assert [n.node.node_id for n in first][: len(paths_only)] == [n.node.node_id for n in paths_only]
-    rerank = split(PathRAGRetriever(index, top_k=6, rerank_pool=1).retrieve(QUESTION))[0]
-    assert len(rerank) == 6 and sum(n.node.metadata["pathrag_source"] == "path" for n in rerank) <= 1
+    # Combined: dense cosine + path_weight x reliability / best reliability. Weight 0 is the dense ranking;
+    # a weight far above any cosine gap puts the path chunks first, in the paths_first order.
+    from llama_index_graphrag_suite.retrievers import DenseRetriever
+
+    dense_ids = [n.node.node_id for n in DenseRetriever(index, top_k=6).retrieve(QUESTION)]
+    assert [n.node.node_id for n in split(PathRAGRetriever(index, top_k=6, path_weight=0.0).retrieve(QUESTION))[0]] == dense_ids
+    heavy = split(PathRAGRetriever(index, top_k=6, path_weight=100.0).retrieve(QUESTION))[0]
+    assert [n.node.node_id for n in heavy][: len(paths_only)] == [n.node.node_id for n in paths_only]
+    default = split(PathRAGRetriever(index, top_k=6).retrieve(QUESTION))[0]
+    scores = [n.score for n in default]
+    assert scores == sorted(scores, reverse=True) and len(default) == 6
     with pytest.raises(ValueError):
         PathRAGRetriever(index, variant="nope")
     with pytest.raises(ValueError):

@@ -146,8 +146,8 @@ class PathRAGRetriever(GraphIndexRetriever):
         order: str = "ascending",
         flat: bool = False,
         edge_kinds: Sequence[str] = ("relation",),
-        chunk_ranking: str = "rerank",
-        rerank_pool: int = 10,
+        chunk_ranking: str = "combined",
+        path_weight: float = 0.005,
         variant: str | None = None,
         callback_manager=None,
         verbose: bool = False,
@@ -160,11 +160,11 @@ class PathRAGRetriever(GraphIndexRetriever):
             raise ValueError("num_nodes, num_paths, paths_per_pair, max_keywords and max_edge_texts must be >= 1")
         if not 0.0 < alpha <= 1.0 or theta < 0.0:
             raise ValueError("alpha must be in (0, 1] and theta >= 0")
-        if chunk_ranking not in ("rerank", "paths_first"):
-            raise ValueError(f"chunk_ranking must be 'rerank' or 'paths_first', got {chunk_ranking!r}")
-        if rerank_pool < 1:
-            raise ValueError("rerank_pool must be at least 1")
-        self.chunk_ranking, self.rerank_pool = chunk_ranking, rerank_pool
+        if chunk_ranking not in ("combined", "paths_first"):
+            raise ValueError(f"chunk_ranking must be 'combined' or 'paths_first', got {chunk_ranking!r}")
+        if path_weight < 0:
+            raise ValueError("path_weight must be >= 0")
+        self.chunk_ranking, self.path_weight = chunk_ranking, path_weight
         kinds = {"relation": RELATION, "synonym": SYNONYM}
         if not edge_kinds or any(k not in kinds for k in edge_kinds):
             raise ValueError(f"edge_kinds must name some of {sorted(kinds)}, got {list(edge_kinds)}")
@@ -307,10 +307,8 @@ class PathRAGRetriever(GraphIndexRetriever):
                             top_k=self.num_paths, paths_per_pair=self.paths_per_pair, max_hops=self.max_hops)
         paths_json = [self._path_json(p) for p in search.paths]
         path_ranked, best = self._path_chunks(paths_json, dense)
-        chunk_ids, source = self._rank_chunks(path_ranked, best, dense)
-        position = self._chunk_positions()
-        results = [chunk_node(index, c, best.get(c, float(dense[position[c]])), self.method, pathrag_source=source[c])
-                   for c in chunk_ids[: self.top_k]]
+        chunk_ids, source, scores = self._rank_chunks(path_ranked, best, dense)
+        results = [chunk_node(index, c, scores[c], self.method, pathrag_source=source[c]) for c in chunk_ids]
         rendered = [RenderedPath(p["text"], p["reliability"], p["hops"]) for p in paths_json]
         text, kept = render_paths(rendered, self.order, self.max_path_tokens, self.flat,
                                   seed=int(hashlib.sha1(question.encode()).hexdigest()[:8], 16))
@@ -326,31 +324,35 @@ class PathRAGRetriever(GraphIndexRetriever):
             "candidate_paths": search.candidates,
             "nodes_touched": search.touched,
             "nodes_alive": search.alive,
-            "chunks": [{"id": c, "from": source[c], "score": round(best.get(c, 0.0), 6)} for c in chunk_ids[: self.top_k]],
+            "chunks": [{"id": c, "from": source[c], "score": round(scores[c], 6),
+                        "path_reliability": round(best[c], 6) if c in best else None} for c in chunk_ids],
             "params": {"N": self.num_nodes, "K": self.num_paths, "alpha": self.alpha, "theta": self.theta,
                        "paths_per_pair": self.paths_per_pair, "max_hops": self.max_hops,
-                       "chunk_ranking": self.chunk_ranking, "rerank_pool": self.rerank_pool},
+                       "chunk_ranking": self.chunk_ranking, "path_weight": self.path_weight},
         }
         return results + [evidence_node(self.method, text, evidence)]
 
-    def _rank_chunks(self, path_ranked: list[str], best: dict[str, float], dense: np.ndarray) -> tuple[list[str], dict[str, str]]:
-        """Final chunk order (see the module docstring, step 3) and where each chunk came from."""
-        order = self.index.chunk_order
+    def _rank_chunks(self, path_ranked: list[str], best: dict[str, float], dense: np.ndarray) -> tuple[list[str], dict[str, str], dict[str, float]]:
+        """Final chunk order and scores (see the module docstring, step 3) and where each chunk came from."""
+        order, position = self.index.chunk_order, self._chunk_positions()
         if self.variant == "paths_only":
-            return path_ranked[: self.top_k], {c: "path" for c in path_ranked}
+            ranked = path_ranked[: self.top_k]
+            return ranked, {c: "path" for c in ranked}, {c: best[c] for c in ranked}
         if self.chunk_ranking == "paths_first":
-            ranked = list(path_ranked)
-        else:  # rerank: path-supported chunks among the densest rerank_pool go first
-            pool = [order[i] for i in top_indices(dense, self.rerank_pool)]
-            ranked = sorted((c for c in pool if c in best), key=path_ranked.index)
-        source = {c: "path" for c in ranked}
-        for i in top_indices(dense, self.top_k + len(ranked)):
-            if len(ranked) >= self.top_k:
-                break
-            if order[i] not in source:
-                ranked.append(order[i])
-                source[order[i]] = "dense"
-        return ranked[: self.top_k], source
+            ranked = path_ranked[: self.top_k]
+            scores = {c: best[c] for c in ranked}
+            for i in top_indices(dense, self.top_k + len(ranked)):
+                if len(ranked) < self.top_k and order[i] not in scores:
+                    ranked.append(order[i])
+                    scores[order[i]] = float(dense[i])
+        else:  # dense cosine plus path support: path_weight x best reliability / the best path's reliability
+            combined = np.asarray(dense, np.float64).copy()
+            top = max(best.values(), default=1.0)
+            for c, rel in best.items():
+                combined[position[c]] += self.path_weight * rel / top
+            ranked = [order[i] for i in top_indices(combined, self.top_k)]
+            scores = {c: float(combined[position[c]]) for c in ranked}
+        return ranked, {c: "path" if c in best else "dense" for c in ranked}, scores
 
     def _chunk_positions(self) -> dict[str, int]:
         return self.index.cached("pathrag.chunk_positions", lambda: {c: i for i, c in enumerate(self.index.chunk_order)})
