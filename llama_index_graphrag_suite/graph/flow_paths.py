@@ -23,6 +23,9 @@ same number of hops here, so the most reliable ones maximise the resource sum; a
 over the layers keeps the best ``paths_per_pair`` sums per node. A path and its reverse are one
 relational path: the more reliable direction is kept. Finally the global top K.
 
+All start nodes propagate together (one breadth-first sweep over (start, node) keys), so a query with
+N = 40 start nodes costs a few numpy calls per depth rather than per start node.
+
 :func:`exhaustive_paths` is the authors' code's approach for comparison (every simple path of at most
 3 hops between every pair of retrieved nodes, by depth-first search), with two scorings:
 :func:`resource_scores` (Eq. 4 with the resources above) and :func:`reference_scores` (the code's

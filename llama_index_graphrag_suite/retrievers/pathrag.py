@@ -5,30 +5,42 @@ Per query (paper, Methodology):
 1. Node retrieval: keywords from the query, then the top ``num_nodes`` (N = 40) entity nodes by cosine
    of their name embedding with the keywords, taking each keyword's next best node in turn until N
    distinct nodes are found. With an LLM, the keyword prompt gives high- and low-level keywords
-   (low-level first, as the authors' code searches entities with them). LLM-free: the index entities
-   named in the query (the statistical extractor's vocabulary matched in the query), rarest first
-   (fewest chunks), then the whole query.
+   (low-level first, as the authors' code searches entities with them); an unreadable answer or a
+   failed request falls back to the LLM-free keywords. LLM-free: the query's n-gram candidates scored
+   against the index's entity statistics (Eq. 2 of AGRAG, i.e. IDF for a query): phrases that occur
+   in the corpus but in at most ``keyword_max_df`` of its chunks, rarest (then longest) first, at most
+   ``max_keywords``; then the whole query. Key phrases are embedded in one batch as texts (as the
+   entity names were); the whole query reuses the query embedding.
 2. Path retrieval (Eq. 2-4, :mod:`..graph.flow_paths`): flow-based pruning from every retrieved node
-   with decay ``alpha`` (0.7) and early stop ``theta``; paths to the other retrieved nodes scored by
-   Eq. 4; ``paths_per_pair`` per pair, then the global top ``num_paths`` (K = 15). Traversed edges:
-   the entity graph only, i.e. relation edges (facts) and synonym edges; passage (``contains``)
-   edges are not traversed, because PathRAG's indexing graph has entities and relations only and
-   texts hang on them.
-3. Chunks: the chunks stating the facts on the retrieved paths, ranked by the best reliability of a
-   path they support (ties: dense cosine with the query). When they are fewer than ``top_k``, the
-   rest is filled with the densest remaining chunks (the authors' context also carries source chunks
-   next to the paths), so a query whose nodes are not connected still gets passages.
+   with decay ``alpha`` (0.7) and early stop ``theta`` (0.01; the paper gives no value: at 0.01 a
+   node with S = 0.14, a neighbour of a start with 5 neighbours, propagates while it has at most 14
+   neighbours); paths to the other retrieved nodes scored by Eq. 4; ``paths_per_pair`` (1) per pair,
+   then the global top ``num_paths`` (K = 15). Traversed edges (``edge_kinds``): relation edges
+   (facts) only by default. Synonym edges are optional: between nodes retrieved for the same keyword
+   they make one-hop "similar name" paths that outrank every real relation. Passage (``contains``)
+   edges are never traversed: PathRAG's indexing graph has entities and relations, texts hang on them.
+3. Chunks. The chunks behind a path are those its text comes from: the chunks stating its edges'
+   facts and the chunk of each node's description. Default ``chunk_ranking="combined"``: every
+   chunk's dense cosine with the query plus ``path_weight`` x (best reliability of a path it is
+   behind / reliability of the best path), top ``top_k``. On the LLM-free statistical graph the paths
+   alone are weak evidence for retrieval (``paths_only`` recall@5 26 / 17 on the 2wiki / musique dev
+   indexes, vs dense 63 / 62), so their reliability re-ranks near-ties of dense relevance
+   (0.005 keeps both sets at or above dense; 0.01-0.02 gain on 2wiki and lose on musique).
+   ``chunk_ranking="paths_first"`` is the literal reading: chunks behind paths first, by best
+   reliability then cosine, filled with the densest remaining chunks. ``variant="paths_only"``:
+   only chunks behind paths (may return fewer than ``top_k``). Chunk scores are the combined score,
+   or the reliability (path chunks) / cosine (dense fill) for the other two.
 4. Evidence: one node holding the paths (nodes, edges, resources, reliability) and their text (Eq. 5):
    each node's description then each edge's, in path order. Node descriptions come from the
    PathRAG extractor's ``description`` property when the graph was built with it; LLM-free, from
-   the first sentence mentioning the entity. Edge descriptions are the facts' texts (the extractor's
-   relation description, or the co-occurrence sentence).
+   the first sentence mentioning the entity (in its own page when it has one). Edge descriptions are
+   the facts' texts (the extractor's relation description, or the co-occurrence sentence).
 
 Path prompt (Eq. 6, :func:`render_paths`): the query first, then the paths in ascending reliability so
 the most reliable is last; a token budget drops the least reliable paths first. Ablations of the
 paper's Table 2-3: ``order="random"`` or ``"hop_first"``, ``flat=True`` (deduplicated nodes and edges
 instead of paths). ``variant=`` names them for the bench (``random_order``, ``hop_first``, ``flat``:
-prompt only, retrieval unchanged) plus ``paths_only`` (no dense fill: a retrieval ablation).
+prompt only, retrieval unchanged) plus ``paths_only`` (a retrieval ablation, see 3).
 """
 
 from __future__ import annotations
@@ -45,7 +57,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ..extractors.entity_stats import find_mentions
 from ..graph.flow_paths import FlowGraph, Path, flow_paths
-from ..graph.snapshot import ENTITY, RELATION, SYNONYM
+from ..graph.snapshot import RELATION, SYNONYM
 from ..llm.errors import LLMUnavailableError
 from ..text import split_sentences
 from .base import GraphIndexRetriever, chunk_node, evidence_node
