@@ -83,6 +83,14 @@ def test_relations_join_two_retrieved_entities(index, hierarchy):
     assert [r["score"] for r in relations] == sorted((r["score"] for r in relations), reverse=True)
 
 
+def test_incident_relations_touch_a_retrieved_entity(index, hierarchy):
+    items = ArchRAGRetriever(index, hierarchy=hierarchy, relation_scope="incident", max_relations=4).retrieve_items(QUESTION)
+    entities = {i["id"] for i in items if i["kind"] == "entity"}
+    relations = [i for i in items if i["kind"] == "relation"]
+    assert 1 <= len(relations) <= 4
+    assert all(index.facts[r["id"]].subject in entities or index.facts[r["id"]].object in entities for r in relations)
+
+
 def test_variants(index, hierarchy):
     only = ArchRAGRetriever(index, hierarchy=hierarchy, variant="entities_only")
     ev = split(only.retrieve(QUESTION))[1][0].node.metadata["evidence"]

@@ -67,6 +67,7 @@ class ArchRAGRetriever(GraphIndexRetriever):
         config: ArchRAGConfig | None = None,
         ef: int | None = None,
         max_relations: int = 10,
+        relation_scope: str = "between",
         chunk_top_k: int = 0,
         chunk_ranking: str = "best_item",
         item_weight: float = 0.05,
@@ -88,6 +89,9 @@ class ArchRAGRetriever(GraphIndexRetriever):
         if chunk_ranking not in CHUNK_RANKINGS:
             raise ValueError(f"chunk_ranking must be one of {CHUNK_RANKINGS}")
         self.chunk_top_k, self.chunk_ranking, self.item_weight = chunk_top_k, chunk_ranking, item_weight
+        if relation_scope not in ("between", "incident"):
+            raise ValueError("relation_scope must be 'between' or 'incident'")
+        self.relation_scope = relation_scope
         self.variant, self.llm, self.max_relations = variant, llm, max_relations
         self._hierarchy = hierarchy
         super().__init__(index, top_k=top_k, callback_manager=callback_manager, verbose=verbose)
@@ -111,26 +115,29 @@ class ArchRAGRetriever(GraphIndexRetriever):
         return results[:2] if self.variant == "two_layers" else results
 
     def relations_among(self, entity_rows: np.ndarray, query_vec: np.ndarray) -> list[tuple[str, float]]:
-        """Facts linking two retrieved entities, best sentence cosine first (at most ``max_relations``)."""
+        """Relations of the retrieved entities, best sentence cosine first (at most ``max_relations``).
+
+        ``relation_scope="between"``: facts whose two ends were both retrieved (the paper's "relationships
+        between connected retrieved entities"); ``"incident"``: facts with at least one retrieved end (the
+        authors' code: relations whose source entity was retrieved, ranked by cosine, top 10).
+        """
         index, h = self.index, self.hierarchy
         snap = index.snapshot
-        keys = [h.entity_ids[r] for r in entity_rows.tolist()]
-        rows = {snap.row(k) for k in keys if snap.has(k)}
-        found: dict[str, None] = {}
+        rows = {snap.row(k) for k in (h.entity_ids[r] for r in entity_rows.tolist()) if snap.has(k)}
+        found: dict[int, None] = {}  # fact positions in index.fact_ids
         for r in sorted(rows):
             nbrs, edges = snap.neighbours_of(r)
-            for other, e in zip(nbrs.tolist(), edges.tolist()):
-                if other in rows and other != r and snap.edge_kind[e] == RELATION:
-                    found[index.fact_ids[snap.edge_fact[e]]] = None
+            keep = snap.edge_kind[edges] == RELATION
+            if self.relation_scope == "between":
+                keep &= np.isin(nbrs, list(rows)) & (nbrs != r)
+            for e in edges[keep].tolist():
+                found[int(snap.edge_fact[e])] = None
         if not found or self.max_relations == 0:
             return []
-        positions = index.cached("archrag.fact_positions", lambda: {f: i for i, f in enumerate(index.fact_ids)})
-        text_rows = [int(index.fact_text_rows[positions[f]]) for f in found]
-        vecs = np.vstack([index.fact_vectors.index.reconstruct(r) for r in text_rows])
-        sims = vecs @ query_vec
-        order = sorted(range(len(found)), key=lambda i: (-sims[i], i))
-        facts = list(found)
-        return [(facts[i], float(sims[i])) for i in order[: self.max_relations]]
+        positions = np.fromiter(found, np.int64, len(found))
+        sims = index.fact_vectors.scores(query_vec)[index.fact_text_rows[positions]]
+        order = np.lexsort((positions, -sims))[: self.max_relations]
+        return [(index.fact_ids[positions[i]], float(sims[i])) for i in order.tolist()]
 
     def retrieve_items(self, query: str | QueryBundle) -> list[dict[str, Any]]:
         """Every retrieved item (entities, relations, communities of every layer) with its score.

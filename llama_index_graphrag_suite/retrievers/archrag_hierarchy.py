@@ -56,8 +56,9 @@ class ArchRAGConfig:
     KNN augmentation: ``knn_k`` (None = mean degree, authors' ``m_du``), ``knn_threshold`` (None =
     ``knn_percentile``-th percentile of the existing edges' cosines; authors: 0.8), ``augment``.
     Leiden: ``resolution`` (1.0, graspologic's default), ``objective`` ("modularity" or "cpm"),
-    ``max_cluster_size`` (15, authors), ``seed``. Stop: ``max_layers`` community layers (5) or fewer
-    than ``min_nodes`` nodes (10, authors). Summaries: ``summary_members`` central members in an
+    ``max_cluster_size`` (15, authors), ``seed``. Stop: ``max_layers`` community layers (5), fewer
+    than ``min_nodes`` nodes (10, authors), or a stalled layer (more than ``max_keep_ratio`` = 0.9 of
+    its nodes left as communities). Summaries: ``summary_members`` central members in an
     extractive summary (5), ``summary_chars`` its length cap, ``llm_members`` / ``llm_relations`` how
     many members / relations an LLM prompt lists. ``community_vector``: "auto" (summary embedding with an
     LLM, member centroid without), "summary" or "centroid".
@@ -74,6 +75,7 @@ class ArchRAGConfig:
     max_cluster_size: int = 15
     max_layers: int = 5
     min_nodes: int = 10
+    max_keep_ratio: float = 0.9
     seed: int = 0
     summary_members: int = 5
     summary_chars: int = 600
@@ -93,8 +95,10 @@ class ArchRAGConfig:
         self.hierarchy_params()  # validates the clustering knobs
 
     def hierarchy_params(self) -> HierarchyParams:
-        return HierarchyParams(self.knn_k, self.knn_threshold, self.knn_percentile, self.augment, self.resolution,
-                               self.objective, self.max_cluster_size, self.max_layers, self.min_nodes, self.seed)
+        return HierarchyParams(
+            knn_k=self.knn_k, knn_threshold=self.knn_threshold, knn_percentile=self.knn_percentile, augment=self.augment,
+            resolution=self.resolution, objective=self.objective, max_cluster_size=self.max_cluster_size,
+            max_layers=self.max_layers, min_nodes=self.min_nodes, max_keep_ratio=self.max_keep_ratio, seed=self.seed)
 
 
 @dataclass
