@@ -103,6 +103,7 @@ class SeedIndex:
     by_word: dict[str, list[int]]  # word -> positions of names containing it
     predicates: list[str] = field(default_factory=list)
     predicates_by_word: dict[str, list[int]] = field(default_factory=dict)  # stemmed word -> predicate positions
+    predicate_words: list[frozenset] = field(default_factory=list)  # stemmed words of each predicate
 
     @classmethod
     def build(cls, index, align_titles: bool = True, max_names_per_word: int = 200) -> "SeedIndex":
@@ -126,12 +127,15 @@ class SeedIndex:
         by_word = {w: ids for w, ids in by_word.items() if len(ids) <= max_names_per_word}
         predicates = sorted({f.predicate for f in index.facts.values()})
         predicates_by_word: dict[str, list[int]] = {}
+        predicate_words = []
         for i, label in enumerate(predicates):
-            for w in set(normalize_entity(label).split()):
+            words = normalize_entity(label).split()
+            predicate_words.append(frozenset(stem(w) for w in words))
+            for w in set(words):
                 if is_candidate_token(w):
                     predicates_by_word.setdefault(stem(w), []).append(i)
         return cls(names, [rows_of[n] for n in names], {n: i for i, n in enumerate(names)}, by_word, predicates,
-                   predicates_by_word)
+                   predicates_by_word, predicate_words)
 
 
 @dataclass
@@ -217,8 +221,7 @@ def align_relations(seed_index: SeedIndex, phrases: list[str], min_score: float)
         pool = set.union(*(set(seed_index.predicates_by_word.get(w, ())) for w in words))
         for i in sorted(pool):
             label = seed_index.predicates[i]
-            label_words = {stem(w) for w in normalize_entity(label).split()}
-            score = 1.0 if words <= label_words else fuzz.token_set_ratio(p, normalize_entity(label)) / 100.0
+            score = 1.0 if words <= seed_index.predicate_words[i] else fuzz.token_set_ratio(p, normalize_entity(label)) / 100.0
             if score >= min_score and score > out.get(label, {}).get("score", -1):
                 out[label] = {"phrase": phrase, "label": label, "score": round(score, 4)}
     return sorted(out.values(), key=lambda r: (-r["score"], r["label"]))
