@@ -6,7 +6,8 @@ Per query (paper Section 3.2.1):
    top ``k_per_layer`` (5) items, in one descent from the top layer (Algorithm 2). The authors' code
    searches only layers 0 and 1 by default; the paper searches all, and so does this retriever.
 2. At the bottom layer, the relations among the retrieved entities (KG facts whose two ends were both
-   retrieved), scored by the cosine of their sentence with the query, at most ``max_relations`` (10).
+   retrieved; ``relation_scope="incident"``: at least one end, as the authors' code), scored by the
+   cosine of their sentence with the query, at most ``max_relations`` (10, the authors' ``topk_e``).
 3. Chunks for recall: every retrieved item maps to chunks: an entity to the chunks that contain it, a
    relation to the chunks that state it, a community to the chunks of all entities under it. A chunk
    scores its **best item score** (the item's cosine with the query); chunks are ranked by that score,
@@ -23,10 +24,11 @@ Chunk ranking for recall (``chunk_ranking``). ``"best_item"`` (default) is the r
 ``"dense_boost"`` ranks every chunk by its own cosine plus ``item_weight`` (0.05) x its best item score
 (0 for chunks no item maps to): the items re-rank dense retrieval instead of choosing the candidates.
 ``chunk_top_k`` (0, the authors' ``topk_chunk`` default) adds that many chunks of a vanilla chunk index
-as items of their own (score = their cosine). Measured LLM-free on 2wiki_retrieval101 (recall@5, dense =
-62.9): best_item 42.3, best_item + 5 chunk items 50.0, dense_boost 62.6 (0.05 x best item over all
-layers). On this co-occurrence KG (no LLM-written entity descriptions) the entities' and communities'
-chunks are a weaker signal than the chunks' own embeddings; see the closing note of issue 5.
+as items of their own (score = their cosine). Measured LLM-free with ``benchmarks/archrag_bench.py
+--recall`` (recall@5; dense = 62.9 on 2wiki_retrieval101, 62.2 on musique_train100): best_item 39.4 /
+40.1, best_item + 5 chunk items 47.3 / 43.9, dense_boost 61.6 / 61.3. On this co-occurrence KG (no
+LLM-written entity descriptions; hub entities with hundreds of chunks) the chunks of the retrieved
+entities and communities are a weaker signal than the chunks' own embeddings.
 
 Variants: ``no_knn`` (hierarchy clustered without KNN augmentation, the paper's ablation),
 ``entities_only`` (bottom layer only: entities and their relations), ``two_layers`` (layers 0 and 1, what
