@@ -75,8 +75,11 @@ def resolve_llm(llm: Any = None):
 
 
 def build_query_engine(retriever, llm: Any, streaming: bool = False, text_qa_template: Any = None,
-                       **engine_kwargs: Any):
-    """``RetrieverQueryEngine.from_args`` with the evidence node first and callbacks that really count.
+                       evidence: str = "first", **engine_kwargs: Any):
+    """``RetrieverQueryEngine.from_args`` with the evidence node placed and callbacks that really count.
+
+    ``evidence="first"`` puts the method's evidence node before the passages (the reasoning before the
+    text), ``"last"`` after them (PathRAG's prompt ends with its most reliable path).
 
     ``from_args`` builds its response synthesizer with ``Settings.callback_manager`` and then overwrites
     the LLM's callback manager, so a ``callback_manager=`` passed here would never see the LLM's tokens.
@@ -85,9 +88,12 @@ def build_query_engine(retriever, llm: Any, streaming: bool = False, text_qa_tem
     from llama_index.core import get_response_synthesizer
     from llama_index.core.query_engine import RetrieverQueryEngine
 
-    from .retrievers.base import EvidenceFirst
+    from .retrievers.base import EvidenceFirst, EvidenceLast
 
-    engine_kwargs["node_postprocessors"] = [EvidenceFirst(), *engine_kwargs.get("node_postprocessors", [])]
+    if evidence not in ("first", "last"):
+        raise ValueError("evidence must be 'first' or 'last'")
+    placement = EvidenceFirst() if evidence == "first" else EvidenceLast()
+    engine_kwargs["node_postprocessors"] = [*engine_kwargs.get("node_postprocessors", []), placement]
     callback_manager = engine_kwargs.get("callback_manager")
     if callback_manager is not None and "response_synthesizer" not in engine_kwargs:
         synth_kwargs = {k: engine_kwargs.pop(k) for k in ("response_mode", "refine_template", "use_async", "verbose")

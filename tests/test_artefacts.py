@@ -62,3 +62,14 @@ def test_artefact_files_are_checksummed(index, embed, tmp_path):
     (version / "artefacts" / "summaries" / "texts.json").write_text('{"a": "tampered"}')
     with pytest.raises(CorruptIndexError, match="checksum"):
         GraphRAGIndex.load(tmp_path / "idx", embed_model=embed)
+
+
+def test_an_unreadable_saved_artefact_is_rebuilt_not_fatal(index, embed, tmp_path):
+    index.artefact("summaries", lambda: Summaries({"a": "b"}), load=Summaries.load)
+    index.persist(tmp_path / "idx")
+    loaded = GraphRAGIndex.load(tmp_path / "idx", embed_model=embed)
+
+    def newer_format(folder):
+        raise ValueError("written by a newer release")
+
+    assert loaded.artefact("summaries", lambda: Summaries({"rebuilt": 1}), load=newer_format).texts == {"rebuilt": 1}

@@ -1,7 +1,7 @@
 """The index contract: build, insert, delete, persist, load, and clear errors for bad indexes."""
 
 import json
-from pathlib import Path
+
 
 import numpy as np
 import pytest

@@ -19,6 +19,7 @@ __all__ = [
     "CooccurrenceRelationExtractor",
     "EntityStatistics",
     "LLMRelationExtractor",
+    "PathRAGExtractor",
     "StatisticalEntityExtractor",
     "SynonymEdgeExtractor",
     "find_mentions",
@@ -30,4 +31,8 @@ def __getattr__(name):  # the LLM extractor pulls in the LLM layer only when ask
         from .llm_relations import LLMRelationExtractor
 
         return LLMRelationExtractor
+    if name == "PathRAGExtractor":
+        from .pathrag_extractor import PathRAGExtractor
+
+        return PathRAGExtractor
     raise AttributeError(name)

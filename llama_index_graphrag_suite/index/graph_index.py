@@ -597,7 +597,7 @@ class GraphRAGIndex:
                 try:
                     return load(folder)
                 except (OSError, ValueError, KeyError) as exc:  # damaged: rebuild rather than fail the query
-                    logger.warning("saved %s artefact at %s unreadable (%s); rebuilding it", name, folder, exc)
+                    log.warning("saved %s artefact at %s unreadable (%s); rebuilding it", name, folder, exc)
             return build()
 
         return self.cached(f"artefact:{name}", build_or_load)

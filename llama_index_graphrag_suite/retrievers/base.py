@@ -78,3 +78,14 @@ class EvidenceFirst(BaseNodePostprocessor):
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
         return sorted(nodes, key=lambda n: n.node.metadata.get("kind") != "evidence")  # stable: chunk order kept
+
+
+class EvidenceLast(BaseNodePostprocessor):
+    """Moves the evidence node after the chunks (PathRAG Eq. 6 puts the most reliable path at the very end)."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "EvidenceLast"
+
+    def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
+        return sorted(nodes, key=lambda n: n.node.metadata.get("kind") == "evidence")  # stable: chunk order kept

@@ -52,7 +52,6 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ..extractors.entity_stats import find_mentions
@@ -114,17 +113,6 @@ def render_paths(paths: Sequence[RenderedPath], order: str = "ascending", max_to
     if not kept:
         body = "No relational path connects the entities of the question."
     return (f"Question: {question}\n\n{body}" if question is not None else body), kept
-
-
-class EvidenceLast(BaseNodePostprocessor):
-    """Moves the evidence node after the chunks: Eq. 6 puts the most reliable path at the very end."""
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "EvidenceLast"
-
-    def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
-        return sorted(nodes, key=lambda n: n.node.metadata.get("kind") == "evidence")  # stable
 
 
 @dataclass
@@ -195,16 +183,14 @@ class PathRAGRetriever(GraphIndexRetriever):
         self.variant = variant
         super().__init__(index, top_k=top_k, callback_manager=callback_manager, verbose=verbose)
 
-    def as_query_engine(self, llm, **kwargs):
+    def as_query_engine(self, llm, streaming: bool = False, **kwargs):
         """A ``RetrieverQueryEngine`` with the path prompt (Eq. 6): the question first, the passages, then
         the paths in ascending reliability so the most reliable path ends the prompt."""
-        from llama_index.core.query_engine import RetrieverQueryEngine
-
+        from ..entrypoints import build_query_engine
         from ..prompts.pathrag import PATH_QA_PROMPT
 
         kwargs.setdefault("text_qa_template", PATH_QA_PROMPT)
-        kwargs["node_postprocessors"] = [*kwargs.get("node_postprocessors", []), EvidenceLast()]
-        return RetrieverQueryEngine.from_args(self, llm=llm, **kwargs)
+        return build_query_engine(self, llm, streaming=streaming, evidence="last", **kwargs)
 
     # ------------------------------------------------------------------ per-snapshot structures
 

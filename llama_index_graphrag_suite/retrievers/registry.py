@@ -8,6 +8,7 @@ from .a2rag import A2RAGRetriever
 from .agrag import AGRAGRetriever
 from .baselines import BM25Retriever, DenseRetriever, HybridRetriever
 from .hipporag import HippoRAGRetriever
+from .pathrag import PathRAGRetriever
 
 # name -> (factory(index, **params), one-line description). Method issues add their entries here.
 METHODS: dict[str, tuple[Callable[..., Any], str]] = {
@@ -16,6 +17,7 @@ METHODS: dict[str, tuple[Callable[..., Any], str]] = {
     "hybrid": (HybridRetriever, "average of min-max dense and BM25 scores (AGRAG Eq. 21)"),
     "hipporag": (HippoRAGRetriever, "HippoRAG 2-style: fact mapping, PPR with passage nodes, passages by PPR"),
     "agrag": (AGRAGRetriever, "AGRAG: MCMI reasoning subgraph (Steiner tree + greedy expansion) + hybrid chunks"),
+    "pathrag": (PathRAGRetriever, "PathRAG: flow-pruned relational paths between query entities (Eq. 2-4), reliability-ordered path prompt"),
     "a2rag": (A2RAGRetriever, "A2RAG: seeds -> 1-hop local -> K-hop bridges -> degree-normalised PPR, escalating until sufficient"),
 }
 
