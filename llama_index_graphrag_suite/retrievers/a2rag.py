@@ -35,9 +35,10 @@ Defaults, measured LLM-free with all-MiniLM-L6-v2 via ``eval.bench.run_method`` 
   Top-5 chunks instead of 3: 67.1 on 2wiki (more restart points dilute the seeds); top-2: 65.3 musique.
 * stage-3 order by map-back PPR score (72.8 in the Eq. 10-only setting) beats ordering the same
   candidates by hybrid score or by the sum of both (66.8 each); RRF with hybrid: 69.3.
-* LLM-free sufficiency ``min_term_coverage=1.0`` sends most queries on to stage 3 (2wiki 2/12/87
-  local/bridge/global); 0.5 gives the paper's Fig. 4 shape (50/39/12) at 67.1 recall@5, 0.0
-  (58/39/4) 65.6: without an LLM, stopping early costs recall, so the default is conservative.
+* LLM-free sufficiency on 2wiki, local/bridge/global shares and recall@5: ``min_term_coverage=1.0``
+  2/12/87, 76.2 (musique 1/2/97, 64.6); 0.5: 10/29/62, 73.8; 0.0 (seeds covered and connected
+  only): 58/41/2, 65.6. Without an LLM, stopping early costs recall (stages 1-2 evidence rarely
+  reaches the second-hop passage that PPR finds), so the default is the conservative 1.0.
 * ``ppr_tol`` (L1 change at which the power iteration stops): 1e-4, 1e-6 and 1e-7 give the same recall;
   1e-4 needs about a third fewer iterations.
 """
@@ -79,7 +80,9 @@ class A2RAGConfig(BaseModel):
 
     # gate (Eq. 1)
     tau_g: float = Field(0.40, ge=0.0, le=1.0, description=(
-        "Gate threshold on max_j clip(cos(q, s_j)); see benchmarks/a2rag_bench.py for the measured choice."))
+        "Gate threshold on max_j clip(cos(q, s_j)). Measured with MiniLM and extractive summaries "
+        "(benchmarks/a2rag_bench.py): 0.40 keeps 198/201 questions of 2wiki_retrieval101 + musique_train100 and "
+        "refuses 59/60 out-of-scope queries; 0.35 keeps all but refuses only 54/60."))
     summary_max_chars: int = Field(300, ge=20, description="Extractive summary budget (title + lead sentences).")
     # seeds
     seed_max_words: int = Field(6, ge=1, description="Longest query n-gram tried as a mention.")
@@ -107,9 +110,11 @@ class A2RAGConfig(BaseModel):
     global_order: Literal["ppr", "hybrid", "sum"] = Field(
         "ppr", description="How stage-3 chunks are ordered: map-back PPR score, hybrid score, or the sum of both min-max scaled.")
     # LLM-free sufficiency
-    min_term_coverage: float = Field(1.0, ge=0.0, le=1.0, description="Share of query words the evidence must hold.")
+    min_term_coverage: float = Field(1.0, ge=0.0, le=1.0, description=(
+        "Share of the query's relation words the top evidence chunks must hold to stop early (LLM-free)."))
     # ranking
-    chunk_ranking: Literal["evidence_first", "rrf"] = "evidence_first"
+    chunk_ranking: Literal["evidence_first", "rrf"] = Field(
+        "evidence_first", description="Evidence chunks then hybrid fill, or RRF of the two rankings.")
     sufficiency_max_chunks: int = Field(5, ge=1, description="Chunks shown to the LLM sufficiency check.")
 
 
@@ -523,7 +528,8 @@ class A2RAGRetriever(GraphIndexRetriever):
         u, v, kind = snap.node_ids[snap.edge_src[e]], snap.node_ids[snap.edge_dst[e]], int(snap.edge_kind[e])
         if kind == RELATION:
             f = index.facts[index.fact_ids[snap.edge_fact[e]]]
-            return {"kind": "relation", "subject": f.subject, "predicate": f.predicate, "object": f.object, "fact_id": f.id}
+            return {"kind": "relation", "subject": f.subject, "predicate": f.predicate, "object": f.object, "fact_id": f.id,
+                    "chunks": sorted(f.chunks)[:5]}  # provenance pointers (a HITL triple proposal cites them)
         return {"kind": "contains" if kind == CONTAINS else "synonym" if kind == SYNONYM else str(kind), "u": u, "v": v}
 
     def _edge_line(self, e: int) -> str:
