@@ -168,6 +168,7 @@ class _State:
     paths: list[list[int]] = field(default_factory=list)
     ppr_chunks: dict[int, float] = field(default_factory=dict)  # chunk position -> map-back score
     stages: list[dict] = field(default_factory=list)
+    support_memo: tuple = (None, None)  # (evidence size it was computed at, evidence_chunks result)
     llm_calls: int = 0
     unparseable: int = 0
 
@@ -344,6 +345,9 @@ class A2RAGRetriever(GraphIndexRetriever):
 
     def evidence_chunks(self, st: _State) -> dict[int, int]:
         """Provenance of the graph evidence: chunk position -> number of seeds whose evidence it supports."""
+        size = (len(st.nodes), len(st.edges), len(st.ppr_chunks))  # evidence only grows: size identifies it
+        if st.support_memo[0] == size:
+            return st.support_memo[1]
         g, snap, index = self._graph(), self.index.snapshot, self.index
         support: dict[int, set] = {}
         seed_rows = {s.row for s in st.seeds}
@@ -362,7 +366,9 @@ class A2RAGRetriever(GraphIndexRetriever):
                 support.setdefault(int(g.chunk_pos[u]), set()).update({u} & seed_rows)
         for pos in st.ppr_chunks:
             support.setdefault(pos, set())
-        return {c: len(s) for c, s in support.items()}
+        result = {c: len(s) for c, s in support.items()}
+        st.support_memo = (size, result)
+        return result
 
     def rank_chunks(self, st: _State) -> list[tuple[int, float, str]]:
         """Chunks best first: ``(chunk position, score, source)``.
@@ -517,7 +523,7 @@ class A2RAGRetriever(GraphIndexRetriever):
         nodes = [chunk_node(index, order[c], score, self.method, a2rag_source=src, a2rag_stage=reached)
                  for c, score, src in ranked]
         trace.update(self._trace(st, reached, ranked))
-        evidence = evidence_node(self.method, self.serialise(st), trace)
+        evidence = evidence_node(self.method, self.serialise(st, ranked=ranked), trace)
         timings["total"] = round((time.perf_counter() - start) * 1000, 3)
         return nodes + [evidence], {**evidence.node.metadata["evidence"], "timings_ms": timings}
 
@@ -541,7 +547,7 @@ class A2RAGRetriever(GraphIndexRetriever):
             return f"passage '{chunks[c].title or c}' | mentions | {ent}"
         return f"{d['u']} | similar name to | {d['v']}"
 
-    def serialise(self, st: _State, max_lines: int = 40) -> str:
+    def serialise(self, st: _State, max_lines: int = 40, ranked=None) -> str:
         """Readable evidence: seeds, graph facts, paths, then the top chunks' titles and text (for the LLM check)."""
         names = self.index.snapshot.node_ids
         lines = ["Seeds: " + (", ".join(f"{s.mention} -> {s.node}" for s in st.seeds) or "(none)")]
@@ -552,7 +558,7 @@ class A2RAGRetriever(GraphIndexRetriever):
             lines += ["Graph facts:"] + facts
         if st.paths:
             lines += ["Bridge paths:"] + [" -> ".join(names[u] for u in p) for p in st.paths[:10]]
-        ranked = self.rank_chunks(st)[: self.config.sufficiency_max_chunks]
+        ranked = (ranked if ranked is not None else self.rank_chunks(st))[: self.config.sufficiency_max_chunks]
         chunks = self.index.chunks
         for c, _, _ in ranked:
             rec = chunks[self.index.chunk_order[c]]
