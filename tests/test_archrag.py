@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.llm import ScriptedLLM
 from llama_index_graphrag_suite.retrievers.archrag import ArchRAGConfig, ArchRAGHierarchy, ArchRAGRetriever
 
@@ -184,3 +185,20 @@ def test_chunk_items_and_dense_boost_ranking(index, hierarchy):
     assert [i["id"] for i in chunk_items] == top2
     with pytest.raises(ValueError):
         ArchRAGRetriever(index, hierarchy=hierarchy, chunk_ranking="bogus")
+
+
+def test_hierarchy_is_saved_beside_the_index_and_reused(tmp_path, index):
+    from llama_index_graphrag_suite.retrievers.archrag import ArchRAGHierarchy, ArchRAGRetriever
+
+    first = ArchRAGRetriever(index).hierarchy
+    index.persist(tmp_path / "idx")
+    loaded = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=128))
+    builds = []
+    original = ArchRAGHierarchy.build
+    try:
+        ArchRAGHierarchy.build = classmethod(lambda cls, *a, **k: builds.append(1) or original.__func__(cls, *a, **k))
+        again = ArchRAGRetriever(loaded).hierarchy
+    finally:
+        ArchRAGHierarchy.build = original
+    assert not builds  # read from the index folder, not rebuilt
+    assert [m.tolist() for m in again.memberships] == [m.tolist() for m in first.memberships]

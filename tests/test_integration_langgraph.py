@@ -23,7 +23,7 @@ from langgraph_agents.retrieval import (
     make_retriever_tool,
     route_by_rule,
 )
-from llama_index_graphrag_suite import GraphRAGIndex
+from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
 
@@ -33,7 +33,11 @@ QUESTION = "Which museum holds the painting by the painter born in Marlow?"
 @pytest.fixture(scope="module")
 def index():
     docs = [make_document(i, text, title) for i, title, text in CORPUS]
-    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128))
+    # a low entity threshold: the six passages are too few for tau=0.5 to keep any entity, and the
+    # graph methods should run on a real graph here
+    index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=IndexConfig(entity_threshold=0.1))
+    assert index.stats()["entities"] >= 20 and index.stats()["relations"] >= 20
+    return index
 
 
 def test_langchain_retriever_returns_documents_with_provenance(index):

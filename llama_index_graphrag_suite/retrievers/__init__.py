@@ -2,6 +2,7 @@
 
 from .a2rag import A2RAGRetriever
 from .agrag import AGRAGRetriever
+from .archrag import ArchRAGRetriever
 from .base import GraphIndexRetriever, chunk_node, evidence_node
 from .baselines import BM25Retriever, DenseRetriever, HybridRetriever
 from .hipporag import HippoRAGRetriever
@@ -11,6 +12,7 @@ from .registry import METHODS, UnknownMethodError, available_methods, get_retrie
 __all__ = [
     "A2RAGRetriever",
     "AGRAGRetriever",
+    "ArchRAGRetriever",
     "BM25Retriever",
     "DenseRetriever",
     "GraphIndexRetriever",

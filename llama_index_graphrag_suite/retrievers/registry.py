@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 from .a2rag import A2RAGRetriever
 from .agrag import AGRAGRetriever
+from .archrag import ArchRAGRetriever
 from .baselines import BM25Retriever, DenseRetriever, HybridRetriever
 from .hipporag import HippoRAGRetriever
 from .pathrag import PathRAGRetriever
@@ -18,6 +19,7 @@ METHODS: dict[str, tuple[Callable[..., Any], str]] = {
     "hipporag": (HippoRAGRetriever, "HippoRAG 2-style: fact mapping, PPR with passage nodes, passages by PPR"),
     "agrag": (AGRAGRetriever, "AGRAG: MCMI reasoning subgraph (Steiner tree + greedy expansion) + hybrid chunks"),
     "pathrag": (PathRAGRetriever, "PathRAG: flow-pruned relational paths between query entities (Eq. 2-4), reliability-ordered path prompt"),
+    "archrag": (ArchRAGRetriever, "ArchRAG: attributed communities (KNN + weighted Leiden), C-HNSW search on every layer, chunks by best item score"),
     "a2rag": (A2RAGRetriever, "A2RAG: seeds -> 1-hop local -> K-hop bridges -> degree-normalised PPR, escalating until sufficient"),
 }
 
