@@ -21,7 +21,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index-dir", required=True)
     parser.add_argument("--questions", required=True)
-    parser.add_argument("--methods", default="dense,bm25,hybrid,hipporag,agrag")
+    parser.add_argument("--methods", default="dense,bm25,hybrid,hipporag,agrag,pathrag,archrag,a2rag")
     parser.add_argument("--limit", type=int, default=0)
     args = parser.parse_args()
     index = GraphRAGIndex.load(args.index_dir)

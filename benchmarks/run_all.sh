@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE=1
 for ds in 2wiki_retrieval101 hotpotqa_train100 musique_train100; do
   keep=()
   [ "$ds" = 2wiki_retrieval101 ] && keep=(--index-dir "$OUT/index-2wiki")
-  .venv/bin/graphrag-suite bench --dataset "$DATA/$ds" --methods all,agrag:no_mcmi,agrag:no_filter,agrag:hybrid_only \
+  .venv/bin/graphrag-suite bench --dataset "$DATA/$ds" --methods all,agrag:no_mcmi,agrag:no_filter,agrag:hybrid_only,pathrag:paths_only,archrag:no_knn,archrag:dense_boost,a2rag:no_global,a2rag:global_only \
     --out "$OUT/$ds.json" --quiet "${keep[@]}"
 done
 .venv/bin/python benchmarks/scaling.py --data "$DATA" --out "$OUT/scaling"
@@ -18,5 +18,11 @@ done
   > "$OUT/agrag_steiner.txt"
 .venv/bin/python benchmarks/latency.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
   > "$OUT/latency_2wiki.txt"
+.venv/bin/python benchmarks/pathrag_pruning.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
+  --exhaustive 10 > "$OUT/pathrag_pruning.txt"
+.venv/bin/python benchmarks/archrag_bench.py --index-dir "$OUT/index-2wiki" > "$OUT/archrag.txt"
+.venv/bin/python benchmarks/chnsw_bench.py --n 20000 --dim 384 --queries 300 > "$OUT/chnsw.txt"
+.venv/bin/python benchmarks/chnsw_bench.py --index-dir "$OUT/index-2wiki" --queries 300 >> "$OUT/chnsw.txt"
+.venv/bin/python benchmarks/a2rag_bench.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101" > "$OUT/a2rag.txt"
 rm -rf "$OUT/index-2wiki"
 .venv/bin/python benchmarks/report.py --results "$OUT" --out BENCHMARKS.md
