@@ -221,3 +221,18 @@ def test_config_object_and_overrides(index):
     assert r.config.bridge_hops == 3 and r.config.max_paths == 7 and cfg.max_paths == 40
     with pytest.raises(ValueError):
         A2RAGConfig(not_a_field=1)
+
+
+def test_summaries_are_saved_beside_the_index_and_reused(tmp_path, index):
+    from llama_index_graphrag_suite.embeddings import HashEmbedding
+    from llama_index_graphrag_suite.retrievers import a2rag as a2rag_module
+
+    first = A2RAGRetriever(index).gate_score("Who painted The Grey Harbour?")
+    index.persist(tmp_path / "idx")
+    loaded = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=128))
+    original = a2rag_module.build_summaries
+    a2rag_module.build_summaries = lambda *a, **k: pytest.fail("summaries rebuilt instead of loaded")
+    try:
+        assert A2RAGRetriever(loaded).gate_score("Who painted The Grey Harbour?") == pytest.approx(first)
+    finally:
+        a2rag_module.build_summaries = original

@@ -229,7 +229,15 @@ class A2RAGRetriever(GraphIndexRetriever):
                 built.save(self.summaries_dir)
             return built
 
-        return self.index.cached(f"a2rag.summaries.{'llm' if llm else 'extractive'}.{self.config.summary_max_chars}", build)
+        def load(folder) -> DocumentSummaries:
+            saved = DocumentSummaries.load(folder)
+            if not saved.matches(self.index):
+                raise ValueError("the saved A2RAG summaries describe other documents")
+            return saved
+
+        # an index artefact: index.persist() saves the summaries beside the index, so an LLM pass runs once
+        name = f"a2rag-summaries-{'llm' if llm else 'extractive'}-{self.config.summary_max_chars}"
+        return self.index.artefact(name, build, load=load)
 
     # ------------------------------------------------------------------ gate (Eq. 1)
 
