@@ -22,7 +22,7 @@ DATA = Path(__file__).resolve().parent / "data"
 
 def main(embed: str | None = None, limit: int = 6):
     index = GraphRAGIndex.from_documents(load_documents(DATA / "corpus.jsonl"), embed_model=embed)
-    app = build_router_graph(index, methods=["agrag", "hybrid"], top_k=3)
+    app = build_router_graph(index, methods=["a2rag", "hybrid"], top_k=3)
     questions = [json.loads(line) for line in (DATA / "questions.jsonl").read_text().splitlines() if line.strip()]
     questions.append({"question": "What is the Orrin Theatre?", "supporting_ids": ["doc-08"]})
     routed = []

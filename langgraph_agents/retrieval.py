@@ -178,12 +178,13 @@ def make_retriever_tool(index_or_retriever: Any, method: str = "agrag", name: st
 
 # ---------------------------------------------------------------------------------------------- routing
 
-def route_by_rule(question: str) -> str:
+def route_by_rule(question: str, graph_method: str = "a2rag", simple_method: str = "hybrid") -> str:
     """A cheap, LLM-free router built on our benchmark (see BENCHMARKS.md / README "Which method").
 
     Questions that compare or chain several named things (two names, or cue words of comparison and of
     bridging such as "both", "older", "whose", "of the", "by the") need multi-hop evidence: a graph
-    method. A short lookup about one thing is served as well, and faster, by the hybrid baseline.
+    method (A2RAG by default: the best recall@5 in BENCHMARKS.md). A short lookup about one thing is
+    served as well, and faster, by the hybrid baseline.
     """
     words = question.replace("?", " ").replace(",", " ").replace("'", " ").replace('"', " ").split()
     # names = runs of capitalised words after the first word ("Vant Gallery" is one name)
@@ -192,7 +193,7 @@ def route_by_rule(question: str) -> str:
     multi_hop = any(cue in rest for cue in (
         " both ", " same ", " older ", " younger ", " earlier ", " later ", " first ",  # comparison
         " of ", " by the ", " who ", " whose ", " which ", " where ", " that ", " when "))  # a chain: "the painter of X", "the ship that ..."
-    return "agrag" if multi_hop or names >= 2 else "hybrid"
+    return graph_method if multi_hop or names >= 2 else simple_method
 
 
 class RouterState(TypedDict, total=False):
@@ -215,7 +216,7 @@ def build_router_graph(index: Any, route: Callable[[str], str] = route_by_rule, 
     from llama_index_graphrag_suite.entrypoints import graph_index_of
 
     graph_index = graph_index_of(index)
-    methods = list(methods or ("agrag", "hybrid"))
+    methods = list(methods or ("a2rag", "hybrid"))
     builder = StateGraph(RouterState)
 
     def choose(state: RouterState) -> dict:

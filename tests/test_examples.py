@@ -57,7 +57,7 @@ def test_langgraph_agent_example_calls_the_tool():
 
 def test_router_example_routes_both_ways():
     routed = load("langgraph_router").main(embed="hash")
-    assert {m for m, _ in routed} == {"agrag", "hybrid"}
+    assert {m for m, _ in routed} == {"a2rag", "hybrid"}
     assert routed[-1][0] == "hybrid" and routed[-1][1] == 1  # the single look-up finds its page
 
 

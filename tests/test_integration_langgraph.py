@@ -128,12 +128,12 @@ def test_create_retriever_tool_over_one_method(index):
 
 def test_router_sends_questions_to_methods(index):
     assert route_by_rule("Who founded the Vant Gallery?") == "hybrid"
-    assert route_by_rule(QUESTION) == "agrag"
-    app = build_router_graph(index, methods=["agrag", "hybrid"], top_k=2)
+    assert route_by_rule(QUESTION) == "a2rag" and route_by_rule(QUESTION, graph_method="agrag") == "agrag"
+    app = build_router_graph(index, top_k=2)
     simple = app.invoke({"question": "Who founded the Vant Gallery?"})
     hard = app.invoke({"question": QUESTION})
-    assert simple["method"] == "hybrid" and hard["method"] == "agrag"
+    assert simple["method"] == "hybrid" and hard["method"] == "a2rag"
     assert simple["documents"][0].metadata["method"] == "hybrid"
-    assert hard["evidence"] and hard["route_trace"] == [f"{QUESTION!r} -> agrag"]
+    assert hard["evidence"]["stage_reached"] and hard["route_trace"] == [f"{QUESTION!r} -> a2rag"]
     with pytest.raises(ValueError, match="router chose"):
         build_router_graph(index, route=lambda q: "pathfinder", methods=["hybrid"]).invoke({"question": "x"})
