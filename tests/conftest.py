@@ -37,3 +37,15 @@ def embed():
 @pytest.fixture
 def documents():
     return [make_document(i, text, title) for i, title, text in CORPUS]
+
+
+@pytest.fixture(scope="module")
+def graph_index():
+    """The corpus indexed with a low entity threshold: six passages are too few for tau=0.5 to keep any
+    entity, and tests of the graph methods must run on a real graph."""
+    from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+
+    docs = [make_document(i, text, title) for i, title, text in CORPUS]
+    index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=IndexConfig(entity_threshold=0.1))
+    assert index.stats()["entities"] >= 20 and index.stats()["relations"] >= 20
+    return index

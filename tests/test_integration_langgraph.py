@@ -14,7 +14,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from conftest import CORPUS
 from langgraph_agents.retrieval import (
     GraphRAGLangChainRetriever,
     build_router_graph,
@@ -23,21 +22,13 @@ from langgraph_agents.retrieval import (
     make_retriever_tool,
     route_by_rule,
 )
-from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
-from llama_index_graphrag_suite.documents import make_document
-from llama_index_graphrag_suite.embeddings import HashEmbedding
 
 QUESTION = "Which museum holds the painting by the painter born in Marlow?"
 
 
 @pytest.fixture(scope="module")
-def index():
-    docs = [make_document(i, text, title) for i, title, text in CORPUS]
-    # a low entity threshold: the six passages are too few for tau=0.5 to keep any entity, and the
-    # graph methods should run on a real graph here
-    index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=IndexConfig(entity_threshold=0.1))
-    assert index.stats()["entities"] >= 20 and index.stats()["relations"] >= 20
-    return index
+def index(graph_index):
+    return graph_index
 
 
 def test_langchain_retriever_returns_documents_with_provenance(index):

@@ -10,10 +10,6 @@ from llama_index.core import PropertyGraphIndex, Settings, StorageContext, load_
 from llama_index.core.callbacks import CallbackManager, TokenCountingHandler
 from llama_index.core.indices.property_graph import PGRetriever, VectorContextRetriever
 
-from conftest import CORPUS
-from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
-from llama_index_graphrag_suite.documents import make_document
-from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.entrypoints import as_query_engine, as_retriever, graph_index_of
 from llama_index_graphrag_suite.extractors import (
     CooccurrenceRelationExtractor,
@@ -28,13 +24,8 @@ QUESTION = "Which museum holds the painting by the painter born in Marlow?"
 
 
 @pytest.fixture(scope="module")
-def index():
-    docs = [make_document(i, text, title) for i, title, text in CORPUS]
-    # a low entity threshold: the six passages are too few for tau=0.5 to keep any entity, and the
-    # graph methods should run on a real graph here
-    index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=IndexConfig(entity_threshold=0.1))
-    assert index.stats()["entities"] >= 20 and index.stats()["relations"] >= 20
-    return index
+def index(graph_index):
+    return graph_index
 
 
 def _extractors(embed):

@@ -613,6 +613,11 @@ class GraphRAGIndex:
         """Chunk ids in the row order of ``chunk_vectors``-independent arrays (BM25 scores, snapshot chunk rows)."""
         return self._chunk_order
 
+    @property
+    def chunk_position(self) -> dict[str, int]:
+        """Chunk id -> its row in :attr:`chunk_order` (memoised per snapshot)."""
+        return self.cached("chunk_position", lambda: {c: i for i, c in enumerate(self._chunk_order)})
+
     def chunk_dense_scores(self, query_vec: np.ndarray) -> np.ndarray:
         """Cosine of the query with every chunk, in :attr:`chunk_order`."""
         by_row = self.chunk_vectors.scores(query_vec)

@@ -498,7 +498,7 @@ class A2RAGRetriever(GraphIndexRetriever):
     def _run(self, query_bundle: QueryBundle) -> tuple[list[NodeWithScore], dict]:
         start = time.perf_counter()
         timings: dict[str, float] = {}
-        index, cfg, g = self.index, self.config, self._graph()
+        index, g = self.index, self._graph()
         question = query_bundle.query_str
         q = self.query_vector(query_bundle)
         dense = index.chunk_dense_scores(q)

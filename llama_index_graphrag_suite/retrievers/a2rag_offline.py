@@ -188,7 +188,7 @@ def build_mapback(index) -> sp.csr_matrix:
     themselves. ``π(S) = union of rows S`` is ``mapback[S].indices``.
     """
     snap = index.snapshot
-    position = {c: i for i, c in enumerate(index.chunk_order)}
+    position = index.chunk_position
     rows, cols = [], []
     for key, ent in index.entities.items():
         if snap.has(key):

@@ -161,7 +161,7 @@ class ArchRAGRetriever(GraphIndexRetriever):
     def _items(self, q: np.ndarray) -> list[dict[str, Any]]:
         h, index = self.hierarchy, self.index
         entity_chunks, community_chunks = h.chunk_maps(index)
-        position = index.cached("archrag.chunk_positions", lambda: {c: i for i, c in enumerate(index.chunk_order)})
+        position = index.chunk_position
         items: list[dict[str, Any]] = []
         for layer, (rows, sims) in enumerate(self.search(q)):
             for row, sim in zip(rows.tolist(), sims.tolist()):

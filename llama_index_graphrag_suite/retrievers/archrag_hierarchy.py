@@ -143,7 +143,7 @@ class ArchRAGHierarchy:
         """Sparse incidence: entity row -> chunk positions (``index.chunk_order``), and per community layer
         community -> chunk positions (the chunks of all entities under it)."""
         if self._chunk_maps is None:
-            position = {c: i for i, c in enumerate(index.chunk_order)}
+            position = index.chunk_position
             rows, cols = [], []
             for r, key in enumerate(self.entity_ids):
                 rec = index.entities.get(key)

@@ -353,7 +353,7 @@ class PathRAGRetriever(GraphIndexRetriever):
         return ranked, {c: "path" if c in best else "dense" for c in ranked}, scores
 
     def _chunk_positions(self) -> dict[str, int]:
-        return self.index.cached("pathrag.chunk_positions", lambda: {c: i for i, c in enumerate(self.index.chunk_order)})
+        return self.index.chunk_position
 
     def _path_chunks(self, paths: list[dict], dense: np.ndarray) -> tuple[list[str], dict[str, float]]:
         """The chunks behind the paths' texts (the chunks stating each edge's facts and the chunk each node
