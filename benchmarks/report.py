@@ -22,6 +22,7 @@ MICRO_BENCHMARKS = [
     ("agrag_steiner.txt", "agrag_steiner.py", "AGRAG Steiner tree + MCMI against networkx (2wiki_retrieval101)"),
     ("pathrag_pruning.txt", "pathrag_pruning.py", "PathRAG flow-based pruning against exhaustive path enumeration (2wiki_retrieval101)"),
     ("archrag.txt", "archrag_bench.py", "ArchRAG community hierarchy, C-HNSW and hierarchical search (2wiki_retrieval101)"),
+    ("archrag_signal.txt", "archrag_signal.py", "ArchRAG item signal: what its items reach, every chunk ranking against dense"),
     ("chnsw.txt", "chnsw_bench.py", "C-HNSW against exact search (random vectors)"),
     ("a2rag.txt", "a2rag_bench.py", "A2RAG stages, latency and robustness to lost graph nodes (2wiki_retrieval101)"),
 ]

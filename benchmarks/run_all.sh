@@ -5,11 +5,12 @@ cd "$(dirname "$0")/.."
 DATA=${DATASETS:-../shared/datasets}
 OUT=benchmarks/results
 mkdir -p "$OUT"
-rm -rf "$OUT/index-2wiki"  # built fresh below (and reused by the two micro-benchmarks), never committed
+rm -rf "$OUT/index-2wiki" "$OUT/index-musique"  # built fresh below (reused by the micro-benchmarks), never committed
 export HF_HUB_OFFLINE=1
 for ds in 2wiki_retrieval101 hotpotqa_train100 musique_train100; do
   keep=()
   [ "$ds" = 2wiki_retrieval101 ] && keep=(--index-dir "$OUT/index-2wiki")
+  [ "$ds" = musique_train100 ] && keep=(--index-dir "$OUT/index-musique")
   .venv/bin/graphrag-suite bench --dataset "$DATA/$ds" --methods all,agrag:no_mcmi,agrag:no_filter,agrag:hybrid_only,pathrag:paths_only,archrag:no_knn,archrag:dense_boost,a2rag:no_global,a2rag:global_only \
     --out "$OUT/$ds.json" --quiet "${keep[@]}"
 done
@@ -24,5 +25,7 @@ done
 .venv/bin/python benchmarks/chnsw_bench.py --n 20000 --dim 384 --queries 300 > "$OUT/chnsw.txt"
 .venv/bin/python benchmarks/chnsw_bench.py --index-dir "$OUT/index-2wiki" --queries 300 >> "$OUT/chnsw.txt"
 .venv/bin/python benchmarks/a2rag_bench.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101" > "$OUT/a2rag.txt"
-rm -rf "$OUT/index-2wiki"
+.venv/bin/python benchmarks/archrag_signal.py --index-dir "$OUT/index-2wiki" --dataset "$DATA/2wiki_retrieval101" > "$OUT/archrag_signal.txt"
+.venv/bin/python benchmarks/archrag_signal.py --index-dir "$OUT/index-musique" --dataset "$DATA/musique_train100" >> "$OUT/archrag_signal.txt"
+rm -rf "$OUT/index-2wiki" "$OUT/index-musique"
 .venv/bin/python benchmarks/report.py --results "$OUT" --out BENCHMARKS.md

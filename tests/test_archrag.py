@@ -202,3 +202,56 @@ def test_hierarchy_is_saved_beside_the_index_and_reused(tmp_path, index):
         ArchRAGHierarchy.build = original
     assert not builds  # read from the index folder, not rebuilt
     assert [m.tolist() for m in again.memberships] == [m.tolist() for m in first.memberships]
+
+
+def _networkx_ppr_on_chunks(index, restart: dict[str, float], damping: float) -> dict[str, float]:
+    """Independent reference: networkx PageRank on the index graph (parallel edges summed), chunk nodes only."""
+    import networkx as nx
+
+    snap = index.snapshot
+    graph = nx.Graph()
+    graph.add_nodes_from(snap.node_ids)
+    for u, v in zip(snap.edge_src.tolist(), snap.edge_dst.tolist()):
+        a, b = snap.node_ids[u], snap.node_ids[v]
+        w = graph[a][b]["weight"] + 1.0 if graph.has_edge(a, b) else 1.0
+        graph.add_edge(a, b, weight=w)
+    ranks = nx.pagerank(graph, alpha=damping, personalization=restart, weight="weight", tol=1e-12, max_iter=1000)
+    return {c: ranks[c] for c in index.chunk_order}
+
+
+def test_ppr_refine_restarts_from_the_items_and_the_chunk_items(index, hierarchy):
+    order = index.chunk_order
+    # items only: restart on the retrieved entities (by score) and each community's entities (score spread evenly)
+    refine = ArchRAGRetriever(index, top_k=len(order), hierarchy=hierarchy, chunk_ranking="ppr_refine")
+    items = refine.retrieve_items(QUESTION)
+    restart: dict[str, float] = {}
+    for item in items:
+        weight = max(item["score"], 0.0)
+        if item["kind"] == "entity":
+            restart[item["id"]] = restart.get(item["id"], 0.0) + weight
+        elif item["kind"] == "community":
+            members = [hierarchy.entity_ids[r] for r in np.flatnonzero(hierarchy.entity_community[item["layer"] - 1] == item["row"])]
+            for key in members:
+                restart[key] = restart.get(key, 0.0) + weight / len(members)
+    expected = _networkx_ppr_on_chunks(index, restart, 0.85)
+    chunks, evidence = split(refine.retrieve(QUESTION))
+    assert [n.node.node_id for n in chunks] == sorted(order, key=lambda c: -expected[c])
+    for node in chunks:
+        assert node.score == pytest.approx(expected[node.node.node_id], rel=1e-4)
+    assert evidence[0].node.metadata["evidence"]["chunk_ranking"] == "ppr_refine"
+
+    # chunk_share 1.0 ignores the items: the walk restarts from the top chunk items alone, by their cosine
+    dense = index.chunk_dense_scores(index.embed_query(QUESTION))
+    top = np.argsort(-dense, kind="stable")[:2]
+    only_chunks = ArchRAGRetriever(index, top_k=3, hierarchy=hierarchy, chunk_ranking="ppr_refine", chunk_top_k=2,
+                                   chunk_share=1.0, ppr_damping=0.5)
+    expected = _networkx_ppr_on_chunks(index, {order[c]: float(dense[c]) for c in top}, 0.5)
+    chunks, evidence = split(only_chunks.retrieve(QUESTION))
+    assert [n.node.node_id for n in chunks] == sorted(order, key=lambda c: -expected[c])[:3]
+    assert evidence[0].node.metadata["evidence"]["chunk_share"] == 1.0
+
+    # the named variant brings 3 chunk items; bad shares and damping are refused
+    assert ArchRAGRetriever(index, hierarchy=hierarchy, variant="ppr_refine").chunk_top_k == 3
+    for bad in ({"chunk_share": 1.5}, {"ppr_damping": 1.0}):
+        with pytest.raises(ValueError):
+            ArchRAGRetriever(index, hierarchy=hierarchy, chunk_ranking="ppr_refine", **bad)

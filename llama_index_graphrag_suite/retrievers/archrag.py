@@ -24,16 +24,31 @@ written by the LLM (index-time cost in ``hierarchy.cost``); without, they are ex
 Chunk ranking for recall (``chunk_ranking``). ``"best_item"`` (default) is the rule above.
 ``"dense_boost"`` ranks every chunk by its own cosine plus ``item_weight`` (0.05) x its best item score
 (0 for chunks no item maps to): the items re-rank dense retrieval instead of choosing the candidates.
-``chunk_top_k`` (0, the authors' ``topk_chunk`` default) adds that many chunks of a vanilla chunk index
-as items of their own (score = their cosine). Measured LLM-free with ``benchmarks/archrag_bench.py
---recall`` (recall@5; dense = 62.9 on 2wiki_retrieval101, 62.2 on musique_train100): best_item 39.4 /
-40.1, best_item + 5 chunk items 47.3 / 43.9, dense_boost 61.6 / 61.3. On this co-occurrence KG (no
-LLM-written entity descriptions; hub entities with hundreds of chunks) the chunks of the retrieved
-entities and communities are a weaker signal than the chunks' own embeddings.
+``"ppr_refine"`` is the authors' ``ppr_refine`` option. It runs personalised PageRank (``ppr_damping`` 0.85,
+networkx's default) on the index graph, which holds entities and chunks. The walk restarts from the retrieved
+entities (by score) and from the entities under each retrieved community (that community's score shared among
+them). Chunks are ranked by the PageRank mass they receive. ``chunk_top_k`` (0, the authors' ``topk_chunk``
+default) adds that many chunks from a vanilla chunk index as items of their own, scored by their cosine. Under
+``ppr_refine`` these chunks hold ``chunk_share`` (0.5) of the restart mass.
+
+What each ranking gives LLM-free is printed by ``benchmarks/archrag_signal.py`` (part of ``make bench``).
+Recall@5 on 2wiki_retrieval101 / musique_train100:
+
+* dense: 62.9 / 62.2
+* best_item: 39.4 / 40.1
+* dense_boost: 61.6 / 61.3
+* ppr_refine, items only: 27.0 / 15.9
+* ppr_refine with 3 chunks at share 0.9: 65.8 / 61.7
+* the same walk from the 3 chunks alone, items ignored: 65.1 / 62.4
+
+On this co-occurrence KG there are no LLM-written entity descriptions, and many "entities" are n-gram phrases
+(for example "born July") which the question's embedding matches best. As a result, the retrieved items
+reach fewer gold passages than dense's top 5, spread over many more chunks.
 
 Variants: ``no_knn`` (hierarchy clustered without KNN augmentation, the paper's ablation),
 ``entities_only`` (bottom layer only: entities and their relations), ``two_layers`` (layers 0 and 1, what
-the authors' code searches by default), ``dense_boost`` (``chunk_ranking="dense_boost"``).
+the authors' code searches by default), ``dense_boost`` (``chunk_ranking="dense_boost"``), ``ppr_refine``
+(``chunk_ranking="ppr_refine"`` with 3 chunk items unless ``chunk_top_k`` says otherwise).
 """
 
 from __future__ import annotations
@@ -46,13 +61,14 @@ from typing import Any
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from ..graph.ppr import personalized_pagerank, transition_matrix
 from ..graph.snapshot import RELATION
 from .archrag_hierarchy import ArchRAGConfig, ArchRAGHierarchy
 from .base import GraphIndexRetriever, chunk_node, evidence_node
 
 log = logging.getLogger(__name__)
-VARIANTS = ("no_knn", "entities_only", "two_layers", "dense_boost")
-CHUNK_RANKINGS = ("best_item", "dense_boost")
+VARIANTS = ("no_knn", "entities_only", "two_layers", "dense_boost", "ppr_refine")
+CHUNK_RANKINGS = ("best_item", "dense_boost", "ppr_refine")
 
 __all__ = ["ArchRAGRetriever", "ArchRAGConfig", "ArchRAGHierarchy", "VARIANTS"]
 
@@ -75,6 +91,8 @@ class ArchRAGRetriever(GraphIndexRetriever):
         chunk_top_k: int = 0,
         chunk_ranking: str = "best_item",
         item_weight: float = 0.05,
+        chunk_share: float = 0.5,
+        ppr_damping: float = 0.85,
         callback_manager=None,
         verbose: bool = False,
     ):
@@ -90,8 +108,13 @@ class ArchRAGRetriever(GraphIndexRetriever):
         self.ef = ef or config.ef
         if self.k_per_layer < 1 or self.ef < 1 or max_relations < 0 or chunk_top_k < 0:
             raise ValueError("k_per_layer and ef must be at least 1, max_relations and chunk_top_k at least 0")
-        if variant == "dense_boost":  # for the bench: the ranking option as a named variant
-            chunk_ranking = "dense_boost"
+        if variant in ("dense_boost", "ppr_refine"):  # for the bench: the ranking options as named variants
+            chunk_ranking = variant
+            if variant == "ppr_refine" and not chunk_top_k:
+                chunk_top_k = 3
+        if not 0.0 <= chunk_share <= 1.0 or not 0.0 <= ppr_damping < 1.0:
+            raise ValueError("chunk_share must be in [0, 1] and ppr_damping in [0, 1)")
+        self.chunk_share, self.ppr_damping = chunk_share, ppr_damping
         if chunk_ranking not in CHUNK_RANKINGS:
             raise ValueError(f"chunk_ranking must be one of {CHUNK_RANKINGS}")
         self.chunk_top_k, self.chunk_ranking, self.item_weight = chunk_top_k, chunk_ranking, item_weight
@@ -168,11 +191,11 @@ class ArchRAGRetriever(GraphIndexRetriever):
                 if layer == 0:
                     key = h.entity_ids[row]
                     rec = index.entities[key]
-                    items.append({"id": key, "kind": "entity", "layer": 0, "score": float(sim), "title": rec.surface,
+                    items.append({"id": key, "kind": "entity", "layer": 0, "row": row, "score": float(sim), "title": rec.surface,
                                   "content": self._entity_text(key),
                                   "chunks": entity_chunks[row].indices.tolist()})
                 else:
-                    items.append({"id": f"L{layer}-C{row}", "kind": "community", "layer": layer, "score": float(sim),
+                    items.append({"id": f"L{layer}-C{row}", "kind": "community", "layer": layer, "row": row, "score": float(sim),
                                   "title": h.titles[layer - 1][row], "content": h.summaries[layer - 1][row],
                                   "size": int(np.count_nonzero(h.entity_community[layer - 1] == row)),
                                   "chunks": community_chunks[layer - 1][row].indices.tolist()})
@@ -211,7 +234,10 @@ class ArchRAGRetriever(GraphIndexRetriever):
                 items.append({"id": order[c], "kind": "chunk", "layer": 0, "score": float(dense[c]),
                               "title": index.chunks[order[c]].title, "content": index.chunks[order[c]].text, "chunks": [c]})
         best, best_item = self._chunk_scores(items, dense)
-        if self.chunk_ranking == "dense_boost":
+        if self.chunk_ranking == "ppr_refine":
+            score = self._ppr_refine(items)
+            ranked = np.lexsort((np.arange(dense.size), -dense, -score))[: self.top_k]
+        elif self.chunk_ranking == "dense_boost":
             score = dense + self.item_weight * np.where(np.isfinite(best), best, 0.0)
             ranked = np.lexsort((np.arange(dense.size), -score))[: self.top_k]
         else:
@@ -236,6 +262,41 @@ class ArchRAGRetriever(GraphIndexRetriever):
                 best_item[cols[better]] = i
         return best, best_item
 
+    def _ppr_refine(self, items: list[dict]) -> np.ndarray:
+        """Each chunk's personalised-PageRank mass, restarting from the retrieved items (the authors' ``ppr_refine``).
+
+        The walk runs on the index graph (entities and chunks, ``contains`` and relation edges). Restart mass:
+        ``1 - chunk_share`` on the items (an entity by its score, a community by its score spread evenly over the
+        entities under it; negative scores count 0), ``chunk_share`` on the ``chunk_top_k`` vanilla chunks by
+        their cosine. Chunks the walk never reaches score 0 (ranked by their own cosine after the rest).
+        """
+        index, h = self.index, self.hierarchy
+        snap = index.snapshot
+        transition, chunk_rows, entity_rows = index.cached("archrag.ppr_refine", self._ppr_graph)
+        on_items, on_chunks = np.zeros(snap.num_nodes), np.zeros(snap.num_nodes)
+        for item in items:
+            weight = max(item["score"], 0.0)
+            if item["kind"] == "entity":
+                if entity_rows[item["row"]] >= 0:
+                    on_items[entity_rows[item["row"]]] += weight
+            elif item["kind"] == "community":
+                members = entity_rows[np.flatnonzero(h.entity_community[item["layer"] - 1] == item["row"])]
+                members = members[members >= 0]
+                if members.size:
+                    on_items[members] += weight / members.size
+            elif item["kind"] == "chunk":
+                on_chunks[chunk_rows[item["chunks"][0]]] += weight
+        parts = [(p, w) for p, w in ((on_items, 1.0 - self.chunk_share), (on_chunks, self.chunk_share)) if p.sum() > 0 and w > 0]
+        if not parts:  # nothing to restart from (every score <= 0): no graph signal
+            return np.zeros(chunk_rows.size)
+        restart = sum(w * p / p.sum() for p, w in parts)
+        return personalized_pagerank(transition, restart, damping=self.ppr_damping, tol=1e-6)[chunk_rows]
+
+    def _ppr_graph(self):
+        index, snap = self.index, self.index.snapshot
+        entity_rows = np.array([snap.row(k) if snap.has(k) else -1 for k in self.hierarchy.entity_ids], np.int64)
+        return transition_matrix(snap.adjacency("ones")), snap.rows(index.chunk_order), entity_rows
+
     def _evidence(self, items: list[dict], chunks: list[str]) -> NodeWithScore:
         h = self.hierarchy
         layers: dict[int, list[dict]] = {}
@@ -252,6 +313,7 @@ class ArchRAGRetriever(GraphIndexRetriever):
         evidence = {
             "variant": self.variant or "full", "k_per_layer": self.k_per_layer, "summary_kind": h.summary_kind,
             "chunk_ranking": self.chunk_ranking, "chunk_top_k": self.chunk_top_k,
+            **({"chunk_share": self.chunk_share, "ppr_damping": self.ppr_damping} if self.chunk_ranking == "ppr_refine" else {}),
             "layers_searched": len(layers), "communities_per_layer": h.communities_per_layer(),
             "layers": [{"layer": l, "items": layers[l]} for l in sorted(layers)], "chunks": chunks,
         }
