@@ -27,5 +27,7 @@ done
 .venv/bin/python benchmarks/a2rag_bench.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101" > "$OUT/a2rag.txt"
 .venv/bin/python benchmarks/archrag_signal.py --index-dir "$OUT/index-2wiki" --dataset "$DATA/2wiki_retrieval101" > "$OUT/archrag_signal.txt"
 .venv/bin/python benchmarks/archrag_signal.py --index-dir "$OUT/index-musique" --dataset "$DATA/musique_train100" >> "$OUT/archrag_signal.txt"
+.venv/bin/python benchmarks/tuning.py --index-dir "$OUT/index-2wiki" --dataset "$DATA/2wiki_retrieval101" > "$OUT/tuning.txt"
+.venv/bin/python benchmarks/tuning.py --index-dir "$OUT/index-musique" --dataset "$DATA/musique_train100" >> "$OUT/tuning.txt"
 rm -rf "$OUT/index-2wiki" "$OUT/index-musique"
 .venv/bin/python benchmarks/report.py --results "$OUT" --out BENCHMARKS.md

@@ -144,7 +144,7 @@ def test_query_without_graph_seeds_reaches_global_and_finds_the_chunk(index):
     assert trace["seeds"] == [] and trace["stage_reached"] == "global"
     assert [s["stage"] for s in trace["stages_tried"]] == ["local", "bridge", "global"]
     assert all("no seed" in s["reason"] for s in trace["stages_tried"][:2])
-    assert trace["stages_tried"][2]["restart"] == {"seeds": 0, "hybrid_chunks": 3}
+    assert trace["stages_tried"][2]["restart"] == {"seeds": 0, "hybrid_chunks": A2RAGConfig().ppr_dense_seeds}
     assert docs_of(nodes)[0] == "p-harbour"
 
 

@@ -26,15 +26,20 @@ sufficient" and is counted in the trace). LLM-free, the documented heuristic :me
 Chunk ranking (what ``retrieve`` returns, best first): see :meth:`A2RAGRetriever.rank_chunks`; top_k
 chunks are always returned (the hybrid ranking fills what the stages did not give).
 
-Defaults, measured LLM-free with all-MiniLM-L6-v2 via ``eval.bench.run_method`` (recall@5 on
-2wiki_retrieval101 / musique_train100; hybrid baseline 65.6 / 57.6):
+Defaults, measured LLM-free with all-MiniLM-L6-v2. ``benchmarks/tuning.py`` (part of ``make bench``; the
+"Tuning sweeps" section of BENCHMARKS.md) prints every figure below. All are recall@5 through
+``eval.bench.run_method``, on 2wiki_retrieval101 / musique_train100 (hybrid baseline 65.6 / 57.6). The
+defaults were chosen on these same two dev sets; hotpotqa_train100 was the check.
 
-* restart = Eq. 10 seeds + top-3 hybrid chunks at share 0.5: 76.2 / 64.6 (recall@2 58.9 / 48.1).
-  Putting the hybrid chunks into Eq. 10 itself (1/deg weights): 72.8 / 64.2, recall@2 45.0 / 37.1
-  (1/deg penalises the passages that say most). Share 0.25: 78.0 / 64.1; 0.75: 75.5 on 2wiki.
-  Top-5 chunks instead of 3: 67.1 on 2wiki (more restart points dilute the seeds); top-2: 65.3 musique.
-* stage-3 order by map-back PPR score (72.8 in the Eq. 10-only setting) beats ordering the same
-  candidates by hybrid score or by the sum of both (66.8 each); RRF with hybrid: 69.3.
+* **Restart:** Eq. 10 seeds + the top-2 hybrid chunks, at share 0.5: 79.5 / 65.3.
+  * Top-3 chunks (the default until this sweep was written down): 76.2 / 64.6. On hotpotqa_train100,
+    top-2 gives 87.0 and top-3 86.5.
+  * Top-5 chunks: 67.1 / 60.5. More restart points dilute the seeds.
+  * Eq. 10 seeds alone (share 0): 78.0 / 58.2. Without passages to start from, MuSiQue's entity seeds
+    often miss.
+  * Share 0.25 or 0.75 moves the result by about ±2 points either way.
+* **Stage-3 order:** by map-back PPR score. Ordering the same candidates by hybrid score, or by the
+  min-max sum of both, loses 5-9 points; RRF with the hybrid ranking loses 5.
 * LLM-free sufficiency on 2wiki, local/bridge/global shares and recall@5: ``min_term_coverage=1.0``
   2/12/87, 76.2 (musique 1/2/97, 64.6); 0.5: 10/29/62, 73.8; 0.0 (seeds covered and connected
   only): 58/41/2, 65.6. Without an LLM, stopping early costs recall (stages 1-2 evidence rarely
@@ -103,7 +108,7 @@ class A2RAGConfig(BaseModel):
     # stage 3
     ppr_alpha: float = Field(0.5, gt=0.0, le=1.0, description="Teleport probability α of Eq. 11.")
     ppr_top_l: int = Field(20, ge=1, description="L of Eq. 12.")
-    ppr_dense_seeds: int = Field(3, ge=0, description="Top hybrid chunks added to the restart set.")
+    ppr_dense_seeds: int = Field(2, ge=0, description="Top hybrid chunks added to the restart set.")
     ppr_dense_share: float = Field(0.5, ge=0.0, le=1.0, description=(
         "Share of the restart mass on those chunks (by hybrid score); the rest follows Eq. 10 on S_V."))
     ppr_tol: float = Field(1e-4, gt=0.0, description="L1 change at which the power iteration stops.")

@@ -25,7 +25,7 @@ Per query (paper, Methodology):
    behind / reliability of the best path), top ``top_k``. On the LLM-free statistical graph the paths
    alone are weak evidence for retrieval (``paths_only`` recall@5 26 / 17 on the 2wiki / musique dev
    indexes, vs dense 63 / 62), so their reliability re-ranks near-ties of dense relevance
-   (0.005 keeps both sets at or above dense; 0.01-0.02 gain on 2wiki and lose on musique).
+   (``benchmarks/tuning.py``: 0.005 keeps both sets at or above dense; 0.01-0.02 tie on 2wiki and lose on musique).
    ``chunk_ranking="paths_first"`` is the literal reading: chunks behind paths first, by best
    reliability then cosine, filled with the densest remaining chunks. ``variant="paths_only"``:
    only chunks behind paths (may return fewer than ``top_k``). Chunk scores are the combined score,
