@@ -32,18 +32,23 @@ Defaults, measured LLM-free with all-MiniLM-L6-v2. ``benchmarks/tuning.py`` (par
 defaults were chosen on these same two dev sets; hotpotqa_train100 was the check.
 
 * **Restart:** Eq. 10 seeds + the top-2 hybrid chunks, at share 0.5: 79.5 / 65.3.
-  * Top-3 chunks (the default until this sweep was written down): 76.2 / 64.6. On hotpotqa_train100,
-    top-2 gives 87.0 and top-3 86.5.
+  * Top-3 chunks (the default until this sweep was written down): 76.2 / 64.6. On hotpotqa_train100, top-2
+    gives 87.0 in ``make bench``; top-3 gave 86.5 in the previous run.
   * Top-5 chunks: 67.1 / 60.5. More restart points dilute the seeds.
-  * Eq. 10 seeds alone (share 0): 78.0 / 58.2. Without passages to start from, MuSiQue's entity seeds
+  * Eq. 10 seeds alone (share 0): 78.0 / 58.7. Without passages to start from, MuSiQue's entity seeds
     often miss.
-  * Share 0.25 or 0.75 moves the result by about ±2 points either way.
-* **Stage-3 order:** by map-back PPR score. Ordering the same candidates by hybrid score, or by the
-  min-max sum of both, loses 5-9 points; RRF with the hybrid ranking loses 5.
-* LLM-free sufficiency on 2wiki, local/bridge/global shares and recall@5: ``min_term_coverage=1.0``
-  2/12/87, 76.2 (musique 1/2/97, 64.6); 0.5: 10/29/62, 73.8; 0.0 (seeds covered and connected
-  only): 58/41/2, 65.6. Without an LLM, stopping early costs recall (stages 1-2 evidence rarely
-  reaches the second-hop passage that PPR finds), so the default is the conservative 1.0.
+  * Share 0.25: 79.0 / 65.4. Share 0.75: 78.7 / 66.0.
+* **Stage-3 order:** by map-back PPR score. Ordering the same candidates another way loses recall:
+  * by hybrid score: 66.6 / 57.2;
+  * by the min-max sum of PPR and hybrid: 66.6 / 59.8;
+  * RRF with the hybrid ranking: 72.5 / 58.7.
+* **LLM-free sufficiency:**
+  * ``min_term_coverage`` 1.0 (the default): 79.5 / 65.3. Retrieval stops at local / bridge / global in
+    2 / 12 / 87% of 2wiki queries (``benchmarks/a2rag_bench.py``).
+  * ``min_term_coverage`` 0.5: 76.7 / 63.8.
+  * 0.0, where the seeds only need to be covered and connected: 65.6 / 56.8.
+  * Without an LLM, stopping early costs recall: the evidence from stages 1-2 rarely reaches the second-hop
+    passage that PPR finds. That is why the default is the conservative 1.0.
 * ``ppr_tol`` (L1 change at which the power iteration stops): 1e-4, 1e-6 and 1e-7 give the same recall;
   1e-4 needs about a third fewer iterations.
 """
