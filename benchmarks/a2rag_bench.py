@@ -118,7 +118,7 @@ def main(argv=None) -> int:
     index = GraphRAGIndex.load(args.index_dir, show_progress=False)
     retriever = A2RAGRetriever(index, top_k=5)
     retriever.retrieve(questions[0])  # builds the cached per-snapshot structures, untimed
-    out = [f"# A2RAG retriever benchmark (LLM-free)\n",
+    out = ["# A2RAG retriever benchmark (LLM-free)\n",
            f"Index `{args.index_dir}`, {len(questions)} questions from `{qpath}`, config defaults "
            f"({A2RAGConfig().model_dump_json()}).\n"]
 

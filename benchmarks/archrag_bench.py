@@ -1,8 +1,8 @@
 """ArchRAG benchmark: hierarchy build time (LLM-free), communities per layer, hierarchical search latency,
-community quality with vs without KNN augmentation, and optionally recall@k through the official bench loop.
+community quality with vs without KNN augmentation. Recall of every chunk ranking: ``archrag_signal.py``.
 
     .venv/bin/python benchmarks/archrag_bench.py --index-dir /tmp/dev/2wiki_retrieval101 \
-        --dataset /work/shared/datasets/2wiki_retrieval101 [--recall] [--out results.md]
+        --dataset /work/shared/datasets/2wiki_retrieval101 [--out results.md]
 
 Targets (issue 5): build (communities + summaries + C-HNSW) <= 5 min; hierarchical search median <= 10 ms
 per query, measured after every query has been embedded (query embedding excluded).
@@ -25,9 +25,10 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _common import emit  # noqa: E402
 from llama_index_graphrag_suite.eval.datasets import load_dataset  # noqa: E402
 from llama_index_graphrag_suite.graph.communities import (  # noqa: E402
-    HierarchyParams, build_hierarchy, calinski_harabasz, member_centroid_cosine)
+    build_hierarchy, calinski_harabasz, member_centroid_cosine)
 from llama_index_graphrag_suite.graph.snapshot import RELATION  # noqa: E402
 from llama_index_graphrag_suite.index import GraphRAGIndex  # noqa: E402
 from llama_index_graphrag_suite.retrievers.archrag import (  # noqa: E402
@@ -66,7 +67,6 @@ def main() -> None:
     ap.add_argument("--index-dir", default="/tmp/dev/2wiki_retrieval101")
     ap.add_argument("--dataset", default="/work/shared/datasets/2wiki_retrieval101")
     ap.add_argument("--community-vector", default="auto", choices=("auto", "summary", "centroid"))
-    ap.add_argument("--recall", action="store_true", help="also run eval.bench.run_method (recall@2/@5)")
     ap.add_argument("--out", help="write the markdown here too")
     args = ap.parse_args()
 
@@ -119,25 +119,7 @@ def main() -> None:
               "| clustering | communities | singletons | Calinski-Harabasz | member-centroid cosine |",
               "|---|---|---|---|---|"]
     lines += ["| " + " | ".join(row) + " |" for row in quality_rows(index, hierarchy, config)]
-    if args.recall:
-        from llama_index_graphrag_suite.eval.bench import run_method
-
-        lines += ["", "### Recall (eval.bench.run_method, top 5 chunks)", "",
-                  "| variant | chunk ranking | recall@2 | recall@5 | all-gold@5 | query ms p50 (with embedding) |",
-                  "|---|---|---|---|---|---|"]
-        runs = [(None, {}), (None, {"chunk_top_k": 5}), (None, {"chunk_ranking": "dense_boost"}),
-                ("entities_only", {}), ("two_layers", {})]
-        for variant, extra in runs:
-            def factory(idx, top_k=5, variant=None, extra=extra):
-                return ArchRAGRetriever(idx, top_k=top_k, variant=variant, hierarchy=hierarchy, **extra)
-            r = run_method(index, dataset, factory, "archrag", variant, show_progress=False)
-            label = extra.get("chunk_ranking", "best_item") + (f" + {extra['chunk_top_k']} chunk items" if "chunk_top_k" in extra else "")
-            lines.append(f"| {variant or 'full'} | {label} | {100 * r['recall@2']:.1f} | {100 * r['recall@5']:.1f} | "
-                         f"{100 * r['all_gold@5']:.1f} | {r['query_ms_p50']:.1f} |")
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    emit(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ Three tables, on one index and one LLM-free hierarchy (built here, default ArchR
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -30,6 +29,7 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _common import emit, index_and_dataset_args, recall_cells  # noqa: E402
 from llama_index_graphrag_suite.eval.bench import run_method  # noqa: E402
 from llama_index_graphrag_suite.eval.datasets import load_dataset  # noqa: E402
 from llama_index_graphrag_suite.index import GraphRAGIndex  # noqa: E402
@@ -50,7 +50,7 @@ def recall_rows(index, dataset, hierarchy) -> list[str]:
     rows = ["| ranking | recall@2 | recall@5 | all-gold@5 |", "|---|---:|---:|---:|"]
 
     def line(label: str, r: dict) -> str:
-        return f"| {label} | {100 * r['recall@2']:.1f} | {100 * r['recall@5']:.1f} | {100 * r['all_gold@5']:.1f} |"
+        return f"| {label} | {recall_cells(r)} |"
 
     dense = run_method(index, dataset, lambda idx, top_k=5: get_retriever(idx, "dense", top_k=top_k), "dense", None,
                        show_progress=False)
@@ -100,11 +100,7 @@ def reach_rows(index, dataset, hierarchy) -> tuple[list[str], list[str]]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--index-dir", default="/tmp/dev/2wiki_retrieval101")
-    ap.add_argument("--dataset", default="/work/shared/datasets/2wiki_retrieval101")
-    ap.add_argument("--out", help="write the markdown here too")
-    args = ap.parse_args()
+    args = index_and_dataset_args(__doc__).parse_args()
 
     index = GraphRAGIndex.load(args.index_dir, show_progress=False)
     dataset = load_dataset(args.dataset)
@@ -116,10 +112,7 @@ def main() -> None:
     lines += recall_rows(index, dataset, hierarchy)
     lines += ["", "### What the top-5 items of each layer reach", ""] + reach
     lines += ["", "### The gold passages dense misses", ""] + missed
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    emit(lines, args.out)
 
 
 if __name__ == "__main__":

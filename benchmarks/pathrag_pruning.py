@@ -51,7 +51,7 @@ def main() -> None:
     index.clear_query_cache()
 
     node_ms, path_ms, total_ms, touched, alive, found = [], [], [], [], [], []
-    ours_x, eq4_x, ref_x, enum_ms, eq4_ms, ref_ms, ov_eq4, ov_ref, enumerated = [], [], [], [], [], [], [], [], []
+    ours_x, enum_ms, eq4_ms, ref_ms, ov_eq4, ov_ref, enumerated = [], [], [], [], [], [], []
     for i, question in enumerate(questions):
         start = time.perf_counter()
         keywords, _ = retriever.keywords(question)

@@ -11,7 +11,6 @@ reported on: read the margins as in-sample.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _common import emit, index_and_dataset_args, recall_cells  # noqa: E402
 from llama_index_graphrag_suite.eval.bench import run_method  # noqa: E402
 from llama_index_graphrag_suite.eval.datasets import load_dataset  # noqa: E402
 from llama_index_graphrag_suite.index import GraphRAGIndex  # noqa: E402
@@ -48,11 +48,7 @@ SWEEPS: list[tuple[str, dict, str]] = [
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--index-dir", default="/tmp/dev/2wiki_retrieval101")
-    ap.add_argument("--dataset", default="/work/shared/datasets/2wiki_retrieval101")
-    ap.add_argument("--out", help="write the markdown here too")
-    args = ap.parse_args()
+    args = index_and_dataset_args(__doc__).parse_args()
 
     index = GraphRAGIndex.load(args.index_dir, show_progress=False)
     dataset = load_dataset(args.dataset)
@@ -62,12 +58,9 @@ def main() -> None:
         def factory(idx, top_k=5, method=method, overrides=overrides):
             return get_retriever(idx, method, top_k=top_k, **overrides)
         r = run_method(index, dataset, factory, method, None, show_progress=False)
-        lines.append(f"| {method} | {label} | {100 * r['recall@2']:.1f} | {100 * r['recall@5']:.1f} | {100 * r['all_gold@5']:.1f} |")
+        lines.append(f"| {method} | {label} | {recall_cells(r)} |")
         print(lines[-1], file=sys.stderr, flush=True)
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    emit(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -123,6 +123,7 @@ class ArchRAGRetriever(GraphIndexRetriever):
         self.relation_scope = relation_scope
         self.variant, self.llm, self.max_relations = variant, llm, max_relations
         self._hierarchy = hierarchy
+        self._entity_rows_memo: tuple = (None, None, None)
         super().__init__(index, top_k=top_k, callback_manager=callback_manager, verbose=verbose)
 
     @property
@@ -272,7 +273,8 @@ class ArchRAGRetriever(GraphIndexRetriever):
         """
         index, h = self.index, self.hierarchy
         snap = index.snapshot
-        transition, chunk_rows, entity_rows = index.cached("archrag.ppr_refine", self._ppr_graph)
+        transition, chunk_rows = index.cached("archrag.ppr_refine", self._ppr_graph)
+        entity_rows = self._entity_rows(h)
         on_items, on_chunks = np.zeros(snap.num_nodes), np.zeros(snap.num_nodes)
         for item in items:
             weight = max(item["score"], 0.0)
@@ -292,10 +294,19 @@ class ArchRAGRetriever(GraphIndexRetriever):
         restart = sum(w * p / p.sum() for p, w in parts)
         return personalized_pagerank(transition, restart, damping=self.ppr_damping, tol=1e-6)[chunk_rows]
 
-    def _ppr_graph(self):
-        index, snap = self.index, self.index.snapshot
-        entity_rows = np.array([snap.row(k) if snap.has(k) else -1 for k in self.hierarchy.entity_ids], np.int64)
-        return transition_matrix(snap.adjacency("ones")), snap.rows(index.chunk_order), entity_rows
+    def _ppr_graph(self) -> tuple:
+        """The walk's graph (per index snapshot): transition matrix, and the graph row of each chunk position."""
+        snap = self.index.snapshot
+        return transition_matrix(snap.adjacency("ones")), snap.rows(self.index.chunk_order)
+
+    def _entity_rows(self, h: ArchRAGHierarchy) -> np.ndarray:
+        """Graph row of each hierarchy entity row (-1 if the graph lacks it), per (hierarchy, snapshot)."""
+        snap = self.index.snapshot
+        memo_h, memo_snap, _ = self._entity_rows_memo
+        if memo_h is not h or memo_snap is not snap:  # identity: both are replaced, never mutated, on change
+            rows = np.array([snap.row(k) if snap.has(k) else -1 for k in h.entity_ids], np.int64)
+            self._entity_rows_memo = (h, snap, rows)
+        return self._entity_rows_memo[2]
 
     def _evidence(self, items: list[dict], chunks: list[str]) -> NodeWithScore:
         h = self.hierarchy

@@ -1,0 +1,28 @@
+"""What the benchmark scripts share: their command line, the recall cells of a table row, and their output."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def index_and_dataset_args(doc: str) -> argparse.ArgumentParser:
+    """``--index-dir`` (a saved GraphRAGIndex), ``--dataset`` (a benchmark folder) and ``--out``."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--index-dir", default="/tmp/dev/2wiki_retrieval101")
+    parser.add_argument("--dataset", default="/work/shared/datasets/2wiki_retrieval101")
+    parser.add_argument("--out", help="write the markdown here too")
+    return parser
+
+
+def recall_cells(report: dict) -> str:
+    """``recall@2 | recall@5 | all-gold@5`` in percent, from an ``eval.bench.run_method`` report."""
+    return " | ".join(f"{100 * report[k]:.1f}" for k in ("recall@2", "recall@5", "all_gold@5"))
+
+
+def emit(lines: list[str], out: str | None) -> None:
+    """Print the markdown, and write it to ``out`` when given."""
+    text = "\n".join(lines)
+    print(text)
+    if out:
+        Path(out).write_text(text + "\n", encoding="utf-8")
