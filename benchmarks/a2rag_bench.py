@@ -109,8 +109,8 @@ def main(argv=None) -> int:
     logging.disable(logging.WARNING)
     from llama_index_graphrag_suite import GraphRAGIndex
     from llama_index_graphrag_suite.eval.datasets import load_dataset
-    from llama_index_graphrag_suite.retrievers.a2rag import A2RAGConfig, A2RAGRetriever
-    from llama_index_graphrag_suite.retrievers.baselines import DenseRetriever
+    from llama_index_graphrag_suite.methods.a2rag import A2RAGConfig, A2RAGRetriever
+    from llama_index_graphrag_suite.methods.baselines import DenseRetriever
 
     qpath = args.questions if os.path.isdir(args.questions) else os.path.dirname(args.questions)
     dataset = load_dataset(qpath, args.limit)

@@ -21,8 +21,8 @@ from llama_index_graphrag_suite import GraphRAGIndex
 from llama_index_graphrag_suite.graph.mcmi import mcmi_expand
 from llama_index_graphrag_suite.graph.ppr import personalized_pagerank
 from llama_index_graphrag_suite.graph.steiner import steiner_tree
-from llama_index_graphrag_suite.retrievers.agrag import AGRAGRetriever
-from llama_index_graphrag_suite.retrievers.scoring import hybrid
+from llama_index_graphrag_suite.methods.agrag import AGRAGRetriever
+from llama_index_graphrag_suite.methods.scoring import hybrid
 
 
 def main() -> None:
@@ -39,7 +39,7 @@ def main() -> None:
     for question in questions[: args.limit]:
         q = index.embed_query(question)
         hyb = hybrid(index.chunk_dense_scores(q), index.bm25.scores(question))
-        kept, _ = retriever.filter_facts(question, index.search_facts(q, retriever.fact_top_k))
+        kept, _ = retriever.filter_facts(question, index.search_facts(q, retriever.config.fact_top_k))
         terminals = sorted({index.snapshot.row(k) for f, _ in kept for k in (index.facts[f].subject, index.facts[f].object)})
         if len(terminals) < 2:
             continue

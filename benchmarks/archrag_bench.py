@@ -31,7 +31,7 @@ from llama_index_graphrag_suite.graph.communities import (  # noqa: E402
     build_hierarchy, calinski_harabasz, member_centroid_cosine)
 from llama_index_graphrag_suite.graph.snapshot import RELATION  # noqa: E402
 from llama_index_graphrag_suite.index import GraphRAGIndex  # noqa: E402
-from llama_index_graphrag_suite.retrievers.archrag import (  # noqa: E402
+from llama_index_graphrag_suite.methods.archrag import (  # noqa: E402
     ArchRAGConfig, ArchRAGHierarchy, ArchRAGRetriever)
 
 

@@ -33,8 +33,8 @@ from _common import emit, index_and_dataset_args, recall_cells  # noqa: E402
 from llama_index_graphrag_suite.eval.bench import run_method  # noqa: E402
 from llama_index_graphrag_suite.eval.datasets import load_dataset  # noqa: E402
 from llama_index_graphrag_suite.index import GraphRAGIndex  # noqa: E402
-from llama_index_graphrag_suite.retrievers.archrag import ArchRAGHierarchy, ArchRAGRetriever  # noqa: E402
-from llama_index_graphrag_suite.retrievers.registry import get_retriever  # noqa: E402
+from llama_index_graphrag_suite.methods.archrag import ArchRAGHierarchy, ArchRAGRetriever  # noqa: E402
+from llama_index_graphrag_suite.registry import get_retriever  # noqa: E402
 
 RANKINGS = [  # (label, ArchRAGRetriever keyword arguments)
     ("best_item (default)", {}),

@@ -14,7 +14,7 @@ import statistics
 import time
 
 from llama_index_graphrag_suite import GraphRAGIndex
-from llama_index_graphrag_suite.retrievers import get_retriever
+from llama_index_graphrag_suite.registry import get_retriever
 
 
 def main() -> None:

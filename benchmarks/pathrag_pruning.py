@@ -26,7 +26,7 @@ from llama_index_graphrag_suite.graph.flow_paths import (
     resource_scores,
     select_paths,
 )
-from llama_index_graphrag_suite.retrievers.pathrag import PathRAGRetriever
+from llama_index_graphrag_suite.methods.pathrag import PathRAGRetriever
 
 
 def overlap(ours, theirs, k: int) -> float:
@@ -58,7 +58,7 @@ def main() -> None:
         nodes = [r for r, _ in retriever.retrieve_nodes(keywords, question)]
         node_ms.append(1000 * (time.perf_counter() - start))
         start = time.perf_counter()
-        search = flow_paths(graph, nodes, alpha=retriever.alpha, theta=retriever.theta, top_k=retriever.num_paths)
+        search = flow_paths(graph, nodes, alpha=retriever.config.alpha, theta=retriever.config.theta, top_k=retriever.config.num_paths)
         path_ms.append(1000 * (time.perf_counter() - start))
         touched.append(search.touched)
         alive.append(search.alive)
@@ -72,21 +72,21 @@ def main() -> None:
         candidates = exhaustive_paths(graph, nodes, max_hops=3)
         enum_ms.append(1000 * (time.perf_counter() - start))
         start = time.perf_counter()
-        by_eq4 = select_paths(resource_scores(graph, candidates, retriever.alpha, retriever.theta), retriever.num_paths)
+        by_eq4 = select_paths(resource_scores(graph, candidates, retriever.config.alpha, retriever.config.theta), retriever.config.num_paths)
         eq4_ms.append(1000 * (time.perf_counter() - start))
         start = time.perf_counter()
-        by_ref = select_paths(reference_scores(candidates), retriever.num_paths)
+        by_ref = select_paths(reference_scores(candidates), retriever.config.num_paths)
         ref_ms.append(1000 * (time.perf_counter() - start))
         enumerated.append(len(candidates))
         ours_x.append(path_ms[-1])
-        k = min(retriever.num_paths, len(search.paths), len(by_eq4)) or 0
+        k = min(retriever.config.num_paths, len(search.paths), len(by_eq4)) or 0
         ov_eq4.append(overlap(search.paths[:k], by_eq4[:k], k))
-        k = min(retriever.num_paths, len(search.paths), len(by_ref)) or 0
+        k = min(retriever.config.num_paths, len(search.paths), len(by_ref)) or 0
         ov_ref.append(overlap(search.paths[:k], by_ref[:k], k))
 
     med = statistics.median
     print(f"Index: {args.index_dir}: {graph.num_nodes} nodes, {int(graph.degree.sum()) // 2} traversed (relation) edges; "
-          f"N={args.num_nodes}, K={args.num_paths}, alpha={retriever.alpha}, theta={retriever.theta}; {len(questions)} questions.\n")
+          f"N={args.num_nodes}, K={args.num_paths}, alpha={retriever.config.alpha}, theta={retriever.config.theta}; {len(questions)} questions.\n")
     print("| step (median per query) | ms |")
     print("|---|---:|")
     print(f"| node retrieval (keywords, embeddings, top N) | {med(node_ms):.1f} |")
@@ -94,7 +94,7 @@ def main() -> None:
     print(f"| whole retrieve() | {med(total_ms):.1f} |")
     print(f"\nPath retrieval p95 {sorted(path_ms)[int(0.95 * (len(path_ms) - 1))]:.1f} ms; nodes touched per query: median "
           f"{med(touched):.0f}; alive (propagating): median {med(alive):.0f} (bound N/((1-a)θ) = "
-          f"{args.num_nodes / ((1 - retriever.alpha) * retriever.theta):.0f}); paths found: median {med(found):.0f}.\n")
+          f"{args.num_nodes / ((1 - retriever.config.alpha) * retriever.config.theta):.0f}); paths found: median {med(found):.0f}.\n")
     if enum_ms:
         print(f"Micro-benchmark on the first {len(enum_ms)} questions (same graph, same start nodes; "
               f"median {med(enumerated):.0f} enumerated <=3-hop paths):\n")

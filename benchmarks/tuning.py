@@ -22,7 +22,7 @@ from _common import emit, index_and_dataset_args, recall_cells  # noqa: E402
 from llama_index_graphrag_suite.eval.bench import run_method  # noqa: E402
 from llama_index_graphrag_suite.eval.datasets import load_dataset  # noqa: E402
 from llama_index_graphrag_suite.index import GraphRAGIndex  # noqa: E402
-from llama_index_graphrag_suite.retrievers.registry import get_retriever  # noqa: E402
+from llama_index_graphrag_suite.registry import get_retriever  # noqa: E402
 
 # (method, parameter overrides, what the row varies); the first row of each method is its default
 SWEEPS: list[tuple[str, dict, str]] = [

@@ -21,7 +21,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph_agents.a2rag_loop import build_a2rag_graph
 from llama_index_graphrag_suite import GraphRAGIndex, load_documents
 from llama_index_graphrag_suite.llm import build_llm
-from llama_index_graphrag_suite.retrievers.a2rag import A2RAGRetriever
+from llama_index_graphrag_suite.methods.a2rag import A2RAGRetriever
 
 DATA = Path(__file__).resolve().parent / "data" / "corpus.jsonl"
 QUESTION = "On which river lies the birthplace of the architect who designed the Orrin Theatre?"

@@ -19,13 +19,13 @@ from llama_index.core.indices.property_graph import PGRetriever, VectorContextRe
 
 from llama_index_graphrag_suite import load_documents
 from llama_index_graphrag_suite.embeddings import resolve_embed_model
-from llama_index_graphrag_suite.entrypoints import as_retriever
+from llama_index_graphrag_suite.registry import as_retriever
 from llama_index_graphrag_suite.extractors import (
     CooccurrenceRelationExtractor,
     StatisticalEntityExtractor,
     SynonymEdgeExtractor,
 )
-from llama_index_graphrag_suite.retrievers.pg_subretriever import GraphRAGSubRetriever
+from llama_index_graphrag_suite.methods.pg_subretriever import GraphRAGSubRetriever
 
 DATA = Path(__file__).resolve().parent / "data" / "corpus.jsonl"
 QUESTION = "Which shipbuilding company founded the literary prize won by 'The Lantern Ferry'?"

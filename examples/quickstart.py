@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from llama_index_graphrag_suite import GraphRAGIndex, load_documents
-from llama_index_graphrag_suite.retrievers import get_retriever
+from llama_index_graphrag_suite.registry import get_retriever
 
 DATA = Path(__file__).resolve().parent / "data" / "corpus.jsonl"
 

@@ -56,7 +56,7 @@ from pydantic import BaseModel, Field
 from langgraph_agents.a2rag_validators import (CHECK_ORDER, MeteredLLM, Validator, apply_review,
                                                default_validators, evidence_facts, ledger, parse_rewrite,
                                                run_validator, split_nodes)
-from llama_index_graphrag_suite.prompts.a2rag_loop import A2RAG_ANSWER_PROMPT, HUMAN_REVIEW_TEXT, REWRITE_PROMPTS
+from llama_index_graphrag_suite.methods.a2rag.loop_prompts import A2RAG_ANSWER_PROMPT, HUMAN_REVIEW_TEXT, REWRITE_PROMPTS
 
 __all__ = ["A2RAGState", "a2rag_tool", "build_a2rag_graph"]
 

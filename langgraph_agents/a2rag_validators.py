@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from contextvars import ContextVar
 from typing import Any, Iterator, Protocol, Sequence, runtime_checkable
 
-from langgraph_agents.llm_adapter import LLMCost, TextLLM, as_text_llm
-from llama_index_graphrag_suite.prompts.a2rag_loop import VALIDATOR_PROMPTS
+from langgraph_agents.llm_adapter import TextLLM, as_text_llm
+from llama_index_graphrag_suite.llm.usage import LLMUsage
+# the one yes/no parser, shared with A2RAG's sufficiency check (re-exported: ``parse_yes_no`` is in __all__)
+from llama_index_graphrag_suite.llm.verdicts import parse_yes_no
+from llama_index_graphrag_suite.methods.a2rag.loop_prompts import VALIDATOR_PROMPTS
 
 __all__ = [
     "CHECK_ORDER",
@@ -46,43 +48,16 @@ class Validator(Protocol):
     def __call__(self, question: str, answer: str, evidence_texts: Sequence[str]) -> tuple[bool, str]: ...
 
 
-# -- yes/no parsing ---------------------------------------------------------------------------------
-_WORD = re.compile(r"[a-z]+")
-_YES = frozenset({"yes", "true", "correct", "pass", "passed"})
-_NO = frozenset({"no", "false", "incorrect", "fail", "failed"})
-_PREAMBLE = frozenset({"answer", "relevant", "grounded", "resolves", "the", "question", "verdict", "is", "my"})
-
-
-def parse_yes_no(text: str) -> tuple[bool | None, str]:
-    """``(True|False, reason)`` from a yes/no reply, ``(None, "unparseable")`` when it is not one.
-
-    The verdict is the first yes-like or no-like word of the first non-empty line, after at most a
-    few preamble words (``"Answer: yes"``, ``"**Grounded:** no"``). The reason is what follows.
-    """
-    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
-    if not lines:
-        return None, "unparseable"
-    first = lines[0]
-    for match in _WORD.finditer(first.lower()):
-        word = match.group()
-        if word in _YES or word in _NO:
-            reason = " ".join([first[match.end():].strip(" .:,;-*)\"'}"), *lines[1:]]).strip()
-            return word in _YES, reason[:300]
-        if word not in _PREAMBLE:
-            break
-    return None, "unparseable"
-
-
 # -- metering ---------------------------------------------------------------------------------------
 # The cost of the node being run, so one compiled graph can serve concurrent runs and still give each
 # its own cost record: a node opens a ledger, every metered call adds to the ledger of its context.
-_LEDGER: ContextVar[LLMCost | None] = ContextVar("a2rag_llm_ledger", default=None)
+_LEDGER: ContextVar[LLMUsage | None] = ContextVar("a2rag_llm_ledger", default=None)
 
 
 @contextlib.contextmanager
-def ledger() -> Iterator[LLMCost]:
+def ledger() -> Iterator[LLMUsage]:
     """Collect the cost of the metered LLM calls made inside the ``with`` block (this context only)."""
-    cost = LLMCost()
+    cost = LLMUsage()
     token = _LEDGER.set(cost)
     try:
         yield cost
@@ -106,15 +81,7 @@ class MeteredLLM:
         finally:
             for total in (self.text_llm.cost, _LEDGER.get()):
                 if total is not None:
-                    with self.text_llm._lock:
-                        _add_cost(total, call.cost)
-
-
-def _add_cost(total: LLMCost, part: LLMCost) -> None:
-    total.calls += part.calls
-    total.prompt_tokens += part.prompt_tokens
-    total.completion_tokens += part.completion_tokens
-    total.failures += part.failures
+                    total.merge(call.cost)
 
 
 # -- validators -------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ Graph::
 * **Robust scores** (:func:`parse_score`): JSON ``{"score": 70}``, "Score: 70", "70/100", or words
   ("high", "irrelevant"). An answer with no readable score, or an LLM call that raises, drops the item
   and is counted in ``dropped`` (with the reason); the run goes on.
-* **Cost**: each LLM call is counted with ``llm_adapter`` (:class:`LLMCost`); ``cost`` in the output is
+* **Cost**: each LLM call is counted in an :class:`~llama_index_graphrag_suite.llm.usage.LLMUsage` (via ``llm_adapter``); ``cost`` in the output is
   this run's total (the analysis calls plus the final answer).
 * **Checkpointer**: pass one (e.g. ``InMemorySaver()``) and invoke with ``{"configurable": {"thread_id": ...}}``.
 * **As a node**: the compiled graph's input is ``{"question": str}`` (``items`` optional: when given,
@@ -38,10 +38,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
 from llama_index_graphrag_suite.llm.json_repair import parse_json_lenient
-from llama_index_graphrag_suite.llm.usage import count_tokens
-from llama_index_graphrag_suite.prompts.archrag import FILTER_ANALYSIS_PROMPT, FINAL_ANSWER_PROMPT
+from llama_index_graphrag_suite.llm.usage import LLMUsage, count_tokens
+from llama_index_graphrag_suite.methods.archrag.prompts import FILTER_ANALYSIS_PROMPT, FINAL_ANSWER_PROMPT
 
-from .llm_adapter import LLMCost, TextLLM, as_text_llm
+from .llm_adapter import TextLLM, as_text_llm
 
 __all__ = ["FilterState", "FilterInput", "FilterOutput", "build_archrag_filter_graph", "parse_score", "pack_reports"]
 
@@ -162,18 +162,27 @@ def _items_source(source: Any) -> Callable[[str], list[dict]]:
     raise TypeError("source must be an ArchRAGRetriever, a function question -> items, or a list of items")
 
 
+def _prompts_of(source: Any) -> tuple[Any, Any]:
+    """The analysis and answer templates: the retriever's current ones (``update_prompts`` applies), else the defaults."""
+    if hasattr(source, "retrieve_items") and hasattr(source, "prompt"):
+        return source.prompt("filter_analysis"), source.prompt("final_answer")
+    return FILTER_ANALYSIS_PROMPT, FINAL_ANSWER_PROMPT
+
+
 def build_archrag_filter_graph(source: Any, llm: Any, token_budget: int = 4000, max_concurrency: int = 8,
                                checkpointer=None):
     """Compile the adaptive-filtering graph (see the module docstring).
 
-    ``source``: an :class:`ArchRAGRetriever` (its ``retrieve_items``), a function ``question -> items`` or
-    a fixed list of items. ``llm``: anything :func:`as_text_llm` accepts. ``token_budget``: tokens of
+    ``source``: an :class:`ArchRAGRetriever` (its ``retrieve_items``, and its ``filter_analysis`` /
+    ``final_answer`` prompts as they are when the graph is compiled), a function ``question -> items`` or
+    a fixed list of items (default prompts). ``llm``: anything :func:`as_text_llm` accepts. ``token_budget``: tokens of
     reports given to the final answer (4000, the authors' reduce budget). ``max_concurrency``: analysis
     calls in flight at once (8).
     """
     if token_budget < 1 or max_concurrency < 1:
         raise ValueError("token_budget and max_concurrency must be at least 1")
     retrieve_items = _items_source(source)
+    analysis_prompt, answer_prompt = _prompts_of(source)
     base = as_text_llm(llm).llm
     slots = threading.BoundedSemaphore(max_concurrency)
 
@@ -193,7 +202,7 @@ def build_archrag_filter_graph(source: Any, llm: Any, token_budget: int = 4000, 
     def analyse(task: ItemTask) -> dict:
         item = task["item"]
         text_llm = TextLLM(base)  # its own cost record: branches never share a counter
-        prompt = FILTER_ANALYSIS_PROMPT.format(
+        prompt = analysis_prompt.format(
             question=task["question"], kind=item.get("kind", "item"), layer=item.get("layer", 0),
             content=f"{item.get('title', '')}\n{item.get('content', '')}".strip())
         ident = str(item.get("id", "?"))
@@ -215,7 +224,7 @@ def build_archrag_filter_graph(source: Any, llm: Any, token_budget: int = 4000, 
     def answer(state: FilterState) -> dict:
         context, packed = pack_reports(state.get("reports") or [], token_budget)
         text_llm = TextLLM(base)
-        prompt = FINAL_ANSWER_PROMPT.format(
+        prompt = answer_prompt.format(
             question=state["question"], reports=context or "(no relevant information was found; say so, and answer "
                                                             "from general knowledge only if you are sure)")
         out: dict[str, Any] = {"context": context}
@@ -224,10 +233,9 @@ def build_archrag_filter_graph(source: Any, llm: Any, token_budget: int = 4000, 
         except Exception as exc:
             out["answer"] = ""
             out["dropped"] = [{"id": "final_answer", "reason": f"llm_error: {type(exc).__name__}: {exc}"[:300]}]
-        total = LLMCost()
+        total = LLMUsage()
         for part in (state.get("cost_parts") or []) + [text_llm.cost.as_dict()]:
-            for key, value in part.items():
-                setattr(total, key, getattr(total, key) + value)
+            total.merge(part)
         out["cost"] = {**total.as_dict(), "reports_packed": len(packed),
                        "reports_zero_score": sum(1 for r in state.get("reports") or [] if r["score"] == 0)}
         return out

@@ -15,27 +15,12 @@ numbers are comparable across LLM kinds.
 from __future__ import annotations
 
 import asyncio
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from llama_index_graphrag_suite.llm.usage import count_tokens
+from llama_index_graphrag_suite.llm.usage import LLMUsage
 
-__all__ = ["TextLLM", "as_text_llm", "LLMCost"]
-
-
-@dataclass
-class LLMCost:
-    """What one graph run spent on the LLM (a plain value, safe to put into graph state)."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    failures: int = 0
-
-    def as_dict(self) -> dict[str, int]:
-        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "failures": self.failures}
+__all__ = ["TextLLM", "as_text_llm"]
 
 
 def _message_text(out: Any) -> str:
@@ -58,8 +43,7 @@ class TextLLM:
     """``complete(prompt) -> str`` over a LlamaIndex LLM, a LangChain model/runnable or a function."""
 
     llm: Any
-    cost: LLMCost = field(default_factory=LLMCost)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    cost: LLMUsage = field(default_factory=LLMUsage)  # the project's one usage counter (thread-safe)
 
     def _kind(self) -> str:
         if hasattr(self.llm, "complete") and hasattr(self.llm, "metadata"):
@@ -69,15 +53,6 @@ class TextLLM:
         if callable(self.llm):
             return "function"
         raise TypeError(f"llm must be a LlamaIndex LLM, a LangChain runnable or a function, got {type(self.llm).__name__}")
-
-    def _record(self, prompt: str, text: str | None) -> None:
-        with self._lock:
-            self.cost.calls += 1
-            self.cost.prompt_tokens += count_tokens(prompt)
-            if text is None:
-                self.cost.failures += 1
-            else:
-                self.cost.completion_tokens += count_tokens(text)
 
     def complete(self, prompt: str) -> str:
         kind = self._kind()
@@ -89,9 +64,9 @@ class TextLLM:
             else:
                 text = _message_text(self.llm(prompt))
         except Exception:
-            self._record(prompt, None)
+            self.cost.record_call(prompt, None)
             raise
-        self._record(prompt, text)
+        self.cost.record_call(prompt, text)
         return text
 
     async def acomplete(self, prompt: str) -> str:
@@ -104,9 +79,9 @@ class TextLLM:
             else:  # a plain function may block: keep it off the event loop
                 text = _message_text(await asyncio.to_thread(self.llm, prompt))
         except Exception:
-            self._record(prompt, None)
+            self.cost.record_call(prompt, None)
             raise
-        self._record(prompt, text)
+        self.cost.record_call(prompt, text)
         return text
 
 

@@ -46,7 +46,7 @@ def _retriever(index_or_retriever: Any, method: str | None, **params: Any):
         if params:
             raise ValueError("retriever parameters can only be given together with an index")
         return index_or_retriever
-    from llama_index_graphrag_suite.entrypoints import as_retriever
+    from llama_index_graphrag_suite.registry import as_retriever
 
     return as_retriever(index_or_retriever, method or "agrag", **params)
 
@@ -138,8 +138,8 @@ def make_graph_search_tool(index: Any, methods: list[str] | None = None, default
     The tool answers with the passages and the graph evidence as text; the ``Document``s ride along as
     the tool message's artifact (``response_format="content_and_artifact"``).
     """
-    from llama_index_graphrag_suite.entrypoints import graph_index_of
-    from llama_index_graphrag_suite.retrievers.registry import available_methods
+    from llama_index_graphrag_suite.index.derive import graph_index_of
+    from llama_index_graphrag_suite.registry import available_methods
 
     graph_index = graph_index_of(index)
     described = available_methods(graph_index)
@@ -213,7 +213,7 @@ def build_router_graph(index: Any, route: Callable[[str], str] = route_by_rule, 
     """
     from langgraph.graph import END, START, StateGraph
 
-    from llama_index_graphrag_suite.entrypoints import graph_index_of
+    from llama_index_graphrag_suite.index.derive import graph_index_of
 
     graph_index = graph_index_of(index)
     methods = list(methods or ("a2rag", "hybrid"))

@@ -1,10 +1,10 @@
 """llama-index-graphrag-suite: graph-based RAG methods (AGRAG, PathRAG, ArchRAG, A2RAG) for LlamaIndex and LangGraph."""
 
-__version__ = "0.1.0"
-
-from .config import IndexConfig  # noqa: E402
-from .documents import CorpusError, load_documents  # noqa: E402
-from .index import CorruptIndexError, GraphRAGIndex, IndexFormatError, IndexNotFoundError  # noqa: E402
+from ._version import __version__
+from .config import IndexConfig
+from .documents import CorpusError, load_documents
+from .index import CorruptIndexError, GraphRAGIndex, IndexFormatError, IndexNotFoundError
+from .registry import as_query_engine, as_retriever, available_methods, get_retriever, register_method
 
 __all__ = [
     "CorpusError",
@@ -14,5 +14,10 @@ __all__ = [
     "IndexFormatError",
     "IndexNotFoundError",
     "__version__",
+    "as_query_engine",
+    "as_retriever",
+    "available_methods",
+    "get_retriever",
     "load_documents",
+    "register_method",
 ]

@@ -25,7 +25,7 @@ class CLIError(Exception):
 def _user_errors() -> tuple[type[BaseException], ...]:
     from .documents import CorpusError
     from .index.storage import IndexError_
-    from .retrievers.registry import UnknownMethodError
+    from .registry import UnknownMethodError
 
     errors: list[type[BaseException]] = [CLIError, CorpusError, IndexError_, UnknownMethodError, FileExistsError, FileNotFoundError]
     try:
@@ -97,10 +97,26 @@ def _node_json(nws) -> dict[str, Any]:
     }
 
 
-def _run_query(index, question: str, method: str, top_k: int) -> dict[str, Any]:
-    from .retrievers import get_retriever
+def _settings(args, methods: list[str]) -> dict[str, dict[str, Any]]:
+    """``--set`` pairs as config overrides per method, checked before the index is loaded."""
+    from pydantic import ValidationError
 
-    retriever = get_retriever(index, method, top_k=top_k)
+    from .registry import method_settings
+
+    try:
+        return method_settings(getattr(args, "set", None) or [], methods)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err.get("loc", ())) or "settings"
+        raise CLIError(f"bad --set: {where}: {err['msg']}") from None
+    except ValueError as exc:
+        raise CLIError(f"bad --set: {exc}") from None
+
+
+def _run_query(index, question: str, method: str, top_k: int, settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    from .registry import get_retriever
+
+    retriever = get_retriever(index, method, top_k=top_k, **(settings or {}))
     start = time.perf_counter()
     nodes = retriever.retrieve(question)
     elapsed = (time.perf_counter() - start) * 1000
@@ -119,14 +135,17 @@ def _load(args):
 def cmd_query(args) -> int:
     if not args.question.strip():
         raise CLIError("the question is empty")
-    from .retrievers import available_methods
+    from .registry import method_info, parse_method
 
-    if args.method not in available_methods():  # fail before paying for loading the index
-        raise CLIError(f"unknown method {args.method!r}; available: {', '.join(sorted(available_methods()))}")
+    name, variant = parse_method(args.method)
+    info = method_info(name)  # fail before paying for loading the index
+    if variant:
+        info.check_variant(variant)
+    settings = _settings(args, [name]).get(name, {})
     start = time.perf_counter()
     index = _load(args)
     load_ms = (time.perf_counter() - start) * 1000
-    result = _run_query(index, args.question, args.method, args.top_k)
+    result = _run_query(index, args.question, args.method, args.top_k, settings)
     result["timing_ms"]["load"] = round(load_ms, 2)
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
@@ -150,7 +169,7 @@ def _print_result(result: dict[str, Any], gold: set[str] | None = None) -> None:
 
 def cmd_methods(args) -> int:
     from .index.storage import open_version
-    from .retrievers import available_methods
+    from .registry import available_methods, method_info
 
     _, manifest = open_version(args.index_dir, verify=False)
     counts = manifest.get("counts", {})
@@ -158,6 +177,13 @@ def cmd_methods(args) -> int:
           f"{counts.get('relations', '?')} relations (embed model {manifest.get('embed_model')})")
     for name, desc in sorted(available_methods().items()):
         print(f"  {name:10s} {desc}")
+        if args.settings:
+            info = method_info(name)
+            if info.variants:
+                print(f"  {'':10s}   variants: {', '.join(info.variants)}")
+            for field, spec in info.config_class.model_fields.items():
+                default = spec.default.value if hasattr(spec.default, "value") else spec.default
+                print(f"  {'':10s}   {field} = {default!r}: {spec.description}")
     return 0
 
 
@@ -165,7 +191,7 @@ def cmd_demo(args) -> int:
     """Index the sample corpus, then answer its questions with every method, printing the evidence."""
     from .documents import load_documents
     from .index import GraphRAGIndex
-    from .retrievers import available_methods, get_retriever
+    from .registry import available_methods
 
     corpus = Path(args.data) / "corpus.jsonl"
     questions_file = Path(args.data) / "questions.jsonl"
@@ -193,9 +219,9 @@ def cmd_demo(args) -> int:
                 found[method, k] += len(gold & set(ranked[:k])) / max(len(gold), 1)
             _print_result(result, gold)
             if llm is not None:
-                from llama_index.core.query_engine import RetrieverQueryEngine
+                from .registry import as_query_engine
 
-                engine = RetrieverQueryEngine.from_args(get_retriever(index, method, top_k=args.top_k), llm=llm)
+                engine = as_query_engine(index, method, llm=llm, retriever_params={"top_k": args.top_k})
                 print(f"  answer: {str(engine.query(q['question'])).strip()}")
     print(f"\nrecall of gold passages over {len(questions)} questions (* marks a gold passage above):")
     print("  " + " " * 10 + "".join(f"{'@' + str(k):>8s}" for k in cutoffs))
@@ -209,11 +235,14 @@ def cmd_demo(args) -> int:
 def cmd_bench(args) -> int:
     from .eval.bench import run_bench
 
+    from .registry import available_methods
+
     methods = [m for m in args.methods.split(",") if m.strip()]
     if not methods:
         raise CLIError("--methods is empty")
+    named = [n for m in methods for n in (available_methods() if m == "all" else [m])]
     report = run_bench(args.dataset, methods, limit=args.limit, index_dir=args.index_dir, embed=args.embed,
-                       llm=_build_llm(args), show_progress=not args.quiet)
+                       llm=_build_llm(args), show_progress=not args.quiet, settings=_settings(args, named))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
@@ -244,6 +273,12 @@ def _add_common(p: argparse.ArgumentParser, index_settings: bool = False, llm: b
         p.add_argument("--llm-cache", default=None, help="SQLite response cache (default .cache/llm-responses.sqlite)")
 
 
+def _add_set(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="change a method setting (repeatable): key=value for every method that has it, or "
+                        "method.key=value; `graphrag-suite methods INDEX --settings` lists them")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="graphrag-suite", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -257,14 +292,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("query", help="retrieve for one question")
     p.add_argument("index_dir")
     p.add_argument("question")
-    p.add_argument("--method", default="hybrid")
+    p.add_argument("--method", default="hybrid", help="a name from `graphrag-suite methods`, or name:variant")
     p.add_argument("--top-k", type=int, default=5)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_set(p)
     _add_common(p)
     p.set_defaults(func=cmd_query)
 
     p = sub.add_parser("methods", help="list the methods available on an index")
     p.add_argument("index_dir")
+    p.add_argument("--settings", action="store_true", help="also list each method's variants and settings with defaults")
     _add_common(p)
     p.set_defaults(func=cmd_methods)
 
@@ -274,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="JSON report to write")
     p.add_argument("--limit", type=int, default=0, help="only the first N questions")
     p.add_argument("--index-dir", default=None, help="reuse the index here, or build and save it here")
+    _add_set(p)
     _add_common(p, llm=True)
     p.set_defaults(func=cmd_bench)
 

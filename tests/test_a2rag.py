@@ -8,8 +8,9 @@ import pytest
 
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.llm import ScriptedLLM
-from llama_index_graphrag_suite.retrievers.a2rag import A2RAGConfig, A2RAGRetriever, parse_yes_no
-from llama_index_graphrag_suite.retrievers.a2rag_offline import (
+from llama_index_graphrag_suite.llm.verdicts import yes_no as parse_yes_no
+from llama_index_graphrag_suite.methods.a2rag import A2RAGConfig, A2RAGRetriever
+from llama_index_graphrag_suite.methods.a2rag.summaries import (
     DocumentSummaries, build_mapback, build_summaries, extractive_summary,
 )
 
@@ -225,7 +226,7 @@ def test_config_object_and_overrides(index):
 
 def test_summaries_are_saved_beside_the_index_and_reused(tmp_path, index):
     from llama_index_graphrag_suite.embeddings import HashEmbedding
-    from llama_index_graphrag_suite.retrievers import a2rag as a2rag_module
+    from llama_index_graphrag_suite.methods.a2rag import retriever as a2rag_module
 
     first = A2RAGRetriever(index).gate_score("Who painted The Grey Harbour?")
     index.persist(tmp_path / "idx")
@@ -236,3 +237,55 @@ def test_summaries_are_saved_beside_the_index_and_reused(tmp_path, index):
         assert A2RAGRetriever(loaded).gate_score("Who painted The Grey Harbour?") == pytest.approx(first)
     finally:
         a2rag_module.build_summaries = original
+
+
+# ---------------------------------------------------------------------- config presets and prompts
+
+
+def test_variants_are_presets_over_explicit_fields(index):
+    from llama_index_graphrag_suite.methods.a2rag import ChunkRanking, GlobalOrder, Stage
+
+    assert set(A2RAGConfig.PRESETS) == {"node_only", "no_global", "global_only"}
+    full = A2RAGConfig()
+    assert full.stages == (Stage.LOCAL, Stage.BRIDGE, Stage.GLOBAL) and full.relation_seeds is True
+    assert A2RAGConfig.resolve(variant="node_only") == A2RAGConfig(relation_seeds=False)
+    assert A2RAGConfig.resolve(variant="no_global").stages == ("local", "bridge")
+    assert A2RAGConfig.resolve(variant="global_only").stages == ("global",)
+    # A variant is nothing but its preset: the same fields given directly behave the same.
+    by_fields = A2RAGRetriever(index, top_k=3, stages=["global"]).retrieve_with_trace(EASY)[1]
+    by_variant = A2RAGRetriever(index, top_k=3, variant="global_only").retrieve_with_trace(EASY)[1]
+    assert by_fields["variant"] == "full" and by_variant["variant"] == "global_only"
+    strip = lambda t: {k: v for k, v in t.items() if k not in ("variant", "timings_ms")}  # noqa: E731
+    assert strip(by_fields) == strip(by_variant)
+    # Choices are str enums: the string and the member both validate; bad values are clear errors.
+    assert A2RAGConfig(global_order="sum").global_order is GlobalOrder.SUM
+    assert A2RAGConfig(chunk_ranking=ChunkRanking.RRF).chunk_ranking == "rrf"
+    assert A2RAGRetriever(index, top_k=3, chunk_ranking="rrf").retrieve_with_trace(EASY)[1]["chunk_ranking"] == "rrf"
+    for bad in ({"global_order": "random"}, {"stages": []}, {"stages": ["global", "local"]},
+                {"stages": ["local", "local"]}):
+        with pytest.raises(ValueError):
+            A2RAGConfig(**bad)
+
+
+def test_prompts_are_listed_and_update_prompts_changes_what_the_llm_sees(index):
+    from llama_index.core import PromptTemplate
+
+    r = A2RAGRetriever(index, llm=scripted("No.", "Yes."), top_k=3)
+    assert set(r.get_prompts()) == {"seed_extraction", "sufficiency", "doc_summary"}
+    r.retrieve_with_trace(TWO_HOP)
+    assert SUFFICIENCY in r.llm.prompts[1]
+
+    llm = scripted("No.", "Yes.")
+    r = A2RAGRetriever(index, llm=llm, top_k=3)
+    r.update_prompts({"sufficiency": PromptTemplate("CUSTOM CHECK for {question}\n{evidence}\nEnough? yes or no: ")})
+    _, trace = r.retrieve_with_trace(TWO_HOP)
+    assert llm.prompts[1].startswith(f"CUSTOM CHECK for {TWO_HOP}") and SUFFICIENCY not in llm.prompts[1]
+    assert [s["reason"] for s in trace["stages_tried"]] == ["LLM said no", "LLM said yes"]
+    with pytest.raises(KeyError):
+        r.update_prompts({"answer": PromptTemplate("{query_str}")})
+    # The gate's LLM summaries follow a replaced doc_summary prompt too (and are not the default's cached ones).
+    llm = ScriptedLLM(responder=lambda prompt: "summary")
+    r = A2RAGRetriever(index, llm=llm, llm_summaries=True)
+    r.update_prompts({"doc_summary": PromptTemplate("SUMMARISE {title} in {max_words} words: {text}")})
+    assert r.summaries().kind == "llm" and llm.call_count == 6
+    assert all(p.startswith("SUMMARISE ") for p in llm.prompts)

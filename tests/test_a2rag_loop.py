@@ -413,7 +413,7 @@ def a2rag_retriever():
     from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
     from llama_index_graphrag_suite.documents import make_document
     from llama_index_graphrag_suite.embeddings import HashEmbedding
-    from llama_index_graphrag_suite.retrievers.a2rag import A2RAGRetriever
+    from llama_index_graphrag_suite.methods.a2rag import A2RAGRetriever
 
     docs = [make_document(i, text, title) for i, title, text in CORPUS]
     index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=256), config=IndexConfig(entity_threshold=0.3))

@@ -1,14 +1,17 @@
-"""AGRAG retriever: filters, subgraph evidence, ablations, query engine."""
+"""AGRAG retriever: filters, subgraph evidence, ablations (config presets), prompts, query engine."""
 
 import asyncio
 import json
 
 import pytest
+from llama_index.core import PromptTemplate
 
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.llm import ScriptedLLM
-from llama_index_graphrag_suite.retrievers import AGRAGRetriever, get_retriever
+from llama_index_graphrag_suite.methods.agrag import AGRAGConfig, AGRAGRetriever, MCMIRatio
+from llama_index_graphrag_suite.methods.agrag.prompts import AGRAG_QA_PROMPT, TRIPLE_FILTER_PROMPT
+from llama_index_graphrag_suite.registry import get_retriever
 
 DOCS = [
     ("orrin", "Orrin Theatre", "The Orrin Theatre is an opera house in Ostravel. The Orrin Theatre was designed by "
@@ -128,3 +131,72 @@ def test_built_from_a_plain_property_graph_index():
     nodes = retriever.retrieve(QUESTION)
     chunks, evidence = split(nodes)
     assert chunks and evidence and chunks[0].node.metadata["doc_id"] in {i for i, _, _ in DOCS}
+
+
+@pytest.mark.parametrize("variant", sorted(AGRAGConfig.PRESETS))
+def test_variants_are_presets_and_equal_their_explicit_settings(index, variant):
+    preset = AGRAGConfig(**AGRAGConfig.PRESETS[variant])
+    by_variant = AGRAGRetriever(index, variant=variant)
+    assert by_variant.config == preset and by_variant.variant == variant
+    assert get_retriever(index, f"agrag:{variant}").config == preset
+    # the explicit settings retrieve the same chunks and structure; only the reported variant name differs
+    by_fields = AGRAGRetriever(index, **AGRAGConfig.PRESETS[variant])
+    a, b = by_variant.retrieve(QUESTION), by_fields.retrieve(QUESTION)
+    assert [(n.node.node_id, n.score) for n in a[:-1]] == [(n.node.node_id, n.score) for n in b[:-1]]
+    ev_a, ev_b = a[-1].node.metadata["evidence"], b[-1].node.metadata["evidence"]
+    assert ev_a.pop("variant") == variant and ev_b.pop("variant") == "full" and ev_a == ev_b
+
+
+def test_config_fields_defaults_and_validation(index):
+    config = AGRAGRetriever(index).config
+    assert config == AGRAGConfig()
+    assert (config.fact_top_k, config.hybrid_top_k, config.damping, config.passage_factor, config.pseudo_cost,
+            config.filter_margin, config.mcmi_max_iter) == (5, 5, 0.5, 0.05, 10.0, 0.1, 20)
+    assert config.mcmi_ratio == MCMIRatio.SUM == "sum"
+    assert config.graph_retrieval and config.mcmi and config.triple_filter
+    assert AGRAGRetriever(index, mcmi_ratio="mean").config.mcmi_ratio is MCMIRatio.MEAN
+    assert AGRAGRetriever(index, variant="no_mcmi", fact_top_k=3).config == AGRAGConfig(mcmi=False, fact_top_k=3)
+    with pytest.raises(ValueError, match="mcmi_ratio"):
+        AGRAGRetriever(index, mcmi_ratio="median")
+    with pytest.raises(ValueError, match="fact_top_k"):
+        AGRAGRetriever(index, fact_top_k=0)
+    with pytest.raises(ValueError, match="no_such_setting"):
+        AGRAGRetriever(index, no_such_setting=1)
+
+
+def test_mean_ratio_stops_the_expansion_itself(index):
+    ev = AGRAGRetriever(index, mcmi_ratio="mean").retrieve(QUESTION)[-1].node.metadata["evidence"]
+    assert ev["mcmi_stopped"] in ("ratio", "frontier", "cap") and ev["mcmi_ratio"] is not None
+
+
+def test_prompts_are_listed_and_replaceable(index):
+    retriever = AGRAGRetriever(index)
+    prompts = retriever.get_prompts()
+    assert set(prompts) == {"triple_filter", "answer"}
+    assert prompts["triple_filter"].get_template() == TRIPLE_FILTER_PROMPT.get_template()
+    assert prompts["answer"].get_template() == AGRAG_QA_PROMPT.get_template()
+
+    plain = AGRAGRetriever(index, variant="no_filter").retrieve(QUESTION)[-1].node.metadata["evidence"]
+    mapped = [f["id"] for f in plain["mapped_facts"]]
+    llm = ScriptedLLM(responses=['{"keep": [1]}'])
+    retriever = AGRAGRetriever(index, llm=llm)
+    retriever.update_prompts({"triple_filter": PromptTemplate(
+        "CUSTOM FILTER. Q: {question}\nCANDIDATES:\n{facts}\nReply {{\"keep\": [...]}}.")})
+    ev = retriever.retrieve(QUESTION)[-1].node.metadata["evidence"]
+    assert ev["filter"] == "llm" and ev["kept_facts"] == [mapped[0]]
+    assert len(llm.prompts) == 1 and llm.prompts[0].startswith("CUSTOM FILTER. Q: " + QUESTION)
+    assert "CANDIDATES:\n1. " in llm.prompts[0] and "Candidate facts:" not in llm.prompts[0]
+    # the replacement is per retriever: a fresh one asks with the default prompt
+    llm = ScriptedLLM(responses=['{"keep": [1]}'])
+    AGRAGRetriever(index, llm=llm).retrieve(QUESTION)
+    assert "Candidate facts:" in llm.prompts[0]
+
+
+def test_query_engine_uses_the_updated_answer_prompt(index):
+    llm = ScriptedLLM(responder=lambda prompt: "The Sevrin River.")
+    retriever = AGRAGRetriever(index)
+    retriever.update_prompts({"answer": PromptTemplate("MY ANSWER PROMPT\n{context_str}\nQ: {query_str}\nA: ")})
+    engine = retriever.as_query_engine(llm=llm)
+    assert str(engine.query(QUESTION)) == "The Sevrin River."
+    prompt = llm.prompts[-1]
+    assert prompt.startswith("MY ANSWER PROMPT") and prompt.index("Reasoning graph, part 1") < prompt.index("Q: ")

@@ -8,7 +8,8 @@ import pytest
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.llm import ScriptedLLM
-from llama_index_graphrag_suite.retrievers.archrag import ArchRAGConfig, ArchRAGHierarchy, ArchRAGRetriever
+from llama_index_graphrag_suite.methods.archrag import (ArchRAGConfig, ArchRAGHierarchy, ArchRAGRetriever, ChunkRanking,
+                                                       RelationScope)
 
 # Small clusters and a low node floor, so the six-passage corpus gets several community layers.
 CONFIG = ArchRAGConfig(max_cluster_size=4, min_nodes=3, k_per_layer=3)
@@ -188,7 +189,7 @@ def test_chunk_items_and_dense_boost_ranking(index, hierarchy):
 
 
 def test_hierarchy_is_saved_beside_the_index_and_reused(tmp_path, index):
-    from llama_index_graphrag_suite.retrievers.archrag import ArchRAGHierarchy, ArchRAGRetriever
+    from llama_index_graphrag_suite.methods.archrag import ArchRAGHierarchy, ArchRAGRetriever
 
     first = ArchRAGRetriever(index).hierarchy
     index.persist(tmp_path / "idx")
@@ -251,7 +252,97 @@ def test_ppr_refine_restarts_from_the_items_and_the_chunk_items(index, hierarchy
     assert evidence[0].node.metadata["evidence"]["chunk_share"] == 1.0
 
     # the named variant brings 3 chunk items; bad shares and damping are refused
-    assert ArchRAGRetriever(index, hierarchy=hierarchy, variant="ppr_refine").chunk_top_k == 3
+    assert ArchRAGRetriever(index, hierarchy=hierarchy, variant="ppr_refine").config.chunk_top_k == 3
     for bad in ({"chunk_share": 1.5}, {"ppr_damping": 1.0}):
         with pytest.raises(ValueError):
             ArchRAGRetriever(index, hierarchy=hierarchy, chunk_ranking="ppr_refine", **bad)
+
+
+# ---------------------------------------------------------------------------------------- config, presets, prompts
+
+
+def test_variants_are_presets_of_the_config():
+    assert set(ArchRAGConfig.PRESETS) == {"no_knn", "entities_only", "two_layers", "dense_boost", "ppr_refine"}
+    assert ArchRAGConfig.resolve(variant="no_knn").augment is False
+    assert ArchRAGConfig.resolve(variant="entities_only").search_layers == 1
+    assert ArchRAGConfig.resolve(variant="two_layers").search_layers == 2
+    assert ArchRAGConfig.resolve(variant="dense_boost").chunk_ranking == "dense_boost"
+    ppr = ArchRAGConfig.resolve(variant="ppr_refine")
+    assert ppr.chunk_ranking is ChunkRanking.PPR_REFINE and ppr.chunk_top_k == 3
+    assert ArchRAGConfig.resolve(variant="ppr_refine", chunk_top_k=5).chunk_top_k == 5  # overrides come after the preset
+    assert ArchRAGConfig(relation_scope="incident").relation_scope is RelationScope.INCIDENT
+    defaults = ArchRAGConfig()
+    assert (defaults.k_per_layer, defaults.ef, defaults.max_relations, defaults.chunk_top_k, defaults.item_weight,
+            defaults.chunk_share, defaults.ppr_damping, defaults.max_cluster_size, defaults.knn_percentile) == (
+        5, 64, 10, 0, 0.05, 0.5, 0.85, 15, 80.0)
+    for bad in ({"k_per_layer": 0}, {"ef": 0}, {"search_layers": 0}, {"max_relations": -1}, {"chunk_top_k": -1},
+                {"chunk_share": 1.5}, {"ppr_damping": 1.0}, {"objective": "louvain"}, {"community_vector": "mean"},
+                {"relation_scope": "all"}, {"max_cluster_size": 1}, {"summary_members": 0}, {"no_such_setting": 1}):
+        with pytest.raises(ValueError):
+            ArchRAGConfig(**bad)
+
+
+def test_a_variant_is_the_same_as_its_settings(index, hierarchy):
+    def ids(nodes):
+        return [(n.node.node_id, n.score) for n in split(nodes)[0]]
+
+    for variant, settings in (("two_layers", {"search_layers": 2}), ("dense_boost", {"chunk_ranking": "dense_boost"}),
+                              ("ppr_refine", {"chunk_ranking": "ppr_refine", "chunk_top_k": 3})):
+        named = ArchRAGRetriever(index, hierarchy=hierarchy, variant=variant).retrieve(QUESTION)
+        explicit = ArchRAGRetriever(index, hierarchy=hierarchy, **settings).retrieve(QUESTION)
+        assert ids(named) == ids(explicit)
+        assert split(named)[1][0].node.metadata["evidence"]["variant"] == variant
+        assert split(explicit)[1][0].node.metadata["evidence"]["variant"] == "full"
+
+
+def test_hierarchy_digest_depends_on_the_hierarchy_fields_only(index):
+    base = ArchRAGConfig().hierarchy_digest()
+    assert base == "8250adb964c0"  # the name hierarchies were saved under before the config merge
+    searching = ArchRAGConfig(k_per_layer=3, ef=10, search_layers=2, chunk_ranking="ppr_refine", chunk_top_k=2,
+                              relation_scope="incident", max_relations=4)
+    assert searching.hierarchy_digest() == base
+    assert ArchRAGConfig(augment=False).hierarchy_digest() != base
+    assert ArchRAGConfig(community_vector="summary").hierarchy_digest() != base
+    # one hierarchy serves every search setting
+    a = ArchRAGRetriever(index, config=CONFIG)
+    b = ArchRAGRetriever(index, config=CONFIG, variant="dense_boost", k_per_layer=2, relation_scope="incident")
+    assert a.hierarchy is b.hierarchy
+
+
+def test_prompts_are_listed_and_update_prompts_changes_the_summary_prompt(index):
+    retriever = ArchRAGRetriever(index, config=CONFIG)
+    assert set(retriever.get_prompts()) == {"community_summary", "filter_analysis", "final_answer"}
+
+    from llama_index.core import PromptTemplate
+
+    answer = '{"title": "Scripted title", "summary": "Scripted summary."}'
+    custom_llm = ScriptedLLM(responder=lambda prompt: answer)
+    custom = ArchRAGRetriever(index, config=CONFIG, llm=custom_llm)
+    custom.update_prompts({"community_summary": PromptTemplate(
+        "CUSTOM SUMMARY PROMPT\nMembers:\n{members}\nLinks:\n{relations}\nJSON:")})
+    h = custom.hierarchy
+    assert h.summary_kind == "llm" and custom_llm.call_count == sum(h.communities_per_layer())
+    assert all(p.startswith("CUSTOM SUMMARY PROMPT") and "Members (name: description)" not in p
+               for p in custom_llm.prompts)
+    # the default prompt writes other summaries: its own artefact, the default wording
+    default_llm = ScriptedLLM(responder=lambda prompt: answer)
+    default = ArchRAGRetriever(index, config=CONFIG, llm=default_llm).hierarchy
+    assert default is not h and "Members (name: description)" in default_llm.prompts[0]
+    with pytest.raises(KeyError):
+        custom.update_prompts({"no_such_prompt": PromptTemplate("x")})
+
+
+def test_filter_graph_reads_the_retrievers_prompts(index, hierarchy):
+    from langgraph_agents.archrag_filter import build_archrag_filter_graph
+    from llama_index.core import PromptTemplate
+
+    retriever = ArchRAGRetriever(index, hierarchy=hierarchy)
+    retriever.update_prompts({
+        "filter_analysis": PromptTemplate("RATE ({kind}, {layer}) {content} FOR {question}"),
+        "final_answer": PromptTemplate("FINAL {question}\n{reports}"),
+    })
+    llm = ScriptedLLM(rules=[(r"^FINAL", "Marlow"), (r"^RATE", '{"report": "seen", "score": 50}')])
+    out = build_archrag_filter_graph(retriever, llm).invoke({"question": QUESTION})
+    assert out["answer"] == "Marlow"
+    assert len(llm.prompts) == len(retriever.retrieve_items(QUESTION)) + 1
+    assert all(p.startswith(("RATE", "FINAL")) for p in llm.prompts)

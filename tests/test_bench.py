@@ -10,7 +10,7 @@ from llama_index_graphrag_suite.documents import CorpusError
 from llama_index_graphrag_suite.eval.bench import run_bench
 from llama_index_graphrag_suite.eval.datasets import load_dataset
 from llama_index_graphrag_suite.eval.metrics import all_gold_at, recall_at
-from llama_index_graphrag_suite.retrievers.base import GraphIndexRetriever, chunk_node, evidence_node
+from llama_index_graphrag_suite.methods.base import GraphIndexRetriever, chunk_node, evidence_node
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tiny_bench"
 METHOD_KEYS = {"recall@2", "recall@5", "all_gold@5", "query_ms_p50", "query_ms_p95", "context_tokens_mean",
@@ -91,7 +91,7 @@ def test_malformed_dataset_lines_fail_clearly(tmp_path, capsys, bad, message):
 
 
 def test_unknown_method_and_variant_are_refused(tmp_path):
-    from llama_index_graphrag_suite.retrievers import UnknownMethodError
+    from llama_index_graphrag_suite.registry import UnknownMethodError
 
     with pytest.raises(UnknownMethodError, match="unknown method 'nope'"):
         run_bench(FIXTURE, ["nope"], embed="hash", show_progress=False)

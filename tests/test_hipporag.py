@@ -7,7 +7,8 @@ import pytest
 
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
-from llama_index_graphrag_suite.retrievers import HippoRAGRetriever, available_methods, get_retriever
+from llama_index_graphrag_suite.methods.baselines import HippoRAGRetriever
+from llama_index_graphrag_suite.registry import available_methods, get_retriever
 
 CONFIG = IndexConfig(entity_threshold=0.3)
 
@@ -133,7 +134,7 @@ def test_aretrieve_matches_retrieve(multi_hop_index):
 def test_registered_and_validates_parameters(multi_hop_index):
     assert "hipporag" in available_methods(multi_hop_index)
     retriever = get_retriever(multi_hop_index, "hipporag", top_k=2, linking_top_k=3)
-    assert isinstance(retriever, HippoRAGRetriever) and retriever.linking_top_k == 3
+    assert isinstance(retriever, HippoRAGRetriever) and retriever.config.linking_top_k == 3
     for bad in ({"linking_top_k": 0}, {"damping": 1.0}, {"passage_node_weight": -0.1}):
         with pytest.raises(ValueError):
             HippoRAGRetriever(multi_hop_index, **bad)

@@ -10,15 +10,16 @@ from llama_index.core import PropertyGraphIndex, Settings, StorageContext, load_
 from llama_index.core.callbacks import CallbackManager, TokenCountingHandler
 from llama_index.core.indices.property_graph import PGRetriever, VectorContextRetriever
 
-from llama_index_graphrag_suite.entrypoints import as_query_engine, as_retriever, graph_index_of
+from llama_index_graphrag_suite.index.derive import graph_index_of
+from llama_index_graphrag_suite.registry import as_query_engine, as_retriever
 from llama_index_graphrag_suite.extractors import (
     CooccurrenceRelationExtractor,
     StatisticalEntityExtractor,
     SynonymEdgeExtractor,
 )
 from llama_index_graphrag_suite.llm import ScriptedLLM
-from llama_index_graphrag_suite.retrievers import UnknownMethodError, available_methods
-from llama_index_graphrag_suite.retrievers.pg_subretriever import GraphRAGSubRetriever
+from llama_index_graphrag_suite.registry import UnknownMethodError, available_methods
+from llama_index_graphrag_suite.methods.pg_subretriever import GraphRAGSubRetriever
 
 QUESTION = "Which museum holds the painting by the painter born in Marlow?"
 

@@ -1,6 +1,7 @@
 """Lenient JSON and triple parsing of LLM answers."""
 
-from llama_index_graphrag_suite.llm.json_repair import parse_json_lenient, parse_triples
+from llama_index_graphrag_suite.llm.json_repair import parse_json_lenient
+from llama_index_graphrag_suite.llm.triples import parse_triples
 
 
 def test_clean_json_is_unchanged():

@@ -9,7 +9,7 @@ from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.llm import ScriptedLLM
-from llama_index_graphrag_suite.retrievers.pathrag import PATHS_HEADER, PathRAGRetriever, RenderedPath, render_paths
+from llama_index_graphrag_suite.methods.pathrag import PATHS_HEADER, PathRAGRetriever, RenderedPath, render_paths
 
 QUESTION = "Which gallery holds The Grey Harbour by Ada Lorne, the painter born in Marlow?"
 
@@ -65,7 +65,7 @@ def test_chunk_ranking_modes(index):
     assert [n.node.node_id for n in first][: len(paths_only)] == [n.node.node_id for n in paths_only]
     # Combined: dense cosine + path_weight x reliability / best reliability. Weight 0 is the dense ranking;
     # a weight far above any cosine gap puts the path chunks first, in the paths_first order.
-    from llama_index_graphrag_suite.retrievers import DenseRetriever
+    from llama_index_graphrag_suite.methods.baselines import DenseRetriever
 
     dense_ids = [n.node.node_id for n in DenseRetriever(index, top_k=6).retrieve(QUESTION)]
     assert [n.node.node_id for n in split(PathRAGRetriever(index, top_k=6, path_weight=0.0).retrieve(QUESTION))[0]] == dense_ids
@@ -149,6 +149,102 @@ def test_query_engine_puts_question_first_and_paths_last(index):
     assert prompt.index(PATHS_HEADER) > max(prompt.index(n.node.get_content()[:40]) for n in response.source_nodes
                                             if n.node.metadata["kind"] == "chunk")
     assert response.source_nodes[-1].node.metadata["kind"] == "evidence"
+
+
+# ---------------------------------------------------------------------- config, presets, prompts
+
+def test_config_defaults_validation_and_sources():
+    from llama_index_graphrag_suite.methods.pathrag import ChunkRanking, EdgeKind, PathOrder, PathRAGConfig
+
+    cfg = PathRAGConfig()
+    assert (cfg.num_nodes, cfg.num_paths, cfg.alpha, cfg.theta, cfg.paths_per_pair, cfg.max_hops) == (40, 15, 0.7, 0.01, 1, None)
+    assert (cfg.max_keywords, cfg.keyword_max_df, cfg.max_path_tokens, cfg.max_edge_texts) == (8, 0.005, 5000, 2)
+    assert (cfg.order, cfg.flat, cfg.edge_kinds, cfg.chunk_ranking, cfg.path_weight) == (
+        PathOrder.ASCENDING, False, (EdgeKind.RELATION,), ChunkRanking.COMBINED, 0.005)
+    # str Enums: the strings validate and compare equal to the members
+    assert PathRAGConfig(order="hop_first", chunk_ranking="paths_first").order == "hop_first" == PathOrder.HOP_FIRST
+    for field in PathRAGConfig.model_fields.values():
+        assert field.description and field.json_schema_extra["paper"]
+    for bad in ({"num_nodes": 0}, {"num_paths": 0}, {"paths_per_pair": 0}, {"max_keywords": 0}, {"max_edge_texts": 0},
+                {"alpha": 0.0}, {"alpha": 1.5}, {"theta": -0.1}, {"keyword_max_df": 0.0}, {"keyword_max_df": 2.0},
+                {"path_weight": -1.0}, {"chunk_ranking": "nope"}, {"order": "descending"}, {"edge_kinds": ()},
+                {"edge_kinds": ("contains",)}, {"no_such_setting": 1}):
+        with pytest.raises(ValueError):
+            PathRAGConfig(**bad)
+
+
+def test_variants_are_presets_of_the_config():
+    from llama_index_graphrag_suite.methods.pathrag import VARIANTS, ChunkRanking, PathOrder, PathRAGConfig
+
+    assert set(VARIANTS) == set(PathRAGConfig.PRESETS) == {"random_order", "hop_first", "flat", "paths_only"}
+    assert PathRAGConfig.resolve(variant="random_order").order is PathOrder.RANDOM
+    assert PathRAGConfig.resolve(variant="hop_first").order is PathOrder.HOP_FIRST
+    assert PathRAGConfig.resolve(variant="flat").flat is True
+    assert PathRAGConfig.resolve(variant="paths_only").chunk_ranking is ChunkRanking.PATHS_ONLY
+    # each preset changes only what it names
+    default = PathRAGConfig().model_dump()
+    for name, values in PathRAGConfig.PRESETS.items():
+        changed = {k for k, v in PathRAGConfig.resolve(variant=name).model_dump().items() if v != default[k]}
+        assert changed == set(values), name
+    # a setting given with a variant is applied after the preset
+    assert PathRAGConfig.resolve(variant="hop_first", num_paths=3).num_paths == 3
+
+
+def test_a_variant_is_the_same_as_its_settings(index):
+    def run(**kw):
+        nodes = PathRAGRetriever(index, top_k=4, **kw).retrieve(QUESTION)
+        chunks, evidence = split(nodes)
+        ev = dict(evidence[0].node.metadata["evidence"])
+        ev.pop("variant")
+        return [(n.node.node_id, n.score) for n in chunks], evidence[0].node.text, ev
+
+    for variant, settings in (("random_order", {"order": "random"}), ("hop_first", {"order": "hop_first"}),
+                              ("flat", {"flat": True}), ("paths_only", {"chunk_ranking": "paths_only"})):
+        retriever = PathRAGRetriever(index, variant=variant)
+        assert retriever.variant == variant and retriever.config == PathRAGRetriever(index, **settings).config
+        assert run(variant=variant) == run(**settings)
+    evidence = split(PathRAGRetriever(index, top_k=4, variant="paths_only").retrieve(QUESTION))[1][0]
+    assert evidence.node.metadata["evidence"]["variant"] == "paths_only"
+
+
+def test_prompts_are_listed_and_update_prompts_changes_the_keyword_prompt(index):
+    from llama_index.core import PromptTemplate
+
+    from llama_index_graphrag_suite.methods.pathrag import KEYWORDS_PROMPT, PATH_QA_PROMPT
+
+    answer = '{"high_level_keywords": [], "low_level_keywords": ["Tomas Brey"]}'
+    llm = ScriptedLLM(responder=lambda p: answer)
+    retriever = PathRAGRetriever(index, top_k=3, llm=llm)
+    prompts = retriever.get_prompts()
+    assert set(prompts) == {"keywords", "answer"}
+    assert prompts["keywords"].get_template() == KEYWORDS_PROMPT.get_template()
+    assert prompts["answer"].get_template() == PATH_QA_PROMPT.get_template()
+    retriever.retrieve("Where did Tomas Brey teach?")
+    assert llm.prompts[-1] == KEYWORDS_PROMPT.format(question="Where did Tomas Brey teach?")
+
+    retriever.update_prompts({"keywords": PromptTemplate("CUSTOM KEYWORDS for: {question}")})
+    assert retriever.get_prompts()["keywords"].get_template() == "CUSTOM KEYWORDS for: {question}"
+    nodes = retriever.retrieve("Where did Tomas Brey teach?")
+    assert llm.prompts[-1] == "CUSTOM KEYWORDS for: Where did Tomas Brey teach?"
+    assert split(nodes)[1][0].node.metadata["evidence"]["keywords"][0] == "Tomas Brey"
+    # a fresh retriever still has the default prompt
+    other = ScriptedLLM(responder=lambda p: answer)
+    PathRAGRetriever(index, top_k=3, llm=other).retrieve("Where did Tomas Brey teach?")
+    assert other.prompts[-1].startswith("Extract keywords from the question")
+    with pytest.raises(KeyError):
+        retriever.update_prompts({"no_such_prompt": PromptTemplate("x")})
+
+
+def test_update_prompts_changes_the_answer_prompt_of_the_query_engine(index):
+    from llama_index.core import PromptTemplate
+
+    llm = ScriptedLLM(responder=lambda prompt: "The Vant Gallery.")
+    retriever = PathRAGRetriever(index, top_k=2)
+    retriever.update_prompts({"answer": PromptTemplate("CUSTOM ANSWER {query_str}\n{context_str}\nEND")})
+    retriever.as_query_engine(llm=llm).query(QUESTION)
+    prompt = llm.prompts[-1]
+    assert prompt.startswith(f"CUSTOM ANSWER {QUESTION}") and prompt.rstrip().endswith("END")
+    assert PATHS_HEADER in prompt  # the evidence node is still placed last
 
 
 # ---------------------------------------------------------------------- extractor

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from ..index import GraphRAGIndex
 from ..index.storage import CURRENT
 from ..llm.usage import count_tokens
-from ..retrievers.registry import METHODS, UnknownMethodError, available_methods
+from ..registry import UnknownMethodError, available_methods, method_info, parse_method
 from .datasets import BenchDataset, load_dataset
 from .metrics import all_gold_at, percentile, recall_at
 
@@ -46,12 +46,6 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def parse_method(spec: str) -> tuple[str, str | None]:
-    """``"agrag:no_mcmi"`` -> ``("agrag", "no_mcmi")``; ``"hybrid"`` -> ``("hybrid", None)``."""
-    name, _, variant = spec.strip().partition(":")
-    return name, (variant or None)
-
-
 def build_or_load_index(dataset: BenchDataset, index_dir: str | Path | None, embed, llm, show_progress: bool):
     """Reuse the index in ``index_dir`` when there is one; otherwise build it (and save it there)."""
     if index_dir is not None and (Path(index_dir) / CURRENT).exists():
@@ -66,15 +60,24 @@ def build_or_load_index(dataset: BenchDataset, index_dir: str | Path | None, emb
     return index, {**index.build_info, "reused": False}
 
 
+def _uses_llm(factory: Callable[..., Any]) -> bool:
+    """Whether the bench's LLM should be handed to ``factory`` (a retriever class says so itself)."""
+    declared = getattr(factory, "uses_llm", None)
+    return declared if declared is not None else "llm" in inspect.signature(factory).parameters
+
+
 def run_method(index, dataset: BenchDataset, factory: Callable[..., Any], method: str, variant: str | None,
-               llm=None, show_progress: bool = True) -> dict[str, float]:
+               llm=None, show_progress: bool = True, settings: dict[str, Any] | None = None) -> dict[str, float]:
+    """Recall, latency and context size of one method over the dataset's questions.
+
+    ``settings`` are config overrides for the method (the CLI's ``--set key=value``).
+    """
     from tqdm.auto import tqdm
 
-    params = inspect.signature(factory).parameters
-    extra = {"variant": variant} if variant else {}
-    if llm is not None and "llm" in params:  # methods with an LLM step use the bench's LLM
+    extra: dict[str, Any] = {"variant": variant} if variant else {}
+    if llm is not None and _uses_llm(factory):  # methods with an LLM step use the bench's LLM
         extra["llm"] = llm
-    retriever = factory(index, top_k=TOP_K, **extra)
+    retriever = factory(index, top_k=TOP_K, **extra, **(settings or {}))
     retriever.retrieve(dataset.questions[0].question)  # warm-up, untimed
     index.clear_query_cache()  # every method pays for its own query embeddings
     usage = getattr(llm, "usage", None)
@@ -113,20 +116,39 @@ def run_bench(
     llm=None,
     show_progress: bool = True,
     extra_methods: dict[str, Callable[..., Any]] | None = None,
+    settings: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Run the bench and return the report (see issue #7 for the schema)."""
+    """Run the bench and return the report (see issue #7 for the schema).
+
+    ``settings`` maps a method name to config overrides for it (see :func:`method_settings`).
+    """
     dataset = load_dataset(dataset_dir, limit)
-    factories = {name: factory for name, (factory, _) in METHODS.items()} | dict(extra_methods or {})
+    extra_methods = dict(extra_methods or {})
     names: list[str] = []
     for m in methods:  # "all" expands in place: "all,agrag:no_mcmi" is every method plus an ablation
         names += list(available_methods()) + list(extra_methods or {}) if m == "all" else [m]
     names = list(dict.fromkeys(names))
     specs = [parse_method(m) for m in names]
+    factories: dict[str, Callable[..., Any]] = {}
     for name, variant in specs:  # before the (possibly long) index build
+        if name in extra_methods:
+            factories[name] = extra_methods[name]
+            continue
+        try:
+            info = method_info(name)
+        except UnknownMethodError:
+            known = sorted(set(available_methods()) | set(extra_methods))
+            raise UnknownMethodError(f"unknown method {name!r}; available: {', '.join(known)}") from None
+        if variant:
+            info.check_variant(variant)
+        factories[name] = info.load()
+    settings = settings or {}
+    for name, values in settings.items():  # validate overrides now too, not after an hour of indexing
         if name not in factories:
-            raise UnknownMethodError(f"unknown method {name!r}; available: {', '.join(sorted(factories))}")
-        if variant and "variant" not in inspect.signature(factories[name]).parameters:
-            raise UnknownMethodError(f"method {name!r} has no variants (asked for {name}:{variant})")
+            raise UnknownMethodError(f"settings given for {name!r}, which is not among the methods run")
+        config_class = getattr(factories[name], "config_class", None)
+        if config_class is not None:
+            config_class.resolve(**values)
     index, build = build_or_load_index(dataset, index_dir, embed, llm, show_progress)
     stats = index.stats()
     report: dict[str, Any] = {
@@ -147,9 +169,11 @@ def run_bench(
         },
         "methods": {},
     }
+    if settings:
+        report["settings"] = settings
     for name, variant in specs:
         label = f"{name}:{variant}" if variant else name
-        result = run_method(index, dataset, factories[name], label, variant, llm, show_progress)
+        result = run_method(index, dataset, factories[name], label, variant, llm, show_progress, settings.get(name))
         report["methods"][label] = {k: round(v, 4) for k, v in result.items()}
     return report
 

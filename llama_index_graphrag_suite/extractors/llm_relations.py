@@ -28,9 +28,9 @@ from llama_index.core.utils import get_tqdm_iterable
 
 from ..llm.errors import LLMUnavailableError
 from ..llm.robust import is_transient_error
-from ..llm.json_repair import parse_triples
-from ..prompts.relation_extraction import RELATION_EXTRACTION_PROMPT
+from ..llm.triples import parse_triples
 from ..text import normalize_entity
+from .prompts import RELATION_EXTRACTION_PROMPT
 
 __all__ = ["LLMRelationExtractor"]
 

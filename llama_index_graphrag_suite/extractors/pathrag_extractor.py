@@ -44,8 +44,8 @@ from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
 from ..llm.errors import LLMUnavailableError
 from ..llm.json_repair import parse_json_lenient
 from ..llm.robust import is_transient_error
-from ..prompts.pathrag import EXTRACTION_PROMPT, GLEANING_PROMPT
 from ..text import normalize_entity
+from .prompts import EXTRACTION_PROMPT, GLEANING_PROMPT
 from .statistical import CONTAINS, ENTITY_LABEL
 
 __all__ = ["PathRAGExtractor"]

@@ -7,7 +7,8 @@ from .cache import ResponseCache
 from .errors import LLMError, LLMRequestError, LLMUnavailableError, ResponseCacheError
 from .factory import LLMEndpoint, build_llm, parse_llm_url
 from .fake import ScriptedLLM
-from .json_repair import JsonParse, TripleParse, parse_json_lenient, parse_triples
+from .json_repair import JsonParse, parse_json_lenient
+from .triples import TripleParse, parse_triples
 from .robust import RobustLLM, is_transient_error
 from .usage import LLMUsage, count_tokens
 

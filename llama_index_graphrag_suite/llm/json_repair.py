@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["JsonParse", "TripleParse", "parse_json_lenient", "parse_triples"]
+__all__ = ["JsonParse", "parse_json_lenient"]
 
 
 @dataclass
@@ -31,14 +31,6 @@ class JsonParse:
     value: Any | None
     dropped: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)
-
-
-@dataclass
-class TripleParse:
-    """Result of :func:`parse_triples`: well-formed triples and one reason per dropped item."""
-
-    triples: list[tuple[str, str, str]]
-    dropped: list[str] = field(default_factory=list)
 
 
 _FENCE = re.compile(r"```[ \t]*(?:json5?|JSON|javascript|js|python)?[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
@@ -69,7 +61,8 @@ class _SyntaxProblem(Exception):
         self.message = message
 
 
-def _snippet(text: str) -> str:
+def snippet(text: str) -> str:
+    """``text`` on one line, cut to a length that fits an error message."""
     text = " ".join(text.split())
     return text if len(text) <= _SNIPPET else text[: _SNIPPET - 3] + "..."
 
@@ -232,11 +225,11 @@ class _Parser:
                 value, complete = self.parse_value(in_array=True)
             except _SyntaxProblem as problem:
                 self._skip_bad_item("]")
-                self.dropped.append(f"unparseable item ({problem.message}): {_snippet(text[start:self.pos])}")
+                self.dropped.append(f"unparseable item ({problem.message}): {snippet(text[start:self.pos])}")
                 value, complete = _MISSING, True
             if not complete:
                 if not in_array:
-                    self.dropped.append(f"truncated item: {_snippet(text[start:])}")
+                    self.dropped.append(f"truncated item: {snippet(text[start:])}")
                 return items, False
             if value is not _MISSING:
                 items.append(value)
@@ -275,14 +268,14 @@ class _Parser:
                         value, complete = self.parse_value(in_array)
             except _SyntaxProblem as problem:
                 self._skip_bad_item("}")
-                self.dropped.append(f"unparseable member ({problem.message}): {_snippet(text[start:self.pos])}")
+                self.dropped.append(f"unparseable member ({problem.message}): {snippet(text[start:self.pos])}")
             else:
                 if not complete:
                     # A container value has already dealt with its own unfinished part; keep it.
                     if not in_array and isinstance(value, (dict, list)):
                         obj[key] = value
                     elif not in_array:
-                        self.dropped.append(f"truncated member: {_snippet(text[start:])}")
+                        self.dropped.append(f"truncated member: {snippet(text[start:])}")
                     return obj, False
                 obj[key] = value
             state = self._after_member("}")
@@ -326,7 +319,7 @@ class _Parser:
             return _NEXT
         start = self.pos
         self._skip_bad_item(closer)
-        self.dropped.append(f"unexpected text after item: {_snippet(self.text[start:self.pos])}")
+        self.dropped.append(f"unexpected text after item: {snippet(self.text[start:self.pos])}")
         return self._after_member(closer)
 
 
@@ -381,7 +374,7 @@ def parse_json_lenient(text: str) -> JsonParse:
         body, notes = text, []
         found = _parse_candidates(body)
     if found is None:
-        return JsonParse(None, [f"no JSON object or array found: {_snippet(text)}"], notes)
+        return JsonParse(None, [f"no JSON object or array found: {snippet(text)}"], notes)
     result, start, end = found
     if body[:start].strip():
         notes.append("skipped leading text")
@@ -389,118 +382,3 @@ def parse_json_lenient(text: str) -> JsonParse:
         notes.append("ignored trailing text")
     result.repaired = notes + result.repaired
     return result
-
-
-# -- triples ---------------------------------------------------------------------------------------
-_SUBJECT_KEYS = ("subject", "head", "source", "subj", "s")
-_PREDICATE_KEYS = ("predicate", "relation", "relationship", "rel", "pred", "p")
-_OBJECT_KEYS = ("object", "tail", "target", "obj", "o")
-_HEADER_WORDS = frozenset(_SUBJECT_KEYS + _PREDICATE_KEYS + _OBJECT_KEYS)
-_LINE_PREFIX = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*")
-_BRACKETED = re.compile(r"^[(\[](.*)[)\]]\s*[,;.]?$")
-
-
-def _part(value: Any) -> str | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, str):
-        return " ".join(value.split())
-    return None
-
-
-def _triple_from_item(item: Any) -> tuple[tuple[str, str, str] | None, str | None]:
-    """Return ``(triple, None)`` or ``(None, reason)`` for one JSON item."""
-    if isinstance(item, dict):
-        lowered = {str(k).strip().lower(): v for k, v in item.items()}
-        picked = []
-        for names in (_SUBJECT_KEYS, _PREDICATE_KEYS, _OBJECT_KEYS):
-            picked.append(next((lowered[n] for n in names if n in lowered), None))
-        if any(p is None for p in picked):
-            return None, f"object without subject/predicate/object keys: {_snippet(repr(item))}"
-        parts: list[Any] = picked
-    elif isinstance(item, (list, tuple)):
-        if len(item) != 3:
-            return None, f"expected 3 parts, got {len(item)}: {_snippet(repr(item))}"
-        parts = list(item)
-    else:
-        return None, f"not a triple: {_snippet(repr(item))}"
-    cleaned = [_part(p) for p in parts]
-    if any(c is None for c in cleaned):
-        return None, f"non-text part: {_snippet(repr(item))}"
-    if any(not c for c in cleaned):
-        return None, f"empty part: {_snippet(repr(item))}"
-    return (cleaned[0], cleaned[1], cleaned[2]), None  # type: ignore[return-value]
-
-
-def _items_from_value(value: Any, key: str) -> tuple[list | None, str | None]:
-    """Find the list of triple candidates in a parsed JSON value."""
-    if isinstance(value, list):
-        if len(value) == 3 and all(isinstance(v, str) for v in value):
-            return [value], None  # one bare triple
-        return value, None
-    if isinstance(value, dict):
-        lowered = {str(k).lower(): v for k, v in value.items()}
-        if isinstance(lowered.get(key.lower()), list):
-            return lowered[key.lower()], None
-        if _triple_from_item(value)[0] is not None:
-            return [value], None  # one triple object
-        lists = [v for v in value.values() if isinstance(v, list)]
-        if len(lists) == 1:
-            return lists[0], None
-        return None, f"JSON object has no {key!r} list: {_snippet(repr(value))}"
-    return None, f"JSON value is not a list or object: {_snippet(repr(value))}"
-
-
-def _triples_from_lines(text: str) -> tuple[list[tuple[str, str, str]], list[str]]:
-    """Fallback for answers written as ``(s, p, o)`` or ``s | p | o`` lines; prose lines are ignored."""
-    triples, dropped = [], []
-    for raw in text.splitlines():
-        line = _LINE_PREFIX.sub("", raw).strip()
-        bracketed = _BRACKETED.match(line)
-        if bracketed:
-            parts = bracketed.group(1).split(",")
-        elif line.count("|") >= 2:
-            parts = line.strip("|").split("|")
-        else:
-            continue
-        parts = [p.strip().strip("\"'`").strip() for p in parts]
-        if set("".join(parts)) <= set("-: ") or {p.lower() for p in parts} <= _HEADER_WORDS:
-            continue  # a markdown table rule (|---|---|) or header row (| subject | predicate | object |)
-        triple, reason = _triple_from_item(parts)
-        if triple:
-            triples.append(triple)
-        else:
-            dropped.append(f"line {reason}")
-    return triples, dropped
-
-
-def parse_triples(text: str, key: str = "triples") -> TripleParse:
-    """Extract ``(subject, predicate, object)`` triples from an LLM answer.
-
-    Accepts ``{"triples": [[s, p, o], ...]}``, a bare list of lists, a list of objects with
-    subject/head, predicate/relation and object/tail keys, and falls back to ``(s, p, o)`` or
-    ``s | p | o`` lines. Every item that is not a well-formed triple is reported in ``dropped``.
-    """
-    parsed = parse_json_lenient(text)
-    json_triples: list[tuple[str, str, str]] = []
-    json_dropped = list(parsed.dropped)
-    if parsed.value is not None:
-        items, problem = _items_from_value(parsed.value, key)
-        if problem:
-            json_dropped.append(problem)
-        for item in items or []:
-            triple, reason = _triple_from_item(item)
-            if triple:
-                json_triples.append(triple)
-            else:
-                json_dropped.append(reason or "")
-    if json_triples:
-        return TripleParse(json_triples, json_dropped)
-    line_triples, line_dropped = _triples_from_lines(text)
-    if line_triples:
-        return TripleParse(line_triples, line_dropped)
-    if parsed.value is not None:
-        return TripleParse([], json_dropped + line_dropped)
-    return TripleParse([], line_dropped or json_dropped)

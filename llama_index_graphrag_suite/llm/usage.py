@@ -72,6 +72,17 @@ class LLMUsage:
             if owner is self:
                 scope._add(delta)
 
+    def record_call(self, prompt: str, completion: str | None, seconds: float = 0.0) -> None:
+        """One request: its prompt, and its completion (``None`` when it failed), tokens counted here."""
+        self.add(calls=1, prompt_tokens=count_tokens(prompt), seconds=seconds,
+                 completion_tokens=count_tokens(completion) if completion is not None else 0,
+                 failures=1 if completion is None else 0)
+
+    def merge(self, other: "LLMUsage | dict[str, float]") -> None:
+        """Add another counter's totals (or a :meth:`snapshot` of one) to this one."""
+        values = other.snapshot() if isinstance(other, LLMUsage) else other
+        self.add(**{k: v for k, v in values.items() if k in _FIELDS})
+
     def _add(self, delta: dict[str, float]) -> None:
         with self._lock:
             for name, value in delta.items():
@@ -81,6 +92,10 @@ class LLMUsage:
         """A consistent copy of all counters (ints, except ``seconds``)."""
         with self._lock:
             return dict(self._counts)
+
+    def as_dict(self) -> dict[str, float]:
+        """The counters as a plain dict (JSON-serialisable; what graph state and traces hold)."""
+        return self.snapshot()
 
     def reset(self) -> None:
         with self._lock:

@@ -1,33 +1,7 @@
-"""AGRAG prompts: the query-aware triple filter (Eq. 9) and the answer prompt (Eq. 22)."""
+"""Deprecated: moved to ``llama_index_graphrag_suite.methods.agrag.prompts``; this module re-exports its names for one release."""
 
-from llama_index.core import PromptTemplate
+from .._compat import warn_moved
 
-TRIPLE_FILTER_TEMPLATE = """\
-You select evidence for a question. Below are numbered candidate facts, each a \
-(subject | predicate | object) triple with the sentence it came from. Keep only the facts that help \
-answer the question or that connect entities the question is about; drop the rest.
+warn_moved(__name__, "llama_index_graphrag_suite.methods.agrag.prompts")
 
-Question: {question}
-
-Candidate facts:
-{facts}
-
-Answer with one JSON object and nothing else: {"keep": [numbers of the facts to keep]}, for example \
-{"keep": [1, 3]}. If none helps, answer {"keep": []}.
-Answer: """
-
-TRIPLE_FILTER_PROMPT = PromptTemplate(TRIPLE_FILTER_TEMPLATE)
-
-AGRAG_QA_TEMPLATE = """\
-Answer the question from the context. The context starts with a reasoning graph: facts that link \
-the entities of the question, one per line as subject | relation | object, grouped by connected \
-component. Follow its links to see which passages matter and why; then read the passages that \
-follow for the details. Use only the context; if it does not contain the answer, say so.
-
-Context:
-{context_str}
-
-Question: {query_str}
-Answer: """
-
-AGRAG_QA_PROMPT = PromptTemplate(AGRAG_QA_TEMPLATE)
+from ..methods.agrag.prompts import AGRAG_QA_PROMPT, TRIPLE_FILTER_PROMPT  # noqa: E402,F401

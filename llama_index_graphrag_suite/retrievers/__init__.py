@@ -1,13 +1,17 @@
-"""Retrievers (LlamaIndex BaseRetriever) over the shared graph index."""
+"""Deprecated: retrievers now live in ``llama_index_graphrag_suite.methods`` and are found through
+``llama_index_graphrag_suite.registry``; this package re-exports the old names for one release."""
 
-from .a2rag import A2RAGRetriever
-from .agrag import AGRAGRetriever
-from .archrag import ArchRAGRetriever
-from .base import GraphIndexRetriever, chunk_node, evidence_node
-from .baselines import BM25Retriever, DenseRetriever, HybridRetriever
-from .hipporag import HippoRAGRetriever
-from .pathrag import PathRAGRetriever
-from .registry import METHODS, UnknownMethodError, available_methods, get_retriever
+from .._compat import warn_moved
+
+warn_moved(__name__, "llama_index_graphrag_suite.methods / llama_index_graphrag_suite.registry")
+
+from ..methods.a2rag import A2RAGRetriever  # noqa: E402
+from ..methods.agrag import AGRAGRetriever  # noqa: E402
+from ..methods.archrag import ArchRAGRetriever  # noqa: E402
+from ..methods.base import GraphIndexRetriever, chunk_node, evidence_node  # noqa: E402
+from ..methods.baselines import BM25Retriever, DenseRetriever, HippoRAGRetriever, HybridRetriever  # noqa: E402
+from ..methods.pathrag import PathRAGRetriever  # noqa: E402
+from ..registry import UnknownMethodError, available_methods, get_retriever  # noqa: E402
 
 __all__ = [
     "A2RAGRetriever",
@@ -18,7 +22,6 @@ __all__ = [
     "GraphIndexRetriever",
     "HippoRAGRetriever",
     "HybridRetriever",
-    "METHODS",
     "PathRAGRetriever",
     "UnknownMethodError",
     "available_methods",

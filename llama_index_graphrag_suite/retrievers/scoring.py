@@ -1,31 +1,7 @@
-"""Score arithmetic shared by retrievers (pure numpy)."""
+"""Deprecated: moved to ``llama_index_graphrag_suite.methods.scoring``; this module re-exports its names for one release."""
 
-from __future__ import annotations
+from .._compat import warn_moved
 
-import numpy as np
+warn_moved(__name__, "llama_index_graphrag_suite.methods.scoring")
 
-
-def minmax(x: np.ndarray) -> np.ndarray:
-    """Scale to [0, 1]; a constant vector maps to zeros (it ranks nothing above anything)."""
-    x = np.asarray(x, dtype=np.float64)
-    if x.size == 0:
-        return x
-    lo, hi = float(x.min()), float(x.max())
-    if hi - lo <= 1e-12:
-        return np.zeros_like(x)
-    return (x - lo) / (hi - lo)
-
-
-def hybrid(dense: np.ndarray, sparse: np.ndarray) -> np.ndarray:
-    """AGRAG Eq. 21 as the authors compute it: min-max each score vector, then average."""
-    return (minmax(dense) + minmax(sparse)) / 2.0
-
-
-def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k largest scores, best first; ties broken by index for repeatable output."""
-    scores = np.asarray(scores)
-    k = min(k, scores.size)
-    if k <= 0:
-        return np.empty(0, np.int64)
-    part = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
-    return part[np.lexsort((part, -scores[part]))]
+from ..methods.scoring import hybrid, minmax, top_k  # noqa: E402,F401

@@ -1,0 +1,124 @@
+"""C-HNSW construction (ArchRAG Appendix A.2, Algorithm 3): top-down insertion, link selection, inter-layer links.
+
+The build half of :class:`graph.chnsw.CHNSW` (see that module's docstring for the rules: HNSW's
+neighbour-selection heuristic, the ``2M`` capacity rule, Appendix A.2's two inter-layer update cases and
+the final link refinement). Each node is inserted through the query procedure of ``chnsw_search.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .chnsw_search import CHNSWSearch, unit_rows
+
+NEIGHBOUR_RULES = ("heuristic", "nearest")
+
+__all__ = ["CHNSWBuild", "NEIGHBOUR_RULES"]
+
+
+class CHNSWBuild(CHNSWSearch):
+    """Construction methods of :class:`graph.chnsw.CHNSW` (the search methods it inserts with are inherited)."""
+
+    @staticmethod
+    def _check_layers(layers: list[np.ndarray]) -> list[np.ndarray]:
+        if not isinstance(layers, (list, tuple)) or not layers:
+            raise ValueError("layers must be a non-empty list of (n, dim) arrays, bottom layer first")
+        out, dim = [], None
+        for l, layer in enumerate(layers):
+            arr = np.asarray(layer)
+            if arr.ndim != 2:
+                raise ValueError(f"layer {l}: expected a 2-D (n, dim) array, got shape {arr.shape}")
+            if arr.shape[0] == 0:
+                raise ValueError(f"layer {l} is empty: every layer needs at least one node")
+            if arr.shape[1] == 0:
+                raise ValueError(f"layer {l}: vectors have dimension 0")
+            if dim is None:
+                dim = arr.shape[1]
+            elif arr.shape[1] != dim:
+                raise ValueError(f"layer {l}: dimension {arr.shape[1]} differs from layer 0's {dim}")
+            arr = arr.astype(np.float32, copy=False)
+            if not np.isfinite(arr).all():
+                raise ValueError(f"layer {l} contains NaN or infinite values")
+            out.append(np.ascontiguousarray(unit_rows(arr)))
+        return out
+
+    def _build(self, rng: np.random.Generator, refine_links: bool) -> None:
+        top = self.num_layers - 1
+        for layer in range(top, -1, -1):
+            order = rng.permutation(self._vectors[layer].shape[0])
+            if layer == top:  # the query entry node goes in first, so it is always reachable
+                order = np.concatenate([[self._entry], order[order != self._entry]])
+            # Similarity of each node one layer up to its current inter-layer link (for case 2).
+            down_sim = None if layer == top else np.full(self.layer_sizes[layer + 1], -np.inf, np.float32)
+            first = int(order[0])
+            for i, row in enumerate(order.tolist()):
+                entry = self._enter(layer, row, down_sim)
+                if i > 0:  # the first node of a layer has nobody to link to yet
+                    self._insert(layer, row, entry if entry >= 0 else first)
+            if layer < top:
+                self._finish_down_links(layer, first, refine_links)
+
+    def _insert(self, layer: int, row: int, entry: int) -> None:
+        """Link a new node into its layer: search from ``entry``, select links, add the reverse links."""
+        vecs = self._vectors[layer]
+        x = vecs[row]
+        sims, ids = self._best_first(x, [entry], layer, ef=self.ef_construction)
+        chosen = self._select(layer, np.asarray(sims, np.float32), np.asarray(ids, np.intp), self.M)
+        links, degree = self._links[layer], self._degree[layer]
+        links[row, : chosen.size] = chosen
+        degree[row] = chosen.size
+        cap = links.shape[1]
+        for nb in chosen.tolist():  # undirected: add x to each chosen neighbour, pruning on overflow
+            d = degree[nb]
+            if d < cap:
+                links[nb, d] = row
+                degree[nb] = d + 1
+                continue
+            pool = np.append(links[nb], row)
+            pool_sims = vecs[pool] @ vecs[nb]
+            order = np.argsort(-pool_sims, kind="stable")
+            kept = self._select(layer, pool_sims[order], pool[order], cap)
+            links[nb] = -1
+            links[nb, : kept.size] = kept
+            degree[nb] = kept.size
+
+    def _enter(self, layer: int, row: int, down_sim: np.ndarray | None) -> int:
+        """Descend towards a new node, apply Appendix A.2's two update cases; its entry point (or -1)."""
+        if down_sim is None:  # top layer: enter at the fixed entry node
+            return self._entry
+        u, entry = self._descend(self._vectors[layer][row], layer)
+        sim = float(self._vectors[layer + 1][u] @ self._vectors[layer][row])
+        if self._down[layer + 1][u] < 0 or sim > down_sim[u]:  # case 1: no link yet; case 2: closer
+            self._down[layer + 1][u] = row
+            down_sim[u] = sim
+        return entry  # u's link before the update: a node already in the layer, or -1
+
+    def _finish_down_links(self, layer: int, first: int, refine: bool) -> None:
+        """After ``layer`` is complete, give every node above a link (and, if ``refine``, its best one)."""
+        upper = self._vectors[layer + 1]
+        down = self._down[layer + 1]
+        rows = np.arange(upper.shape[0]) if refine else np.flatnonzero(down < 0)
+        for u in rows.tolist():
+            start = int(down[u]) if down[u] >= 0 else first
+            _, ids = self._best_first(upper[u], [start], layer, ef=self.ef_construction)
+            down[u] = ids[0]
+
+    def _select(self, layer: int, sims: np.ndarray, ids: np.ndarray, m: int) -> np.ndarray:
+        """Pick at most ``m`` links from candidates sorted nearest first (see the module docstring)."""
+        if ids.size <= m:
+            return ids
+        if self.neighbour_rule == "nearest":
+            return ids[:m]
+        cand = self._vectors[layer][ids]
+        closest_kept = np.full(ids.size, -np.inf, np.float32)  # each candidate's best sim to a kept one
+        kept = []
+        for i, sim in enumerate(sims.tolist()):
+            if sim > closest_kept[i]:  # closer to the base node than to every kept neighbour
+                kept.append(i)
+                if len(kept) == m:
+                    break
+                # One matrix-vector product per kept link (a full Gram matrix would be a small GEMM,
+                # which multi-threaded BLAS makes slow on a busy machine).
+                np.maximum(closest_kept, cand @ cand[i], out=closest_kept)
+        return ids[kept]
+

@@ -1,0 +1,215 @@
+"""From the carried evidence to chunks and text: provenance, chunk ranking, LLM-free sufficiency, rendering.
+
+Evidence chunks: stages 1-2 give graph evidence (edges, paths); its provenance chunks are the chunks
+that state its relation edges and the passage nodes it touches. Stage 3 gives π(top-L).
+
+Every function takes the index, the per-snapshot :class:`~.stages.A2RAGGraph`, the config and the
+:class:`~.stages.RetrievalState`; none changes the state except for the memo of :func:`evidence_chunks`.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ...graph.snapshot import CONTAINS, RELATION, SYNONYM
+from ..scoring import minmax, top_k
+from .config import A2RAGConfig, ChunkRanking, GlobalOrder
+from .seeds import stem
+from .stages import A2RAGGraph, RetrievalState
+
+__all__ = ["edge_json", "evidence_chunks", "heuristic_sufficient", "rank_chunks", "serialise", "trace_of"]
+
+RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
+
+
+def evidence_chunks(index, g: A2RAGGraph, st: RetrievalState) -> dict[int, int]:
+    """Provenance of the graph evidence: chunk position -> number of seeds whose evidence it supports."""
+    size = (len(st.nodes), len(st.edges), len(st.ppr_chunks))  # evidence only grows: size identifies it
+    if st.support_memo[0] == size:
+        return st.support_memo[1]
+    snap = index.snapshot
+    support: dict[int, set] = {}
+    seed_rows = {s.row for s in st.seeds}
+    for e in st.edges:
+        u, v = int(snap.edge_src[e]), int(snap.edge_dst[e])
+        kind = snap.edge_kind[e]
+        chunks: list[int] = []
+        if kind == RELATION:
+            chunks = [int(g.chunk_pos[snap.row(c)]) for c in index.facts[index.fact_ids[snap.edge_fact[e]]].chunks]
+        elif kind == CONTAINS:
+            chunks = [int(g.chunk_pos[u if g.chunk_pos[u] >= 0 else v])]
+        for c in chunks:
+            support.setdefault(c, set()).update(x for x in (u, v) if x in seed_rows)
+    for u in st.nodes:  # passage nodes reached (a passage seed, a bridge passage)
+        if g.chunk_pos[u] >= 0:
+            support.setdefault(int(g.chunk_pos[u]), set()).update({u} & seed_rows)
+    for pos in st.ppr_chunks:
+        support.setdefault(pos, set())
+    result = {c: len(s) for c, s in support.items()}
+    st.support_memo = (size, result)
+    return result
+
+
+def rank_chunks(index, g: A2RAGGraph, config: A2RAGConfig, top_k_chunks: int,
+                st: RetrievalState) -> list[tuple[int, float, str]]:
+    """Chunks best first: ``(chunk position, score, source)``; always ``top_k_chunks`` of them.
+
+    ``evidence_first`` (default): the evidence chunks first, by PPR map-back score when stage 3 ran
+    (or as ``global_order`` says), else by (seeds supported, hybrid score); then the remaining chunks
+    by hybrid score, so top_k are always returned. ``rrf``: reciprocal-rank fusion (k = 60) of that
+    evidence ranking and the hybrid one.
+    """
+    support = evidence_chunks(index, g, st)
+    if st.ppr_chunks:
+        cand = np.fromiter(support, np.int64, len(support))
+        ppr = np.array([st.ppr_chunks.get(c, 0.0) for c in cand.tolist()])
+        if config.global_order == GlobalOrder.PPR:
+            key = ppr
+        elif config.global_order == GlobalOrder.HYBRID:
+            key = st.hybrid[cand]
+        else:  # GlobalOrder.SUM
+            key = minmax(ppr) + minmax(st.hybrid[cand])
+        graph_rank = cand[np.lexsort((cand, -st.hybrid[cand], -key))].tolist()
+    else:
+        graph_rank = sorted(support, key=lambda c: (-support[c], -st.hybrid[c], c))
+    hybrid_rank = top_k(st.hybrid, top_k_chunks + len(graph_rank)).tolist()
+    if config.chunk_ranking == ChunkRanking.RRF:
+        fused: dict[int, float] = {}
+        for ranked in (graph_rank, hybrid_rank[: max(top_k_chunks, 5)]):
+            for rank, c in enumerate(ranked):
+                fused[c] = fused.get(c, 0.0) + 1.0 / (RRF_K + 1 + rank)
+        best = sorted(fused, key=lambda c: (-fused[c], c))[:top_k_chunks]
+        return [(c, fused[c], "graph" if c in support else "hybrid") for c in best]
+    out = [(c, float(st.ppr_chunks.get(c, support[c])), "graph") for c in graph_rank[:top_k_chunks]]
+    taken = {c for c, _, _ in out}
+    for c in hybrid_rank:
+        if len(out) >= top_k_chunks:
+            break
+        if c not in taken:
+            out.append((c, float(st.hybrid[c]), "hybrid_fill"))
+            taken.add(c)
+    return out
+
+
+# ---------------------------------------------------------------------------------------- sufficiency
+
+def heuristic_sufficient(index, g: A2RAGGraph, config: A2RAGConfig, top_k_chunks: int,
+                         st: RetrievalState) -> tuple[bool, str]:
+    """LLM-free sufficiency after a stage (documented heuristic; an LLM replaces it when given):
+
+    1. at least one seed aligned (else there is nothing graph-shaped to stand on);
+    2. every seed is covered: some evidence chunk supports it;
+    3. the evidence connects the seeds: all seeds (the nodes of one mention counting as one) lie in
+       one connected component of the evidence edges and paths; trivially true for one seed;
+    4. the query's relation words (its lower-case content words, crudely stemmed, e.g. "mother",
+       "born", "director") occur in the top ``top_k`` evidence chunks, at least a
+       ``min_term_coverage`` share of them: a relation the evidence does not mention ("mother" in
+       "When did X's mother die?") sends the query on to the next stage.
+    The last stage is not checked: its evidence is returned whatever the check would say.
+    """
+    if not st.seeds:
+        return False, "no seed aligned to the graph"
+    support = evidence_chunks(index, g, st)
+    missing = [s.node for s in st.seeds if not (s.row in st.nodes and _seed_has_chunk(g, s.row, support))]
+    if missing:
+        return False, f"seeds without evidence: {missing}"
+    if len(st.seeds) > 1 and not _connected(index.snapshot, st):
+        return False, "evidence does not connect the seeds"
+    seed_words = {stem(w) for s in st.seeds for w in re.findall(r"\w+", s.mention.lower())}
+    words = [w for w in dict.fromkeys(stem(w) for w in st.relation_words) if w not in seed_words]
+    if config.min_term_coverage > 0 and words:
+        best = sorted(support, key=lambda c: (-support[c], -st.hybrid[c], c))[:top_k_chunks]
+        text = " ".join(index.chunks[index.chunk_order[c]].text for c in best)
+        have = {stem(w) for w in re.findall(r"\w+", text.lower())}
+        absent = [w for w in words if w not in have]
+        if 1 - len(absent) / len(words) < config.min_term_coverage:
+            return False, f"relation words not in the evidence: {absent}"
+    return True, "every seed covered and connected; relation words present"
+
+
+def _seed_has_chunk(g: A2RAGGraph, row: int, support: dict[int, int]) -> bool:
+    if g.chunk_pos[row] >= 0:
+        return int(g.chunk_pos[row]) in support
+    return bool(set(g.mapback[row].indices.tolist()) & support.keys())
+
+
+def _connected(snap, st: RetrievalState) -> bool:
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for e in st.edges:
+        parent[find(int(snap.edge_src[e]))] = find(int(snap.edge_dst[e]))
+    first_of: dict[str, int] = {}
+    for s in st.seeds:  # the nodes one mention aligned to count as one seed
+        parent[find(s.row)] = find(first_of.setdefault(s.mention, s.row))
+    roots = {find(s.row) for s in st.seeds}
+    return len(roots) == 1
+
+
+# ---------------------------------------------------------------------------------------- rendering
+
+def edge_json(index, e: int) -> dict:
+    snap = index.snapshot
+    u, v, kind = snap.node_ids[snap.edge_src[e]], snap.node_ids[snap.edge_dst[e]], int(snap.edge_kind[e])
+    if kind == RELATION:
+        f = index.facts[index.fact_ids[snap.edge_fact[e]]]
+        return {"kind": "relation", "subject": f.subject, "predicate": f.predicate, "object": f.object, "fact_id": f.id,
+                "chunks": sorted(f.chunks)[:5]}  # provenance pointers (a HITL triple proposal cites them)
+    return {"kind": "contains" if kind == CONTAINS else "synonym" if kind == SYNONYM else str(kind), "u": u, "v": v}
+
+
+def _edge_line(index, e: int) -> str:
+    d, chunks = edge_json(index, e), index.chunks
+    if d["kind"] == "relation":
+        return f"{d['subject']} | {d['predicate']} | {d['object']}"
+    if d["kind"] == "contains":
+        c, ent = (d["u"], d["v"]) if d["u"] in chunks else (d["v"], d["u"])
+        return f"passage '{chunks[c].title or c}' | mentions | {ent}"
+    return f"{d['u']} | similar name to | {d['v']}"
+
+
+def serialise(index, config: A2RAGConfig, st: RetrievalState, ranked: list[tuple[int, float, str]],
+              max_lines: int = 40) -> str:
+    """Readable evidence: seeds, graph facts, paths, then the top ranked chunks' titles and text."""
+    names = index.snapshot.node_ids
+    lines = ["Seeds: " + (", ".join(f"{s.mention} -> {s.node}" for s in st.seeds) or "(none)")]
+    if st.relations:
+        lines.append("Relation seeds: " + ", ".join(r["label"] for r in st.relations))
+    facts = [_edge_line(index, e) for e in list(st.edges)[:max_lines]]
+    if facts:
+        lines += ["Graph facts:"] + facts
+    if st.paths:
+        lines += ["Bridge paths:"] + [" -> ".join(names[u] for u in p) for p in st.paths[:10]]
+    chunks = index.chunks
+    for c, _, _ in ranked[: config.sufficiency_max_chunks]:
+        rec = chunks[index.chunk_order[c]]
+        lines.append(f"Passage '{rec.title}': {rec.text[:500]}")
+    return "\n".join(lines)
+
+
+def trace_of(index, config: A2RAGConfig, st: RetrievalState, reached: str, ranked) -> dict:
+    """The evidence node's metadata (JSON-serialisable): seeds, stages tried, graph evidence, chunks."""
+    names = index.snapshot.node_ids
+    return {
+        "stage_reached": reached,
+        "seeds": [s.to_json() for s in st.seeds],
+        "relation_seeds": st.relations[:20],  # the filter uses all of them; the trace shows the best 20
+        "relation_seed_count": len(st.relations),
+        "stages_tried": st.stages,
+        "graph_evidence": {
+            "nodes": [names[u] for u in list(st.nodes)[:200]],
+            "edges": [edge_json(index, e) for e in list(st.edges)[:200]],
+            "paths": [[names[u] for u in p] for p in st.paths],
+        },
+        "chunks": [{"chunk_id": index.chunk_order[c], "score": round(s, 6), "source": src} for c, s, src in ranked],
+        "chunk_ranking": config.chunk_ranking.value,
+        "llm_calls": st.usage.calls,
+        "unparseable_sufficiency": st.unparseable,
+    }

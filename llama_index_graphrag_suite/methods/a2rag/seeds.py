@@ -1,0 +1,248 @@
+"""A2RAG seed extraction and alignment (Section III-C, "Seed extraction and alignment").
+
+Entity seeds S_V:
+
+1. Mentions. LLM-free, the query's n-gram candidates (the statistical extractor's: no stop word at
+   either end, never across a comma or bracket), longest first. A candidate whose first and last words
+   are capitalised in the query is a *named* mention (the LLM-free stand-in for NER); only named
+   mentions become entity seeds, because lower-case content words of a question ("mother", "director",
+   "born") name its relations, not its entities (they become relation phrases, below). With an LLM,
+   the ``seed_extraction`` prompt lists entities and relation phrases instead.
+2. Alignment to graph nodes, hybrid lexical + embedding: every node has names (an entity its key; a
+   passage node its document title, since the snapshot holds passage nodes too). A mention's lexical
+   score against a name is rapidfuzz's ``ratio`` (1 for an exact normalised match); candidates are the
+   names sharing a word with the mention (a word index, so no scan of every name). The semantic score
+   is the cosine between the query and the node (entity-name or chunk embedding, both already stored).
+   ``confidence = w * lexical + (1 - w) * semantic``; a match is kept only when the lexical score is at
+   least ``min_lexical`` and the confidence at least ``min_confidence`` (high-confidence matches only).
+   Longer mentions win: once a span aligns, its sub-spans are not tried.
+
+Relation seeds S_R (optional): the query's relation phrases aligned to the index's relation labels
+(``FactRecord.predicate``) by rapidfuzz ``token_set_ratio``. An index built without an LLM has one
+label ("co-occurs with"), so S_R is empty there and no edge is filtered.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...llm.json_repair import parse_json_lenient
+from ...text import STOP_WORDS, analyze, is_candidate_token, normalize_entity
+from .config import A2RAGConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Seed:
+    """One aligned entity seed: the mention, the node it aligned to and why."""
+
+    mention: str
+    node: str  # snapshot node id (entity key or chunk id)
+    row: int
+    kind: str  # "entity" | "passage"
+    lexical: float
+    semantic: float
+    confidence: float
+
+    def to_json(self) -> dict:
+        return {"mention": self.mention, "node": self.node, "kind": self.kind, "lexical": round(self.lexical, 4),
+                "semantic": round(self.semantic, 4), "confidence": round(self.confidence, 4)}
+
+
+@dataclass
+class Mention:
+    text: str  # surface form in the query
+    key: str  # normalised
+    start: int  # word positions [start, end) in the query's word sequence
+    end: int
+    named: bool
+
+
+def _strip_stop(key: str) -> str:
+    words = key.split()
+    while words and words[0] in STOP_WORDS:
+        words.pop(0)
+    while words and words[-1] in STOP_WORDS:
+        words.pop()
+    return " ".join(words)
+
+
+def query_mentions(query: str, max_words: int) -> tuple[list[Mention], list[str]]:
+    """Candidate entity mentions (longest first) and relation phrases of a query, LLM-free."""
+    mentions: list[Mention] = []
+    relation_words: list[str] = []
+    base = 0
+    for _, _, spans, keys in analyze(query):
+        ok = [bool(k) and is_candidate_token(k) for k in keys]
+        caps = [query[a:b][:1].isupper() or query[a:b][:1].isdigit() for a, b in spans]
+        for i in range(len(keys)):
+            if not ok[i]:
+                continue
+            if not caps[i]:
+                relation_words.append(keys[i])
+            for j in range(i + 1, min(len(keys), i + max_words) + 1):
+                if not ok[j - 1] or not keys[j - 1]:
+                    continue
+                mentions.append(Mention(query[spans[i][0]:spans[j - 1][1]], " ".join(keys[i:j]),
+                                        base + i, base + j, caps[i] and caps[j - 1]))
+        base += len(keys)
+    mentions.sort(key=lambda m: (-(m.end - m.start), m.start))
+    return mentions, relation_words
+
+
+@dataclass
+class SeedIndex:
+    """Names of the graph's nodes, a word index over them, and relation labels (built once per snapshot)."""
+
+    names: list[str]
+    name_rows: list[list[int]]  # snapshot rows each name stands for
+    exact: dict[str, int]  # name -> position in names
+    by_word: dict[str, list[int]]  # word -> positions of names containing it
+    predicates: list[str] = field(default_factory=list)
+    predicates_by_word: dict[str, list[int]] = field(default_factory=dict)  # stemmed word -> predicate positions
+    predicate_words: list[frozenset] = field(default_factory=list)  # stemmed words of each predicate
+
+    @classmethod
+    def build(cls, index, align_titles: bool = True, max_names_per_word: int = 200) -> "SeedIndex":
+        snap = index.snapshot
+        rows_of: dict[str, list[int]] = {}
+        for key in index.entities:
+            if snap.has(key):
+                rows_of.setdefault(key, []).append(snap.row(key))
+        if align_titles:
+            for cid, rec in index.chunks.items():
+                title = _strip_stop(normalize_entity(rec.title)) if rec.title else ""
+                if title and snap.has(cid):
+                    rows_of.setdefault(title, []).append(snap.row(cid))
+        names = list(rows_of)
+        by_word: dict[str, list[int]] = {}
+        for i, name in enumerate(names):
+            for w in set(name.split()):
+                if is_candidate_token(w):
+                    by_word.setdefault(w, []).append(i)
+        # A word in very many names ("film", "river") picks no particular node: not an index key.
+        by_word = {w: ids for w, ids in by_word.items() if len(ids) <= max_names_per_word}
+        predicates = sorted({f.predicate for f in index.facts.values()})
+        predicates_by_word: dict[str, list[int]] = {}
+        predicate_words = []
+        for i, label in enumerate(predicates):
+            words = normalize_entity(label).split()
+            predicate_words.append(frozenset(stem(w) for w in words))
+            for w in set(words):
+                if is_candidate_token(w):
+                    predicates_by_word.setdefault(stem(w), []).append(i)
+        return cls(names, [rows_of[n] for n in names], {n: i for i, n in enumerate(names)}, by_word, predicates,
+                   predicates_by_word, predicate_words)
+
+
+def align_mentions(seed_index: SeedIndex, mentions: list[Mention], node_similarity, config: A2RAGConfig,
+                   node_ids: list[str], node_is_chunk) -> list[Seed]:
+    """Align mentions (longest first) to nodes; returns high-confidence seeds, best first, one per node.
+
+    ``node_similarity(rows) -> cosines with the query``; ``node_is_chunk(row) -> bool``. The thresholds
+    are the config's ``seed_min_lexical``, ``seed_min_confidence``, ``seed_lexical_weight`` and ``max_seeds``.
+    """
+    from rapidfuzz import fuzz, process
+
+    taken = np.zeros(max((m.end for m in mentions), default=0), dtype=bool)
+    seeds: dict[int, Seed] = {}
+    for m in mentions:
+        if not m.named or taken[m.start:m.end].any():
+            continue
+        key = _strip_stop(m.key)
+        if not key:
+            continue
+        matches: list[tuple[int, float]] = []
+        if key in seed_index.exact:
+            matches.append((seed_index.exact[key], 1.0))
+        elif len(key) >= 4:
+            pool = sorted({i for w in key.split() for i in seed_index.by_word.get(w, ())})
+            if pool:
+                found = process.extract(key, [seed_index.names[i] for i in pool], scorer=fuzz.ratio,
+                                        score_cutoff=config.seed_min_lexical * 100, limit=3)
+                matches.extend((pool[pos], score / 100.0) for _, score, pos in found)
+        kept_any = False
+        for name_pos, lexical in matches:
+            rows = seed_index.name_rows[name_pos]
+            sims = node_similarity(np.asarray(rows))
+            for row, sim in zip(rows, sims.tolist()):
+                semantic = max(0.0, float(sim))
+                conf = config.seed_lexical_weight * lexical + (1 - config.seed_lexical_weight) * semantic
+                if lexical < config.seed_min_lexical or conf < config.seed_min_confidence:
+                    continue
+                kept_any = True
+                old = seeds.get(row)
+                if old is None or conf > old.confidence:
+                    seeds[row] = Seed(m.text, node_ids[row], int(row), "passage" if node_is_chunk(row) else "entity",
+                                      lexical, semantic, conf)
+        if kept_any:
+            taken[m.start:m.end] = True
+    ranked = sorted(seeds.values(), key=lambda s: (-s.confidence, s.row))
+    return ranked[: config.max_seeds]
+
+
+_SUFFIX = re.compile(r"(ing|ed|es|s|d)$")
+
+
+def stem(word: str) -> str:
+    """A crude suffix stripper ("died" -> "di", "dies" -> "di", "directors" -> "director"), enough to
+    match a question's word to a relation label's inflected form."""
+    return _SUFFIX.sub("", word) if len(word) > 4 else word
+
+
+def align_relations(seed_index: SeedIndex, phrases: list[str], min_score: float) -> list[dict]:
+    """Relation seeds S_R: relation labels close to one of the query's relation phrases.
+
+    Candidates are the labels that share a (stemmed) content word with the phrase (a word index, so
+    the thousands of sentence-derived labels of a co-occurrence graph are not scanned); a candidate is
+    kept when every content word of the phrase is in it (score 1) or, failing that, when rapidfuzz's
+    ``token_set_ratio`` of phrase and label reaches ``min_score``.
+    """
+    from rapidfuzz import fuzz
+
+    out: dict[str, dict] = {}
+    for phrase in phrases:
+        p = normalize_entity(phrase)
+        words = {stem(w) for w in p.split() if is_candidate_token(w)}
+        if not words:
+            continue
+        pool = set.union(*(set(seed_index.predicates_by_word.get(w, ())) for w in words))
+        for i in sorted(pool):
+            label = seed_index.predicates[i]
+            score = 1.0 if words <= seed_index.predicate_words[i] else fuzz.token_set_ratio(p, normalize_entity(label)) / 100.0
+            if score >= min_score and score > out.get(label, {}).get("score", -1):
+                out[label] = {"phrase": phrase, "label": label, "score": round(score, 4)}
+    return sorted(out.values(), key=lambda r: (-r["score"], r["label"]))
+
+
+def parse_llm_seeds(answer: str) -> tuple[list[str], list[str]] | None:
+    """``(entities, relations)`` from the seed prompt's answer, or None when it cannot be read."""
+    value = parse_json_lenient(answer).value
+    if not isinstance(value, dict):
+        return None
+    ents, rels = value.get("entities"), value.get("relations", [])
+    if not isinstance(ents, list) or not isinstance(rels, list):
+        return None
+    clean = lambda xs: [str(x).strip() for x in xs if isinstance(x, (str, int, float)) and str(x).strip()]  # noqa: E731
+    return clean(ents), clean(rels)
+
+
+def llm_mentions(entities: list[str]) -> list[Mention]:
+    """Mentions from an LLM's entity list: each whole entity (and its sub-spans) is a named candidate."""
+    out: list[Mention] = []
+    base = 0
+    for ent in entities:
+        found, _ = query_mentions(ent, max_words=12)
+        whole = normalize_entity(ent)
+        n_words = len(whole.split())
+        out.append(Mention(ent, whole, base, base + n_words, True))
+        out.extend(Mention(m.text, m.key, base + m.start, base + m.end, True) for m in found
+                   if m.end - m.start < n_words)
+        base += n_words + 1
+    out.sort(key=lambda m: (-(m.end - m.start), m.start))
+    return out

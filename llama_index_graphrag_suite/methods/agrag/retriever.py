@@ -1,0 +1,292 @@
+"""AGRAG (Wang et al.): an MCMI reasoning subgraph plus hybrid chunks, as a LlamaIndex retriever.
+
+Per query (paper Section III-C/D):
+
+1. Fact mapping (Eq. 7-8): the ``fact_top_k`` (k_a = 5) facts whose text embedding is closest to the query.
+2. Triple filter (Eq. 9): with an LLM, a prompt keeps the query-relevant candidates (answers are parsed
+   leniently and snapped back to real candidates); without one, the LLM-free filter keeps the facts whose
+   cosine is within ``filter_margin`` of the best candidate (the best is always kept).
+3. Node influence (Eq. 10-13): personalised PageRank (damping 0.5, tolerance 1e-7) restarting uniformly on
+   the kept facts' entities; passage-node scores are then multiplied by ``passage_factor`` (0.05).
+4. Edge costs (Eq. 14): fact edges (1 - cos(q, fact)) / 2; synonym edges (1 - max cos(q, entity)) / 2;
+   contains edges (1 - hybrid(q, chunk)) / 2 with the hybrid score in [0, 1]; a pseudo node joins every
+   passage at cost ``pseudo_cost`` (10) so the graph is connected (as in HippoRAG 2 and the paper).
+5. Steiner tree over the kept facts' entities (Mehlhorn), then MCMI expansion (Eq. 15-17).
+6. Hybrid retrieval (Eq. 20-21): the ``hybrid_top_k`` (k_r = 5) chunks by averaged min-max dense and BM25.
+
+Chunks returned: the chunks on the MCMI subgraph (its passage nodes and the chunks stating its facts),
+ranked by influence, merged with the hybrid chunks by reciprocal rank fusion (each list contributes
+1 / (60 + rank); a chunk in both lists adds both), then the top ``top_k``; plus one evidence node
+with the mapped and kept facts, the Steiner edges, the MCMI nodes and edges and the final ratio.
+
+Settings (``config.py``): :class:`AGRAGConfig`, with the paper reference of every default. Ablations
+(``variant=``) are presets of it: ``hybrid_only`` (``graph_retrieval=False``), ``no_mcmi`` (``mcmi=False``,
+Steiner tree only), ``no_filter`` (``triple_filter=False``). Prompts (``prompts.py``): ``"triple_filter"``
+(Eq. 9) and ``"answer"`` (Eq. 22, the query engine's QA template; the evidence node comes first).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
+from ...graph.costs import PairCostIndex
+from ...graph.mcmi import mcmi_expand
+from ...graph.ppr import personalized_pagerank, transition_matrix
+from ...graph.snapshot import CHUNK, CONTAINS, EDGE_KIND_NAMES, RELATION, SYNONYM
+from ...graph.steiner import steiner_tree
+from ..base import GraphIndexRetriever, chunk_node, evidence_node
+from ..scoring import hybrid, top_k
+from .config import AGRAGConfig
+from .prompts import DEFAULT_PROMPTS
+
+__all__ = ["AGRAGConfig", "AGRAGRetriever", "VARIANTS"]
+
+log = logging.getLogger(__name__)
+VARIANTS = tuple(AGRAGConfig.PRESETS)
+RRF_K = 60
+PSEUDO = "pseudo"
+
+
+@dataclass
+class _Graph:
+    """Per-snapshot structures (cached on the index): transition matrix and cost layout with the pseudo node."""
+
+    transition: Any
+    pairs: PairCostIndex
+    chunk_rows: np.ndarray  # snapshot rows of index.chunk_order
+    num_edges: int  # snapshot edges; edge ids >= this are pseudo edges (one per chunk, in chunk_order)
+    relation_edges: np.ndarray  # edge ids by kind, and what their costs are computed from
+    relation_facts: np.ndarray
+    synonym_edges: np.ndarray
+    contains_edges: np.ndarray
+    contains_chunks: np.ndarray  # the chunk end (snapshot row) of each contains edge
+
+
+class AGRAGRetriever(GraphIndexRetriever):
+    """``AGRAGRetriever(index, top_k=5, llm=None, variant=None, **settings)``; settings: :class:`AGRAGConfig`.
+
+    ``llm`` runs the Eq. 9 triple filter (the ``"triple_filter"`` prompt); without one the LLM-free
+    score-margin filter runs. ``as_query_engine(llm=...)`` answers with the ``"answer"`` prompt (Eq. 22).
+    """
+
+    method = "agrag"
+    config_class = AGRAGConfig
+    default_prompts = DEFAULT_PROMPTS
+    evidence_placement = "first"  # Eq. 22: the reasoning graph, then the passages
+    uses_llm = True  # the triple filter
+    config: AGRAGConfig
+
+    # ------------------------------------------------------------------ per-snapshot structures
+
+    def _graph(self) -> _Graph:
+        def build() -> _Graph:
+            snap = self.index.snapshot
+            chunk_rows = snap.rows(self.index.chunk_order)
+            pseudo = snap.num_nodes
+            src = np.concatenate([snap.edge_src, np.full(chunk_rows.size, pseudo)])
+            dst = np.concatenate([snap.edge_dst, chunk_rows])
+            rel = np.flatnonzero(snap.edge_kind == RELATION)
+            con = np.flatnonzero(snap.edge_kind == CONTAINS)
+            con_src, con_dst = snap.edge_src[con], snap.edge_dst[con]
+            return _Graph(transition_matrix(snap.adjacency("weight")), PairCostIndex(src, dst, pseudo + 1),
+                          chunk_rows, snap.num_edges, rel, snap.edge_fact[rel], np.flatnonzero(snap.edge_kind == SYNONYM),
+                          con, np.where(snap.node_kind[con_src] == CHUNK, con_src, con_dst))
+
+        return self.index.cached("agrag.graph", build)
+
+    # ------------------------------------------------------------------ steps
+
+    def filter_facts(self, question: str, mapped: list[tuple[str, float]]) -> tuple[list[tuple[str, float]], str]:
+        """Eq. 9: keep the query-relevant candidates. Returns (kept, how)."""
+        if not mapped or not self.config.triple_filter:
+            return mapped, "none"
+        if self.llm is not None:
+            kept = self._llm_filter(question, mapped)
+            return (mapped, "llm_unreadable_kept_all") if kept is None else (kept, "llm")
+        best = mapped[0][1]
+        return [(f, s) for f, s in mapped if s >= best - self.config.filter_margin], "score_margin"
+
+    def _llm_filter(self, question: str, mapped: list[tuple[str, float]]) -> list[tuple[str, float]] | None:
+        """The LLM's choice among the candidates, or None when its answer cannot be read."""
+        from rapidfuzz import fuzz, process, utils  # only the LLM path snaps answers to candidates
+
+        from ...llm.json_repair import parse_json_lenient
+
+        facts = self.index.facts
+        lines = [f"{i}. {facts[f].subject} | {facts[f].predicate} | {facts[f].object}  (from: {facts[f].text})"
+                 for i, (f, _) in enumerate(mapped, 1)]
+        answer = self.llm.predict(self.prompt("triple_filter"), question=question, facts="\n".join(lines))
+        parsed = parse_json_lenient(answer).value
+        picks = parsed.get("keep", parsed.get("facts", [])) if isinstance(parsed, dict) else parsed
+        if not isinstance(picks, list):
+            log.warning("AGRAG triple filter: unreadable answer %r; keeping every candidate", answer[:200])
+            return None
+        labels = [f"{facts[f].subject} {facts[f].predicate} {facts[f].object}" for f, _ in mapped]
+        kept: dict[int, None] = {}
+        for pick in picks:
+            if isinstance(pick, bool):
+                continue
+            if isinstance(pick, (int, float)) and float(pick).is_integer() and 1 <= int(pick) <= len(mapped):
+                kept[int(pick) - 1] = None
+            elif isinstance(pick, (str, list, tuple)):  # a triple or its text: snap to the closest candidate
+                text = " ".join(map(str, pick)) if isinstance(pick, (list, tuple)) else pick
+                match = process.extractOne(text, labels, scorer=fuzz.token_sort_ratio, processor=utils.default_process,
+                                           score_cutoff=80)
+                if match is not None:
+                    kept[match[2]] = None
+        return [mapped[i] for i in sorted(kept)]
+
+    def _edge_costs(self, graph: _Graph, query_vec: np.ndarray, hybrid_scores: np.ndarray) -> np.ndarray:
+        """Eq. 14 for every snapshot edge, then the pseudo edges."""
+        index, snap = self.index, self.index.snapshot
+        fact_cos = index.fact_vectors.scores(query_vec)[index.fact_text_rows] if index.fact_ids else np.zeros(0)
+        ent_cos = index.entity_vectors.scores(query_vec)[index.entity_vector_rows]
+        chunk_hybrid = np.zeros(snap.num_nodes)
+        chunk_hybrid[graph.chunk_rows] = hybrid_scores
+        cost = np.empty(graph.num_edges + graph.chunk_rows.size)
+        cost[graph.relation_edges] = (1.0 - fact_cos[graph.relation_facts]) / 2.0
+        syn = graph.synonym_edges
+        cost[syn] = (1.0 - np.maximum(ent_cos[snap.edge_src[syn]], ent_cos[snap.edge_dst[syn]])) / 2.0
+        cost[graph.contains_edges] = (1.0 - chunk_hybrid[graph.contains_chunks]) / 2.0
+        cost[graph.num_edges:] = self.config.pseudo_cost
+        return cost
+
+    # ------------------------------------------------------------------ retrieval
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        index, cfg = self.index, self.config
+        question = query_bundle.query_str
+        q = self.query_vector(query_bundle)
+        hyb = hybrid(index.chunk_dense_scores(q), index.bm25.scores(question))
+        # ranked once for both uses: the k_r chunks fused with the subgraph's and, without graph retrieval, the answer
+        hybrid_rank = top_k(hyb, max(cfg.hybrid_top_k, 0 if cfg.graph_retrieval else self.top_k))
+        evidence: dict[str, Any] = {"variant": self.variant or "full"}
+        if not cfg.graph_retrieval:
+            return self._finish([], hybrid_rank, hyb, None, evidence, "")
+
+        mapped = index.search_facts(q, cfg.fact_top_k)
+        kept, how = self.filter_facts(question, mapped)
+        evidence.update(mapped_facts=[self._fact_json(f, s) for f, s in mapped],
+                        kept_facts=[f for f, _ in kept], filter=how)
+        if not kept:  # as the authors' code does: no graph evidence, hybrid chunks only
+            evidence["fallback"] = "no fact kept"
+            return self._finish([], hybrid_rank, hyb, None, evidence, "")
+
+        snap = index.snapshot
+        graph = self._graph()
+        terminals = sorted({snap.row(k) for f, _ in kept for k in (index.facts[f].subject, index.facts[f].object)})
+        reset = np.zeros(snap.num_nodes)
+        reset[terminals] = 1.0  # Eq. 11
+        scores = personalized_pagerank(graph.transition, reset, damping=cfg.damping)
+        scores[graph.chunk_rows] *= cfg.passage_factor
+        scores_ext = np.r_[scores, 0.0]  # the pseudo node has no influence of its own
+
+        edge_costs = self._edge_costs(graph, q, hyb)
+        costs, best_edge = graph.pairs.matrix(edge_costs)
+        tree = steiner_tree(costs, terminals, symmetric=True)
+        evidence["steiner_edges"] = [self._edge_json(u, v, c, graph, best_edge) for u, v, c in tree]
+        if not cfg.mcmi:
+            sub_nodes = sorted(set(terminals) | {x for u, v, _ in tree for x in (u, v)})
+            sub_edges, ratio, added, stopped = tree, None, [], "no_mcmi"
+        else:
+            result = mcmi_expand(costs, scores_ext, tree, terminals, cfg.mcmi_max_iter, cfg.mcmi_ratio.value)
+            sub_nodes, sub_edges, ratio = result.nodes, result.edges, result.ratio
+            added, stopped = result.added, result.stopped
+        pseudo = snap.num_nodes
+        edges_json = [self._edge_json(u, v, c, graph, best_edge) for u, v, c in sub_edges if pseudo not in (u, v)]
+        evidence.update(
+            terminals=[snap.node_ids[t] for t in terminals],
+            mcmi_nodes=[snap.node_ids[x] for x in sub_nodes if x != pseudo],
+            mcmi_edges=edges_json,
+            mcmi_added=[snap.node_ids[x] for x in added if x != pseudo],
+            mcmi_ratio=ratio,
+            mcmi_stopped=stopped,
+        )
+        on_graph = self._chunks_on_subgraph(sub_nodes, edges_json, scores)
+        return self._finish(on_graph, hybrid_rank, hyb, scores, evidence, self._serialise(edges_json))
+
+    def _hybrid_count(self) -> int:
+        """How many hybrid chunks go into the fusion: k_r, or top_k when they are the whole answer (no graph)."""
+        return self.config.hybrid_top_k if self.config.graph_retrieval else self.top_k
+
+    def _chunks_on_subgraph(self, nodes: list[int], edges_json: list[dict], scores: np.ndarray) -> list[str]:
+        """Passage nodes of the subgraph and chunks stating its facts, by influence (PPR of the passage node)."""
+        index, snap = self.index, self.index.snapshot
+        chunks = {snap.node_ids[x] for x in nodes if x < snap.num_nodes and snap.node_kind[x] == CHUNK}
+        for e in edges_json:
+            if e["kind"] == "relation":
+                chunks |= index.facts[e["fact_id"]].chunks
+        return sorted(chunks, key=lambda c: (-scores[snap.row(c)], c))
+
+    def _finish(self, graph_chunks: list[str], hybrid_rank: np.ndarray, hyb: np.ndarray, scores, evidence: dict,
+                subgraph_text: str) -> list[NodeWithScore]:
+        order = self.index.chunk_order
+        hybrid_chunks = [order[i] for i in hybrid_rank[: self._hybrid_count()]]
+        fused: dict[str, float] = {}
+        for ranked in (graph_chunks, hybrid_chunks):  # reciprocal rank fusion
+            for rank, cid in enumerate(ranked):
+                fused[cid] = fused.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
+        best = sorted(fused, key=lambda c: (-fused[c], c))[: self.top_k]
+        graph_set, hybrid_set = set(graph_chunks), set(hybrid_chunks)
+        nodes = [
+            chunk_node(self.index, c, fused[c], self.method,
+                       agrag_source="both" if c in graph_set and c in hybrid_set else "graph" if c in graph_set else "hybrid")
+            for c in best
+        ]
+        evidence["graph_chunks"] = graph_chunks
+        evidence["hybrid_chunks"] = hybrid_chunks
+        text = subgraph_text or "No reasoning subgraph for this query; the passages come from hybrid retrieval."
+        return nodes + [evidence_node(self.method, text, evidence)]
+
+    # ------------------------------------------------------------------ evidence
+
+    def _fact_json(self, fid: str, score: float) -> dict:
+        f = self.index.facts[fid]
+        return {"id": fid, "subject": f.subject, "predicate": f.predicate, "object": f.object, "score": round(float(score), 6)}
+
+    def _edge_json(self, u: int, v: int, cost: float, graph: _Graph, best_edge: np.ndarray) -> dict:
+        snap = self.index.snapshot
+        names = [snap.node_ids[x] if x < snap.num_nodes else PSEUDO for x in (u, v)]
+        out = {"u": names[0], "v": names[1], "cost": round(float(cost), 6)}
+        pair = graph.pairs.pair_id(u, v)
+        edge = int(best_edge[pair]) if pair >= 0 else -1
+        if edge < 0 or edge >= graph.num_edges:
+            out["kind"] = "pseudo"
+            return out
+        kind = int(snap.edge_kind[edge])
+        out["kind"] = EDGE_KIND_NAMES[kind]
+        if kind == RELATION:
+            f = self.index.facts[self.index.fact_ids[snap.edge_fact[edge]]]
+            out.update(fact_id=f.id, subject=f.subject, predicate=f.predicate, object=f.object)
+        return out
+
+    def _serialise(self, edges: list[dict]) -> str:
+        """Eq. 18: one line per edge, grouped by connected component."""
+        parent: dict[str, str] = {}
+
+        def find(x: str) -> str:
+            while parent.setdefault(x, x) != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        for e in edges:
+            parent[find(e["u"])] = find(e["v"])
+        groups: dict[str, list[str]] = {}
+        chunks = self.index.chunks
+        for e in edges:
+            if e["kind"] == "relation":
+                line = f"{e['subject']} | {e['predicate']} | {e['object']}"
+            elif e["kind"] == "contains":
+                chunk, ent = (e["u"], e["v"]) if e["u"] in chunks else (e["v"], e["u"])
+                line = f"passage '{chunks[chunk].title or chunk}' | mentions | {ent}"
+            else:
+                line = f"{e['u']} | similar name to | {e['v']}"
+            groups.setdefault(find(e["u"]), []).append(line)
+        blocks = [f"Reasoning graph, part {i}:\n" + "\n".join(lines) for i, lines in enumerate(groups.values(), 1)]
+        return "\n\n".join(blocks)

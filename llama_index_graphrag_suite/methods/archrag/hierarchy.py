@@ -1,0 +1,280 @@
+"""ArchRAG's offline artefact: attributed communities in layers, their summaries, and one C-HNSW over all layers.
+
+Built on demand from a :class:`GraphRAGIndex` (paper Section 3.1, Algorithm 1, Appendix A.2), with the
+hierarchy fields of :class:`ArchRAGConfig`:
+
+* **Bottom layer = entities.** An entity's attribute text is its name plus the sentences it takes part
+  in (the texts of its relation facts; our KG has no LLM-written descriptions). Its attribute vector is
+  computed without re-embedding anything: ``normalise(name vector + normalise(mean of its sentence
+  vectors))``, both read from the index's vector tables (a mean-pooled stand-in for embedding
+  "name + sentences"; entities without facts keep their name vector). The bottom graph is the KG's
+  relation edges (synonym edges are left out: KNN augmentation adds similarity links itself).
+* **Community layers** (:func:`graph.communities.build_hierarchy`): KNN augmentation + cosine weights,
+  weighted Leiden with a size cap, next-layer graph; stop on too few nodes or the layer cap.
+* **Summaries** (Algorithm 1 line 7, ``summaries.py``): with an LLM, the ``community_summary`` prompt with
+  the members' names and descriptions (entity sentences, or the sub-communities' summaries) and the
+  relations among them; unreadable answers or failed calls fall back to the extractive summary for that
+  community (counted). **LLM-free: "extractive"** summaries: the title is the names of the three most
+  central members, the text their names and first sentences, most central first (centrality = weighted
+  degree inside the community on the clustered graph). ``summary_kind`` in the metadata says which.
+* **Community vectors**: ``community_vector="summary"`` embeds "title: summary" (the authors embed title +
+  summary); ``"centroid"`` takes the normalised mean of the members' vectors (no embedding). The default
+  ``"auto"`` is "summary" with an LLM and "centroid" without: an extractive summary is only the central
+  members' own text, whose vectors the centroid already averages, and embedding ~2,800 extractive
+  summaries took 655 s of the 790 s build on the 2wiki index (shared machine), against the 5-minute budget.
+* **C-HNSW** over ``[entities, layer-1 communities, layer-2, ...]`` (:class:`graph.chnsw.CHNSW`).
+
+Index-time cost (``cost``): communities per layer, summary LLM calls/tokens/failures, seconds per step.
+Saved to a folder atomically (``index/storage.py`` versioned folders: JSON + ``.npy`` + ``CHNSW.save``,
+no pickle) and loaded back against the same index.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from llama_index.core.prompts import BasePromptTemplate
+
+from ...graph.chnsw import CHNSW
+from ...graph.communities import build_hierarchy, centroids
+from ...graph.snapshot import RELATION
+from ...index.storage import open_version, read_json, save_version, write_json
+from ...index.vectors import normalize_rows
+from ...llm.usage import LLMUsage
+from .config import ArchRAGConfig, CommunityVector
+from .prompts import COMMUNITY_SUMMARY_PROMPT
+from .summaries import FactLookup, summarise_layer
+
+SUMMARY_KINDS = ("llm", "extractive")
+
+__all__ = ["ArchRAGHierarchy", "SUMMARY_KINDS"]
+
+@dataclass
+class ArchRAGHierarchy:
+    """Layers of attributed communities over an index's entities, with summaries and a C-HNSW."""
+
+    entity_ids: list[str]  # bottom-layer rows (= list(index.entities) at build time)
+    entity_vectors: np.ndarray  # attribute vectors, layer 0 of the C-HNSW
+    memberships: list[np.ndarray]  # memberships[l - 1][i] = community (layer l) of node i of layer l - 1
+    community_vectors: list[np.ndarray]  # per community layer
+    titles: list[list[str]]
+    summaries: list[list[str]]
+    summary_kind: str
+    chnsw: CHNSW
+    config: ArchRAGConfig
+    cost: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # The community of every entity on every layer (composition of the memberships).
+        self.entity_community: list[np.ndarray] = []
+        current = np.arange(len(self.entity_ids))
+        for membership in self.memberships:
+            current = membership[current]
+            self.entity_community.append(current)
+        self._chunk_maps: tuple | None = None
+
+    @property
+    def num_layers(self) -> int:
+        """Layers of the C-HNSW: entities plus community layers."""
+        return 1 + len(self.memberships)
+
+    def communities_per_layer(self) -> list[int]:
+        return [int(v.shape[0]) for v in self.community_vectors]
+
+    def community_members(self, layer: int, community: int) -> np.ndarray:
+        """Entity rows under a community of ``layer`` (>= 1)."""
+        return np.flatnonzero(self.entity_community[layer - 1] == community)
+
+    # ------------------------------------------------------------------ chunk mapping (retrieval)
+
+    def chunk_maps(self, index) -> tuple[sp.csr_matrix, list[sp.csr_matrix]]:
+        """Sparse incidence: entity row -> chunk positions (``index.chunk_order``), and per community layer
+        community -> chunk positions (the chunks of all entities under it)."""
+        if self._chunk_maps is None:
+            position = index.chunk_position
+            rows, cols = [], []
+            for r, key in enumerate(self.entity_ids):
+                rec = index.entities.get(key)
+                for cid in (rec.chunks if rec else ()):
+                    if cid in position:
+                        rows.append(r)
+                        cols.append(position[cid])
+            n, m = len(self.entity_ids), len(position)
+            entity_chunks = sp.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)), shape=(n, m))
+            per_layer = []
+            for layer, ec in enumerate(self.entity_community, start=1):
+                onehot = sp.csr_matrix((np.ones(n, np.float32), (ec, np.arange(n))), shape=(self.communities_per_layer()[layer - 1], n))
+                per_layer.append((onehot @ entity_chunks).tocsr())
+            self._chunk_maps = (entity_chunks, per_layer)
+        return self._chunk_maps
+
+    # ------------------------------------------------------------------ build
+
+    @classmethod
+    def build(cls, index, config: ArchRAGConfig | None = None, llm=None,
+              summary_prompt: BasePromptTemplate | None = None) -> "ArchRAGHierarchy":
+        """Algorithm 1 + Algorithm 3 on ``index`` (LLM summaries when ``llm`` is given, else extractive).
+
+        Only the hierarchy fields of ``config`` matter here; the hierarchy records
+        :meth:`ArchRAGConfig.hierarchy_config`. ``summary_prompt``: the LLM summary template (default:
+        ``prompts.COMMUNITY_SUMMARY_PROMPT``; the retriever passes its ``community_summary`` prompt).
+        """
+        config = (config or ArchRAGConfig()).hierarchy_config()
+        summary_prompt = summary_prompt if summary_prompt is not None else COMMUNITY_SUMMARY_PROMPT
+        if index.snapshot is None or not index.entities:
+            raise ValueError("ArchRAG needs an index with entities; build or load one first")
+        started = time.perf_counter()
+        timings: dict[str, float] = {}
+        entity_ids = list(index.entities)
+        sentences = _entity_sentences(index, entity_ids)
+        attr = _attribute_vectors(index, entity_ids)
+        timings["attribute_vectors"] = time.perf_counter() - started
+
+        snap = index.snapshot
+        rel = snap.edge_kind == RELATION
+        src, dst = snap.edge_src[rel].astype(np.int64), snap.edge_dst[rel].astype(np.int64)
+
+        usage = LLMUsage()
+        names = [index.entities[k].surface for k in entity_ids]
+        texts = [_first(sentences[i], 2) for i in range(len(entity_ids))]  # member "descriptions", layer 0
+        state = {"names": names, "texts": texts, "titles": [], "summaries": [], "fallbacks": 0}
+        facts_between = FactLookup(index, entity_ids) if llm is not None else None
+        summarise_seconds = [0.0]
+
+        def community_vectors(layer: int, membership: np.ndarray, below: np.ndarray, graph) -> np.ndarray:
+            t0 = time.perf_counter()
+            titles, summaries = summarise_layer(layer, membership, graph, state, config, llm, usage,
+                                                facts_between, entity_ids, state_memberships, summary_prompt)
+            state_memberships.append(membership)
+            state["titles"].append(titles)
+            state["summaries"].append(summaries)
+            state["names"], state["texts"] = titles, summaries
+            vector = config.community_vector
+            if vector == CommunityVector.CENTROID or (vector == CommunityVector.AUTO and llm is None):
+                vecs = centroids(below, membership)
+            else:
+                vecs = normalize_rows(np.asarray(index.embed_model.get_text_embedding_batch(
+                    [f"{t}: {s}" for t, s in zip(titles, summaries)]), np.float32))
+            summarise_seconds[0] += time.perf_counter() - t0
+            return vecs
+
+        state_memberships: list[np.ndarray] = []
+        t0 = time.perf_counter()
+        layers = build_hierarchy(attr, src, dst, config.hierarchy_params(), community_vectors)
+        timings["clustering_and_summaries"] = time.perf_counter() - t0
+        timings["summaries_and_embedding"] = summarise_seconds[0]
+        t0 = time.perf_counter()
+        chnsw = CHNSW.build([attr] + [layer.vectors for layer in layers], M=config.M,
+                            ef_construction=config.ef_construction, seed=config.seed)
+        timings["chnsw"] = time.perf_counter() - t0
+        timings["total"] = time.perf_counter() - started
+        spent = usage.snapshot()
+        cost = {
+            "entities": len(entity_ids),
+            "communities_per_layer": [int(layer.vectors.shape[0]) for layer in layers],
+            "knn_edges_per_layer": [layer.graph.num_knn_edges for layer in layers],
+            "knn_threshold_per_layer": [round(layer.graph.threshold, 6) if layer.graph.threshold == layer.graph.threshold else None
+                                        for layer in layers],
+            "summary_llm_calls": int(spent["calls"]),
+            "summary_prompt_tokens": int(spent["prompt_tokens"]),
+            "summary_completion_tokens": int(spent["completion_tokens"]),
+            "summary_llm_failures": int(spent["failures"]),
+            "summary_extractive_fallbacks": int(state["fallbacks"]),
+            "seconds": {k: round(v, 3) for k, v in timings.items()},
+        }
+        return cls(entity_ids, attr, [layer.membership for layer in layers], [layer.vectors for layer in layers],
+                   state["titles"], state["summaries"], "llm" if llm is not None else "extractive", chnsw, config, cost)
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, folder: str | Path) -> Path:
+        """Write atomically into ``folder`` (a versioned folder, see ``index/storage.py``); no pickle."""
+
+        def write(target: Path) -> None:
+            write_json(target / "archrag.json", {
+                "entity_ids": self.entity_ids, "titles": self.titles, "summaries": self.summaries,
+                "summary_kind": self.summary_kind, "config": self.config.model_dump(mode="json"), "cost": self.cost,
+                "layers": len(self.memberships),
+            })
+            np.save(target / "entity_vectors.npy", self.entity_vectors)
+            for layer, (membership, vectors) in enumerate(zip(self.memberships, self.community_vectors), start=1):
+                np.save(target / f"membership_{layer}.npy", membership)
+                np.save(target / f"community_vectors_{layer}.npy", vectors)
+            self.chnsw.save(target / "chnsw")
+
+        return save_version(folder, write, {"artefact": "archrag-hierarchy"})
+
+    @classmethod
+    def load(cls, folder: str | Path, index=None) -> "ArchRAGHierarchy":
+        """Read a saved hierarchy; with ``index``, check it was built over the same entities."""
+        target, manifest = open_version(folder)
+        if manifest.get("artefact") != "archrag-hierarchy":
+            raise ValueError(f"{folder} does not hold an ArchRAG hierarchy")
+        meta = read_json(target / "archrag.json")
+        layers = int(meta["layers"])
+        memberships = [np.load(target / f"membership_{l}.npy", allow_pickle=False) for l in range(1, layers + 1)]
+        vectors = [np.load(target / f"community_vectors_{l}.npy", allow_pickle=False) for l in range(1, layers + 1)]
+        entity_vectors = np.load(target / "entity_vectors.npy", allow_pickle=False)
+        if index is not None and list(index.entities) != meta["entity_ids"]:
+            raise ValueError(f"the ArchRAG hierarchy in {folder} was built for a different index (entities differ); rebuild it")
+        sizes = [len(meta["entity_ids"])] + [v.shape[0] for v in vectors]
+        if any(m.shape[0] != sizes[i] for i, m in enumerate(memberships)) or entity_vectors.shape[0] != sizes[0]:
+            raise ValueError(f"the ArchRAG hierarchy in {folder} is inconsistent (layer sizes do not match)")
+        chnsw = CHNSW.load(target / "chnsw")
+        if chnsw.layer_sizes != sizes:
+            raise ValueError(f"the C-HNSW in {folder} has layers {chnsw.layer_sizes}, expected {sizes}")
+        return cls(meta["entity_ids"], entity_vectors, memberships, vectors, meta["titles"], meta["summaries"],
+                   meta["summary_kind"], chnsw, ArchRAGConfig.model_validate(meta["config"]), meta["cost"])
+
+
+# ---------------------------------------------------------------------------------------- helpers
+
+
+def _first(sentences: list[str], n: int) -> str:
+    return " ".join(sentences[:n])
+
+
+def _entity_sentences(index, entity_ids: list[str]) -> list[list[str]]:
+    """Each entity's distinct fact sentences, the ones stating most of its relations first."""
+    row = {k: i for i, k in enumerate(entity_ids)}
+    counts: list[dict[str, int]] = [dict() for _ in entity_ids]
+    for f in index.facts.values():
+        for end in (f.subject, f.object):
+            if end in row:
+                c = counts[row[end]]
+                c[f.text] = c.get(f.text, 0) + 1
+    return [sorted(c, key=lambda t: -c[t]) for c in counts]  # sorted() is stable: first seen wins ties
+
+
+def _attribute_vectors(index, entity_ids: list[str]) -> np.ndarray:
+    """normalise(name vector + normalise(mean sentence vector)); see the module docstring."""
+    names = index.entity_vectors.vectors()[np.fromiter((index.entity_vectors.row(k) for k in entity_ids), np.int64)]
+    names = normalize_rows(names)
+    row = {k: i for i, k in enumerate(entity_ids)}
+    rows, cols = [], []
+    fact_rows = index.fact_text_rows
+    for position, fid in enumerate(index.fact_ids):
+        f = index.facts[fid]
+        for end in {f.subject, f.object}:
+            if end in row:
+                rows.append(row[end])
+                cols.append(int(fact_rows[position]))
+    if not rows:
+        return names
+    texts = index.fact_vectors.vectors()
+    incidence = sp.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)), shape=(len(entity_ids), texts.shape[0]))
+    incidence.data[:] = 1.0  # a sentence counts once per entity, however many of its relations it states
+    incidence.sum_duplicates()
+    incidence.data[:] = 1.0
+    sums = np.asarray(incidence @ texts)
+    has = np.asarray(incidence.sum(axis=1)).ravel() > 0
+    out = names.copy()
+    out[has] = names[has] + normalize_rows(sums[has])
+    return normalize_rows(out)
+
+

@@ -1,0 +1,280 @@
+"""What every method shares: its typed config, its retriever base class, and the nodes it returns.
+
+A method is a :class:`GraphIndexRetriever` subclass with three class attributes:
+
+* ``method``: its registry name;
+* ``config_class``: a :class:`MethodConfig` (pydantic) holding every tunable with its default, a
+  description and its paper reference; variants are named presets of that config (``PRESETS``);
+* ``default_prompts``: its LlamaIndex ``PromptTemplate`` s by name (``get_prompts()`` /
+  ``update_prompts()`` read and replace them; ``"answer"`` is the query engine's QA template).
+
+Retrievers return chunk nodes in rank order, plus at most one evidence node.
+Chunk nodes: ``TextNode(id_=chunk id, text=chunk text)`` with metadata ``kind="chunk"``, ``chunk_id``,
+``doc_id``, ``title``, ``method``, and a SOURCE relationship to the document.
+Evidence node: ``kind="evidence"``, a readable text and the method's structure in JSON-serialisable
+metadata; its id is a content hash, so it is unique and stable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from typing import Any, ClassVar
+
+from llama_index.core import PropertyGraphIndex
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.prompts import BasePromptTemplate
+from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import NodeRelationship, NodeWithScore, QueryBundle, RelatedNodeInfo, TextNode
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..index.derive import graph_index_of
+
+__all__ = [
+    "EvidenceFirst",
+    "EvidenceLast",
+    "GraphIndexRetriever",
+    "GraphRAGQueryEngine",
+    "MethodConfig",
+    "build_query_engine",
+    "chunk_node",
+    "evidence_node",
+    "param",
+    "resolve_llm",
+]
+
+
+# ---------------------------------------------------------------------------------------- config
+
+def param(default: Any, description: str, paper: str, **constraints: Any) -> Any:
+    """A config field: its default, what it does, and where it comes from.
+
+    ``paper`` names the source of the default: an equation or section ("AGRAG Eq. 12"), the
+    authors' code ("PathRAG code"), or "ours" with the measurement behind it.
+    """
+    return Field(default, description=description, json_schema_extra={"paper": paper}, **constraints)
+
+
+class MethodConfig(BaseModel):
+    """Base of every method's typed configuration (immutable; derive with :meth:`resolve`).
+
+    ``PRESETS`` maps a variant name (the paper's ablations, the authors' options) to field values;
+    a variant is nothing but those values applied to the config.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    @classmethod
+    def resolve(cls, config: "MethodConfig | None" = None, variant: str | None = None, **overrides: Any):
+        """``config`` (default: the defaults), then the preset ``variant``, then ``overrides``, validated."""
+        if config is not None and not isinstance(config, cls):
+            raise TypeError(f"expected a {cls.__name__}, got {type(config).__name__}")
+        values = (config or cls()).model_dump()
+        if variant is not None:
+            if variant not in cls.PRESETS:
+                raise ValueError(f"unknown {cls.method_label()} variant {variant!r}; "
+                                 f"choose from {', '.join(cls.PRESETS) or '(none)'}")
+            values.update(cls.PRESETS[variant])
+        values.update(overrides)
+        return cls.model_validate(values)
+
+    @classmethod
+    def method_label(cls) -> str:
+        return cls.__name__.removesuffix("Config") or cls.__name__
+
+    @classmethod
+    def parse_setting(cls, text: str) -> tuple[str, Any]:
+        """``"key=value"`` (the CLI's ``--set``) -> ``(key, value)``, the value read as JSON when it is JSON.
+
+        The value is validated later with the whole config, so ``"5"`` becomes an int for an int
+        field and ``"combined"`` an enum member for an enum field.
+        """
+        key, sep, raw = text.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"expected key=value, got {text!r}")
+        if key not in cls.model_fields:
+            raise ValueError(f"{cls.method_label()} has no setting {key!r}; settings: {', '.join(sorted(cls.model_fields))}")
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw.strip()
+        return key, value
+
+    def digest(self) -> str:
+        """A short stable hash of the values (names artefacts built with this config)."""
+        return hashlib.sha1(self.model_dump_json().encode()).hexdigest()[:12]
+
+
+class NoConfig(MethodConfig):
+    """For methods with nothing to tune."""
+
+
+# ---------------------------------------------------------------------------------------- nodes
+
+def chunk_node(index, chunk_id: str, score: float, method: str, **extra: Any) -> NodeWithScore:
+    rec = index.chunks[chunk_id]
+    node = TextNode(
+        id_=chunk_id,
+        text=rec.text,
+        metadata={"kind": "chunk", "chunk_id": chunk_id, "doc_id": rec.doc_id, "title": rec.title, "method": method, **extra},
+        relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=rec.doc_id)},
+    )
+    # The synthesizer should see the text, not our bookkeeping.
+    node.excluded_llm_metadata_keys = [k for k in node.metadata if k != "title"]
+    node.excluded_embed_metadata_keys = list(node.metadata)
+    return NodeWithScore(node=node, score=float(score))
+
+
+def evidence_node(method: str, text: str, evidence: dict[str, Any], score: float | None = None) -> NodeWithScore:
+    payload = json.dumps(evidence, sort_keys=True, default=str)
+    digest = hashlib.sha1(f"{method}\n{text}\n{payload}".encode()).hexdigest()[:16]
+    node = TextNode(id_=f"evidence-{method}-{digest}", text=text,
+                    metadata={"kind": "evidence", "method": method, "evidence": json.loads(payload)})
+    node.excluded_llm_metadata_keys = list(node.metadata)
+    node.excluded_embed_metadata_keys = list(node.metadata)
+    return NodeWithScore(node=node, score=score)
+
+
+# ---------------------------------------------------------------------------------------- retriever
+
+class GraphIndexRetriever(BaseRetriever):
+    """Base for retrievers over the shared index: config, prompts, top_k, async off the event loop.
+
+    ``index`` is a :class:`~llama_index_graphrag_suite.index.GraphRAGIndex` or a plain
+    ``PropertyGraphIndex`` built with this project's extractors (derived once, see ``index/derive.py``).
+    ``config`` / ``variant`` / keyword ``overrides`` build the method's config (:meth:`MethodConfig.resolve`).
+    """
+
+    method: ClassVar[str] = "base"
+    config_class: ClassVar[type[MethodConfig]] = NoConfig
+    default_prompts: ClassVar[dict[str, BasePromptTemplate]] = {}
+    evidence_placement: ClassVar[str] = "first"  # where the query engine puts the evidence node
+    uses_llm: ClassVar[bool] = False  # whether an ``llm=`` changes what the method does
+
+    def __init__(self, index, top_k: int = 5, *, config: MethodConfig | None = None, variant: str | None = None,
+                 llm: Any = None, callback_manager=None, verbose: bool = False, **overrides: Any):
+        if top_k < 1:
+            raise ValueError("top_k must be at least 1")
+        self.config = self.config_class.resolve(config, variant, **overrides)
+        self.variant = variant
+        self.llm = llm
+        # a PropertyGraphIndex built with our extractors: derive the artefacts once; anything else is
+        # read through the GraphIndexReader protocol (index/protocol.py)
+        self.index = graph_index_of(index) if isinstance(index, PropertyGraphIndex) else index
+        self.top_k = top_k
+        self._prompts: dict[str, BasePromptTemplate] = dict(self.default_prompts)
+        super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        # Retrieval is CPU-bound numpy/faiss work: keep it off the event loop.
+        return await asyncio.to_thread(self._retrieve, query_bundle)
+
+    def query_vector(self, query_bundle: QueryBundle):
+        """The query embedding with the index's model (a bundle's precomputed embedding may come from another model)."""
+        return self.index.embed_query(query_bundle.query_str)
+
+    # -- prompts (LlamaIndex's PromptMixin) -------------------------------------------------------
+    def prompt(self, name: str) -> BasePromptTemplate:
+        """The current template called ``name`` (the default until ``update_prompts`` replaces it)."""
+        return self._prompts[name]
+
+    def _get_prompts(self) -> dict[str, BasePromptTemplate]:
+        return dict(self._prompts)
+
+    def _get_prompt_modules(self) -> dict[str, Any]:
+        return {}
+
+    def _update_prompts(self, prompts: dict[str, BasePromptTemplate]) -> None:
+        unknown = set(prompts) - set(self._prompts)
+        if unknown:
+            raise KeyError(f"{self.method} has no prompt {sorted(unknown)}; prompts: {sorted(self._prompts) or 'none'}")
+        self._prompts.update(prompts)
+
+    # -- query engine -----------------------------------------------------------------------------
+    def as_query_engine(self, llm: Any = None, streaming: bool = False, **kwargs: Any) -> "GraphRAGQueryEngine":
+        """A query engine over this retriever with the method's answer prompt (when it has one)."""
+        if "answer" in self._prompts:
+            kwargs.setdefault("text_qa_template", self._prompts["answer"])
+        kwargs.setdefault("evidence", self.evidence_placement)
+        return build_query_engine(self, resolve_llm(llm if llm is not None else self.llm), streaming=streaming, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------- query engine
+
+class EvidenceFirst(BaseNodePostprocessor):
+    """Moves the evidence node in front of the chunks, so a prompt sees the reasoning before the passages."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "EvidenceFirst"
+
+    def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
+        return sorted(nodes, key=lambda n: n.node.metadata.get("kind") != "evidence")  # stable: chunk order kept
+
+
+class EvidenceLast(BaseNodePostprocessor):
+    """Moves the evidence node after the chunks (PathRAG Eq. 6 puts the most reliable path at the very end)."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "EvidenceLast"
+
+    def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
+        return sorted(nodes, key=lambda n: n.node.metadata.get("kind") == "evidence")  # stable: chunk order kept
+
+
+class GraphRAGQueryEngine(RetrieverQueryEngine):
+    """A ``RetrieverQueryEngine`` whose ``get_prompts()`` also lists the retriever's prompts (``retriever:<name>``)."""
+
+    def _get_prompt_modules(self) -> dict[str, Any]:
+        return {"response_synthesizer": self._response_synthesizer, "retriever": self._retriever}
+
+
+def resolve_llm(llm: Any = None):
+    """``llm`` or LlamaIndex's ``Settings.llm``, with one clear error when there is neither."""
+    if llm is not None:
+        return llm
+    from llama_index.core import Settings
+
+    try:
+        return Settings.llm
+    except Exception as exc:  # Settings.llm defaults to OpenAI, which is not installed here
+        raise ValueError(
+            "a query engine needs an LLM: pass llm=... (e.g. llama_index_graphrag_suite.llm.build_llm("
+            "'http://localhost:8000/v1') for a vLLM or OpenAI-compatible server) or set Settings.llm"
+        ) from exc
+
+
+def build_query_engine(retriever, llm: Any, streaming: bool = False, text_qa_template: Any = None,
+                       evidence: str = "first", **engine_kwargs: Any) -> GraphRAGQueryEngine:
+    """``RetrieverQueryEngine.from_args`` with the evidence node placed and callbacks that really count.
+
+    ``evidence="first"`` puts the method's evidence node before the passages (the reasoning before the
+    text), ``"last"`` after them (PathRAG's prompt ends with its most reliable path).
+
+    ``from_args`` builds its response synthesizer with ``Settings.callback_manager`` and then overwrites
+    the LLM's callback manager, so a ``callback_manager=`` passed here would never see the LLM's tokens.
+    When one is given, the synthesizer is built here with it (a ``TokenCountingHandler`` then counts).
+    """
+    from llama_index.core import get_response_synthesizer
+
+    if evidence not in ("first", "last"):
+        raise ValueError("evidence must be 'first' or 'last'")
+    placement = EvidenceFirst() if evidence == "first" else EvidenceLast()
+    engine_kwargs["node_postprocessors"] = [*engine_kwargs.get("node_postprocessors", []), placement]
+    callback_manager = engine_kwargs.get("callback_manager")
+    if callback_manager is not None and "response_synthesizer" not in engine_kwargs:
+        synth_kwargs = {k: engine_kwargs.pop(k) for k in ("response_mode", "refine_template", "use_async", "verbose")
+                        if k in engine_kwargs}
+        engine_kwargs["response_synthesizer"] = get_response_synthesizer(
+            llm=llm, callback_manager=callback_manager, streaming=streaming, text_qa_template=text_qa_template,
+            **synth_kwargs)
+        retriever.callback_manager = callback_manager  # retrieval events reach the same handlers
+    elif text_qa_template is not None:
+        engine_kwargs["text_qa_template"] = text_qa_template
+    return GraphRAGQueryEngine.from_args(retriever, llm=llm, streaming=streaming, **engine_kwargs)

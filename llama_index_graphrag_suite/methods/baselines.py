@@ -1,0 +1,166 @@
+"""Baselines every graph method is measured against: dense, BM25, hybrid (AGRAG Eq. 21) and HippoRAG 2.
+
+HippoRAG 2-style retrieval without an LLM is the graph baseline AGRAG, PathRAG, ArchRAG and A2RAG compare with.
+Query -> the ``linking_top_k`` facts most similar to it -> weights on those facts' entities -> plus a
+small dense-similarity weight on every passage -> Personalized PageRank over entities and passages
+(damping 0.5) -> passages ranked by their PPR score.
+
+Where this departs from HippoRAG 2's code (``graph_search_with_fact_entities``): its LLM fact filter
+(recognition memory) is left out, so no LLM is needed; and an entity in several mapped facts gets
+the mean of its shares (the fix of HippoRAG issue #128; older code kept the last one). As in that
+code, fact scores are min-max scaled over all facts and only the ``linking_top_k`` entities with
+the largest weights seed the walk.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
+from ..graph.ppr import Transition, personalized_pagerank, transition_matrix
+from .base import GraphIndexRetriever, MethodConfig, chunk_node, evidence_node, param
+from .scoring import hybrid, minmax, top_k
+
+__all__ = ["BM25Retriever", "DenseRetriever", "HippoRAGConfig", "HippoRAGRetriever", "HybridRetriever"]
+
+
+class _ScoredChunksRetriever(GraphIndexRetriever):
+    """Shared ranking for retrievers that score every chunk; subclasses say how."""
+
+    @abstractmethod
+    def chunk_scores(self, query_bundle: QueryBundle) -> np.ndarray:
+        """One score per chunk, in ``index.chunk_order``."""
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        scores = self.chunk_scores(query_bundle)
+        order = self.index.chunk_order
+        return [chunk_node(self.index, order[i], scores[i], self.method) for i in top_k(scores, self.top_k)]
+
+
+class DenseRetriever(_ScoredChunksRetriever):
+    """Chunks by cosine similarity of their embedding with the query's."""
+
+    method = "dense"
+
+    def chunk_scores(self, query_bundle: QueryBundle) -> np.ndarray:
+        return self.index.chunk_dense_scores(self.query_vector(query_bundle))
+
+
+class BM25Retriever(_ScoredChunksRetriever):
+    """Chunks by BM25 (k1=1.5, b=0.75) over lower-cased, stop-word-free tokens."""
+
+    method = "bm25"
+
+    def chunk_scores(self, query_bundle: QueryBundle) -> np.ndarray:
+        return self.index.bm25.scores(query_bundle.query_str)
+
+
+class HybridRetriever(_ScoredChunksRetriever):
+    """Chunks by the average of min-max-scaled dense and BM25 scores (AGRAG Eq. 21, as its authors compute it)."""
+
+    method = "hybrid"
+
+    def chunk_scores(self, query_bundle: QueryBundle) -> np.ndarray:
+        dense = self.index.chunk_dense_scores(self.query_vector(query_bundle))
+        return hybrid(dense, self.index.bm25.scores(query_bundle.query_str))
+
+
+class HippoRAGConfig(MethodConfig):
+    """HippoRAG 2's retrieval settings (LLM-free: no recognition-memory filter)."""
+
+    linking_top_k: int = param(5, "Facts mapped to the query, and entities kept as walk seeds.",
+                               "HippoRAG 2 code (linking_top_k=5)", ge=1)
+    damping: float = param(0.5, "Probability of following an edge in PPR (1 - restart).",
+                           "HippoRAG 2 code (damping 0.5)", ge=0.0, lt=1.0)
+    passage_node_weight: float = param(0.05, "Weight of every passage's min-max dense score in the restart vector.",
+                                       "HippoRAG 2 code (passage_node_weight 0.05)", ge=0.0)
+
+
+@dataclass(frozen=True)
+class _Graph:
+    """What PPR needs from one snapshot (cached on the index, rebuilt when insert/delete replace it)."""
+
+    transition: Transition
+    chunk_rows: np.ndarray  # snapshot rows of index.chunk_order
+
+
+class HippoRAGRetriever(GraphIndexRetriever):
+    """Passages ranked by Personalized PageRank seeded from query-matched facts (HippoRAG 2).
+
+    1. Fact mapping: the ``linking_top_k`` facts nearest the query; their cosines are min-max scaled
+       over the cosines of all facts.
+    2. Entity weights: each subject/object of a mapped fact gets the mean, over the mapped facts it
+       is in, of fact score / number of chunks containing the entity, so a rare entity counts more;
+       the ``linking_top_k`` heaviest entities are kept as seeds.
+    3. Passage weights: min-max dense score x ``passage_node_weight`` (0.05) for every chunk, so the
+       dense signal breaks ties without swamping the graph.
+    4. PPR with ``damping`` (probability of following an edge; 0.5) on the weighted snapshot
+       adjacency, reset = entity weights + passage weights; chunks ranked by their PPR score.
+
+    With no fact to map (an index without relations), chunks are ranked by dense similarity.
+    Returns the top_k chunk nodes, then one evidence node listing the mapped facts and seed weights.
+    """
+
+    method = "hipporag"
+
+    config_class = HippoRAGConfig
+
+    def _graph(self) -> _Graph:
+        def build() -> _Graph:
+            snapshot = self.index.snapshot
+            return _Graph(transition_matrix(snapshot.adjacency("weight")), snapshot.rows(self.index.chunk_order))
+
+        return self.index.cached("hipporag.graph", build)
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        index = self.index
+        query_vec = self.query_vector(query_bundle)
+        dense = index.chunk_dense_scores(query_vec)
+        mapped = index.search_facts(query_vec, self.config.linking_top_k)
+        if not mapped:
+            return self._dense_fallback(dense)
+
+        every_fact = index.fact_vectors.scores(query_vec)  # one cosine per distinct fact text
+        lo, hi = float(every_fact.min()), float(every_fact.max())
+        sims = np.array([sim for _, sim in mapped])
+        fact_scores = (sims - lo) / (hi - lo) if hi - lo > 1e-12 else np.ones_like(sims)
+        shares: dict[str, list[float]] = {}
+        for (fid, _), score in zip(mapped, fact_scores):
+            fact = index.facts[fid]
+            for key in (fact.subject, fact.object):
+                shares.setdefault(key, []).append(score / max(1, len(index.entities[key].chunks)))
+        weights = {key: float(np.mean(values)) for key, values in shares.items()}
+        seeds = dict(sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[: self.config.linking_top_k])
+
+        graph = self._graph()
+        snapshot = index.snapshot
+        reset = np.zeros(snapshot.num_nodes)
+        reset[snapshot.rows(seeds)] = list(seeds.values())
+        reset[graph.chunk_rows] += minmax(dense) * self.config.passage_node_weight
+        ppr = personalized_pagerank(graph.transition, reset, damping=self.config.damping)
+        chunk_scores = ppr[graph.chunk_rows]
+
+        order = index.chunk_order
+        nodes = [chunk_node(index, order[i], chunk_scores[i], self.method) for i in top_k(chunk_scores, self.top_k)]
+        facts = [
+            {"id": fid, "subject": index.facts[fid].subject, "predicate": index.facts[fid].predicate,
+             "object": index.facts[fid].object, "score": float(score)}
+            for (fid, _), score in zip(mapped, fact_scores)
+        ]
+        text = "Facts matched to the query:\n" + "\n".join(
+            f"{f['subject']} | {f['predicate']} | {f['object']} ({f['score']:.3f})" for f in facts)
+        return nodes + [evidence_node(self.method, text, self._evidence(facts, seeds, "ppr"))]
+
+    def _dense_fallback(self, dense: np.ndarray) -> list[NodeWithScore]:
+        """No fact matched (HippoRAG 2 does the same when its fact filter keeps none): dense ranking."""
+        order = self.index.chunk_order
+        nodes = [chunk_node(self.index, order[i], dense[i], self.method) for i in top_k(dense, self.top_k)]
+        text = "No fact matched the query; passages are ranked by dense similarity."
+        return nodes + [evidence_node(self.method, text, self._evidence([], {}, "dense"))]
+
+    def _evidence(self, facts: list[dict], seeds: dict[str, float], ranking: str) -> dict:
+        return {"facts": facts, "seed_entities": seeds, "damping": self.config.damping,
+                "passage_node_weight": self.config.passage_node_weight, "ranking": ranking}
