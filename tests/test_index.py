@@ -10,7 +10,7 @@ from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.index import CorruptIndexError, IndexFormatError, IndexNotFoundError
 from llama_index_graphrag_suite.index.records import text_key
-from llama_index_graphrag_suite.retrievers import get_retriever
+from llama_index_graphrag_suite.registry import get_retriever
 
 CONFIG = IndexConfig(entity_threshold=0.3)
 

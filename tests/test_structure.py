@@ -104,3 +104,49 @@ def test_registry_module_imports_no_method():
             "assert 'llama_index_graphrag_suite.methods.agrag.retriever' in sys.modules\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def _protocol_members() -> set[str]:
+    from llama_index_graphrag_suite.index.protocol import GraphIndexReader
+
+    members = set(GraphIndexReader.__annotations__)
+    members |= {k for k in vars(GraphIndexReader) if not k.startswith("_")}
+    return members
+
+
+def _index_reads() -> dict[str, set[str]]:
+    """Attributes read on ``self.index`` / ``index`` / ``graph_index`` anywhere in methods/ and langgraph_agents/."""
+    reads: dict[str, set[str]] = {}
+    files = [*(ROOT / "llama_index_graphrag_suite" / "methods").rglob("*.py"), *(ROOT / "langgraph_agents").glob("*.py")]
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Attribute):
+                continue
+            owner = node.value
+            via_self = (isinstance(owner, ast.Attribute) and owner.attr == "index"
+                        and isinstance(owner.value, ast.Name) and owner.value.id == "self")
+            via_name = isinstance(owner, ast.Name) and owner.id in ("index", "graph_index")
+            if via_self or via_name:
+                reads.setdefault(node.attr, set()).add(str(path.relative_to(ROOT)))
+    return reads
+
+
+def test_methods_read_the_index_only_through_its_declared_interface():
+    reads = _index_reads()
+    assert {"snapshot", "chunk_order", "embed_query", "cached"} <= set(reads)  # the walk finds real reads
+    undeclared = {name: sorted(where) for name, where in reads.items() if name not in _protocol_members()}
+    assert not undeclared, f"index members read by methods but missing from GraphIndexReader: {undeclared}"
+
+
+def test_graph_rag_index_implements_the_reader_protocol():
+    from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+    from llama_index_graphrag_suite.documents import make_document
+    from llama_index_graphrag_suite.embeddings import HashEmbedding
+    from llama_index_graphrag_suite.index.protocol import GraphIndexReader
+
+    docs = [make_document("a", "Ada Lorne was born in Marlow. Marlow lies on the Teme.", "Ada Lorne"),
+            make_document("b", "The Teme is a river. Ada Lorne painted the Teme at Marlow.", "Teme")]
+    index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(), config=IndexConfig(entity_threshold=0.1))
+    assert isinstance(index, GraphIndexReader)
+    for name in _protocol_members():
+        assert hasattr(index, name), name

@@ -1,6 +1,7 @@
 """The shared graph index and its storage."""
 
 from .graph_index import GraphRAGIndex
+from .protocol import GraphIndexReader
 from .storage import CorruptIndexError, IndexFormatError, IndexNotFoundError
 
-__all__ = ["CorruptIndexError", "GraphRAGIndex", "IndexFormatError", "IndexNotFoundError"]
+__all__ = ["CorruptIndexError", "GraphIndexReader", "GraphRAGIndex", "IndexFormatError", "IndexNotFoundError"]

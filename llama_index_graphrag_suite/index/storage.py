@@ -12,12 +12,13 @@ by a crash is never pointed to and is cleaned up by the next save.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 from pathlib import Path
 from typing import Any, Callable
+
+from ..fileio import sha256_file
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -43,14 +44,6 @@ class IndexFormatError(IndexError_, ValueError):
 def _fsync_file(path: Path) -> None:
     with open(path, "rb") as f:
         os.fsync(f.fileno())
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -85,7 +78,7 @@ def save_version(root: str | os.PathLike, write_files: Callable[[Path], None], m
         # every file, those of method artefacts in sub-folders included (as relative paths)
         files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
         manifest = {**manifest, "format_version": FORMAT_VERSION,
-                    "files": {name: _sha256(folder / name) for name in files}}
+                    "files": {name: sha256_file(folder / name) for name in files}}
         write_json(folder / MANIFEST, manifest)
         for name in files + [MANIFEST]:
             _fsync_file(folder / name)
@@ -128,6 +121,6 @@ def open_version(root: str | os.PathLike, verify: bool = True) -> tuple[Path, di
             path = folder / name
             if not path.is_file():
                 raise CorruptIndexError(f"corrupt index at {root}: {name} is missing")
-            if _sha256(path) != digest:
+            if sha256_file(path) != digest:
                 raise CorruptIndexError(f"corrupt index at {root}: {name} does not match its checksum")
     return folder, manifest

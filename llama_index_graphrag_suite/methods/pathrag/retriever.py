@@ -126,7 +126,7 @@ class PathRAGRetriever(GraphIndexRetriever):
         score against the index's statistics (Eq. 2; in a query every count is 1, so this is IDF:
         rarer first), skipping phrases inside an already chosen one and phrases in more than
         ``keyword_max_df`` of the chunks (and more than 5; generic words such as "film" or "born" pull in generic nodes)."""
-        stats = self.index._statistics()
+        stats = self.index.entity_statistics()
         max_df = max(self.config.keyword_max_df * stats.n_chunks, 5.0)  # small corpora keep their names
         chosen: list[tuple[str, str]] = []
         # Equal scores (equal document frequency): the longer phrase first, so "Grey Harbour" beats "Grey".

@@ -1,0 +1,131 @@
+"""Deleting documents, and mirroring the tables into the index's PropertyGraphStore.
+
+A mixin of :class:`~.graph_index.GraphRAGIndex`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Iterable
+
+from llama_index.core.graph_stores.types import (
+    EntityNode,
+    Relation,
+)
+from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
+
+from ..extractors.statistical import (
+    CONTAINS,
+    ENTITY_LABEL,
+    SYNONYM,
+)
+from .records import FactRecord
+
+log = logging.getLogger(__name__)
+
+
+class IndexMutation:
+    """Keeps the PropertyGraphStore in step with the tables; removes documents."""
+
+    def _entity_node(self, key: str) -> EntityNode:
+        e = self.entities[key]
+        return EntityNode(name=key, label=ENTITY_LABEL, properties={"surface": e.surface})
+
+    def _chunk_text_node(self, cid: str) -> TextNode:
+        c = self.chunks[cid]
+        return TextNode(text=c.text, id_=cid, metadata={"doc_id": c.doc_id, "title": c.title},
+                        relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=c.doc_id)})
+
+    def _upsert_chunks(self, chunk_ids: Iterable[str]) -> None:
+        # upsert_llama_nodes stores the node as LlamaIndex expects, so get_llama_nodes() and
+        # PGRetriever(include_text=True) find the chunk text behind a triple.
+        self.property_graph_store.upsert_llama_nodes([self._chunk_text_node(c) for c in chunk_ids])
+
+    def _fact_relation(self, f: FactRecord) -> Relation:
+        return Relation(label=f.predicate, source_id=f.subject, target_id=f.object,
+                        properties={"text": f.text, "kind": f.kind, "fact_id": f.id})
+
+    def _relations_of_chunks(self, chunk_ids: Iterable[str]) -> list[Relation]:
+        return [Relation(label=CONTAINS, source_id=cid, target_id=key, properties={"kind": CONTAINS})
+                for cid in chunk_ids for key in self.chunks[cid].entities]
+
+    def _mirror_upsert(self, chunk_ids: list[str], entity_ids: Iterable[str], fact_ids: Iterable[str]) -> None:
+        store = self.property_graph_store
+        self._upsert_chunks(chunk_ids)
+        store.upsert_nodes([self._entity_node(k) for k in entity_ids])
+        rels = [self._fact_relation(self.facts[f]) for f in fact_ids] + self._relations_of_chunks(chunk_ids)
+        rels += [Relation(label=SYNONYM, source_id=a, target_id=b, properties={"kind": SYNONYM, "score": s})
+                 for (a, b), s in self.synonyms.items() if a in entity_ids or b in entity_ids]
+        store.upsert_relations(rels)
+
+    def delete(self, doc_id: str) -> int:
+        """Remove a document: its chunks, the relations only it supported, the entities only it mentioned.
+
+        Corpus statistics forget its chunks; entities of the remaining chunks are not re-scored.
+        Returns the number of chunks removed. Raises KeyError for an unknown document.
+        """
+        gone_chunks = [c for c, rec in self.chunks.items() if rec.doc_id == doc_id]
+        if not gone_chunks:
+            raise KeyError(f"no document {doc_id!r} in the index")
+        gone = set(gone_chunks)
+        self.entity_statistics().forget(self.chunks[c].text for c in gone_chunks)
+        gone_entities, gone_facts = set(), set()
+        for cid in gone_chunks:
+            for key in self.chunks[cid].entities:
+                ent = self.entities.get(key)
+                if ent is not None:
+                    ent.chunks.discard(cid)
+                    if not ent.chunks:
+                        gone_entities.add(key)
+        for fid, f in self.facts.items():
+            if f.chunks & gone:
+                f.chunks -= gone
+                if not f.chunks or f.subject in gone_entities or f.object in gone_entities:
+                    gone_facts.add(fid)
+        gone_syn = [p for p in self.synonyms if p[0] in gone_entities or p[1] in gone_entities]
+
+        # Which surviving store nodes must be re-written: endpoints of removed facts, and (because
+        # some stores delete a node's neighbours with it) the neighbours of everything deleted.
+        deleted_ids = gone | gone_entities | {x for fid in gone_facts for x in (self.facts[fid].subject, self.facts[fid].object)}
+        snap = self.snapshot
+        around: set[str] = set()
+        for node_id in deleted_ids:
+            if snap.has(node_id):
+                nbrs, _ = snap.neighbours_of(snap.row(node_id))
+                around.update(snap.node_ids[i] for i in nbrs.tolist())
+        around |= deleted_ids
+
+        for cid in gone_chunks:
+            del self.chunks[cid]
+        for key in gone_entities:
+            del self.entities[key]
+        for fid in gone_facts:
+            del self.facts[fid]
+        for p in gone_syn:
+            del self.synonyms[p]
+        self.chunk_vectors.remove(gone_chunks)
+        self.entity_vectors.remove(gone_entities)
+        self.fact_vectors.remove(self._unused_texts())
+
+        store = self.property_graph_store
+        store.delete(ids=sorted(deleted_ids))
+        survivors = around - gone - gone_entities
+        keep_chunks = [n for n in survivors if n in self.chunks]
+        keep_entities = {n for n in survivors if n in self.entities}
+        keep_facts = [f for f in self.facts.values() if f.subject in survivors or f.object in survivors]
+        self._upsert_chunks(keep_chunks)
+        store.upsert_nodes([self._entity_node(k) for k in keep_entities])
+        for f in keep_facts:  # endpoints may not have been touched; make sure they exist
+            for k in (f.subject, f.object):
+                if k not in keep_entities:
+                    keep_entities.add(k)
+                    store.upsert_nodes([self._entity_node(k)])
+        contains_of = [c for c in self.chunks if c in survivors or set(self.chunks[c].entities) & survivors]
+        rels = [self._fact_relation(f) for f in keep_facts] + self._relations_of_chunks(contains_of)
+        rels += [Relation(label=SYNONYM, source_id=a, target_id=b, properties={"kind": SYNONYM, "score": s})
+                 for (a, b), s in self.synonyms.items() if a in survivors or b in survivors]
+        if contains_of:  # their chunk nodes must exist before the relations point at them
+            self._upsert_chunks(c for c in contains_of if c not in survivors)
+        store.upsert_relations(rels)
+        self._refresh_derived()
+        return len(gone_chunks)

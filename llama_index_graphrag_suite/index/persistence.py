@@ -1,0 +1,138 @@
+"""Saving and loading the index: JSON tables, numpy arrays and faiss files in an atomic version folder.
+
+A mixin of :class:`~.graph_index.GraphRAGIndex`; the folder layout and checks are in ``storage.py``.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.graph_stores import SimplePropertyGraphStore
+from llama_index.core.graph_stores.types import (
+    PropertyGraphStore,
+)
+from typing_extensions import Self  # the GraphRAGIndex these mixins are part of
+
+from .._version import __version__
+from ..config import IndexConfig
+from ..embeddings import embed_model_name
+from ..graph.snapshot import GraphSnapshot
+from .records import ChunkRecord, EntityRecord, FactRecord
+from .storage import (
+    CorruptIndexError,
+    open_version,
+    read_json,
+    save_version,
+    write_json,
+)
+from .vectors import VectorTable
+
+log = logging.getLogger(__name__)
+STORE_FILE = "property_graph_store.json"
+ARTEFACTS = "artefacts"  # sub-folder of a version holding methods' derived artefacts (see ArtefactCache.artefact)
+
+
+class IndexPersistence:
+    """``persist`` (atomic, checksummed) and ``load`` (one-line errors for a missing, corrupt or newer index)."""
+
+    def persist(self, persist_dir: str | Path) -> Path:
+        """Save atomically under ``persist_dir`` (see ``index/storage.py``); returns the version folder."""
+        if self.snapshot is None:
+            raise ValueError("nothing to persist: the index is empty")
+
+        def write(folder: Path) -> None:
+            write_json(folder / "chunks.json", [self.chunks[c].to_json() for c in self._chunk_order])
+            write_json(folder / "entities.json", [e.to_json() for e in self.entities.values()])
+            write_json(folder / "facts.json", [f.to_json() for f in self.facts.values()])
+            write_json(folder / "synonyms.json", [[a, b, s] for (a, b), s in self.synonyms.items()])
+            write_json(folder / "vector_ids.json", {
+                "chunks": self.chunk_vectors.ids, "entities": self.entity_vectors.ids, "facts": self.fact_vectors.ids})
+            np.savez(folder / "graph.npz", **self.snapshot.to_arrays())
+            self.chunk_vectors.save(folder / "chunks.faiss")
+            self.entity_vectors.save(folder / "entities.faiss")
+            self.fact_vectors.save(folder / "facts.faiss")
+            if isinstance(self.property_graph_store, SimplePropertyGraphStore):
+                self.property_graph_store.persist(str(folder / STORE_FILE))
+            in_memory = self._artefacts_to_save()
+            for name, obj in in_memory.items():
+                obj.save(folder / ARTEFACTS / name)
+            for name, old in self._saved_artefacts.items():  # loaded from disk, never used: carry over
+                if name not in in_memory and old.is_dir():
+                    shutil.copytree(old, folder / ARTEFACTS / name)
+
+        manifest = {
+            "library": "llama-index-graphrag-suite",
+            "library_version": __version__,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "config": self.config.model_dump(),
+            "embed_model": embed_model_name(self.embed_model),
+            "embed_dim": self._dim,
+            "store": type(self.property_graph_store).__name__,
+            "counts": self.stats(),
+            "build": self.build_info,
+        }
+        saved = save_version(persist_dir, write, manifest)
+        artefacts = saved / ARTEFACTS
+        self._saved_artefacts = {p.name: p for p in artefacts.iterdir()} if artefacts.is_dir() else {}
+        return saved
+
+    @classmethod
+    def load(
+        cls,
+        persist_dir: str | Path,
+        embed_model: BaseEmbedding | str | None = None,
+        llm: Any = None,
+        property_graph_store: PropertyGraphStore | None = None,
+        show_progress: bool = False,
+    ) -> Self:
+        """Load an index saved by :meth:`persist`.
+
+        ``embed_model`` defaults to the one named in the manifest; a different model must have the
+        same dimension (and should be the same model, or scores are meaningless). Pass
+        ``property_graph_store`` when the index was built on an external store.
+        Raises IndexNotFoundError, CorruptIndexError or IndexFormatError with a one-line reason.
+        """
+        folder, manifest = open_version(persist_dir)
+        try:
+            config = IndexConfig(**manifest["config"])
+            embed = embed_model if embed_model is not None else manifest["embed_model"]
+            store = property_graph_store
+            if store is None:
+                if (folder / STORE_FILE).is_file():
+                    store = SimplePropertyGraphStore.from_persist_path(str(folder / STORE_FILE))
+                else:
+                    raise CorruptIndexError(
+                        f"index at {persist_dir} was built on a {manifest['store']}; pass property_graph_store= to load it")
+            index = cls(embed_model=embed, config=config, llm=llm, property_graph_store=store, show_progress=show_progress)
+            dim = int(manifest["embed_dim"])
+            index._dim = dim
+            chunk_rows = read_json(folder / "chunks.json")
+            index.chunks = {d["id"]: ChunkRecord(**d) for d in chunk_rows}
+            index.entities = {d["key"]: EntityRecord.from_json(d) for d in read_json(folder / "entities.json")}
+            index.facts = {d["id"]: FactRecord.from_json(d) for d in read_json(folder / "facts.json")}
+            index.synonyms = {(a, b): float(s) for a, b, s in read_json(folder / "synonyms.json")}
+            ids = read_json(folder / "vector_ids.json")
+            index.chunk_vectors = VectorTable.load(folder / "chunks.faiss", ids["chunks"], dim)
+            index.entity_vectors = VectorTable.load(folder / "entities.faiss", ids["entities"], dim)
+            index.fact_vectors = VectorTable.load(folder / "facts.faiss", ids["facts"], dim)
+            index.build_info = dict(manifest.get("build", {}))
+            index._stats = None  # recomputed from chunk texts if an insert or delete needs it
+            with np.load(folder / "graph.npz", allow_pickle=False) as arrays:
+                snapshot = GraphSnapshot.from_arrays(list(index.entities) + list(index.chunks), arrays)
+            index._refresh_derived(snapshot)
+            if (folder / ARTEFACTS).is_dir():
+                index._saved_artefacts = {p.name: p for p in (folder / ARTEFACTS).iterdir() if p.is_dir()}
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            if isinstance(exc, CorruptIndexError):
+                raise
+            raise CorruptIndexError(f"corrupt index at {persist_dir}: {type(exc).__name__}: {exc}") from exc
+        probe = index.embed_model.get_query_embedding("dimension check")
+        if len(probe) != dim:
+            raise ValueError(f"embed model gives {len(probe)}-dim vectors but the index at {persist_dir} holds {dim}-dim ones")
+        return index
