@@ -7,13 +7,14 @@ arrays' SHA-256, so a half-finished pair is detected on load. :meth:`graph.chnsw
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ..fileio import sha256_file
 
 FORMAT_VERSION = 1
 ARRAYS_FILE = "chnsw_arrays.npz"
@@ -31,7 +32,6 @@ class CorruptCHNSWError(ValueError):
     """The saved C-HNSW files are unreadable, inconsistent or were written by an unknown format."""
 
 
-
 def save_chnsw(folder: str | os.PathLike, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
     """Write ``arrays`` to ``chnsw_arrays.npz`` and ``meta`` (plus the format version and the arrays'
     SHA-256) to ``chnsw.json`` in ``folder`` (created if needed), each through a temporary file."""
@@ -42,7 +42,7 @@ def save_chnsw(folder: str | os.PathLike, arrays: dict[str, np.ndarray], meta: d
         np.savez(f, **arrays)
         f.flush()
         os.fsync(f.fileno())
-    meta = {"format_version": FORMAT_VERSION, **meta, "arrays_sha256": _sha256(tmp_arrays)}
+    meta = {"format_version": FORMAT_VERSION, **meta, "arrays_sha256": sha256_file(tmp_arrays)}
     tmp_meta = folder / f".{META_FILE}.tmp"
     with open(tmp_meta, "w", encoding="utf-8") as f:
         json.dump(meta, f, indent=1)
@@ -70,7 +70,7 @@ def read_chnsw(folder: str | os.PathLike, neighbour_rules: tuple[str, ...]) -> d
         raise CorruptCHNSWError(f"{meta_path}: not valid JSON ({exc})") from exc
     if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
         raise CorruptCHNSWError(f"{meta_path}: unknown format (expected format_version {FORMAT_VERSION})")
-    if meta.get("arrays_sha256") != _sha256(arrays_path):
+    if meta.get("arrays_sha256") != sha256_file(arrays_path):
         raise CorruptCHNSWError(f"{arrays_path}: checksum does not match {META_FILE} (corrupt or half-written)")
     try:
         L, sizes, dim, M = int(meta["num_layers"]), list(meta["layer_sizes"]), int(meta["dim"]), int(meta["M"])
@@ -98,9 +98,3 @@ def read_chnsw(folder: str | os.PathLike, neighbour_rules: tuple[str, ...]) -> d
             "ef_construction": ef_construction, "seed": seed, "neighbour_rule": rule, "meta": meta}
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()

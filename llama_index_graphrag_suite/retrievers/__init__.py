@@ -5,13 +5,13 @@ from .._compat import warn_moved
 
 warn_moved(__name__, "llama_index_graphrag_suite.methods / llama_index_graphrag_suite.registry")
 
-from ..methods.a2rag import A2RAGRetriever  # noqa: E402
-from ..methods.agrag import AGRAGRetriever  # noqa: E402
-from ..methods.archrag import ArchRAGRetriever  # noqa: E402
-from ..methods.base import GraphIndexRetriever, chunk_node, evidence_node  # noqa: E402
-from ..methods.baselines import BM25Retriever, DenseRetriever, HippoRAGRetriever, HybridRetriever  # noqa: E402
-from ..methods.pathrag import PathRAGRetriever  # noqa: E402
-from ..registry import UnknownMethodError, available_methods, get_retriever  # noqa: E402
+from ..methods.a2rag import A2RAGRetriever  # noqa: E402,F401
+from ..methods.agrag import AGRAGRetriever  # noqa: E402,F401
+from ..methods.archrag import ArchRAGRetriever  # noqa: E402,F401
+from ..methods.base import GraphIndexRetriever, chunk_node, evidence_node  # noqa: E402,F401
+from ..methods.baselines import BM25Retriever, DenseRetriever, HippoRAGRetriever, HybridRetriever  # noqa: E402,F401
+from ..methods.pathrag import PathRAGRetriever  # noqa: E402,F401
+from ..registry import UnknownMethodError, available_methods, get_retriever  # noqa: E402,F401
 
 __all__ = [
     "A2RAGRetriever",

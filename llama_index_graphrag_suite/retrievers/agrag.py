@@ -5,4 +5,4 @@ from .._compat import warn_moved
 warn_moved(__name__, "llama_index_graphrag_suite.methods.agrag")
 
 from ..methods.agrag import *  # noqa: E402,F403
-from ..methods.agrag import __all__  # noqa: E402
+from ..methods.agrag import __all__  # noqa: E402,F401

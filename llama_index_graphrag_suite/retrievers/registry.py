@@ -5,7 +5,7 @@ from .._compat import warn_moved
 warn_moved(__name__, "llama_index_graphrag_suite.registry")
 
 from ..registry import UnknownMethodError, available_methods, get_retriever  # noqa: E402,F401
-from ..registry import _methods  # noqa: E402
+from ..registry import _methods  # noqa: E402,F401
 
 
 def __getattr__(name: str):

@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 
+from ...graph.disjoint_sets import DisjointSets
 from ...graph.snapshot import CONTAINS, RELATION, SYNONYM
 from ..scoring import minmax, top_k
 from .config import A2RAGConfig, ChunkRanking, GlobalOrder
@@ -136,20 +137,13 @@ def _seed_has_chunk(g: A2RAGGraph, row: int, support: dict[int, int]) -> bool:
 
 
 def _connected(snap, st: RetrievalState) -> bool:
-    parent: dict[int, int] = {}
-
-    def find(x: int) -> int:
-        while parent.setdefault(x, x) != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
+    parts = DisjointSets()
     for e in st.edges:
-        parent[find(int(snap.edge_src[e]))] = find(int(snap.edge_dst[e]))
+        parts.union(int(snap.edge_src[e]), int(snap.edge_dst[e]))
     first_of: dict[str, int] = {}
     for s in st.seeds:  # the nodes one mention aligned to count as one seed
-        parent[find(s.row)] = find(first_of.setdefault(s.mention, s.row))
-    roots = {find(s.row) for s in st.seeds}
+        parts.union(s.row, first_of.setdefault(s.mention, s.row))
+    roots = {parts.find(s.row) for s in st.seeds}
     return len(roots) == 1
 
 

@@ -35,6 +35,7 @@ import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ...graph.costs import PairCostIndex
+from ...graph.disjoint_sets import DisjointSets
 from ...graph.mcmi import mcmi_expand
 from ...graph.ppr import personalized_pagerank, transition_matrix
 from ...graph.snapshot import CHUNK, CONTAINS, EDGE_KIND_NAMES, RELATION, SYNONYM
@@ -267,16 +268,9 @@ class AGRAGRetriever(GraphIndexRetriever):
 
     def _serialise(self, edges: list[dict]) -> str:
         """Eq. 18: one line per edge, grouped by connected component."""
-        parent: dict[str, str] = {}
-
-        def find(x: str) -> str:
-            while parent.setdefault(x, x) != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
+        parts = DisjointSets()
         for e in edges:
-            parent[find(e["u"])] = find(e["v"])
+            parts.union(e["u"], e["v"])
         groups: dict[str, list[str]] = {}
         chunks = self.index.chunks
         for e in edges:
@@ -287,6 +281,6 @@ class AGRAGRetriever(GraphIndexRetriever):
                 line = f"passage '{chunks[chunk].title or chunk}' | mentions | {ent}"
             else:
                 line = f"{e['u']} | similar name to | {e['v']}"
-            groups.setdefault(find(e["u"]), []).append(line)
+            groups.setdefault(parts.find(e["u"]), []).append(line)
         blocks = [f"Reasoning graph, part {i}:\n" + "\n".join(lines) for i, lines in enumerate(groups.values(), 1)]
         return "\n\n".join(blocks)
