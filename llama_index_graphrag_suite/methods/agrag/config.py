@@ -1,7 +1,7 @@
 """AGRAG's settings: every knob of the retriever, with the paper section or code its default comes from.
 
 Defaults follow the paper (Wang et al., Sections III-C/D) where it gives a number; DESIGN.md's defaults
-table and ``/work/shared/notes/reference-implementations.md`` §1.4-1.6 say where the authors' code differs:
+table and ``../shared/notes/reference-implementations.md`` §1.4-1.6 say where the authors' code differs:
 
 * PPR: the paper's d = 0.5, tolerance 1e-7 and passage scores x 0.05 (the authors' AGRAG code path does not
   apply the passage factor; here it is configurable).

@@ -1,6 +1,6 @@
 """ArchRAG's settings: one typed config for the hierarchy (index time) and the search (query time).
 
-Defaults follow the paper and the authors' run scripts (``/work/shared/notes/reference-implementations.md``
+Defaults follow the paper and the authors' run scripts (``../shared/notes/reference-implementations.md``
 §3.5: ``index.sh`` and the query parser). The **hierarchy fields** (:data:`HIERARCHY_FIELDS`: KNN
 augmentation, Leiden, layers, summaries, C-HNSW) change how the hierarchy is built; the others change
 only how it is searched. The hierarchy artefact is named after the hierarchy fields alone

@@ -1,7 +1,7 @@
 """PathRAG's settings: one typed config for node retrieval, path retrieval, chunk ranking and the path prompt.
 
 Defaults follow the paper (Chen et al., "PathRAG", Implementation Details: N = 40, K = 15, α = 0.7),
-the authors' code where the paper is silent (``/work/shared/notes/reference-implementations.md`` §2:
+the authors' code where the paper is silent (``../shared/notes/reference-implementations.md`` §2:
 the 5,000-token path budget) and our own measurements elsewhere (``benchmarks/tuning.py``); the
 DESIGN.md defaults table lists where paper and code disagree (code: α = 0.8, θ = 0.3, ≤ 3 hops).
 
