@@ -105,6 +105,7 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
         return vec
 
     def clear_query_cache(self) -> None:
+        """Forget the query vectors :meth:`embed_query` remembers."""
         self._query_cache.clear()
 
     def search_facts(self, query_vec: np.ndarray, k: int) -> list[tuple[str, float]]:

@@ -72,6 +72,9 @@ class GraphIndexReader(Protocol):
     def embed_query(self, query: str) -> np.ndarray:
         """The query's unit vector with :attr:`embed_model` (recent queries are remembered)."""
 
+    def clear_query_cache(self) -> None:
+        """Forget the remembered query vectors (the bench does, so each method pays for its own embeddings)."""
+
     def search_facts(self, query_vec: np.ndarray, k: int) -> list[tuple[str, float]]:
         """The ``k`` facts whose text is nearest the query: ``[(fact id, cosine)]``, best first."""
 
