@@ -181,9 +181,9 @@ def cmd_methods(args) -> int:
             info = method_info(name)
             if info.variants:
                 print(f"  {'':10s}   variants: {', '.join(info.variants)}")
+            defaults = info.config_class().model_dump(mode="json")  # enums as their values, tuples as lists
             for field, spec in info.config_class.model_fields.items():
-                default = spec.default.value if hasattr(spec.default, "value") else spec.default
-                print(f"  {'':10s}   {field} = {default!r}: {spec.description}")
+                print(f"  {'':10s}   {field} = {json.dumps(defaults[field])}: {spec.description}")
     return 0
 
 
