@@ -65,11 +65,14 @@ def _index_config(args):
 def cmd_index(args) -> int:
     from .documents import load_documents
     from .index import GraphRAGIndex
+    from .index.storage import CURRENT
 
     docs = load_documents(args.src)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CLIError(f"{out} exists and is not a folder")
+    if (out / CURRENT).exists() and not args.overwrite:
+        raise CLIError(f"{out} already holds an index; pass --overwrite to replace it")
     llm = _build_llm(args)
     start = time.perf_counter()
     index = GraphRAGIndex.from_documents(
@@ -286,6 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("index", help="build an index from a folder of .txt/.md files or a .jsonl corpus")
     p.add_argument("src", help="folder or .jsonl file")
     p.add_argument("--out", required=True, help="index folder to write")
+    p.add_argument("--overwrite", action="store_true", help="replace the index already in --out")
     _add_common(p, index_settings=True, llm=True)
     p.set_defaults(func=cmd_index)
 

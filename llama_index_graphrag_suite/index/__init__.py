@@ -2,6 +2,6 @@
 
 from .graph_index import GraphRAGIndex
 from .protocol import GraphIndexReader
-from .storage import CorruptIndexError, IndexFormatError, IndexNotFoundError
+from .storage import CorruptIndexError, IndexFormatError, IndexLockedError, IndexNotFoundError
 
-__all__ = ["CorruptIndexError", "GraphIndexReader", "GraphRAGIndex", "IndexFormatError", "IndexNotFoundError"]
+__all__ = ["CorruptIndexError", "GraphIndexReader", "GraphRAGIndex", "IndexFormatError", "IndexLockedError", "IndexNotFoundError"]

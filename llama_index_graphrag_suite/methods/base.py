@@ -142,6 +142,13 @@ def evidence_node(method: str, text: str, evidence: dict[str, Any], score: float
 
 # ---------------------------------------------------------------------------------------- retriever
 
+def _check_query(query: str | QueryBundle) -> None:
+    """An empty question would rank arbitrary chunks: refuse it with a clear error instead."""
+    text = query.query_str if isinstance(query, QueryBundle) else query
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("the query is empty")
+
+
 class GraphIndexRetriever(BaseRetriever):
     """Base for retrievers over the shared index: config, prompts, top_k, async off the event loop.
 
@@ -169,6 +176,14 @@ class GraphIndexRetriever(BaseRetriever):
         self.top_k = top_k
         self._prompts: dict[str, BasePromptTemplate] = dict(self.default_prompts)
         super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    def retrieve(self, str_or_query_bundle) -> list[NodeWithScore]:
+        _check_query(str_or_query_bundle)
+        return super().retrieve(str_or_query_bundle)
+
+    async def aretrieve(self, str_or_query_bundle) -> list[NodeWithScore]:
+        _check_query(str_or_query_bundle)
+        return await super().aretrieve(str_or_query_bundle)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         # Retrieval is CPU-bound numpy/faiss work: keep it off the event loop.
