@@ -107,7 +107,9 @@ def register_method(name: str, target: str | type, description: str = "", *, rep
     with _lock:
         if name in _methods and not replace:
             raise ValueError(f"method {name!r} is already registered; pass replace=True to replace it")
-        _methods[name] = MethodInfo(name, target, description or (getattr(target, "__doc__", "") or "").strip().split("\n")[0])
+        if not description and isinstance(target, type):  # a class describes itself; a path is not imported yet
+            description = (target.__doc__ or "").strip().split("\n")[0]
+        _methods[name] = MethodInfo(name, target, description)
 
 
 def unregister_method(name: str) -> None:

@@ -171,3 +171,11 @@ def test_old_import_paths_still_work_and_warn(old):
     assert any(issubclass(w.category, DeprecationWarning) for w in caught), f"{old} did not warn"
     for attr in OLD_PATHS[old]:
         assert getattr(module, attr) is not None
+
+
+def test_register_by_path_without_description_is_not_described_by_str():
+    register_method("echo_path", f"{__name__}:EchoRetriever")
+    try:
+        assert available_methods()["echo_path"] == ""  # not str's docstring; the class is not imported yet
+    finally:
+        unregister_method("echo_path")

@@ -157,16 +157,15 @@ class A2RAGRetriever(GraphIndexRetriever):
     def _ask(self, prompt_name: str, usage: LLMUsage | None, **variables: Any) -> str:
         """One LLM call with the named prompt, recorded in ``usage`` (failed calls too)."""
         template = self.prompt(prompt_name)
+        prompt_text = template.format(**variables) if usage is not None else ""
         start = time.perf_counter()
+        answer = None
         try:
             answer = str(self.llm.predict(template, **variables))
-        except Exception:
-            if usage is not None:
-                usage.record_call(template.format(**variables), None, time.perf_counter() - start)
-            raise
-        if usage is not None:
-            usage.record_call(template.format(**variables), answer, time.perf_counter() - start)
-        return answer
+            return answer
+        finally:
+            if usage is not None:  # failed calls are recorded too (answer None)
+                usage.record_call(prompt_text, answer, time.perf_counter() - start)
 
     def llm_sufficient(self, st: RetrievalState) -> tuple[bool, str]:
         """The yes/no prompt on the evidence; unreadable or failed answers count as "not sufficient"."""
