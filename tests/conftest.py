@@ -46,6 +46,6 @@ def graph_index():
     from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 
     docs = [make_document(i, text, title) for i, title, text in CORPUS]
-    index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=IndexConfig(entity_threshold=0.1))
+    index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=IndexConfig(entities="statistical", entity_threshold=0.1))
     assert index.stats()["entities"] >= 20 and index.stats()["relations"] >= 20
     return index

@@ -15,7 +15,7 @@ from llama_index_graphrag_suite.methods.a2rag.summaries import (
 )
 
 # A low ER threshold gives the six-passage corpus a usable graph (people, places and works as entities).
-CONFIG = IndexConfig(entity_threshold=0.1)
+CONFIG = IndexConfig(entities="statistical", entity_threshold=0.1)
 EASY = "Where was Ada Lorne born?"
 TWO_HOP = "Did Piers Vant hold works by Tomas Brey?"
 NO_SEEDS = "Which painting shows fishing boats at dawn?"

@@ -416,7 +416,7 @@ def a2rag_retriever():
     from llama_index_graphrag_suite.methods.a2rag import A2RAGRetriever
 
     docs = [make_document(i, text, title) for i, title, text in CORPUS]
-    index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=256), config=IndexConfig(entity_threshold=0.3))
+    index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=256), config=IndexConfig(entities="statistical", entity_threshold=0.3))
     return A2RAGRetriever(index, top_k=3)
 
 

@@ -32,7 +32,7 @@ def index():
     from llama_index_graphrag_suite.embeddings import HashEmbedding
 
     docs = [make_document(i, t, title) for i, title, t in DOCS]
-    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=256), config=IndexConfig(entity_threshold=0.3))
+    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=256), config=IndexConfig(entities="statistical", entity_threshold=0.3))
 
 
 def split(nodes):

@@ -10,7 +10,7 @@ from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.methods.baselines import HippoRAGRetriever
 from llama_index_graphrag_suite.registry import available_methods, get_retriever
 
-CONFIG = IndexConfig(entity_threshold=0.3)
+CONFIG = IndexConfig(entities="statistical", entity_threshold=0.3)
 
 # p-a states the fact the query asks about (Orvel Dane wrote Salt Lanterns). p-b never mentions the
 # book: it links Orvel Dane to Ilse Marrow, so only the graph can bring it in. p-c shares the
@@ -96,7 +96,7 @@ def test_dense_fallback_without_facts(embed):
     # τ = 0.6 on three chunks extracts no entity at all, so there is no fact to map.
     docs = [make_document("k", "Kestrels hunt mice in open fields."), make_document("o", "Owls hunt at night in the woods."),
             make_document("s", "Swifts sleep while flying.")]
-    index = GraphRAGIndex.from_documents(docs, embed_model=embed, config=IndexConfig(entity_threshold=0.6))
+    index = GraphRAGIndex.from_documents(docs, embed_model=embed, config=IndexConfig(entities="statistical", entity_threshold=0.6))
     assert not index.facts
     query = "which birds hunt at night"
     chunks, evidence = split(HippoRAGRetriever(index, top_k=2).retrieve(query))

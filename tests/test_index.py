@@ -12,7 +12,7 @@ from llama_index_graphrag_suite.index import CorruptIndexError, IndexFormatError
 from llama_index_graphrag_suite.index.records import text_key
 from llama_index_graphrag_suite.registry import get_retriever
 
-CONFIG = IndexConfig(entity_threshold=0.3)
+CONFIG = IndexConfig(entities="statistical", entity_threshold=0.3)
 
 
 def assert_consistent(index: GraphRAGIndex) -> None:

@@ -19,7 +19,7 @@ def index():
     from conftest import CORPUS
 
     docs = [make_document(i, text, title) for i, title, text in CORPUS]
-    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=IndexConfig(entity_threshold=0.1))
+    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=IndexConfig(entities="statistical", entity_threshold=0.1))
 
 
 def split(nodes):

@@ -34,7 +34,7 @@ def index():
     from llama_index_graphrag_suite.embeddings import HashEmbedding
 
     docs = [make_document(f"d{i}", text, title) for i, (title, text) in enumerate(DOCS)]
-    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(), config=IndexConfig(entity_threshold=0.1))
+    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(), config=IndexConfig(entities="statistical", entity_threshold=0.1))
 
 
 @pytest.mark.parametrize("name", sorted(available_methods()))

@@ -146,7 +146,7 @@ def test_graph_rag_index_implements_the_reader_protocol():
 
     docs = [make_document("a", "Ada Lorne was born in Marlow. Marlow lies on the Teme.", "Ada Lorne"),
             make_document("b", "The Teme is a river. Ada Lorne painted the Teme at Marlow.", "Teme")]
-    index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(), config=IndexConfig(entity_threshold=0.1))
+    index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(), config=IndexConfig(entities="statistical", entity_threshold=0.1))
     assert isinstance(index, GraphIndexReader)
     for name in _protocol_members():
         assert hasattr(index, name), name

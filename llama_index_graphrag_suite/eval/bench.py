@@ -46,13 +46,15 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def build_or_load_index(dataset: BenchDataset, index_dir: str | Path | None, embed, llm, show_progress: bool):
-    """Reuse the index in ``index_dir`` when there is one; otherwise build it (and save it there)."""
+def build_or_load_index(dataset: BenchDataset, index_dir: str | Path | None, embed, llm, show_progress: bool,
+                        config=None):
+    """Reuse the index in ``index_dir`` when there is one; otherwise build it with ``config`` (and save it there)."""
     if index_dir is not None and (Path(index_dir) / CURRENT).exists():
         index = GraphRAGIndex.load(index_dir, embed_model=embed, llm=llm, show_progress=show_progress)
         return index, {**index.build_info, "reused": True}
     start = time.perf_counter()
-    index = GraphRAGIndex.from_documents(dataset.documents, embed_model=embed, llm=llm, show_progress=show_progress)
+    index = GraphRAGIndex.from_documents(dataset.documents, embed_model=embed, llm=llm, config=config,
+                                         show_progress=show_progress)
     index.build_info["seconds"] = time.perf_counter() - start
     index.build_info["peak_rss_mb"] = peak_rss_mb()
     if index_dir is not None:
@@ -117,9 +119,11 @@ def run_bench(
     show_progress: bool = True,
     extra_methods: dict[str, Callable[..., Any]] | None = None,
     settings: dict[str, dict[str, Any]] | None = None,
+    config=None,
 ) -> dict[str, Any]:
     """Run the bench and return the report (see issue #7 for the schema).
 
+    ``config`` (an ``IndexConfig``) is how a new index is built; a reused one keeps its own.
     ``settings`` maps a method name to config overrides for it (see :func:`method_settings`).
     """
     dataset = load_dataset(dataset_dir, limit)
@@ -149,7 +153,7 @@ def run_bench(
         config_class = getattr(factories[name], "config_class", None)
         if config_class is not None:
             config_class.resolve(**values)
-    index, build = build_or_load_index(dataset, index_dir, embed, llm, show_progress)
+    index, build = build_or_load_index(dataset, index_dir, embed, llm, show_progress, config)
     stats = index.stats()
     report: dict[str, Any] = {
         "dataset": dataset.name,
@@ -165,6 +169,7 @@ def run_bench(
             "relations": stats["relations"],
             "llm_calls": int(build.get("llm_calls", 0)),
             "chunks": stats["chunks"],
+            "extractor": index.config.entities,
             "reused": build["reused"],
         },
         "methods": {},

@@ -30,14 +30,10 @@ from llama_index.core.schema import (
 from typing_extensions import Self  # the GraphRAGIndex these mixins are part of
 
 from ..config import IndexConfig
-from ..extractors.entity_stats import EntityStatistics, find_mentions
-from ..extractors.statistical import (
-    CONTAINS,
-    SYNONYM,
-    CooccurrenceRelationExtractor,
-    StatisticalEntityExtractor,
-)
+from ..extractors.entity_stats import EntityStatistics
+from ..extractors.statistical import CONTAINS, SYNONYM
 from ..graph.synonyms import synonym_pairs
+from .extraction import Extraction, extraction_for
 from .records import ChunkRecord, EntityRecord, FactRecord, fact_id, text_key
 from .vectors import VectorTable
 
@@ -102,8 +98,9 @@ class IndexBuild:
         * corpus statistics (n-gram document frequencies) include the new chunks before they are
           scored, so new chunks are scored against the whole corpus; entities extracted earlier from
           old chunks are not re-scored (call :meth:`rebuild` for that);
-        * entities new to the vocabulary are linked to every old chunk that mentions them, and those
-          chunks' co-occurrence relations are recomputed;
+        * entities new to the vocabulary are linked to every old chunk that mentions them; with the
+          statistical extractor those chunks' co-occurrence relations are recomputed (the NER
+          extractor's dependency relations of old chunks stay as they were parsed);
         * synonym edges are searched for the new entities against all entities;
         * BM25 is rebuilt (its IDF depends on every chunk); the snapshot is rebuilt from the tables.
 
@@ -114,26 +111,16 @@ class IndexBuild:
         chunk_nodes = self._chunk(documents)
         if not chunk_nodes:
             return []
-        known_vocab = {k: e.surface for k, e in self.entities.items()}
         stats = self.entity_statistics()
-        entity_extractor = StatisticalEntityExtractor(
-            stats=stats,
-            max_ngram=self.config.max_ngram,
-            threshold=self.config.entity_threshold,
-            length_norm=self.config.entity_length_norm,
-            fit_statistics=False,  # fitted below, so a failed insert can take them back
-            show_progress=self.show_progress,
-        )
-        entity_extractor.add_vocabulary(known_vocab)
-        cooc = CooccurrenceRelationExtractor(
-            max_ngram=self.config.max_ngram, max_pairs_per_sentence=self.config.max_pairs_per_sentence,
-            show_progress=self.show_progress,
-        )
-        extractors: list[TransformComponent] = [entity_extractor, cooc]
+        extraction = extraction_for(self.config, stats, {k: (e.surface, e.type) for k, e in self.entities.items()},
+                                    self.show_progress)
+        extractors: list[TransformComponent] = list(extraction.extractors)
+        llm_extractor = None
         if self.llm is not None:
             from ..extractors.llm_relations import LLMRelationExtractor
 
-            extractors.append(LLMRelationExtractor(llm=self.llm, show_progress=self.show_progress))
+            llm_extractor = LLMRelationExtractor(llm=self.llm, show_progress=self.show_progress)
+            extractors.append(llm_extractor)
         extractors += self.extra_extractors
         usage = getattr(self.llm, "usage", None)  # a RobustLLM counts requests, cache hits and tokens
         stats.fit(n.text for n in chunk_nodes)
@@ -144,7 +131,7 @@ class IndexBuild:
             stats.forget(n.text for n in chunk_nodes)
             raise
         if self.llm is not None:
-            self.build_info["llm_calls"] += extractors[2].stats.get("llm_calls", 0)
+            self.build_info["llm_calls"] += llm_extractor.stats.get("llm_calls", 0)
             if used is not None:  # requests (retries included), cache hits, tokens, failures, seconds
                 total = self.build_info.setdefault("llm_usage", {})
                 for key, value in used.snapshot().items():
@@ -157,7 +144,7 @@ class IndexBuild:
         try:
             for node in chunk_nodes:
                 self._add_chunk(node, new_entities, new_facts)
-            touched_old = self._link_new_entities_to_old_chunks(new_entities, set(new_chunks), cooc, new_facts)
+            touched_old = self._link_new_entities_to_old_chunks(new_entities, set(new_chunks), extraction, new_facts)
             self._embed_new(chunk_nodes, new_entities, new_facts)
             self._add_synonyms(new_entities)
         except BaseException:
@@ -233,9 +220,10 @@ class IndexBuild:
         rec = ChunkRecord(node.node_id, node.metadata["doc_id"], node.text, node.metadata.get("title", ""),
                           int(node.node_id.rsplit("#", 1)[1]))
         surfaces = {n.name: n.properties.get("surface", n.name) for n in kg_nodes if isinstance(n, EntityNode)}
+        types = {n.name: n.properties.get("type", "") for n in kg_nodes if isinstance(n, EntityNode)}
         contained = [r.target_id for r in kg_rels if r.label == CONTAINS]
         for key in dict.fromkeys(contained):
-            self._support_entity(key, surfaces.get(key, key), rec.id, new_entities)
+            self._support_entity(key, surfaces.get(key, key), rec.id, new_entities, types.get(key, ""))
         rec.entities = list(dict.fromkeys(contained))
         self.chunks[rec.id] = rec
         for r in kg_rels:
@@ -247,11 +235,13 @@ class IndexBuild:
                     rec.entities.append(key)
             self._support_fact(r, rec.id, new_facts)
 
-    def _support_entity(self, key: str, surface: str, chunk_id: str, new_entities: set[str]) -> None:
+    def _support_entity(self, key: str, surface: str, chunk_id: str, new_entities: set[str], type_: str = "") -> None:
         ent = self.entities.get(key)
         if ent is None:
-            ent = self.entities[key] = EntityRecord(key, surface)
+            ent = self.entities[key] = EntityRecord(key, surface, type=type_)
             new_entities.add(key)
+        elif type_ and not ent.type:
+            ent.type = type_
         ent.chunks.add(chunk_id)
 
     def _support_fact(self, r: Relation, chunk_id: str, new_facts: set[str]) -> None:
@@ -263,8 +253,11 @@ class IndexBuild:
             new_facts.add(fid)
         fact.chunks.add(chunk_id)
 
-    def _link_new_entities_to_old_chunks(self, new_entities: set[str], new_chunks: set[str], cooc, new_facts: set[str]) -> list[str]:
-        """Old chunks that mention an entity first extracted now get `contains` edges and new relations."""
+    def _link_new_entities_to_old_chunks(self, new_entities: set[str], new_chunks: set[str], extraction: Extraction,
+                                         new_facts: set[str]) -> list[str]:
+        """Old chunks that mention an entity first extracted now get `contains` edges; with the statistical
+        extractor their co-occurrence relations are recomputed too (the NER extractor's relations need a
+        parse of the old chunk, which an insert does not redo)."""
         if not new_entities or len(self.chunks) == len(new_chunks):
             return []
         vocab = frozenset(new_entities)
@@ -272,16 +265,16 @@ class IndexBuild:
         for cid, rec in self.chunks.items():
             if cid in new_chunks:
                 continue
-            found = {m.key for m in find_mentions(rec.text, vocab, self.config.max_ngram)}
-            found -= set(rec.entities)
+            found = extraction.find_known(rec.text, vocab) - set(rec.entities)
             if not found:
                 continue
             touched.append(cid)
             for key in found:
                 self.entities[key].chunks.add(cid)
                 rec.entities.append(key)
-            for r in cooc.relations(rec.text, frozenset(rec.entities), cid):
-                self._support_fact(r, cid, new_facts)
+            if extraction.cooccurrence is not None:
+                for r in extraction.cooccurrence.relations(rec.text, frozenset(rec.entities), cid):
+                    self._support_fact(r, cid, new_facts)
         return touched
 
     def _embed(self, texts: list[str], what: str) -> np.ndarray:

@@ -100,7 +100,7 @@ class IndexPersistence:
         """
         folder, manifest = open_version(persist_dir)
         try:
-            config = IndexConfig(**manifest["config"])
+            config = IndexConfig.from_manifest(manifest["config"])
             embed = embed_model if embed_model is not None else manifest["embed_model"]
             store = property_graph_store
             if store is None:

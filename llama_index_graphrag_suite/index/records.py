@@ -29,13 +29,17 @@ class EntityRecord:
     key: str  # normalised name = node id
     surface: str  # display form
     chunks: set[str] = field(default_factory=set)  # chunks that contain it
+    type: str = ""  # NER label (PERSON, GPE, ...), TITLE for a document title, "" from the statistical extractor
 
     def to_json(self) -> dict:
-        return {"key": self.key, "surface": self.surface, "chunks": sorted(self.chunks)}
+        d = {"key": self.key, "surface": self.surface, "chunks": sorted(self.chunks)}
+        if self.type:
+            d["type"] = self.type
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> "EntityRecord":
-        return cls(d["key"], d["surface"], set(d["chunks"]))
+        return cls(d["key"], d["surface"], set(d["chunks"]), str(d.get("type", "")))
 
 
 def fact_id(subject: str, predicate: str, obj: str) -> str:
@@ -56,7 +60,7 @@ class FactRecord:
     predicate: str
     object: str
     text: str
-    kind: str  # "cooccurrence" | "llm"
+    kind: str  # "dependency" | "cooccurrence" | "llm"
     chunks: set[str] = field(default_factory=set)  # chunks that state it
 
     def triple_text(self) -> str:

