@@ -47,6 +47,17 @@ def method_table(report: dict) -> list[str]:
     return rows
 
 
+def extractor_table(ner: dict, statistical: dict) -> list[str]:
+    """The same methods on the NER graph (default) and on AGRAG's statistical graph, side by side."""
+    rows = ["| method | NER recall@2 | NER recall@5 | statistical recall@2 | statistical recall@5 |",
+            "|---|---:|---:|---:|---:|"]
+    for name, m in ner["methods"].items():
+        s = statistical["methods"].get(name)
+        other = f"{pct(s['recall@2'])} | {pct(s['recall@5'])}" if s else "– | –"
+        rows.append(f"| {name} | {pct(m['recall@2'])} | {pct(m['recall@5'])} | {other} |")
+    return rows
+
+
 def plot(report: dict, path: Path) -> None:
     import matplotlib
 
@@ -130,13 +141,28 @@ def main() -> None:
         lines += [f"## {name}", "", f"{report['passages']} passages, {report['questions']} questions{skipped}.", ""]
         lines += method_table(report)
         lines += ["", f"![{name}](benchmarks/plots/{name}.png)", ""]
+        if (results / f"{name}-statistical.json").exists():
+            other = load(results / f"{name}-statistical.json")
+            lines += [f"Index built with `--entities {report['index'].get('extractor', 'statistical')}` (above) and with "
+                      "`--entities statistical` (AGRAG's TF-IDF n-grams and co-occurrence relations; `agrag` there is "
+                      "the paper-faithful pipeline):", ""]
+            lines += extractor_table(report, other) + [""]
     lines += ["## Indexing cost", "",
-              "| dataset | passages | chunks | entities | relations | seconds | peak RSS MB | LLM calls |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+              "Stages: extract (entities and relations), embed (chunks, entity names, fact texts), synonyms (faiss kNN "
+              "over names), graph (snapshot, BM25).", "",
+              "| dataset | extractor | passages | chunks | entities | relations | seconds | extract / embed / synonyms / graph s "
+              "| peak RSS MB | LLM calls |",
+              "|---|---|---:|---:|---:|---:|---:|---|---:|---:|"]
     for name, report in reports.items():
-        i = report["index"]
-        lines.append(f"| {name} | {report['passages']} | {i.get('chunks', '')} | {i['entities']} | {i['relations']} | "
-                     f"{i['seconds']:.1f} | {i['peak_rss_mb']:.0f} | {i['llm_calls']} |")
+        variants = [report] + ([load(results / f"{name}-statistical.json")]
+                               if (results / f"{name}-statistical.json").exists() else [])
+        for r in variants:
+            i = r["index"]
+            st = i.get("stage_seconds") or {}
+            stages = " / ".join(f"{st.get(k, 0):.0f}" for k in ("extract", "embed", "synonyms", "graph")) if st else "–"
+            lines.append(f"| {name} | {i.get('extractor', 'statistical')} | {r['passages']} | {i.get('chunks', '')} | "
+                         f"{i['entities']} | {i['relations']} | {i['seconds']:.1f} | {stages} | {i['peak_rss_mb']:.0f} | "
+                         f"{i['llm_calls']} |")
     lines.append("")
     scaling_dir = results / "scaling"
     runs = sorted((load(p) for p in scaling_dir.glob("2wiki_first*.json")), key=lambda r: r["passages"])

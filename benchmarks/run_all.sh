@@ -13,6 +13,9 @@ for ds in 2wiki_retrieval101 hotpotqa_train100 musique_train100; do
   [ "$ds" = musique_train100 ] && keep=(--index-dir "$OUT/index-musique")
   .venv/bin/graphrag-suite bench --dataset "$DATA/$ds" --methods all,agrag:no_mcmi,agrag:no_filter,agrag:hybrid_only,pathrag:paths_only,archrag:no_knn,archrag:dense_boost,a2rag:no_global,a2rag:global_only \
     --out "$OUT/$ds.json" --quiet "${keep[@]}"
+  # the same methods on AGRAG's statistical graph (the paper-faithful extractor), side by side in the report
+  .venv/bin/graphrag-suite bench --dataset "$DATA/$ds" --methods all --entities statistical \
+    --out "$OUT/$ds-statistical.json" --quiet
 done
 .venv/bin/python benchmarks/scaling.py --data "$DATA" --out "$OUT/scaling"
 .venv/bin/python benchmarks/agrag_steiner.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \

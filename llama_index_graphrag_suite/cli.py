@@ -172,14 +172,35 @@ def _print_result(result: dict[str, Any], gold: set[str] | None = None) -> None:
         print(f"  {rank}.{mark} {item['score']:.3f}  {item['doc_id']}  {snippet}")
 
 
+def _entity_overview(path: Path, per_type: int = 6) -> list[str]:
+    """The most linked entities of each type, so a user can see what the graph is made of."""
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    by_type: dict[str, list[tuple[int, str]]] = {}
+    for row in rows if isinstance(rows, list) else []:
+        if isinstance(row, dict):
+            by_type.setdefault(str(row.get("type") or "n-gram"), []).append((len(row.get("chunks", ())), str(row.get("surface"))))
+    lines = []
+    for type_, items in sorted(by_type.items(), key=lambda kv: -len(kv[1])):
+        items.sort(key=lambda x: (-x[0], x[1]))
+        names = ", ".join(f"{name} ({n})" for n, name in items[:per_type])
+        lines.append(f"  {len(items):6d} {type_:12s} e.g. {names}")
+    return ["entities by type (chunks linked):"] + lines if lines else []
+
+
 def cmd_methods(args) -> int:
     from .index.storage import open_version
     from .registry import available_methods, method_info
 
-    _, manifest = open_version(args.index_dir, verify=False)
+    folder, manifest = open_version(args.index_dir, verify=False)
     counts = manifest.get("counts", {})
+    extractor = manifest.get("config", {}).get("entities", "statistical")
     print(f"index {args.index_dir}: {counts.get('chunks', '?')} chunks, {counts.get('entities', '?')} entities, "
-          f"{counts.get('relations', '?')} relations (embed model {manifest.get('embed_model')})")
+          f"{counts.get('relations', '?')} relations (extractor {extractor}, embed model {manifest.get('embed_model')})")
+    for line in _entity_overview(folder / "entities.json"):
+        print(line)
     for name, desc in sorted(available_methods().items()):
         print(f"  {name:10s} {desc}")
         if args.settings:

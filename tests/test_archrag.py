@@ -8,6 +8,7 @@ import pytest
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.llm import ScriptedLLM
+from llama_index_graphrag_suite.methods.scoring import minmax
 from llama_index_graphrag_suite.methods.archrag import (ArchRAGConfig, ArchRAGHierarchy, ArchRAGRetriever, ChunkRanking,
                                                        RelationScope)
 
@@ -170,11 +171,14 @@ def test_chunk_items_and_dense_boost_ranking(index, hierarchy):
     q = index.embed_query(QUESTION)
     dense = index.chunk_dense_scores(q)
     order = index.chunk_order
-    # dense_boost: each chunk's cosine plus 0.05 x its best item score (0 when no item maps to it).
-    boosted = ArchRAGRetriever(index, top_k=6, hierarchy=hierarchy, chunk_ranking="dense_boost")
+    # dense_boost: each chunk's blended dense/BM25 score plus item_weight x its best item score (0 when no item
+    # maps to it).
+    boosted = ArchRAGRetriever(index, top_k=6, hierarchy=hierarchy, chunk_ranking="dense_boost", sparse_weight=0.25,
+                               item_weight=0.1)
     chunks, _ = split(boosted.retrieve(QUESTION))
     best, _ = boosted._chunk_scores(boosted.retrieve_items(QUESTION), dense)
-    expected = dense + 0.05 * np.where(np.isfinite(best), best, 0.0)
+    base = 0.75 * minmax(dense) + 0.25 * minmax(index.bm25.scores(QUESTION))
+    expected = base + 0.1 * np.where(np.isfinite(best), best, 0.0)
     for node in chunks:
         assert node.score == pytest.approx(expected[order.index(node.node.node_id)], abs=1e-6)
     assert len(chunks) == min(6, len(order))

@@ -170,6 +170,7 @@ def run_bench(
             "llm_calls": int(build.get("llm_calls", 0)),
             "chunks": stats["chunks"],
             "extractor": index.config.entities,
+            "stage_seconds": build.get("stage_seconds", {}),
             "reused": build["reused"],
         },
         "methods": {},

@@ -19,6 +19,7 @@ __all__ = [
     "CooccurrenceRelationExtractor",
     "EntityStatistics",
     "LLMRelationExtractor",
+    "NEREntityExtractor",
     "PathRAGExtractor",
     "StatisticalEntityExtractor",
     "SynonymEdgeExtractor",
@@ -31,6 +32,10 @@ def __getattr__(name):  # the LLM extractor pulls in the LLM layer only when ask
         from .llm_relations import LLMRelationExtractor
 
         return LLMRelationExtractor
+    if name == "NEREntityExtractor":  # spaCy is imported on first use
+        from .ner import NEREntityExtractor
+
+        return NEREntityExtractor
     if name == "PathRAGExtractor":
         from .pathrag_extractor import PathRAGExtractor
 

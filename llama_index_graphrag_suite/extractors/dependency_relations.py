@@ -110,7 +110,7 @@ def parsed_relations(doc, mentions: list[EntityMention], max_path: int = 4,
         found: list[tuple[int, ParsedRelation]] = []
         for i in range(len(inside)):
             for j in range(i + 1, len(inside)):
-                (ma, sa, ra), (mb, sb, rb) = inside[i], inside[j]
+                (ma, _, ra), (mb, _, rb) = inside[i], inside[j]
                 if ma.key == mb.key or ra.i == rb.i:
                     continue
                 path = dependency_path(ra, rb)

@@ -68,6 +68,7 @@ class NEREntityExtractor(TransformComponent):
 
     _vocabulary: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)  # key -> (surface, type)
     _matcher: NameMatcher = PrivateAttr(default_factory=NameMatcher)
+    _title_surfaces: dict[str, str] = PrivateAttr(default_factory=dict)  # title key -> the title as written
     _fallback_stats: EntityStatistics = PrivateAttr(default_factory=lambda: EntityStatistics(3))
 
     @classmethod
@@ -153,10 +154,12 @@ class NEREntityExtractor(TransformComponent):
                 raw[doc_key] = tops[0] if tops else ""
         names = sorted({t for t in raw.values() if t})
         types = {}
-        for title, parsed in zip(names, nlp.pipe(names, batch_size=256)):
-            ents = list(parsed.ents)
-            whole = len(ents) == 1 and ents[0].text == parsed.text.strip()
-            types[title] = ents[0].label_ if whole else TITLE_TYPE
+        with nlp.select_pipes(enable=[p for p in ("tok2vec", "ner") if p in nlp.pipe_names]):  # no parse needed
+            for title, parsed in zip(names, nlp.pipe(names, batch_size=256)):
+                ents = list(parsed.ents)
+                whole = len(ents) == 1 and ents[0].text == parsed.text.strip()
+                types[title] = ents[0].label_ if whole and readable_by(nlp, title) else TITLE_TYPE
+        self._title_surfaces.update({canonical_key(t): t for t in names})
         return {d: (canonical_key(t), types[t]) for d, t in raw.items() if t and canonical_key(t)}
 
     def _learn(self, mentions: list[list[EntityMention]], titles: dict[str, tuple[str, str]]) -> None:
@@ -172,7 +175,7 @@ class NEREntityExtractor(TransformComponent):
                 new[key] = (surfaces[key], majority_type(ts))
         for key, type_ in titles.values():
             if key not in self._vocabulary and key not in new:
-                new[key] = (key, type_)
+                new[key] = (self._title_surfaces.get(key, key), type_)
         self._vocabulary.update(new)
         self._matcher.add(new)
 

@@ -126,7 +126,8 @@ class IndexBuild:
         stats.fit(n.text for n in chunk_nodes)
         try:
             with usage.track() if usage is not None else contextlib.nullcontext() as used:
-                run_transformations(chunk_nodes, extractors, show_progress=self.show_progress)
+                with self._stage("extract"):
+                    run_transformations(chunk_nodes, extractors, show_progress=self.show_progress)
         except BaseException:
             stats.forget(n.text for n in chunk_nodes)
             raise
@@ -145,16 +146,29 @@ class IndexBuild:
             for node in chunk_nodes:
                 self._add_chunk(node, new_entities, new_facts)
             touched_old = self._link_new_entities_to_old_chunks(new_entities, set(new_chunks), extraction, new_facts)
-            self._embed_new(chunk_nodes, new_entities, new_facts)
-            self._add_synonyms(new_entities)
+            with self._stage("embed"):
+                self._embed_new(chunk_nodes, new_entities, new_facts)
+            with self._stage("synonyms"):
+                self._add_synonyms(new_entities)
         except BaseException:
             self._undo_insert(new_chunks, new_entities, new_facts, old_lists)
             stats.forget(n.text for n in chunk_nodes)
             raise
         self._mirror_upsert(new_chunks + touched_old, new_entities, new_facts)
-        self._refresh_derived()
+        with self._stage("graph"):
+            self._refresh_derived()
         self.build_info["seconds"] += time.perf_counter() - start
         return [n.node_id for n in chunk_nodes]
+
+    @contextlib.contextmanager
+    def _stage(self, name: str):
+        """Adds the wall time of a build stage to ``build_info["stage_seconds"]`` (where indexing time goes)."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            stages = self.build_info.setdefault("stage_seconds", {})
+            stages[name] = round(stages.get(name, 0.0) + time.perf_counter() - start, 3)
 
     def _undo_insert(self, new_chunks: list[str], new_entities: set[str], new_facts: set[str], old_lists: dict) -> None:
         """Put the tables and vectors back as they were before a failed insert."""

@@ -5,6 +5,16 @@ from __future__ import annotations
 import numpy as np
 
 
+def blended(dense: np.ndarray, sparse_of, sparse_weight: float) -> np.ndarray:
+    """(1 - w) x min-max dense + w x min-max BM25, in [0, 1]; ``sparse_of()`` is called only when w > 0.
+
+    w = 0.5 is AGRAG's hybrid (Eq. 21); w = 0 ranks as dense does. A method that adds a graph signal to
+    every chunk's score adds it to this.
+    """
+    base = minmax(dense)
+    return base if sparse_weight <= 0 else (1.0 - sparse_weight) * base + sparse_weight * minmax(sparse_of())
+
+
 def minmax(x: np.ndarray) -> np.ndarray:
     """Scale to [0, 1]; a constant vector maps to zeros (it ranks nothing above anything)."""
     x = np.asarray(x, dtype=np.float64)

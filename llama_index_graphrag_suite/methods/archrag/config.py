@@ -130,6 +130,9 @@ class ArchRAGConfig(MethodConfig):
                              ge=0)
     chunk_ranking: ChunkRanking = param(ChunkRanking.BEST_ITEM, "chunk ranking: 'best_item', 'dense_boost' or "
                                         "'ppr_refine'", paper="ours: best_item; authors' code: ppr_refine option")
+    sparse_weight: float = param(
+        0.0, "the chunk score the best item score is added to: (1 - w) x min-max dense + w x min-max BM25 (0 ranks as "
+        "dense, 0.5 is AGRAG's hybrid)", paper="ours: benchmarks/tuning.py", ge=0.0, le=1.0)
     item_weight: float = param(0.05, "dense_boost: weight of the best item score added to a chunk's cosine",
                                paper="ours: benchmarks/archrag_signal.py (recall@5 61.6 / 61.3 on 2wiki / musique, "
                                      "dense 62.9 / 62.2)")

@@ -67,6 +67,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from ...graph.ppr import personalized_pagerank, transition_matrix
 from ...graph.snapshot import RELATION
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
+from ..scoring import blended
 from .config import ArchRAGConfig, ChunkRanking, RelationScope
 from .hierarchy import ArchRAGHierarchy
 from .prompts import COMMUNITY_SUMMARY_PROMPT, DEFAULT_PROMPTS
@@ -219,7 +220,8 @@ class ArchRAGRetriever(GraphIndexRetriever):
             score = self._ppr_refine(items)
             ranked = np.lexsort((np.arange(dense.size), -dense, -score))[: self.top_k]
         elif cfg.chunk_ranking == ChunkRanking.DENSE_BOOST:
-            score = dense + cfg.item_weight * np.where(np.isfinite(best), best, 0.0)
+            base = blended(dense, lambda: index.bm25.scores(query_bundle.query_str), cfg.sparse_weight)
+            score = base + cfg.item_weight * np.where(np.isfinite(best), best, 0.0)
             ranked = np.lexsort((np.arange(dense.size), -score))[: self.top_k]
         else:
             candidates = np.flatnonzero(np.isfinite(best))

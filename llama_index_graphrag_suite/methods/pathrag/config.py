@@ -91,6 +91,9 @@ class PathRAGConfig(MethodConfig):
         "'paths_only' (only chunks behind paths)",
         paper="ours: benchmarks/tuning.py (paths_only recall@5 26 / 17 on the 2wiki / musique dev indexes, "
               "dense 63 / 62)")
+    sparse_weight: float = param(
+        0.0, "the chunk score path support is added to: (1 - w) x min-max dense + w x min-max BM25 (0 ranks as "
+        "dense, 0.5 is AGRAG's hybrid)", paper="ours: benchmarks/tuning.py", ge=0.0, le=1.0)
     path_weight: float = param(
         0.005, "combined: weight of (best reliability of a path behind the chunk / the best path's) added to "
         "the chunk's dense cosine", paper="ours: benchmarks/tuning.py (0.005 keeps 2wiki and musique at or above "

@@ -58,6 +58,7 @@ from ...index.vectors import normalize_rows
 from ...llm.errors import LLMUnavailableError
 from ...llm.json_repair import parse_json_lenient
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
+from ..scoring import blended
 from ..scoring import top_k as top_indices
 from .config import ChunkRanking, PathRAGConfig
 from .prompts import DEFAULT_PROMPTS
@@ -203,7 +204,8 @@ class PathRAGRetriever(GraphIndexRetriever):
                             top_k=cfg.num_paths, paths_per_pair=cfg.paths_per_pair, max_hops=cfg.max_hops)
         paths_json = [path_record(index, p, cfg.max_edge_texts) for p in search.paths]
         path_ranked, best = self._path_chunks(paths_json, dense)
-        chunk_ids, source, scores = self._rank_chunks(path_ranked, best, dense)
+        base = blended(dense, lambda: index.bm25.scores(question), cfg.sparse_weight)
+        chunk_ids, source, scores = self._rank_chunks(path_ranked, best, base)
         results = [chunk_node(index, c, scores[c], self.method, pathrag_source=source[c]) for c in chunk_ids]
         rendered = [RenderedPath(p["text"], p["reliability"], p["hops"]) for p in paths_json]
         text, kept = render_paths(rendered, cfg.order, cfg.max_path_tokens, cfg.flat,
@@ -224,7 +226,8 @@ class PathRAGRetriever(GraphIndexRetriever):
                         "path_reliability": round(best[c], 6) if c in best else None} for c in chunk_ids],
             "params": {"N": cfg.num_nodes, "K": cfg.num_paths, "alpha": cfg.alpha, "theta": cfg.theta,
                        "paths_per_pair": cfg.paths_per_pair, "max_hops": cfg.max_hops,
-                       "chunk_ranking": cfg.chunk_ranking.value, "path_weight": cfg.path_weight},
+                       "chunk_ranking": cfg.chunk_ranking.value, "path_weight": cfg.path_weight,
+                       "sparse_weight": cfg.sparse_weight},
         }
         return results + [evidence_node(self.method, text, evidence)]
 
@@ -244,7 +247,7 @@ class PathRAGRetriever(GraphIndexRetriever):
                 if len(ranked) < top_k and order[i] not in scores:
                     ranked.append(order[i])
                     scores[order[i]] = float(dense[i])
-        else:  # COMBINED: dense cosine plus path support, path_weight x best reliability / the best path's reliability
+        else:  # COMBINED: base score plus path support, path_weight x best reliability / the best path's reliability
             combined = np.asarray(dense, np.float64).copy()
             top = max(best.values(), default=1.0)
             for c, rel in best.items():
