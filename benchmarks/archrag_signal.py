@@ -7,7 +7,7 @@ measured against dense retrieval on the same index.
 Three tables, on one index and one LLM-free hierarchy (built here, default ArchRAGConfig):
 
 1. **Recall** through the official bench loop (``eval.bench.run_method``, top 5 chunks) for dense and for each
-   ArchRAG chunk ranking: ``best_item`` (the default), ``dense_boost``, and ``ppr_refine`` (the authors'
+   ArchRAG chunk ranking: ``dense_boost`` (the default), ``best_item``, and ``ppr_refine`` (the authors'
    option: PageRank personalised on the retrieved items) with 0 or 3 vanilla chunks in the restart at
    several restart shares. The row with share 1.0 restarts from the 3 chunks alone and ignores ArchRAG's
    items: it is the control that tells whether the items add anything.
@@ -37,8 +37,10 @@ from llama_index_graphrag_suite.methods.archrag import ArchRAGHierarchy, ArchRAG
 from llama_index_graphrag_suite.registry import get_retriever  # noqa: E402
 
 RANKINGS = [  # (label, ArchRAGRetriever keyword arguments)
-    ("best_item (default)", {}),
-    ("dense_boost", {"chunk_ranking": "dense_boost"}),
+    ("dense_boost (default: blend with BM25 weight 0.25, item weight 0.05)", {}),
+    ("control: the same blend without items (item_weight 0)", {"item_weight": 0.0}),
+    ("dense_boost on dense alone (sparse_weight 0)", {"sparse_weight": 0.0}),
+    ("best_item (the items alone)", {"chunk_ranking": "best_item"}),
     ("ppr_refine, items only", {"chunk_ranking": "ppr_refine"}),
     ("ppr_refine, items + 3 chunks, share 0.5", {"chunk_ranking": "ppr_refine", "chunk_top_k": 3, "chunk_share": 0.5}),
     ("ppr_refine, items + 3 chunks, share 0.9", {"chunk_ranking": "ppr_refine", "chunk_top_k": 3, "chunk_share": 0.9}),
@@ -55,6 +57,9 @@ def recall_rows(index, dataset, hierarchy) -> list[str]:
     dense = run_method(index, dataset, lambda idx, top_k=5: get_retriever(idx, "dense", top_k=top_k), "dense", None,
                        show_progress=False)
     rows.append(line("dense (baseline)", dense))
+    hyb = run_method(index, dataset, lambda idx, top_k=5: get_retriever(idx, "hybrid", top_k=top_k), "hybrid", None,
+                     show_progress=False)
+    rows.append(line("hybrid (baseline)", hyb))
     for label, kwargs in RANKINGS:
         def factory(idx, top_k=5, kwargs=kwargs):
             return ArchRAGRetriever(idx, top_k=top_k, hierarchy=hierarchy, **kwargs)

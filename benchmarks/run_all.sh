@@ -5,13 +5,14 @@ cd "$(dirname "$0")/.."
 DATA=${DATASETS:-../shared/datasets}
 OUT=benchmarks/results
 mkdir -p "$OUT"
-rm -rf "$OUT/index-2wiki" "$OUT/index-musique"  # built fresh below (reused by the micro-benchmarks), never committed
+rm -rf "$OUT/index-2wiki" "$OUT/index-hotpot" "$OUT/index-musique"  # built fresh below (reused by the micro-benchmarks), never committed
 export HF_HUB_OFFLINE=1
 for ds in 2wiki_retrieval101 hotpotqa_train100 musique_train100; do
   keep=()
   [ "$ds" = 2wiki_retrieval101 ] && keep=(--index-dir "$OUT/index-2wiki")
+  [ "$ds" = hotpotqa_train100 ] && keep=(--index-dir "$OUT/index-hotpot")
   [ "$ds" = musique_train100 ] && keep=(--index-dir "$OUT/index-musique")
-  .venv/bin/graphrag-suite bench --dataset "$DATA/$ds" --methods all,agrag:no_mcmi,agrag:no_filter,agrag:hybrid_only,pathrag:paths_only,archrag:no_knn,archrag:dense_boost,a2rag:no_global,a2rag:global_only \
+  .venv/bin/graphrag-suite bench --dataset "$DATA/$ds" --methods all,agrag:no_mcmi,agrag:no_filter,agrag:hybrid_only,pathrag:paths_only,archrag:no_knn,archrag:best_item,a2rag:no_global,a2rag:global_only \
     --out "$OUT/$ds.json" --quiet "${keep[@]}"
   # the same methods on AGRAG's statistical graph (the paper-faithful extractor), side by side in the report
   .venv/bin/graphrag-suite bench --dataset "$DATA/$ds" --methods all --entities statistical \
@@ -31,6 +32,7 @@ done
 .venv/bin/python benchmarks/archrag_signal.py --index-dir "$OUT/index-2wiki" --dataset "$DATA/2wiki_retrieval101" > "$OUT/archrag_signal.txt"
 .venv/bin/python benchmarks/archrag_signal.py --index-dir "$OUT/index-musique" --dataset "$DATA/musique_train100" >> "$OUT/archrag_signal.txt"
 .venv/bin/python benchmarks/tuning.py --index-dir "$OUT/index-2wiki" --dataset "$DATA/2wiki_retrieval101" > "$OUT/tuning.txt"
+.venv/bin/python benchmarks/tuning.py --index-dir "$OUT/index-hotpot" --dataset "$DATA/hotpotqa_train100" >> "$OUT/tuning.txt"
 .venv/bin/python benchmarks/tuning.py --index-dir "$OUT/index-musique" --dataset "$DATA/musique_train100" >> "$OUT/tuning.txt"
-rm -rf "$OUT/index-2wiki" "$OUT/index-musique"
+rm -rf "$OUT/index-2wiki" "$OUT/index-hotpot" "$OUT/index-musique"
 .venv/bin/python benchmarks/report.py --results "$OUT" --out BENCHMARKS.md

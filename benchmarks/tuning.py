@@ -1,5 +1,7 @@
 """The parameter sweeps behind the defaults that were tuned by measurement (A2RAG's restart and sufficiency,
-PathRAG's path weight), so the figures quoted in their docstrings come from a written command.
+PathRAG's base score and path weight, ArchRAG's base score and item weight), so the figures quoted in their
+docstrings come from a written command. ``make bench`` runs it on the NER-graph indexes of 2wiki, HotpotQA and
+MuSiQue.
 
     .venv/bin/python benchmarks/tuning.py --index-dir /tmp/dev/2wiki_retrieval101 \
         --dataset /work/shared/datasets/2wiki_retrieval101 [--out results.md]
@@ -28,22 +30,48 @@ from llama_index_graphrag_suite.registry import get_retriever  # noqa: E402
 SWEEPS: list[tuple[str, dict, str]] = [
     ("hybrid", {}, "baseline"),
     ("dense", {}, "baseline"),
-    ("a2rag", {}, "default: restart share 0.5 on the top-2 hybrid chunks, min_term_coverage 1.0, order by PPR"),
+    ("a2rag", {}, "default: restart share 0.75 on the top-1 hybrid chunk, min_term_coverage 1.0, order by PPR"),
+    ("a2rag", {"ppr_dense_seeds": 2, "ppr_dense_share": 0.5}, "previous default: top-2 hybrid chunks, share 0.5"),
+    ("a2rag", {"ppr_dense_seeds": 2}, "top-2 hybrid chunks, share 0.75"),
+    ("a2rag", {"ppr_dense_seeds": 3}, "top-3 hybrid chunks, share 0.75"),
+    ("a2rag", {"ppr_dense_share": 0.5}, "restart share 0.5"),
     ("a2rag", {"ppr_dense_share": 0.25}, "restart share 0.25"),
-    ("a2rag", {"ppr_dense_share": 0.75}, "restart share 0.75"),
+    ("a2rag", {"ppr_dense_share": 0.9}, "restart share 0.9"),
     ("a2rag", {"ppr_dense_share": 0.0}, "restart share 0: Eq. 10 seeds alone"),
-    ("a2rag", {"ppr_dense_seeds": 3}, "top-3 hybrid chunks"),
-    ("a2rag", {"ppr_dense_seeds": 5}, "top-5 hybrid chunks"),
+    ("a2rag", {"ppr_top_l": 40}, "L = 40 PPR nodes mapped back"),
     ("a2rag", {"global_order": "hybrid"}, "stage-3 chunks ordered by hybrid score"),
     ("a2rag", {"global_order": "sum"}, "stage-3 chunks ordered by PPR + hybrid (min-max)"),
     ("a2rag", {"chunk_ranking": "rrf"}, "RRF of evidence and hybrid rankings"),
     ("a2rag", {"min_term_coverage": 0.5}, "sufficiency: min_term_coverage 0.5"),
     ("a2rag", {"min_term_coverage": 0.0}, "sufficiency: seeds covered and connected only"),
-    ("pathrag", {}, "default: path_weight 0.005"),
-    ("pathrag", {"path_weight": 0.0}, "path_weight 0 (dense order)"),
-    ("pathrag", {"path_weight": 0.01}, "path_weight 0.01"),
-    ("pathrag", {"path_weight": 0.02}, "path_weight 0.02"),
+    ("agrag", {}, "default (the paper's): k_a 5 facts, LLM-free filter margin 0.1, damping 0.5, passage factor 0.05"),
+    ("agrag", {"fact_top_k": 10}, "k_a 10 facts"),
+    ("agrag", {"filter_margin": 0.05}, "filter margin 0.05"),
+    ("agrag", {"filter_margin": 0.2}, "filter margin 0.2"),
+    ("agrag", {"passage_factor": 0.5}, "passage factor 0.5"),
+    ("agrag", {"graph_retrieval": False}, "control: hybrid chunks only"),
+    ("pathrag", {}, "default: hybrid base (sparse_weight 0.5) + path_weight 0.2"),
+    ("pathrag", {"path_weight": 0.0}, "control: the base alone (no paths)"),
+    ("pathrag", {"sparse_weight": 0.0, "path_weight": 0.05}, "sparse_weight 0.0, path_weight 0.05"),
+    ("pathrag", {"sparse_weight": 0.0, "path_weight": 0.1}, "sparse_weight 0.0, path_weight 0.1"),
+    ("pathrag", {"sparse_weight": 0.0, "path_weight": 0.2}, "sparse_weight 0.0, path_weight 0.2"),
+    ("pathrag", {"sparse_weight": 0.25, "path_weight": 0.05}, "sparse_weight 0.25, path_weight 0.05"),
+    ("pathrag", {"sparse_weight": 0.25, "path_weight": 0.1}, "sparse_weight 0.25, path_weight 0.1"),
+    ("pathrag", {"sparse_weight": 0.25, "path_weight": 0.2}, "sparse_weight 0.25, path_weight 0.2"),
+    ("pathrag", {"sparse_weight": 0.5, "path_weight": 0.05}, "sparse_weight 0.5, path_weight 0.05"),
+    ("pathrag", {"sparse_weight": 0.5, "path_weight": 0.1}, "sparse_weight 0.5, path_weight 0.1"),
     ("pathrag", {"chunk_ranking": "paths_first"}, "paths first (the literal reading)"),
+    ("archrag", {}, "default: dense_boost, sparse_weight 0.25, item_weight 0.05"),
+    ("archrag", {"item_weight": 0.0}, "control: the same blend without items"),
+    ("archrag", {"sparse_weight": 0.0, "item_weight": 0.05}, "sparse_weight 0.0, item_weight 0.05"),
+    ("archrag", {"sparse_weight": 0.0, "item_weight": 0.1}, "sparse_weight 0.0, item_weight 0.1"),
+    ("archrag", {"sparse_weight": 0.0, "item_weight": 0.2}, "sparse_weight 0.0, item_weight 0.2"),
+    ("archrag", {"sparse_weight": 0.25, "item_weight": 0.1}, "sparse_weight 0.25, item_weight 0.1"),
+    ("archrag", {"sparse_weight": 0.25, "item_weight": 0.2}, "sparse_weight 0.25, item_weight 0.2"),
+    ("archrag", {"sparse_weight": 0.5, "item_weight": 0.05}, "sparse_weight 0.5, item_weight 0.05"),
+    ("archrag", {"sparse_weight": 0.5, "item_weight": 0.1}, "sparse_weight 0.5, item_weight 0.1"),
+    ("archrag", {"sparse_weight": 0.5, "item_weight": 0.2}, "sparse_weight 0.5, item_weight 0.2"),
+    ("archrag", {"chunk_ranking": "best_item"}, "best_item: the items alone"),
 ]
 
 

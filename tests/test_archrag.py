@@ -57,7 +57,7 @@ def test_hierarchy_layers_are_a_tree_over_the_entities(index, hierarchy):
 
 
 def test_retriever_searches_every_layer_and_ranks_chunks_by_best_item(index, hierarchy):
-    retriever = ArchRAGRetriever(index, top_k=3, hierarchy=hierarchy)
+    retriever = ArchRAGRetriever(index, top_k=3, hierarchy=hierarchy, variant="best_item")
     chunks, evidence = split(retriever.retrieve(QUESTION))
     assert len(evidence) == 1 and 1 <= len(chunks) <= 3
     ev = evidence[0].node.metadata["evidence"]
@@ -266,7 +266,7 @@ def test_ppr_refine_restarts_from_the_items_and_the_chunk_items(index, hierarchy
 
 
 def test_variants_are_presets_of_the_config():
-    assert set(ArchRAGConfig.PRESETS) == {"no_knn", "entities_only", "two_layers", "dense_boost", "ppr_refine"}
+    assert set(ArchRAGConfig.PRESETS) == {"no_knn", "entities_only", "two_layers", "dense_boost", "best_item", "ppr_refine"}
     assert ArchRAGConfig.resolve(variant="no_knn").augment is False
     assert ArchRAGConfig.resolve(variant="entities_only").search_layers == 1
     assert ArchRAGConfig.resolve(variant="two_layers").search_layers == 2

@@ -212,3 +212,13 @@ def test_persisted_index_records_its_extractor_and_old_indexes_load_as_statistic
     assert manifest["config"]["entities"] == "ner"
     assert IndexConfig.from_manifest({k: v for k, v in manifest["config"].items() if k != "entities"}).entities == "statistical"
     assert GraphRAGIndex.load(tmp_path / "idx").config.entities == "ner"
+
+
+def test_both_extractors_add_ngrams_and_cooccurrence_to_the_names():
+    both = GraphRAGIndex.from_documents(documents(), embed_model=HashEmbedding(dim=64),
+                                        config=IndexConfig(entities="both", entity_threshold=0.3))
+    ner_only = GraphRAGIndex.from_documents(documents(), embed_model=HashEmbedding(dim=64))
+    assert set(ner_only.entities) < set(both.entities)
+    assert any(not e.type for e in both.entities.values())  # statistical n-grams carry no NER type
+    kinds = {f.kind for f in both.facts.values()}
+    assert {"dependency", "cooccurrence"} <= kinds

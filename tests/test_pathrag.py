@@ -68,7 +68,8 @@ def test_chunk_ranking_modes(index):
     from llama_index_graphrag_suite.methods.baselines import DenseRetriever
 
     dense_ids = [n.node.node_id for n in DenseRetriever(index, top_k=6).retrieve(QUESTION)]
-    assert [n.node.node_id for n in split(PathRAGRetriever(index, top_k=6, path_weight=0.0).retrieve(QUESTION))[0]] == dense_ids
+    no_paths = PathRAGRetriever(index, top_k=6, path_weight=0.0, sparse_weight=0.0)  # ranks as dense
+    assert [n.node.node_id for n in split(no_paths.retrieve(QUESTION))[0]] == dense_ids
     heavy = split(PathRAGRetriever(index, top_k=6, path_weight=100.0).retrieve(QUESTION))[0]
     assert [n.node.node_id for n in heavy][: len(paths_only)] == [n.node.node_id for n in paths_only]
     default = split(PathRAGRetriever(index, top_k=6).retrieve(QUESTION))[0]
@@ -159,8 +160,8 @@ def test_config_defaults_validation_and_sources():
     cfg = PathRAGConfig()
     assert (cfg.num_nodes, cfg.num_paths, cfg.alpha, cfg.theta, cfg.paths_per_pair, cfg.max_hops) == (40, 15, 0.7, 0.01, 1, None)
     assert (cfg.max_keywords, cfg.keyword_max_df, cfg.max_path_tokens, cfg.max_edge_texts) == (8, 0.005, 5000, 2)
-    assert (cfg.order, cfg.flat, cfg.edge_kinds, cfg.chunk_ranking, cfg.path_weight) == (
-        PathOrder.ASCENDING, False, (EdgeKind.RELATION,), ChunkRanking.COMBINED, 0.005)
+    assert (cfg.order, cfg.flat, cfg.edge_kinds, cfg.chunk_ranking, cfg.path_weight, cfg.sparse_weight) == (
+        PathOrder.ASCENDING, False, (EdgeKind.RELATION,), ChunkRanking.COMBINED, 0.2, 0.5)
     # str Enums: the strings validate and compare equal to the members
     assert PathRAGConfig(order="hop_first", chunk_ranking="paths_first").order == "hop_first" == PathOrder.HOP_FIRST
     for field in PathRAGConfig.model_fields.values():

@@ -21,29 +21,23 @@ The hierarchy (:class:`ArchRAGHierarchy`) is built on first use and kept as an i
 next insert or delete; pass ``hierarchy=`` to use one saved elsewhere. With ``llm=`` the community summaries are
 written by the LLM (index-time cost in ``hierarchy.cost``); without, they are extractive.
 
-Chunk ranking for recall (``chunk_ranking``). ``"best_item"`` (default) is the rule above.
-``"dense_boost"`` ranks every chunk by its own cosine plus ``item_weight`` (0.05) x its best item score
-(0 for chunks no item maps to): the items re-rank dense retrieval instead of choosing the candidates.
-``"ppr_refine"`` is the authors' ``ppr_refine`` option. It runs personalised PageRank (``ppr_damping`` 0.85,
-networkx's default) on the index graph, which holds entities and chunks. The walk restarts from the retrieved
-entities (by score) and from the entities under each retrieved community (that community's score shared among
-them). Chunks are ranked by the PageRank mass they receive. ``chunk_top_k`` (0, the authors' ``topk_chunk``
-default) adds that many chunks from a vanilla chunk index as items of their own, scored by their cosine. Under
-``ppr_refine`` these chunks hold ``chunk_share`` (0.5) of the restart mass.
+Chunk ranking for recall (``chunk_ranking``). ``"dense_boost"`` (default) ranks every chunk by a blend of
+its min-max dense and BM25 scores (``sparse_weight`` 0.25 on BM25) plus ``item_weight`` (0.05) x its best item
+score (0 for chunks no item maps to): the items re-rank dense/sparse retrieval. ``"best_item"`` is the rule
+above: only chunks under a retrieved item, by that item's score. ``"ppr_refine"`` is the authors' ``ppr_refine``
+option. It runs personalised PageRank (``ppr_damping`` 0.85, networkx's default) on the index graph, which
+holds entities and chunks. The walk restarts from the retrieved entities (by score) and from the entities under
+each retrieved community (that community's score shared among them). Chunks are ranked by the PageRank mass
+they receive. ``chunk_top_k`` (0, the authors' ``topk_chunk`` default) adds that many chunks from a vanilla
+chunk index as items of their own, scored by their cosine. Under ``ppr_refine`` these chunks hold
+``chunk_share`` (0.5) of the restart mass.
 
-What each ranking gives LLM-free is printed by ``benchmarks/archrag_signal.py`` (part of ``make bench``).
-Recall@5 on 2wiki_retrieval101 / musique_train100:
-
-* dense: 62.9 / 62.2
-* best_item: 39.4 / 40.1
-* dense_boost: 61.6 / 61.3
-* ppr_refine, items only: 27.0 / 15.9
-* ppr_refine with 3 chunks at share 0.9: 65.8 / 61.7
-* the same walk from the 3 chunks alone, items ignored: 65.1 / 62.4
-
-On this co-occurrence KG there are no LLM-written entity descriptions, and many "entities" are n-gram phrases
-(for example "born July") which the question's embedding matches best. As a result, the retrieved items
-reach fewer gold passages than dense's top 5, spread over many more chunks.
+What each ranking gives LLM-free is printed by ``benchmarks/archrag_signal.py`` and the defaults' sweep by
+``benchmarks/tuning.py`` (both part of ``make bench``; BENCHMARKS.md has the tables). On the NER graph, whose
+entities are names, the items alone (``best_item``) reach recall@5 59.7 on 2wiki_retrieval101 (39.4 on the
+old n-gram graph), still below dense (62.9): communities of co-mentioned names are a weaker signal for choosing
+chunks than the chunks' own similarity. The compare row ``dense_boost`` with ``item_weight=0`` in
+``tuning.py`` is the control: what the items add over the blend alone.
 
 Settings (``ArchRAGConfig``, ``config.py``) arrive as ``config=``, a preset ``variant=`` or keyword
 overrides: ``no_knn`` (hierarchy clustered without KNN augmentation, the paper's ablation),

@@ -21,11 +21,11 @@ Per query (paper, Methodology):
    edges are never traversed: PathRAG's indexing graph has entities and relations, texts hang on them.
 3. Chunks. The chunks behind a path are those its text comes from: the chunks stating its edges'
    facts and the chunk of each node's description. Default ``chunk_ranking="combined"``: every
-   chunk's dense cosine with the query plus ``path_weight`` x (best reliability of a path it is
-   behind / reliability of the best path), top ``top_k``. On the LLM-free statistical graph the paths
-   alone are weak evidence for retrieval (``paths_only`` recall@5 26 / 17 on the 2wiki / musique dev
-   indexes, vs dense 63 / 62), so their reliability re-ranks near-ties of dense relevance
-   (``benchmarks/tuning.py``: 0.005 keeps both sets at or above dense; 0.01-0.02 tie on 2wiki and lose on musique).
+   chunk's base score (``sparse_weight`` 0.5: AGRAG's hybrid of min-max dense and BM25) plus
+   ``path_weight`` (0.2) x (best reliability of a path it is behind / reliability of the best path),
+   top ``top_k``. LLM-free, the paths alone are weak evidence for retrieval (``paths_first`` recall@5
+   43.8 / 45.0 / 32.2 on the 2wiki / HotpotQA / MuSiQue dev sets on the NER graph), so their
+   reliability re-ranks hybrid relevance (``benchmarks/tuning.py``; +0.7 / +3.0 / +0.7 over hybrid).
    ``chunk_ranking="paths_first"`` is the literal reading: chunks behind paths first, by best
    reliability then cosine, filled with the densest remaining chunks. ``chunk_ranking="paths_only"``
    (``variant="paths_only"``): only chunks behind paths (may return fewer than ``top_k``). Chunk
