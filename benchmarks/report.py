@@ -24,7 +24,10 @@ MICRO_BENCHMARKS = [
     ("archrag.txt", "archrag_bench.py", "ArchRAG community hierarchy, C-HNSW and hierarchical search (2wiki_retrieval101)"),
     ("archrag_signal.txt", "archrag_signal.py", "ArchRAG item signal: what its items reach, every chunk ranking against dense"),
     ("chnsw.txt", "chnsw_bench.py", "C-HNSW against exact search (random vectors)"),
-    ("tuning.txt", "tuning.py", "Tuning sweeps behind the A2RAG and PathRAG defaults (2wiki_retrieval101, musique_train100)"),
+    ("tuning.txt", "tuning.py", "Tuning sweeps behind the A2RAG, PathRAG, ArchRAG and AGRAG defaults on the NER graph "
+     "(2wiki_retrieval101, hotpotqa_train100, musique_train100)"),
+    ("ner_speed.txt", "ner_speed.py", "spaCy parsing speed of the NER extractor, 1 process against one per core "
+     "(musique_train100)"),
     ("a2rag.txt", "a2rag_bench.py", "A2RAG stages, latency and robustness to lost graph nodes (2wiki_retrieval101)"),
 ]
 

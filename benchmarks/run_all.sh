@@ -18,6 +18,7 @@ for ds in 2wiki_retrieval101 hotpotqa_train100 musique_train100; do
   .venv/bin/graphrag-suite bench --dataset "$DATA/$ds" --methods all --entities statistical \
     --out "$OUT/$ds-statistical.json" --quiet
 done
+.venv/bin/python benchmarks/ner_speed.py --corpus "$DATA/musique_train100/corpus.jsonl" --n 1200 > "$OUT/ner_speed.txt"
 .venv/bin/python benchmarks/scaling.py --data "$DATA" --out "$OUT/scaling"
 .venv/bin/python benchmarks/agrag_steiner.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
   > "$OUT/agrag_steiner.txt"

@@ -63,7 +63,7 @@ class NEREntityExtractor(TransformComponent):
     max_pairs_per_sentence: int = Field(default=12, ge=1)
     max_text_chars: int = Field(default=400, ge=40, description="Longer sentences are cut around the pair")
     batch_size: int = Field(default=64, ge=1)
-    n_process: int = Field(default=0, ge=0, description="spaCy worker processes; 0 = one per core beyond the first")
+    n_process: int = Field(default=0, ge=0, description="spaCy worker processes; 0 = one per core (at most 4)")
     show_progress: bool = False
 
     _vocabulary: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)  # key -> (surface, type)

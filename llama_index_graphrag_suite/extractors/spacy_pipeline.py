@@ -62,9 +62,13 @@ def load_pipeline(model: str = "auto"):
 
 
 def default_processes() -> int:
-    """Worker processes for ``nlp.pipe``: one per core beyond the first, at most 4 (each loads the model)."""
+    """Worker processes for ``nlp.pipe``: one per core, at most 4 (each loads the model, about 1 s).
+
+    Nothing else runs while the chunks are parsed, so every core can parse (``benchmarks/ner_speed.py`` times
+    1 process against this count).
+    """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(4, cores - 1))
+    return max(1, min(4, cores))
 
 
 def parse(nlp, texts: Iterable[str], batch_size: int = 64, n_process: int = 1) -> Iterator:
