@@ -222,3 +222,23 @@ def test_both_extractors_add_ngrams_and_cooccurrence_to_the_names():
     assert any(not e.type for e in both.entities.values())  # statistical n-grams carry no NER type
     kinds = {f.kind for f in both.facts.values()}
     assert {"dependency", "cooccurrence"} <= kinds
+
+
+def test_a_folder_of_markdown_files_links_by_file_name_and_heading(tmp_path):
+    from llama_index.core import SimpleDirectoryReader
+
+    (tmp_path / "Grey_Harbour.md").write_text("Grey Harbour is a port town on the Sevrin coast. Its lighthouse was "
+                                               "designed by Ada Lorne.\n", encoding="utf-8")
+    (tmp_path / "ada-lorne.md").write_text("# Ada Lorne\n\nAda Lorne was an engineer. She built the lighthouse of "
+                                            "Grey Harbour in 1881.\n", encoding="utf-8")
+    (tmp_path / "sevrin.md").write_text("# The Sevrin Coast\n\nThe coast runs north from Grey Harbour.\n",
+                                        encoding="utf-8")
+    docs = SimpleDirectoryReader(str(tmp_path), filename_as_id=True).load_data()
+    pg = PropertyGraphIndex.from_documents(docs, kg_extractors=[NEREntityExtractor()], embed_model=HashEmbedding(dim=32),
+                                           property_graph_store=SimplePropertyGraphStore(), embed_kg_nodes=False)
+    chunks = {n.properties["file_name"]: n.id for n in pg.property_graph_store.get() if n.label == "text_chunk"}
+    contains = {(s, o) for s, p, o in triplets(pg) if p == "contains"}
+    assert (chunks["Grey_Harbour.md"], "grey harbour") in contains  # the file name is the title
+    assert (chunks["sevrin.md"], "grey harbour") in contains  # another file names it
+    assert (chunks["ada-lorne.md"], "ada lorne") in contains and (chunks["Grey_Harbour.md"], "ada lorne") in contains
+    assert (chunks["sevrin.md"], "sevrin coast") in contains  # the markdown # title
