@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .cli_versions import add_version_commands, add_version_option
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "data"
 
 
@@ -80,7 +82,7 @@ def cmd_index(args) -> int:
     index = GraphRAGIndex.from_documents(
         docs, embed_model=args.embed, config=_index_config(args), llm=llm, show_progress=not args.quiet
     )
-    index.persist(out)
+    index.persist(out, keep_versions=args.keep_versions)
     stats = index.stats()
     if llm is not None:
         stats["llm_calls"] = index.build_info.get("llm_calls", 0)
@@ -134,7 +136,7 @@ def _run_query(index, question: str, method: str, top_k: int, settings: dict[str
 def _load(args):
     from .index import GraphRAGIndex
 
-    return GraphRAGIndex.load(args.index_dir, embed_model=args.embed, llm=None)
+    return GraphRAGIndex.load(args.index_dir, embed_model=args.embed, llm=None, version=args.version)
 
 
 def cmd_query(args) -> int:
@@ -194,7 +196,7 @@ def cmd_methods(args) -> int:
     from .index.storage import open_version
     from .registry import available_methods, method_info
 
-    folder, manifest = open_version(args.index_dir, verify=False)
+    folder, manifest = open_version(args.index_dir, verify=False, version=args.version)
     counts = manifest.get("counts", {})
     extractor = manifest.get("config", {}).get("entities", "statistical")
     print(f"index {args.index_dir}: {counts.get('chunks', '?')} chunks, {counts.get('entities', '?')} entities, "
@@ -269,7 +271,7 @@ def cmd_bench(args) -> int:
     named = [n for m in methods for n in (available_methods() if m == "all" else [m])]
     report = run_bench(args.dataset, methods, limit=args.limit, index_dir=args.index_dir, embed=args.embed,
                        llm=_build_llm(args), show_progress=not args.quiet, settings=_settings(args, named),
-                       config=_index_config(args))
+                       config=_index_config(args), index_version=args.version)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
@@ -319,6 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("src", help="folder or .jsonl file")
     p.add_argument("--out", required=True, help="index folder to write")
     p.add_argument("--overwrite", action="store_true", help="replace the index already in --out")
+    p.add_argument("--keep-versions", type=int, default=3, metavar="N",
+                   help="versions of --out kept for rollback, the new one included (default 3)")
     _add_common(p, index_settings=True, llm=True)
     p.set_defaults(func=cmd_index)
 
@@ -328,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", default="hybrid", help="a name from `graphrag-suite methods`, or name:variant")
     p.add_argument("--top-k", type=int, default=5)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_version_option(p)
     _add_set(p)
     _add_common(p)
     p.set_defaults(func=cmd_query)
@@ -335,6 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("methods", help="list the methods available on an index")
     p.add_argument("index_dir")
     p.add_argument("--settings", action="store_true", help="also list each method's variants and settings with defaults")
+    add_version_option(p)
     _add_common(p)
     p.set_defaults(func=cmd_methods)
 
@@ -344,6 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="JSON report to write")
     p.add_argument("--limit", type=int, default=0, help="only the first N questions")
     p.add_argument("--index-dir", default=None, help="reuse the index here, or build and save it here")
+    add_version_option(p)
     _add_set(p)
     _add_common(p, index_settings=True, llm=True)
     p.set_defaults(func=cmd_bench)
@@ -354,6 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=0, help="only the first N questions")
     _add_common(p, index_settings=True, llm=True)
     p.set_defaults(func=cmd_demo)
+    add_version_commands(sub, _add_common)
     return parser
 
 

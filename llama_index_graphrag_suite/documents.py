@@ -1,11 +1,17 @@
-"""Reading a corpus: a folder of .txt/.md files or a .jsonl of {"id", "title", "text"}."""
+"""Reading a corpus: a folder of .txt/.md files or a .jsonl of {"id", "title", "text"}.
+
+Guards: a binary file (NUL bytes, or mostly bytes that are not UTF-8) is skipped with a warning that
+names it; a few bad bytes in a text file are replaced (U+FFFD) with a warning; a file in a folder that
+is a symlink leading outside the folder is skipped. :func:`warn_if_tiny` (called by
+``GraphRAGIndex.from_documents``) warns about a corpus too small for a graph.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from llama_index.core import Document
 
@@ -13,19 +19,35 @@ from .text import clean_text
 
 log = logging.getLogger(__name__)
 TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
+BINARY_BAD_SHARE = 0.3  # a file whose characters are more than this share undecodable bytes is binary
+TINY_PASSAGES, TINY_WORDS = 3, 50  # below either, graph methods have next to nothing to link
 
 
 class CorpusError(ValueError):
     """The corpus cannot be read (missing, empty, or a malformed line); the message says where."""
 
 
+class BinaryFileError(CorpusError):
+    """A file that is not text (NUL bytes, or mostly undecodable bytes)."""
+
+
 def _decode(data: bytes, where: str) -> str:
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with a byte order mark: text, despite its NULs
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            pass
+    if b"\x00" in data:
+        raise BinaryFileError(f"{where}: a binary file (NUL bytes), not text")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        # Keep the document: replace the undecodable bytes and say so, rather than drop it.
         text = data.decode("utf-8", errors="replace")
-        log.warning("%s: not valid UTF-8 (%s); %d bytes replaced with U+FFFD", where, exc.reason, text.count("\ufffd"))
+        bad = text.count("\ufffd")
+        if bad > BINARY_BAD_SHARE * len(text):
+            raise BinaryFileError(f"{where}: a binary file ({bad} of {len(text)} characters are not UTF-8), not text") from None
+        # Keep the document: replace the undecodable bytes and say so, rather than drop it.
+        log.warning("%s: not valid UTF-8 (%s); %d bytes replaced with U+FFFD", where, exc.reason, bad)
         return text
 
 
@@ -64,10 +86,30 @@ def load_jsonl(path: Path) -> list[Document]:
 
 def load_folder(path: Path) -> list[Document]:
     docs = []
+    inside = path.resolve()
     for file in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES):
         rel = file.relative_to(path).as_posix()
-        docs.append(make_document(rel, _decode(file.read_bytes(), rel), file.stem.replace("_", " ")))
+        if not file.resolve().is_relative_to(inside):
+            log.warning("skipping %s: a symlink to %s, outside %s", rel, file.resolve(), path)
+            continue
+        try:
+            text = _decode(file.read_bytes(), rel)
+        except BinaryFileError as exc:
+            log.warning("skipping %s", exc)
+            continue
+        docs.append(make_document(rel, text, file.stem.replace("_", " ")))
     return docs
+
+
+def warn_if_tiny(docs: Sequence[Any], where: str = "the corpus") -> bool:
+    """Warn (and return True) when ``docs`` (anything with a ``text``: documents, chunks) hold fewer than
+    3 passages or 50 words in all: too little for a graph to link anything."""
+    words = sum(len(d.text.split()) for d in docs)
+    if len(docs) >= TINY_PASSAGES and words >= TINY_WORDS:
+        return False
+    log.warning("%s is tiny (%d passage(s), %d words): graph methods need more text to find entities and "
+                "relations, and will rank much like dense/BM25 retrieval", where, len(docs), words)
+    return True
 
 
 def load_documents(src: str | Path) -> list[Document]:

@@ -47,10 +47,13 @@ def peak_rss_mb() -> float:
 
 
 def build_or_load_index(dataset: BenchDataset, index_dir: str | Path | None, embed, llm, show_progress: bool,
-                        config=None):
-    """Reuse the index in ``index_dir`` when there is one; otherwise build it with ``config`` (and save it there)."""
-    if index_dir is not None and (Path(index_dir) / CURRENT).exists():
-        index = GraphRAGIndex.load(index_dir, embed_model=embed, llm=llm, show_progress=show_progress)
+                        config=None, version: int | None = None):
+    """Reuse the index in ``index_dir`` when there is one (kept version ``version`` when given); otherwise
+    build it with ``config`` (and save it there)."""
+    if version is not None and index_dir is None:
+        raise ValueError("an index version needs an index folder (--index-dir)")
+    if index_dir is not None and (version is not None or (Path(index_dir) / CURRENT).exists()):
+        index = GraphRAGIndex.load(index_dir, embed_model=embed, llm=llm, show_progress=show_progress, version=version)
         return index, {**index.build_info, "reused": True}
     start = time.perf_counter()
     index = GraphRAGIndex.from_documents(dataset.documents, embed_model=embed, llm=llm, config=config,
@@ -120,6 +123,7 @@ def run_bench(
     extra_methods: dict[str, Callable[..., Any]] | None = None,
     settings: dict[str, dict[str, Any]] | None = None,
     config=None,
+    index_version: int | None = None,
 ) -> dict[str, Any]:
     """Run the bench and return the report (see issue #7 for the schema).
 
@@ -153,7 +157,7 @@ def run_bench(
         config_class = getattr(factories[name], "config_class", None)
         if config_class is not None:
             config_class.resolve(**values)
-    index, build = build_or_load_index(dataset, index_dir, embed, llm, show_progress, config)
+    index, build = build_or_load_index(dataset, index_dir, embed, llm, show_progress, config, index_version)
     stats = index.stats()
     report: dict[str, Any] = {
         "dataset": dataset.name,

@@ -9,9 +9,8 @@ import logging
 from pathlib import Path
 from typing import Any, Callable
 
-
-
 log = logging.getLogger(__name__)
+_MISSING = object()
 
 
 class ArtefactCache:
@@ -22,13 +21,14 @@ class ArtefactCache:
 
         Cleared whenever the snapshot is replaced (every insert and delete), so it never goes stale.
         """
-        memo = self._memo
-        if memo.get("__snapshot__") is not self.snapshot:
-            memo.clear()
-            memo["__snapshot__"] = self.snapshot
-        if name not in memo:
-            memo[name] = build()
-        return memo[name]
+        memo, snapshot = self._memo, self.snapshot
+        if memo.get("__snapshot__") is not snapshot:
+            # a new dict, not clear(): another thread's query may be reading the old one right now
+            memo = self._memo = {"__snapshot__": snapshot}
+        value = memo.get(name, _MISSING)
+        if value is _MISSING:  # two threads may both build it: the same value, one kept
+            value = memo.setdefault(name, build())
+        return value
 
     def artefact(self, name: str, build: Callable[[], Any], load: Callable[[Path], Any] | None = None):
         """A method's derived artefact (ArchRAG's community hierarchy, A2RAG's document summaries).
@@ -53,5 +53,6 @@ class ArtefactCache:
     def _artefacts_to_save(self) -> dict[str, Any]:
         if self._memo.get("__snapshot__") is not self.snapshot:
             return {}
-        return {key.split(":", 1)[1]: obj for key, obj in self._memo.items()
+        items = list(self._memo.items())  # a copy: queries in other threads may add to the memo meanwhile
+        return {key.split(":", 1)[1]: obj for key, obj in items
                 if key.startswith("artefact:") and hasattr(obj, "save")}

@@ -8,7 +8,9 @@ entities and facts, BM25 over chunks). Retrievers read the artefacts, never the 
 from __future__ import annotations
 
 import logging
+import threading
 from collections import Counter
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -22,6 +24,7 @@ from llama_index.core.graph_stores.types import (
 from llama_index.core.schema import TransformComponent
 
 from ..config import IndexConfig
+from ..documents import warn_if_tiny
 from ..embeddings import resolve_embed_model
 from ..extractors.entity_stats import EntityStatistics
 from ..extractors.statistical import (
@@ -31,9 +34,11 @@ from ..graph.snapshot import CHUNK, ENTITY, RELATION, GraphSnapshot
 from ..graph.snapshot import CONTAINS as E_CONTAINS
 from ..graph.snapshot import SYNONYM as E_SYNONYM
 from ..registry import DEFAULT_METHOD, as_query_engine, as_retriever
+from . import provenance
 from .artefacts import ArtefactCache
 from .bm25 import BM25Table
 from .build import IndexBuild
+from .locking import ReadWriteLock
 from .mutation import IndexMutation
 from .persistence import IndexPersistence
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
@@ -49,6 +54,10 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
     vector tables, BM25, chunk order, query embedding, artefact cache). The class is assembled from
     mixins, one per job: ``build.py`` (insert), ``mutation.py`` (delete, store mirror),
     ``persistence.py`` (persist, load), ``artefacts.py`` (per-snapshot memo, saved artefacts).
+
+    Thread safety: ``insert`` and ``delete`` hold the index's writer lock, retrievers and ``persist``
+    its reader lock (:meth:`reading`), so a query running beside an insert sees the index before or
+    after it, and ``persist`` writes a consistent state.
     """
 
     def __init__(
@@ -80,13 +89,37 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
         self._memo: dict[str, Any] = {}  # see cached()
         self._saved_artefacts: dict[str, Path] = {}  # see artefact(): name -> folder in the loaded version
         self._query_cache: dict[str, np.ndarray] = {}  # see embed_query()
+        self._query_cache_lock = threading.Lock()
+        self._rw = ReadWriteLock()  # see reading(); insert and delete write
+        self._provenance: list[dict] = []  # what inserts changed in older chunks (see provenance.py)
 
     @classmethod
     def from_documents(cls, documents: Sequence[Document], **kwargs: Any) -> "GraphRAGIndex":
         """Build an index over ``documents`` (keyword arguments as for the constructor)."""
         index = cls(**kwargs)
         index.insert(documents)
+        if not warn_if_tiny([index.chunks[c] for c in index.chunk_order], "the indexed corpus") and not index.entities:
+            log.warning("no entities were found in %d chunk(s): graph methods will rank like dense/BM25 retrieval "
+                        "(a lower entity_threshold, or entities='ner', may find some)", len(index.chunks))
         return index
+
+    def insert(self, documents: Sequence[Document]) -> list[str]:
+        """Add documents; returns the new chunk ids (see :meth:`IndexBuild.insert` for what is recomputed).
+
+        Holds the writer lock: queries in other threads wait and see the index before or after the
+        insert, never half of it. What the insert changes in older chunks is recorded, so that
+        deleting the same documents afterwards restores the index (``provenance.py``).
+        """
+        with self._rw.writing():
+            before = provenance.before_insert(self)
+            new_chunks = IndexBuild.insert(self, documents)
+            provenance.record_insert(self, before, new_chunks)
+            return new_chunks
+
+    def reading(self) -> AbstractContextManager:
+        """The reader side of the index's lock: ``with index.reading(): ...`` reads a state no insert or
+        delete changes meanwhile. Retrievers take it around every query; it is re-entrant and shared."""
+        return self._rw.reading()
 
     def embed_query(self, query: str) -> np.ndarray:
         """The query's unit vector with the index's embed model.
@@ -96,17 +129,21 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
         per method, so every method's latency includes its embedding).
         """
         cache = self._query_cache
-        vec = cache.pop(query, None)
+        with self._query_cache_lock:
+            vec = cache.pop(query, None)
         if vec is None:
             vec = normalize_rows(np.asarray(self.embed_model.get_query_embedding(query), np.float32))[0]
+        with self._query_cache_lock:  # several threads may query one index at once
+            cache.pop(query, None)
             if len(cache) >= 256:
                 cache.pop(next(iter(cache)))
-        cache[query] = vec  # most recent last
+            cache[query] = vec  # most recent last
         return vec
 
     def clear_query_cache(self) -> None:
         """Forget the query vectors :meth:`embed_query` remembers."""
-        self._query_cache.clear()
+        with self._query_cache_lock:
+            self._query_cache.clear()
 
     def search_facts(self, query_vec: np.ndarray, k: int) -> list[tuple[str, float]]:
         """The ``k`` facts whose text is most similar to the query: ``[(fact id, cosine)]``, best first.

@@ -19,6 +19,7 @@ from ..extractors.statistical import (
     ENTITY_LABEL,
     SYNONYM,
 )
+from . import provenance
 from .records import FactRecord
 
 log = logging.getLogger(__name__)
@@ -61,27 +62,36 @@ class IndexMutation:
     def delete(self, doc_id: str) -> int:
         """Remove a document: its chunks, the relations only it supported, the entities only it mentioned.
 
-        Corpus statistics forget its chunks; entities of the remaining chunks are not re-scored.
-        Returns the number of chunks removed. Raises KeyError for an unknown document.
+        Corpus statistics forget its chunks; entities of the remaining chunks are not re-scored. What
+        the document's insert changed in older chunks (entities linked there, co-occurrence relations
+        recomputed, types given) is undone too (see ``provenance.py``), so an insert followed by the
+        delete of the same documents restores the index. Queries in other threads wait for the delete
+        to finish (they see the index before or after it). Returns the number of chunks removed.
+        Raises KeyError for an unknown document.
         """
+        with self._rw.writing():
+            return self._delete(doc_id)
+
+    def _delete(self, doc_id: str) -> int:
         gone_chunks = [c for c, rec in self.chunks.items() if rec.doc_id == doc_id]
         if not gone_chunks:
             raise KeyError(f"no document {doc_id!r} in the index")
         gone = set(gone_chunks)
         self.entity_statistics().forget(self.chunks[c].text for c in gone_chunks)
-        gone_entities, gone_facts = set(), set()
+        gone_entities, gone_facts, touched = set(), set(), set()
         for cid in gone_chunks:
             for key in self.chunks[cid].entities:
                 ent = self.entities.get(key)
                 if ent is not None:
+                    touched.add(key)
                     ent.chunks.discard(cid)
                     if not ent.chunks:
                         gone_entities.add(key)
+        provenance.undo_for_delete(self, gone, touched, gone_entities)
         for fid, f in self.facts.items():
-            if f.chunks & gone:
-                f.chunks -= gone
-                if not f.chunks or f.subject in gone_entities or f.object in gone_entities:
-                    gone_facts.add(fid)
+            f.chunks -= gone
+            if not f.chunks or f.subject in gone_entities or f.object in gone_entities:
+                gone_facts.add(fid)
         gone_syn = [p for p in self.synonyms if p[0] in gone_entities or p[1] in gone_entities]
 
         # Which surviving store nodes must be re-written: endpoints of removed facts, and (because
@@ -127,5 +137,6 @@ class IndexMutation:
         if contains_of:  # their chunk nodes must exist before the relations point at them
             self._upsert_chunks(c for c in contains_of if c not in survivors)
         store.upsert_relations(rels)
+        provenance.prune(self, gone)
         self._refresh_derived()
         return len(gone_chunks)

@@ -23,26 +23,44 @@ from .._version import __version__
 from ..config import IndexConfig
 from ..embeddings import embed_model_name
 from ..graph.snapshot import GraphSnapshot
+from . import provenance
 from .records import ChunkRecord, EntityRecord, FactRecord
 from .storage import (
+    KEEP_VERSIONS,
     CorruptIndexError,
+    current_version,
+    list_versions,
     open_version,
     read_json,
     save_version,
     write_json,
+)
+from .storage import (
+    rollback as rollback_to,
 )
 from .vectors import VectorTable
 
 log = logging.getLogger(__name__)
 STORE_FILE = "property_graph_store.json"
 ARTEFACTS = "artefacts"  # sub-folder of a version holding methods' derived artefacts (see ArtefactCache.artefact)
+PROVENANCE = "provenance.json"  # what inserts changed in older chunks (see provenance.py); absent in older indexes
 
 
 class IndexPersistence:
-    """``persist`` (atomic, checksummed) and ``load`` (one-line errors for a missing, corrupt or newer index)."""
+    """``persist`` (atomic, checksummed, versioned) and ``load`` (one-line errors for a missing, corrupt or newer index)."""
 
-    def persist(self, persist_dir: str | Path) -> Path:
-        """Save atomically under ``persist_dir`` (see ``index/storage.py``); returns the version folder."""
+    def persist(self, persist_dir: str | Path, keep_versions: int = KEEP_VERSIONS) -> Path:
+        """Save atomically under ``persist_dir`` as a new version (see ``index/storage.py``); returns its folder.
+
+        The newest ``keep_versions`` versions stay on disk (the new one included), so a bad save can be
+        undone with :meth:`rollback`. Holds the folder's writer lock (another process saving to it waits,
+        then gets ``IndexLockedError``) and this index's reader lock: queries go on meanwhile, an insert
+        or delete in another thread waits until the tables are on disk.
+        """
+        with self._rw.reading():
+            return self._persist(persist_dir, keep_versions)
+
+    def _persist(self, persist_dir: str | Path, keep_versions: int) -> Path:
         if self.snapshot is None:
             raise ValueError("nothing to persist: the index is empty")
 
@@ -51,6 +69,8 @@ class IndexPersistence:
             write_json(folder / "entities.json", [e.to_json() for e in self.entities.values()])
             write_json(folder / "facts.json", [f.to_json() for f in self.facts.values()])
             write_json(folder / "synonyms.json", [[a, b, s] for (a, b), s in self.synonyms.items()])
+            if self._provenance:
+                write_json(folder / PROVENANCE, self._provenance)
             write_json(folder / "vector_ids.json", {
                 "chunks": self.chunk_vectors.ids, "entities": self.entity_vectors.ids, "facts": self.fact_vectors.ids})
             np.savez(folder / "graph.npz", **self.snapshot.to_arrays())
@@ -77,10 +97,21 @@ class IndexPersistence:
             "counts": self.stats(),
             "build": self.build_info,
         }
-        saved = save_version(persist_dir, write, manifest)
+        saved = save_version(persist_dir, write, manifest, keep=keep_versions)
         artefacts = saved / ARTEFACTS
         self._saved_artefacts = {p.name: p for p in artefacts.iterdir()} if artefacts.is_dir() else {}
         return saved
+
+    @staticmethod
+    def versions(persist_dir: str | Path) -> list[dict[str, Any]]:
+        """The versions kept in ``persist_dir``, oldest first: ``{"version", "name", "current", "created", "counts", "error"}``."""
+        return list_versions(persist_dir)
+
+    @staticmethod
+    def rollback(persist_dir: str | Path, version: int) -> Path:
+        """Make kept version ``version`` the one :meth:`load` reads (checked first; under the folder's writer
+        lock). Later versions stay, so rolling forward works the same way. Returns the version folder."""
+        return rollback_to(persist_dir, version)
 
     @classmethod
     def load(
@@ -90,15 +121,28 @@ class IndexPersistence:
         llm: Any = None,
         property_graph_store: PropertyGraphStore | None = None,
         show_progress: bool = False,
+        version: int | None = None,
     ) -> Self:
-        """Load an index saved by :meth:`persist`.
+        """Load an index saved by :meth:`persist`: the current version, or kept version ``version``.
 
         ``embed_model`` defaults to the one named in the manifest; a different model must have the
         same dimension (and should be the same model, or scores are meaningless). Pass
         ``property_graph_store`` when the index was built on an external store.
         Raises IndexNotFoundError, CorruptIndexError or IndexFormatError with a one-line reason.
         """
-        folder, manifest = open_version(persist_dir)
+        args = (persist_dir, embed_model, llm, property_graph_store, show_progress, version)
+        pointed = current_version(persist_dir) if version is None else None
+        try:
+            return cls._load(*args)
+        except (CorruptIndexError, OSError):
+            if version is not None or current_version(persist_dir) == pointed:
+                raise
+        # another process saved meanwhile (and may have pruned the version being read): read the new one
+        return cls._load(*args)
+
+    @classmethod
+    def _load(cls, persist_dir, embed_model, llm, property_graph_store, show_progress, version) -> Self:
+        folder, manifest = open_version(persist_dir, version=version)
         try:
             config = IndexConfig.from_manifest(manifest["config"])
             embed = embed_model if embed_model is not None else manifest["embed_model"]
@@ -128,6 +172,8 @@ class IndexPersistence:
             index._refresh_derived(snapshot)
             if (folder / ARTEFACTS).is_dir():
                 index._saved_artefacts = {p.name: p for p in (folder / ARTEFACTS).iterdir() if p.is_dir()}
+            if (folder / PROVENANCE).is_file():
+                index._provenance = provenance.checked(read_json(folder / PROVENANCE))
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             if isinstance(exc, CorruptIndexError):
                 raise

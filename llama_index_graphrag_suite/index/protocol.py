@@ -8,6 +8,7 @@ interface cannot drift silently. Methods only read: every mutation goes through 
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Callable, Protocol, runtime_checkable
 
@@ -83,6 +84,10 @@ class GraphIndexReader(Protocol):
 
     def cached(self, name: str, build: Callable[[], Any]) -> Any:
         """A structure derived from the current snapshot, built once per snapshot."""
+
+    def reading(self) -> AbstractContextManager:
+        """The shared side of the index's reader-writer lock: reads inside ``with index.reading():`` see one
+        state (insert and delete wait). Re-entrant; retrievers take it around every public entry point."""
 
     def artefact(self, name: str, build: Callable[[], Any], load: Callable[[Path], Any] | None = None) -> Any:
         """Like :meth:`cached`, and saved by ``persist`` / reused after ``load`` when it has ``save(folder)``."""

@@ -4,10 +4,13 @@ Layout::
 
     DIR/CURRENT            {"version": "v-000003"}   (replaced atomically with os.replace)
     DIR/v-000003/manifest.json, *.json, *.npy, *.npz, *.faiss
+    DIR/v-000002/, DIR/v-000001/   older versions, kept for rollback (``keep``, default 3 in all)
 
-A save writes a new ``v-*`` folder completely (files fsynced), then flips ``CURRENT``. Until the flip,
-readers see the previous version; after it, older versions are removed. A folder left half-written
-by a crash is never pointed to and is cleaned up by the next save.
+A save writes a new version into a hidden ``.v-NNNNNN.partial`` folder (files fsynced), renames it to
+``v-NNNNNN``, then flips ``CURRENT``. Until the flip, readers see the previous version. After it, the
+oldest versions beyond ``keep`` are removed. A folder left half-written by a crash is never a ``v-*``
+folder, is never pointed to and is removed by the next save. :func:`rollback` points ``CURRENT`` at a
+kept version; :func:`list_versions` lists them.
 
 Writers take ``DIR/.lock`` (``filelock``, an OS-level lock released when the process dies), so two
 processes saving into one folder run one after the other instead of deleting each other's version.
@@ -33,7 +36,9 @@ MANIFEST = "manifest.json"
 CURRENT = "CURRENT"
 LOCK = ".lock"
 VERSION_NAME = re.compile(r"v-\d{6}")
+PARTIAL = re.compile(r"\.v-\d{6}\.partial")  # a version being written (or left by a crash)
 WRITE_LOCK_TIMEOUT = 600.0  # seconds a second writer waits for the first before giving up
+KEEP_VERSIONS = 3  # versions kept by a save, the new one included (older ones can be rolled back to)
 
 
 class IndexError_(Exception):
@@ -81,65 +86,159 @@ def read_json(path: Path) -> Any:
         raise CorruptIndexError(f"corrupt index file {path}: {exc}") from exc
 
 
+def _fsync_dir(path: Path) -> None:
+    """Make a rename or new file in ``path`` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _locked(root: Path, timeout: float):
+    lock = writer_lock(root, timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise IndexLockedError(f"index at {root} is being written by another process (lock {root / LOCK} "
+                               f"held for over {timeout:.0f} s)") from None
+    return lock
+
+
 def save_version(root: str | os.PathLike, write_files: Callable[[Path], None], manifest: dict,
-                 timeout: float = WRITE_LOCK_TIMEOUT) -> Path:
+                 timeout: float = WRITE_LOCK_TIMEOUT, keep: int = KEEP_VERSIONS) -> Path:
     """Write a new version of the index under ``root`` and make it current, holding the writer lock.
 
     ``write_files(folder)`` writes the artefacts into an empty folder; the manifest (with a SHA-256
     of every file, so corruption is detected on load) is written last. A second writer waits up to
-    ``timeout`` seconds, then gets :class:`IndexLockedError`.
+    ``timeout`` seconds, then gets :class:`IndexLockedError`. The newest ``keep`` versions stay.
     """
     root = Path(root)
-    lock = writer_lock(root, timeout)
+    lock = _locked(root, timeout)
     try:
-        with lock:
-            return _save_locked(root, write_files, manifest)
-    except Timeout:
-        raise IndexLockedError(f"index at {root} is being written by another process (lock {root / LOCK} "
-                               f"held for over {timeout:.0f} s)") from None
+        return _save_locked(root, write_files, manifest, max(1, int(keep)))
+    finally:
+        lock.release()
 
 
-def _save_locked(root: Path, write_files: Callable[[Path], None], manifest: dict) -> Path:
-    foreign = [p.name for p in root.iterdir()
-               if p.name not in (CURRENT, f".{CURRENT}.tmp", LOCK) and not p.name.startswith("v-")]
+def _version_numbers(root: Path) -> list[int]:
+    return sorted(int(p.name[2:]) for p in root.iterdir() if VERSION_NAME.fullmatch(p.name) and p.is_dir())
+
+
+def _save_locked(root: Path, write_files: Callable[[Path], None], manifest: dict, keep: int) -> Path:
+    foreign = [p.name for p in root.iterdir() if p.name not in (CURRENT, f".{CURRENT}.tmp", LOCK)
+               and not VERSION_NAME.fullmatch(p.name) and not PARTIAL.fullmatch(p.name)]
     if foreign:
         raise FileExistsError(f"{root} holds other files ({foreign[0]}, ...); choose an empty or new folder for the index")
-    numbers = [int(p.name[2:]) for p in root.glob("v-*") if p.name[2:].isdigit()]
-    folder = root / f"v-{(max(numbers) + 1 if numbers else 1):06d}"
-    folder.mkdir()
+    for left in root.iterdir():  # versions a crashed writer left half-written (we hold the lock: none is live)
+        if PARTIAL.fullmatch(left.name):
+            shutil.rmtree(left, ignore_errors=True)
+    numbers = _version_numbers(root)
+    name = f"v-{(numbers[-1] + 1 if numbers else 1):06d}"
+    partial, folder = root / f".{name}.partial", root / name
+    partial.mkdir()
     try:
-        write_files(folder)
+        write_files(partial)
         # every file, those of method artefacts in sub-folders included (as relative paths)
-        files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+        files = sorted(p.relative_to(partial).as_posix() for p in partial.rglob("*") if p.is_file())
         manifest = {**manifest, "format_version": FORMAT_VERSION,
-                    "files": {name: sha256_file(folder / name) for name in files}}
-        write_json(folder / MANIFEST, manifest)
-        for name in files + [MANIFEST]:
-            _fsync_file(folder / name)
-        tmp = root / f".{CURRENT}.tmp"
-        write_json(tmp, {"version": folder.name})
-        _fsync_file(tmp)
-        os.replace(tmp, root / CURRENT)  # the atomic step
+                    "files": {f: sha256_file(partial / f) for f in files}}
+        write_json(partial / MANIFEST, manifest)
+        for f in files + [MANIFEST]:
+            _fsync_file(partial / f)
+        os.rename(partial, folder)  # a v-* folder is always complete
+        _fsync_dir(root)
     except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(partial, ignore_errors=True)
         raise
-    for old in root.glob("v-*"):
-        if old != folder:
-            shutil.rmtree(old, ignore_errors=True)
+    _point_current(root, name)
+    for number in _version_numbers(root)[:-keep]:
+        shutil.rmtree(root / f"v-{number:06d}", ignore_errors=True)
     return folder
 
 
-def open_version(root: str | os.PathLike, verify: bool = True) -> tuple[Path, dict]:
-    """The folder and manifest of the current version, checked; clear errors otherwise."""
+def _point_current(root: Path, name: str) -> None:
+    tmp = root / f".{CURRENT}.tmp"
+    write_json(tmp, {"version": name})
+    _fsync_file(tmp)
+    os.replace(tmp, root / CURRENT)  # the atomic step
+    _fsync_dir(root)
+
+
+def current_version(root: str | os.PathLike) -> str | None:
+    """The version folder ``CURRENT`` names (unchecked), or None when there is none or it is unreadable."""
+    try:
+        pointer = json.loads(Path(root, CURRENT).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return str(pointer.get("version")) if isinstance(pointer, dict) else None
+
+
+def list_versions(root: str | os.PathLike) -> list[dict[str, Any]]:
+    """The kept versions, oldest first: ``{"version": N, "name", "current", "created", "counts", "error"}``.
+
+    Manifests are read, not verified (``open_version(root, version=N)`` verifies one); ``error`` says
+    why a version's manifest is unreadable (such a version cannot be loaded or rolled back to).
+    """
+    root = Path(root)
+    if not (root / CURRENT).exists():
+        raise IndexNotFoundError(f"no index at {root} (no {CURRENT} file)")
+    current = current_version(root)
+    out = []
+    for number in _version_numbers(root):
+        name = f"v-{number:06d}"
+        row: dict[str, Any] = {"version": number, "name": name, "current": name == current,
+                               "created": None, "counts": {}, "error": None}
+        try:
+            manifest = read_json(root / name / MANIFEST)
+            if not isinstance(manifest, dict):
+                raise CorruptIndexError("manifest is not a JSON object")
+            row["created"], row["counts"] = manifest.get("created"), manifest.get("counts") or {}
+        except (OSError, CorruptIndexError) as exc:
+            row["error"] = str(exc).splitlines()[0]
+        out.append(row)
+    return out
+
+
+def rollback(root: str | os.PathLike, version: int, timeout: float = WRITE_LOCK_TIMEOUT) -> Path:
+    """Make the kept version ``version`` current (checked first), holding the writer lock; returns its folder.
+
+    Nothing is deleted: the versions after it stay and can be rolled forward to the same way.
+    """
+    root = Path(root)
+    if not root.is_dir() or not _version_numbers(root):  # fail before a lock file is made in a foreign folder
+        raise IndexNotFoundError(f"no index at {root} (no version folders)")
+    lock = _locked(root, timeout)
+    try:
+        folder, _ = open_version(root, version=version)
+        _point_current(root, folder.name)
+        return folder
+    finally:
+        lock.release()
+
+
+def open_version(root: str | os.PathLike, verify: bool = True, version: int | None = None) -> tuple[Path, dict]:
+    """The folder and manifest of the current version (or of kept version ``version``), checked; clear errors otherwise."""
     root = Path(root)
     if not root.is_dir():
         raise IndexNotFoundError(f"no index at {root} (folder does not exist)")
-    if not (root / CURRENT).exists():
+    if version is None and not (root / CURRENT).exists():
         raise IndexNotFoundError(f"no index at {root} (no {CURRENT} file; build one with `graphrag-suite index`)")
-    pointer = read_json(root / CURRENT)
-    if not isinstance(pointer, dict) or "version" not in pointer:
-        raise CorruptIndexError(f"corrupt index at {root}: bad {CURRENT} file")
-    name = str(pointer["version"])
+    if version is not None:
+        name = f"v-{max(int(version), 0):06d}"
+        if int(version) < 1 or not (root / name).is_dir():
+            kept = ", ".join(str(n) for n in _version_numbers(root)) or "none"
+            raise IndexNotFoundError(f"index at {root} has no version {version} (kept versions: {kept})")
+    else:
+        pointer = read_json(root / CURRENT)
+        if not isinstance(pointer, dict) or "version" not in pointer:
+            raise CorruptIndexError(f"corrupt index at {root}: bad {CURRENT} file")
+        name = str(pointer["version"])
     if not VERSION_NAME.fullmatch(name):  # never ../elsewhere or an absolute path
         raise CorruptIndexError(f"corrupt index at {root}: {CURRENT} names {name!r}, not a version folder of the index")
     folder = root / name
@@ -153,12 +252,12 @@ def open_version(root: str | os.PathLike, verify: bool = True) -> tuple[Path, di
     files = manifest.get("files")
     if not isinstance(files, dict) or not files or not all(isinstance(v, str) for v in files.values()):
         raise CorruptIndexError(f"corrupt index at {root}: {MANIFEST} lists no file checksums")
-    version = manifest.get("format_version")
-    if not isinstance(version, int):
+    fmt = manifest.get("format_version")
+    if not isinstance(fmt, int):
         raise CorruptIndexError(f"corrupt index at {root}: manifest has no format_version")
-    if version > FORMAT_VERSION:
+    if fmt > FORMAT_VERSION:
         raise IndexFormatError(
-            f"index at {root} has format {version}, newer than this library reads ({FORMAT_VERSION}); upgrade llama-index-graphrag-suite"
+            f"index at {root} has format {fmt}, newer than this library reads ({FORMAT_VERSION}); upgrade llama-index-graphrag-suite"
         )
     inside = folder.resolve()
     for name in files:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, ClassVar
 
 from llama_index.core import PropertyGraphIndex
@@ -177,17 +178,28 @@ class GraphIndexRetriever(BaseRetriever):
         self._prompts: dict[str, BasePromptTemplate] = dict(self.default_prompts)
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
+    def reading(self) -> AbstractContextManager:
+        """The index's read lock (re-entrant): an insert or delete in another thread waits until the block ends,
+        so everything read inside it belongs to one state of the index. Every public entry point takes it."""
+        reading = getattr(self.index, "reading", None)  # any GraphIndexReader; ours has one
+        return reading() if reading is not None else nullcontext()
+
     def retrieve(self, str_or_query_bundle) -> list[NodeWithScore]:
         _check_query(str_or_query_bundle)
-        return super().retrieve(str_or_query_bundle)
+        with self.reading():
+            return super().retrieve(str_or_query_bundle)
 
     async def aretrieve(self, str_or_query_bundle) -> list[NodeWithScore]:
         _check_query(str_or_query_bundle)
         return await super().aretrieve(str_or_query_bundle)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        # Retrieval is CPU-bound numpy/faiss work: keep it off the event loop.
-        return await asyncio.to_thread(self._retrieve, query_bundle)
+        # Retrieval is CPU-bound numpy/faiss work: keep it off the event loop (the lock is taken in the thread).
+        return await asyncio.to_thread(self._locked_retrieve, query_bundle)
+
+    def _locked_retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        with self.reading():
+            return self._retrieve(query_bundle)
 
     def query_vector(self, query_bundle: QueryBundle):
         """The query embedding with the index's model (a bundle's precomputed embedding may come from another model)."""

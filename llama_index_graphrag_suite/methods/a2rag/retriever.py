@@ -107,7 +107,8 @@ class A2RAGRetriever(GraphIndexRetriever):
 
     def gate_score(self, query: str) -> float:
         """``max_j clip(cos(q, s_j), 0, 1)`` over the document summaries."""
-        return self.summaries().gate_score(self.index.embed_query(query))
+        with self.reading():  # an entry point of its own (the LangGraph loop's gate calls it)
+            return self.summaries().gate_score(self.index.embed_query(query))
 
     def gate(self, query: str) -> bool:
         """Eq. 1: retrieve only when the best summary similarity reaches ``tau_g``."""
@@ -189,7 +190,8 @@ class A2RAGRetriever(GraphIndexRetriever):
         evidence node leaves out so that its id (a content hash) is the same on every run.
         """
         bundle = query if isinstance(query, QueryBundle) else QueryBundle(query)
-        return self._run(bundle)
+        with self.reading():
+            return self._run(bundle)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return self._run(query_bundle)[0]

@@ -155,7 +155,8 @@ class ArchRAGRetriever(GraphIndexRetriever):
         "content", "chunks"}``; ``chunks`` are positions in ``index.chunk_order``. Best first per layer.
         """
         bundle = query if isinstance(query, QueryBundle) else QueryBundle(query_str=query)
-        return self._items(self.query_vector(bundle))
+        with self.reading():  # an entry point of its own (the LangGraph filter graph calls it)
+            return self._items(self.query_vector(bundle))
 
     def _items(self, q: np.ndarray) -> list[dict[str, Any]]:
         h, index = self.hierarchy, self.index
