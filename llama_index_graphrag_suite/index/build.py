@@ -97,7 +97,7 @@ class IndexBuild:
 
         * corpus statistics (n-gram document frequencies) include the new chunks before they are
           scored, so new chunks are scored against the whole corpus; entities extracted earlier from
-          old chunks are not re-scored (call :meth:`rebuild` for that);
+          old chunks are not re-scored (build a new index for that);
         * entities new to the vocabulary are linked to every old chunk that mentions them; with the
           statistical extractor those chunks' co-occurrence relations are recomputed (the NER
           extractor's dependency relations of old chunks stay as they were parsed);
