@@ -16,7 +16,7 @@ margins as in-sample.
     neighbourhood; one chunk plus the query's entities lets PPR reach the bridge passage.
   * Top-1, share 0.5: 86.4 / 90.0 / 70.4. Top-1, share 0.25: 85.1 / 89.0 / 70.7. Top-1, share 0.9:
     86.9 / 90.5 / 67.8.
-  * Top-2, share 0.75: 84.9 / 91.5 / 68.3. ``ppr_top_l`` 40 with the default: 88.4 / 90.0 / 68.8.
+  * Top-2, share 0.75: 84.9 / 91.5 / 68.3. ``ppr_top_l`` 40 with the default: 88.4 / 90.0 / 68.3.
   * On the old n-gram graph (2wiki / musique): top-2 at share 0.5 gave 79.5 / 65.3, top-3 76.2 / 64.6,
     top-5 67.1 / 60.5, Eq. 10 seeds alone (share 0) 78.0 / 58.7.
 * **Stage-3 order** (measured on the old n-gram graph, 2wiki / musique): by map-back PPR score. Ordering the same candidates another way loses recall:

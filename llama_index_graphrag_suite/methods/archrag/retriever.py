@@ -34,7 +34,7 @@ chunk index as items of their own, scored by their cosine. Under ``ppr_refine`` 
 
 What each ranking gives LLM-free is printed by ``benchmarks/archrag_signal.py`` and the defaults' sweep by
 ``benchmarks/tuning.py`` (both part of ``make bench``; BENCHMARKS.md has the tables). On the NER graph, whose
-entities are names, the items alone (``best_item``) reach recall@5 59.7 on 2wiki_retrieval101 (39.4 on the
+entities are names, the items alone (``best_item``) reach recall@5 59.2 on 2wiki_retrieval101 (39.4 on the
 old n-gram graph), still below dense (62.9): communities of co-mentioned names are a weaker signal for choosing
 chunks than the chunks' own similarity. The compare row ``dense_boost`` with ``item_weight=0`` in
 ``tuning.py`` is the control: what the items add over the blend alone.

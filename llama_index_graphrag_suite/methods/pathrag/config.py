@@ -99,7 +99,7 @@ class PathRAGConfig(MethodConfig):
         0.2, "combined: weight of (best reliability of a path behind the chunk / the best path's) added to "
         "the chunk's base score (in [0, 1])",
         paper="ours: benchmarks/tuning.py on the NER graph; of w in {0, 0.25, 0.5} x weight in {0.05, 0.1, 0.2}, "
-              "(0.5, 0.2) is the one at or above hybrid on all three dev sets (recall@5 66.3 / 83.0 / 58.3 on "
+              "(0.5, 0.2) is the one at or above hybrid on all three dev sets (recall@5 66.1 / 83.0 / 57.8 on "
               "2wiki / HotpotQA / MuSiQue, hybrid 65.6 / 80.0 / 57.6)", ge=0.0)
     # -- step 4: the path prompt (Eq. 5-6)
     order: PathOrder = param(PathOrder.ASCENDING, "order of the paths in the prompt: 'ascending' (reliability), "

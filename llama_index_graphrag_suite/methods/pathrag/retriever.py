@@ -24,8 +24,8 @@ Per query (paper, Methodology):
    chunk's base score (``sparse_weight`` 0.5: AGRAG's hybrid of min-max dense and BM25) plus
    ``path_weight`` (0.2) x (best reliability of a path it is behind / reliability of the best path),
    top ``top_k``. LLM-free, the paths alone are weak evidence for retrieval (``paths_first`` recall@5
-   43.8 / 45.0 / 32.2 on the 2wiki / HotpotQA / MuSiQue dev sets on the NER graph), so their
-   reliability re-ranks hybrid relevance (``benchmarks/tuning.py``; +0.7 / +3.0 / +0.7 over hybrid).
+   45.5 / 45.0 / 31.3 on the 2wiki / HotpotQA / MuSiQue dev sets on the NER graph), so their
+   reliability re-ranks hybrid relevance (``benchmarks/tuning.py``; +0.5 / +3.0 / +0.2 over hybrid).
    ``chunk_ranking="paths_first"`` is the literal reading: chunks behind paths first, by best
    reliability then cosine, filled with the densest remaining chunks. ``chunk_ranking="paths_only"``
    (``variant="paths_only"``): only chunks behind paths (may return fewer than ``top_k``). Chunk
