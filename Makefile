@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[offline,dev]"
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[offline,serve,dev]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -21,7 +21,7 @@ test: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m pytest $(ARGS)
 
 bench: $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[offline,dev,bench]"
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[offline,serve,dev,bench]"
 	bash benchmarks/run_all.sh
 
 clean:
