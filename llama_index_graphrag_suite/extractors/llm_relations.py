@@ -4,9 +4,12 @@ AGRAG finds entities statistically and asks the LLM only for the relations among
 hallucinate ends that are not in the passage, and a hallucinated entity becomes a wrong bridge in
 every multi-hop path through it. So each triple is *grounded*: both its subject and its object must
 occur in the chunk as whole words (compared after :func:`normalize_entity`), otherwise it is dropped
-and counted. Malformed answers are counted too, never fatal, unless ``raise_on_error`` is set; an
-unreachable server (:class:`LLMUnavailableError`) always stops the run, because every further chunk
-would fail the same way.
+and counted. Malformed answers are counted too, never fatal, unless ``raise_on_error`` is set, and
+never cached. An unreachable server (:class:`LLMUnavailableError`, a missed deadline included) always
+stops the run, because every further chunk would fail the same way. A server that *refuses* requests
+(401/403, 400/404, HTML or invalid JSON) stops it after ``max_consecutive_failures`` refusals in a row
+with :class:`LLMUnusableError` (``on_llm_error="abort"``, the default), or has its chunks skipped and
+counted (``"skip"``). ``build_timeout`` bounds the LLM time of one run.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ import asyncio
 import json
 import logging
 import threading
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 from llama_index.core.async_utils import run_jobs
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
@@ -26,8 +30,9 @@ from llama_index.core.prompts.base import BasePromptTemplate
 from llama_index.core.schema import BaseNode, TransformComponent
 from llama_index.core.utils import get_tqdm_iterable
 
-from ..llm.errors import LLMUnavailableError
-from ..llm.robust import is_transient_error
+from ..llm.deadline import llm_budget
+from ..llm.errors import LLMRequestError, LLMUnavailableError, LLMUnusableError
+from ..llm.robust import cache_only_if, is_transient_error
 from ..llm.triples import parse_triples
 from ..text import normalize_entity
 from .prompts import RELATION_EXTRACTION_PROMPT
@@ -45,6 +50,12 @@ class _Stats:
     dropped_over_limit: int = 0
     llm_calls: int = 0
     failed_chunks: int = 0
+
+
+def _usable_answer(text: str) -> bool:
+    """Whether an answer is worth caching: some triple, or a clean empty list."""
+    parsed = parse_triples(text)
+    return bool(parsed.triples) or not parsed.dropped
 
 
 class LLMRelationExtractor(TransformComponent):
@@ -67,9 +78,22 @@ class LLMRelationExtractor(TransformComponent):
     raise_on_error: bool = Field(
         default=False, description="Raise on malformed output or a rejected request instead of counting it."
     )
+    on_llm_error: Literal["abort", "skip"] | None = Field(
+        default=None, description="On auth/protocol refusals: abort after `max_consecutive_failures` in a row, "
+        "or skip those chunks. None: the LLM's `on_error` (RobustLLM), else abort."
+    )
+    max_consecutive_failures: int | None = Field(
+        default=None, ge=1, description="Refusals in a row that abort (None: the LLM's setting, else 3)."
+    )
+    build_timeout: float | None = Field(
+        default=None, gt=0, description="Seconds all LLM calls of one run may take (None: the LLM's `build_timeout`)."
+    )
 
     _stats: _Stats = PrivateAttr(default_factory=_Stats)
     _stats_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _abort: LLMUnusableError | None = PrivateAttr(default=None)
+    _last_refusal: str | None = PrivateAttr(default=None)
+    _streak: int = PrivateAttr(default=0)  # auth/protocol refusals since the last answer
 
     @classmethod
     def class_name(cls) -> str:
@@ -90,6 +114,26 @@ class LLMRelationExtractor(TransformComponent):
             for name, value in deltas.items():
                 setattr(self._stats, name, getattr(self._stats, name) + value)
 
+    # -- policy -----------------------------------------------------------------------------------
+    def _policy(self) -> tuple[str, int, float | None]:
+        on_error = self.on_llm_error or getattr(self.llm, "on_error", None) or "abort"
+        limit = self.max_consecutive_failures or getattr(self.llm, "max_consecutive_failures", None) or 3
+        budget = self.build_timeout if self.build_timeout is not None else getattr(self.llm, "build_timeout", None)
+        return on_error, int(limit), budget
+
+    def _run_scope(self) -> ExitStack:
+        """The budget of this run, and caching of parsable answers only."""
+        stack = ExitStack()
+        stack.enter_context(llm_budget(self._policy()[2]))
+        stack.enter_context(cache_only_if(_usable_answer))
+        return stack
+
+    def _report(self, before: int, total: int) -> None:
+        failed = self.stats["failed_chunks"] - before
+        if failed:
+            logger.warning("relation extraction: %d of %d chunks got no LLM relations (last error: %s)",
+                           failed, total, self._last_refusal or "see above")
+
     # -- entry points -----------------------------------------------------------------------------
     def __call__(self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: Any) -> Sequence[BaseNode]:
         """Extract for all nodes; concurrently when no event loop is running, sequentially inside one
@@ -99,9 +143,12 @@ class LLMRelationExtractor(TransformComponent):
         except RuntimeError:
             if self.num_workers > 1 and len(nodes) > 1:
                 return asyncio.run(self.acall(nodes, show_progress=show_progress, **kwargs))
-        progress = get_tqdm_iterable(nodes, self.show_progress or show_progress, "Extracting relations")
-        for node in progress:
-            self._apply(node, self._ask(node))
+        before = self.stats["failed_chunks"]
+        with self._run_scope():
+            progress = get_tqdm_iterable(nodes, self.show_progress or show_progress, "Extracting relations")
+            for node in progress:
+                self._apply(node, self._ask(node))
+        self._report(before, len(nodes))
         return nodes
 
     async def acall(self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: Any) -> Sequence[BaseNode]:
@@ -110,12 +157,16 @@ class LLMRelationExtractor(TransformComponent):
         async def one(node: BaseNode) -> None:
             self._apply(node, await self._aask(node))
 
-        await run_jobs(
-            [one(node) for node in nodes],
-            show_progress=self.show_progress or show_progress,
-            workers=self.num_workers,
-            desc="Extracting relations",
-        )
+        before = self.stats["failed_chunks"]
+        jobs = [one(node) for node in nodes]
+        try:
+            with self._run_scope():  # tasks copy the context, so budget and cache check reach them
+                await run_jobs(jobs, show_progress=self.show_progress or show_progress, workers=self.num_workers,
+                               desc="Extracting relations")
+        finally:
+            for job in jobs:  # after an abort, the jobs that never started are closed, not leaked
+                job.close()
+        self._report(before, len(nodes))
         return nodes
 
     # -- one chunk --------------------------------------------------------------------------------
@@ -128,18 +179,42 @@ class LLMRelationExtractor(TransformComponent):
         return {"text": node.get_content(), "entities": json.dumps(names, ensure_ascii=False)}
 
     def _ask(self, node: BaseNode) -> str | None:
+        if self._abort is not None:
+            raise self._abort
         self._count(llm_calls=1)
         try:
-            return self.llm.predict(self.prompt, **self._prompt_args(node))
+            answer = self.llm.predict(self.prompt, **self._prompt_args(node))
         except Exception as exc:
             return self._failed(node, exc)
+        self._streak = 0
+        return answer
 
     async def _aask(self, node: BaseNode) -> str | None:
+        if self._abort is not None:
+            raise self._abort
         self._count(llm_calls=1)
         try:
-            return await self.llm.apredict(self.prompt, **self._prompt_args(node))
+            answer = await self.llm.apredict(self.prompt, **self._prompt_args(node))
         except Exception as exc:
             return self._failed(node, exc)
+        self._streak = 0
+        return answer
+
+    def _refused(self, node: BaseNode, exc: LLMRequestError) -> None:
+        """Count an auth/protocol refusal; abort the run when the policy says so."""
+        on_error, limit, _ = self._policy()
+        with self._stats_lock:
+            self._streak += 1
+            streak = self._streak
+            first = self._last_refusal is None
+            self._last_refusal = str(exc)
+        if on_error == "abort" and streak >= limit:
+            self._abort = LLMUnusableError(exc, streak)
+            raise self._abort from exc
+        if on_error == "skip" and hasattr(self.llm, "record_skipped"):
+            self.llm.record_skipped()
+        log = logger.warning if first else logger.debug  # one warning per run, not one per chunk
+        log("relation extraction failed for chunk %s: %s", node.node_id, exc)
 
     def _failed(self, node: BaseNode, exc: Exception) -> None:
         """A chunk whose request failed gets no relations; only a dead server stops the run.
@@ -150,6 +225,9 @@ class LLMRelationExtractor(TransformComponent):
         self._count(failed_chunks=1)
         if isinstance(exc, LLMUnavailableError) or self.raise_on_error:
             raise exc
+        if isinstance(exc, LLMRequestError) and exc.kind in ("auth", "protocol"):
+            self._refused(node, exc)
+            return None
         if is_transient_error(exc):
             where = getattr(self.llm, "api_url", None) or self.llm.class_name()
             raise LLMUnavailableError(where, exc) from exc

@@ -4,20 +4,25 @@ Nothing here talks to a hosted API by default: ``build_llm(None)`` is ``None``.
 """
 
 from .cache import ResponseCache
-from .errors import LLMError, LLMRequestError, LLMUnavailableError, ResponseCacheError
+from .deadline import llm_budget
+from .errors import LLMError, LLMRequestError, LLMTimeoutError, LLMUnavailableError, LLMUnusableError, ResponseCacheError
 from .factory import LLMEndpoint, build_llm, parse_llm_url
 from .fake import ScriptedLLM
+from .http_llm import HTTPCompletionLLM
 from .json_repair import JsonParse, parse_json_lenient
 from .triples import TripleParse, parse_triples
-from .robust import RobustLLM, is_transient_error
+from .robust import RobustLLM, cache_only_if, is_transient_error
 from .usage import LLMUsage, count_tokens
 
 __all__ = [
+    "HTTPCompletionLLM",
     "JsonParse",
     "LLMEndpoint",
     "LLMError",
     "LLMRequestError",
+    "LLMTimeoutError",
     "LLMUnavailableError",
+    "LLMUnusableError",
     "LLMUsage",
     "ResponseCache",
     "ResponseCacheError",
@@ -25,8 +30,10 @@ __all__ = [
     "ScriptedLLM",
     "TripleParse",
     "build_llm",
+    "cache_only_if",
     "count_tokens",
     "is_transient_error",
+    "llm_budget",
     "parse_json_lenient",
     "parse_llm_url",
     "parse_triples",

@@ -3,6 +3,9 @@
 Index builds call the LLM once per chunk; with temperature 0 the answer to the same prompt is the
 same, so re-running a build (after a crash, or while tuning a later stage) should not pay for the
 LLM again. SQLite gives a single file that several threads and processes can share safely.
+
+Cached prompts and answers can hold private documents, so the file and its ``-wal``/``-shm``
+companions are readable by their owner only (mode 0600).
 """
 
 from __future__ import annotations
@@ -20,6 +23,20 @@ from .errors import ResponseCacheError
 
 __all__ = ["ResponseCache"]
 
+_PRIVATE = 0o600
+
+
+def _make_private(path: Path) -> None:
+    """Create ``path`` with mode 0600 if missing, and tighten it (and its WAL files) otherwise."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, _PRIVATE)
+    os.close(fd)
+    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+        try:
+            if name.exists() and (name.stat().st_mode & 0o777) != _PRIVATE:
+                os.chmod(name, _PRIVATE)
+        except OSError:
+            pass  # not ours to change (another user's file): SQLite decides whether it can be used
+
 _SCHEMA = "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, text TEXT NOT NULL, created REAL NOT NULL)"
 
 
@@ -36,6 +53,7 @@ class ResponseCache:
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            _make_private(self.path)  # SQLite gives the -wal/-shm files the mode of the database
             self._conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False)
         except (OSError, sqlite3.Error) as exc:
             raise ResponseCacheError(f"cannot open the LLM response cache at {self.path}: {exc}") from exc
@@ -43,6 +61,7 @@ class ResponseCache:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute(_SCHEMA)
             self._conn.commit()
+            _make_private(self.path)
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise ResponseCacheError(
@@ -73,6 +92,10 @@ class ResponseCache:
     def put(self, key: str, text: str) -> None:
         """Store (or replace) the text for ``key``."""
         self._run("INSERT OR REPLACE INTO responses (key, text, created) VALUES (?, ?, ?)", (key, text, time.time()))
+
+    def delete(self, key: str) -> None:
+        """Forget the text for ``key`` (no error when there is none)."""
+        self._run("DELETE FROM responses WHERE key = ?", (key,))
 
     def __len__(self) -> int:
         row = self._run("SELECT COUNT(*) FROM responses", ())

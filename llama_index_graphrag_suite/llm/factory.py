@@ -1,8 +1,8 @@
 """Build the project's LLM from one URL.
 
 The project never picks an LLM by itself (no hidden OpenAI default): without a URL there is no LLM,
-and the methods that need one say so. With a URL, the client is LlamaIndex's ``VllmServer`` wrapped in
-:class:`RobustLLM`. Accepted forms:
+and the methods that need one say so. With a URL, the client is :class:`~.http_llm.HTTPCompletionLLM`
+(hard per-request deadline, size cap, strict answer format) wrapped in :class:`RobustLLM`. Accepted forms:
 
 * ``http(s)://host:port/v1`` or ``.../v1/chat/completions`` (a bare ``http://host:port`` means
   ``/v1``): any OpenAI-compatible server, such as ``vllm serve``, llama.cpp's ``llama-server``,
@@ -15,11 +15,15 @@ and the methods that need one say so. With a URL, the client is LlamaIndex's ``V
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
+from typing import Literal
 from urllib.parse import urlsplit
 
-from .errors import LLMUnavailableError
+from .errors import LLMRequestError, LLMUnavailableError
+from .http_llm import HTTPCompletionLLM
 from .robust import RobustLLM
+from .transport import DEFAULT_MAX_BYTES, HTTPStatusError, ResponseFormatError, request_json
 from .usage import LLMUsage
 
 __all__ = ["build_llm", "parse_llm_url", "LLMEndpoint"]
@@ -68,16 +72,17 @@ def parse_llm_url(url: str) -> LLMEndpoint:
 
 def _first_model_id(base_url: str, headers: dict[str, str], timeout: float) -> str:
     """Ask an OpenAI-compatible server which model it serves (``GET <base>/models``)."""
-    import requests
-
     models_url = base_url + "/models"
     try:
-        response = requests.get(models_url, headers=headers, timeout=timeout)
-        response.raise_for_status()
-        listed = response.json().get("data") or []
-    except (requests.RequestException, ValueError, AttributeError) as exc:
+        listed = request_json("GET", models_url, headers=headers, deadline=time.monotonic() + timeout)
+    except HTTPStatusError as exc:
+        if exc.status_code in (401, 403):
+            raise LLMRequestError(models_url, exc, exc.status_code) from exc
         raise LLMUnavailableError(models_url, exc) from exc
-    ids = [m["id"] for m in listed if isinstance(m, dict) and m.get("id")]
+    except (OSError, ResponseFormatError) as exc:
+        raise LLMUnavailableError(models_url, exc) from exc
+    data = listed.get("data") if isinstance(listed, dict) else None
+    ids = [m["id"] for m in data or [] if isinstance(m, dict) and m.get("id")]
     if not ids:
         raise LLMUnavailableError(models_url, ValueError("the server lists no models; pass model= explicitly"))
     return ids[0]
@@ -96,35 +101,41 @@ def build_llm(
     context_window: int = 8192,
     usage: LLMUsage | None = None,
     retry_delay: float = 0.5,
+    on_error: Literal["abort", "skip"] = "abort",
+    max_consecutive_failures: int = 3,
+    build_timeout: float | None = None,
+    max_response_bytes: int = DEFAULT_MAX_BYTES,
 ) -> RobustLLM | None:
     """The LLM for ``url`` (None without a URL).
 
     Temperature defaults to 0 because extraction should be repeatable (and cacheable).
     ``context_window`` is reported to LlamaIndex instead of VllmServer's hard-coded 3900, so prompt
     packing matches the served model. ``retry_delay`` is the first backoff, doubled per retry.
+    ``timeout`` is the total seconds of one call (all retries included); ``build_timeout`` bounds all
+    calls of one index build or A2RAG loop. ``on_error``/``max_consecutive_failures``: what a build
+    does when the server refuses requests (401/403, 400/404, malformed answers): ``"abort"`` after
+    that many in a row, or ``"skip"`` the chunks. ``cache_path=None`` disables the cache.
     """
     if url is None or not url.strip():
         return None
     endpoint = parse_llm_url(url)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    # Imported here: the module registers an atexit hook that imports torch, which only users of a
-    # server should pay for.
-    from llama_index.llms.vllm import VllmServer
-
-    if endpoint.kind == "openai":
-        model = model or _first_model_id(endpoint.base_url, headers, timeout)
-    else:
-        model = model or f"vllm-generate@{endpoint.base_url}"
-    inner = VllmServer(
+    discovered = False
+    if endpoint.kind == "openai" and not model:
+        model, discovered = _first_model_id(endpoint.base_url, headers, timeout), True
+    model = model or f"vllm-generate@{endpoint.base_url}"
+    inner = HTTPCompletionLLM(
         model=model,
         api_url=endpoint.api_url,
+        kind=endpoint.kind,
         temperature=temperature,
-        max_new_tokens=max_tokens,
-        openai_like=endpoint.kind == "openai",
-        api_headers=headers,
+        max_tokens=max_tokens,
         timeout=timeout,
+        max_response_bytes=max_response_bytes,
+        context_window=context_window,
+        api_headers=headers,
     )
-    return RobustLLM(
+    llm = RobustLLM(
         inner,
         cache=cache_path,
         usage=usage,
@@ -134,6 +145,12 @@ def build_llm(
         context_window=context_window,
         num_output=max_tokens,
         strip_prompt_echo=endpoint.kind == "generate",
-        url=endpoint.api_url,
+        url=endpoint.base_url if endpoint.kind == "openai" else endpoint.api_url,
         cache_params={"temperature": temperature, "max_tokens": max_tokens},
+        on_error=on_error,
+        max_consecutive_failures=max_consecutive_failures,
+        build_timeout=build_timeout,
     )
+    if discovered:
+        llm.mark_access_checked()  # the server accepted the key while listing its models
+    return llm

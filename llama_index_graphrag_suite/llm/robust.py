@@ -6,6 +6,13 @@ the plain clients lack: a persistent response cache (re-runs are free), retries 
 backoff on transient errors only, a clear :class:`LLMUnavailableError` when the server is really
 gone, usage counting, a context window that matches the served model, and an ``acomplete`` that does
 not block the event loop (``VllmServer.acomplete`` is a synchronous call).
+
+Time is bounded twice: ``timeout`` is the total of one call (every attempt and backoff included), and
+an :func:`~.deadline.llm_budget` opened by a job (``build_timeout`` for index builds and loops) bounds
+all its calls together. Retries use ``tenacity``: connection errors, timeouts, 408/429/5xx are
+retried (bounded by ``max_retries`` and the deadline), a 4xx or a malformed answer never is. Only
+non-empty answers that pass the caller's check (:func:`cache_only_if`) enter the cache, so a failed
+or unparseable answer is never replayed once the server works again.
 """
 
 from __future__ import annotations
@@ -14,8 +21,11 @@ import asyncio
 import logging
 import os
 import random
+import threading
 import time
-from typing import Any, Callable, TypeVar
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator, Literal, TypeVar
 
 from llama_index.core.base.llms.base import BaseLLM
 from llama_index.core.base.llms.types import (
@@ -27,11 +37,38 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.llms.custom import CustomLLM
 
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+
 from .cache import ResponseCache
-from .errors import LLMRequestError, LLMUnavailableError
+from .deadline import budget_deadline, publish_attempt_deadline
+from .errors import LLMRequestError, LLMTimeoutError, LLMUnavailableError
+from .transport import DeadlineExceeded, ResponseFormatError
 from .usage import LLMUsage, count_tokens
 
-__all__ = ["RobustLLM", "is_transient_error"]
+__all__ = ["RobustLLM", "cache_only_if", "is_transient_error"]
+
+# A check an answer must pass to be cached (set by callers that parse answers, e.g. extractors).
+_CACHE_CHECK: ContextVar[Callable[[str], bool] | None] = ContextVar("llm_cache_check", default=None)
+
+
+@contextmanager
+def cache_only_if(check: Callable[[str], bool] | None) -> Iterator[None]:
+    """Within the block, RobustLLM caches (and replays from its cache) only answers ``check`` accepts."""
+    token = _CACHE_CHECK.set(check)
+    try:
+        yield
+    finally:
+        _CACHE_CHECK.reset(token)
+
+
+def _cacheable(text: str | None) -> bool:
+    if not text or not text.strip():
+        return False
+    check = _CACHE_CHECK.get()
+    try:
+        return check is None or bool(check(text))
+    except Exception:  # noqa: BLE001 - a check that cannot read the answer rejects it
+        return False
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -76,11 +113,17 @@ def _retry_after(exc: BaseException) -> float | None:
 
 
 class RobustLLM(CustomLLM):
-    """Wrap ``llm`` with caching, retries, usage counting and a configurable context window.
+    """Wrap ``llm`` with caching, retries, deadlines, usage counting and a configurable context window.
 
-    ``cache`` may be a :class:`ResponseCache` or a path for one. Cache keys combine the model name,
-    the prompt, ``cache_params`` (sampling settings of the inner LLM, which cannot be read from an
-    arbitrary LLM) and the per-call keyword arguments.
+    ``cache`` may be a :class:`ResponseCache` or a path for one. Cache keys combine the endpoint
+    ``url``, the model name, the prompt, ``cache_params`` (sampling settings of the inner LLM, which
+    cannot be read from an arbitrary LLM) and the per-call keyword arguments; never the API key.
+    Before the first answer is served from the cache, an inner LLM with ``check_access()`` (the
+    HTTP client of :func:`~.factory.build_llm`) is asked once whether the server accepts its key, so a
+    refused key cannot ride on answers cached under another one.
+
+    ``on_error``, ``max_consecutive_failures`` and ``build_timeout`` are the policy of the jobs that
+    use this LLM (read by :class:`~..extractors.llm_relations.LLMRelationExtractor` and the A2RAG loop).
     """
 
     # repr=False: the inner client's repr can show auth headers (VllmServer.api_headers).
@@ -89,7 +132,8 @@ class RobustLLM(CustomLLM):
     base_delay: float = Field(default=0.5, ge=0, description="Backoff before the first retry, doubled per retry.")
     max_delay: float = Field(default=8.0, ge=0, description="Upper bound of one backoff sleep.")
     timeout: float | None = Field(
-        default=None, description="Per-request timeout, applied to the inner LLM when it has a `timeout` field."
+        default=None, gt=0, description="Total seconds of one call, every attempt and backoff included; also "
+        "set on the inner LLM when it has a `timeout` field."
     )
     context_window: int | None = Field(default=None, description="Overrides the inner LLM's context window.")
     num_output: int | None = Field(default=None, description="Overrides the inner LLM's num_output.")
@@ -98,9 +142,20 @@ class RobustLLM(CustomLLM):
     )
     url: str | None = Field(default=None, description="Endpoint named in error messages (default: the inner LLM's).")
     cache_params: dict[str, Any] = Field(default_factory=dict, description="Extra cache-key material.")
+    on_error: Literal["abort", "skip"] = Field(
+        default="abort", description="Jobs using this LLM: abort after `max_consecutive_failures` consecutive "
+        "auth/protocol refusals (abort), or skip the failing items and go on (skip)."
+    )
+    max_consecutive_failures: int = Field(default=3, ge=1, description="Refusals in a row that abort a job.")
+    build_timeout: float | None = Field(
+        default=None, gt=0, description="Seconds all LLM calls of one job (index build, A2RAG loop) may take."
+    )
 
     _cache: ResponseCache | None = PrivateAttr(default=None)
     _usage: LLMUsage = PrivateAttr(default_factory=LLMUsage)
+    _access_checked: bool = PrivateAttr(default=False)
+    _access_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _skipped: int = PrivateAttr(default=0)
 
     def __init__(
         self,
@@ -132,6 +187,19 @@ class RobustLLM(CustomLLM):
         return self._cache
 
     @property
+    def skipped_items(self) -> int:
+        """Items (chunks) that jobs skipped under ``on_error="skip"``; see :meth:`record_skipped`."""
+        return self._skipped
+
+    def record_skipped(self, count: int = 1) -> None:
+        with self._access_lock:
+            self._skipped += count
+
+    def mark_access_checked(self) -> None:
+        """The server already accepted this client's key (e.g. while listing its models)."""
+        self._access_checked = True
+
+    @property
     def metadata(self) -> LLMMetadata:
         inner = self.llm.metadata
         return LLMMetadata(
@@ -151,16 +219,15 @@ class RobustLLM(CustomLLM):
 
     @llm_completion_callback()
     async def acomplete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        # The wrapped clients are synchronous (requests); a worker thread keeps the loop free.
+        # The wrapped clients are synchronous; a worker thread keeps the loop free.
         text = await asyncio.to_thread(self._complete_text, prompt, formatted, kwargs)
         return CompletionResponse(text=text)
 
     @llm_completion_callback()
     def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
         key = self._cache_key(prompt, formatted, kwargs)
-        cached = self._cache.get(key) if self._cache is not None and key else None
+        cached = self._cached(key)
         if cached is not None:
-            self._usage.add(cache_hits=1)
 
             def replay() -> CompletionResponseGen:
                 yield CompletionResponse(text=cached, delta=cached)
@@ -208,22 +275,20 @@ class RobustLLM(CustomLLM):
                 completion_tokens=count_tokens(emitted),
                 seconds=seconds + time.perf_counter() - started,
             )
-            if finished and self._cache is not None and key:
+            if finished and self._cache is not None and key and _cacheable(emitted):
                 self._cache.put(key, emitted)
 
     def _complete_text(self, prompt: str, formatted: bool, kwargs: dict[str, Any]) -> str:
         key = self._cache_key(prompt, formatted, kwargs)
-        if self._cache is not None and key:
-            cached = self._cache.get(key)
-            if cached is not None:
-                self._usage.add(cache_hits=1)
-                return cached
+        cached = self._cached(key)
+        if cached is not None:
+            return cached
         response, seconds = self._with_retries(lambda: self.llm.complete(prompt, formatted=formatted, **kwargs))
         text = self._clean(prompt, response.text or "")
         self._usage.add(
             calls=1, prompt_tokens=count_tokens(prompt), completion_tokens=count_tokens(text), seconds=seconds
         )
-        if self._cache is not None and key:
+        if self._cache is not None and key and _cacheable(text):
             self._cache.put(key, text)
         return text
 
@@ -231,8 +296,37 @@ class RobustLLM(CustomLLM):
     def _cache_key(self, prompt: str, formatted: bool, kwargs: dict[str, Any]) -> str | None:
         if self._cache is None:
             return None
-        params = {"llm": self.llm.class_name(), "formatted": formatted, **self.cache_params, "call_kwargs": kwargs}
+        params = {"llm": self.llm.class_name(), "endpoint": self.url, "formatted": formatted, **self.cache_params,
+                  "call_kwargs": kwargs}
         return ResponseCache.make_key(self.llm.metadata.model_name, prompt, params)
+
+    def _cached(self, key: str | None) -> str | None:
+        """A usable cached answer (empty or rejected ones are ignored), after the access check."""
+        if self._cache is None or not key:
+            return None
+        text = self._cache.get(key)
+        if text is None or not _cacheable(text):
+            return None
+        self._check_access()
+        self._usage.add(cache_hits=1)
+        return text
+
+    def _check_access(self) -> None:
+        """Once per client: ask the server whether it accepts our key before replaying answers."""
+        check = getattr(self.llm, "check_access", None)
+        if self._access_checked or check is None:
+            return
+        with self._access_lock:
+            if self._access_checked:
+                return
+            try:
+                self._with_retries(check, max_retries=0)
+            except LLMRequestError as exc:
+                if exc.kind == "auth":
+                    raise
+            except LLMUnavailableError:
+                pass  # a server that is down does not stop answers from the cache
+            self._access_checked = True
 
     def _clean(self, prompt: str, text: str) -> str:
         """Drop the echoed prompt; a text that is still a prefix of the prompt has no answer yet."""
@@ -242,35 +336,72 @@ class RobustLLM(CustomLLM):
             return text[len(prompt) :]
         return "" if prompt.startswith(text) else text
 
-    def _with_retries(self, request: Callable[[], T]) -> tuple[T, float]:
+    def _with_retries(self, request: Callable[[], T], max_retries: int | None = None) -> tuple[T, float]:
         """Run ``request`` until it succeeds; return its result and the seconds the last attempt took.
 
-        Transient errors are retried ``max_retries`` times with jittered exponential backoff (longer if
-        the server sent Retry-After). A 4xx other than 408/429 raises :class:`LLMRequestError` at once,
-        other non-transient errors propagate unchanged (they are bugs, not outages).
+        Transient errors are retried (``max_retries`` times, jittered exponential backoff, longer if
+        the server sent Retry-After) while the call's deadline allows. A 4xx other than 408/429 or a
+        malformed answer raises :class:`LLMRequestError` at once, a missed deadline
+        :class:`LLMTimeoutError`, other non-transient errors propagate unchanged (they are bugs).
         """
-        attempt = 0
-        while True:
-            attempt += 1
+        now = time.monotonic()
+        own_end = now + self.timeout if self.timeout is not None else None
+        budget = budget_deadline()
+        ends = [e for e in (own_end, budget) if e is not None]
+        end = min(ends) if ends else None
+        attempts = 0
+        retries = self.max_retries if max_retries is None else max_retries
+
+        def attempt() -> tuple[T, float]:
+            nonlocal attempts
+            attempts += 1
             started = time.perf_counter()
             try:
-                return request(), time.perf_counter() - started
-            except Exception as exc:
+                if end is not None and time.monotonic() >= end:
+                    raise DeadlineExceeded("no time was left for another attempt")
+                with publish_attempt_deadline(end):
+                    return request(), time.perf_counter() - started
+            except Exception:
                 self._usage.add(calls=1, failures=1, seconds=time.perf_counter() - started)
-                if not is_transient_error(exc):
-                    status = _status_code(exc)
-                    if status is not None:
-                        raise LLMRequestError(self.url, exc, status) from exc
-                    raise
-                if attempt > self.max_retries:
-                    raise LLMUnavailableError(self.url, exc, attempt) from exc
-                delay = min(self.max_delay, self.base_delay * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
-                retry_after = _retry_after(exc)
-                if retry_after is not None:
-                    delay = max(delay, min(retry_after, self.max_delay))
-                logger.warning(
-                    "LLM request to %s failed (%s: %s); retry %d/%d in %.2fs",
-                    self.url, type(exc).__name__, exc, attempt, self.max_retries, delay,
-                )
-                time.sleep(delay)
-                self._usage.add(seconds=delay)
+                raise
+
+        def out_of_time(state: RetryCallState) -> bool:
+            return end is not None and time.monotonic() + (state.upcoming_sleep or 0.0) >= end
+
+        def wait(state: RetryCallState) -> float:
+            n = state.attempt_number
+            delay = min(self.max_delay, self.base_delay * 2 ** (n - 1)) * random.uniform(0.5, 1.0)
+            retry_after = _retry_after(state.outcome.exception()) if state.outcome else None
+            if retry_after is not None:
+                delay = max(delay, min(retry_after, self.max_delay))
+            return delay if end is None else max(0.0, min(delay, end - time.monotonic()))
+
+        def before_sleep(state: RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            logger.warning(
+                "LLM request to %s failed (%s: %s); retry %d/%d in %.2fs",
+                self.url, type(exc).__name__, exc, state.attempt_number, retries, state.upcoming_sleep,
+            )
+            self._usage.add(seconds=state.upcoming_sleep or 0.0)
+
+        retrying = Retrying(
+            stop=stop_after_attempt(retries + 1) | out_of_time,
+            wait=wait,
+            retry=retry_if_exception(is_transient_error),
+            before_sleep=before_sleep,
+            reraise=True,
+        )
+        try:
+            return retrying(attempt)
+        except Exception as exc:
+            if isinstance(exc, TimeoutError) or (end is not None and time.monotonic() >= end and is_transient_error(exc)):
+                seconds = self.timeout if own_end is not None and (budget is None or own_end <= budget) else None
+                raise LLMTimeoutError(self.url, exc, attempts, seconds) from exc
+            if isinstance(exc, ResponseFormatError):
+                raise LLMRequestError(self.url, exc, None) from exc
+            if not is_transient_error(exc):
+                status = _status_code(exc)
+                if status is not None:
+                    raise LLMRequestError(self.url, exc, status) from exc
+                raise
+            raise LLMUnavailableError(self.url, exc, attempts) from exc

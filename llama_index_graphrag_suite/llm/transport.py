@@ -1,0 +1,151 @@
+"""One HTTP exchange with an LLM server, cut off at a hard deadline and a size cap.
+
+Socket timeouts alone bound each *read*, not the request: a server that trickles a valid response a
+few bytes per second, or sends headers one line at a time, keeps every read under the timeout and the
+request alive for minutes. Here a watchdog timer shuts the socket down at the deadline, which wakes a
+blocked ``recv`` at once, so connect, send, headers and body together never take longer than asked.
+The body is read in pieces and refused beyond ``max_bytes`` (a runaway generation or a wrong URL
+serving a large file must not fill memory). The connection is always closed, so nothing leaks.
+
+Errors: :class:`HTTPStatusError` (an answer with status >= 400, carrying ``status_code`` like the
+``requests`` errors), :class:`ResponseFormatError` (an answer that is not the JSON asked for, or too
+large), :class:`DeadlineExceeded` (a ``TimeoutError``), and ``ConnectionError`` for connection problems.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import threading
+import time
+from typing import Any, Mapping
+from urllib.parse import urlsplit
+
+__all__ = ["DeadlineExceeded", "HTTPStatusError", "ResponseFormatError", "request_json", "snippet_of"]
+
+DEFAULT_MAX_BYTES = 4 * 1024 * 1024
+_ERROR_BODY_BYTES = 64 * 1024  # enough for any error message; the rest of an error body is not read
+
+
+class DeadlineExceeded(TimeoutError):
+    """No complete answer arrived before the deadline."""
+
+
+class HTTPStatusError(Exception):
+    """The server answered with HTTP status >= 400."""
+
+    def __init__(self, status_code: int, reason: str, detail: str) -> None:
+        self.status_code = status_code
+        self.reason = reason
+        self.detail = detail
+        text = f"{status_code} {reason}".strip()
+        super().__init__(f"{text}: {detail}" if detail else text)
+
+
+class ResponseFormatError(ValueError):
+    """The server answered 2xx, but not with the JSON the protocol prescribes (HTML, garbage, too big)."""
+
+
+def snippet_of(data: bytes | str, limit: int = 120) -> str:
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _error_detail(body: bytes) -> str:
+    """The message of an OpenAI-style ``{"error": {"message": ...}}`` body, else a snippet of it."""
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return snippet_of(body)
+    error = value.get("error") if isinstance(value, dict) else None
+    if isinstance(error, dict) and error.get("message"):
+        return snippet_of(str(error["message"]))
+    if isinstance(error, str):
+        return snippet_of(error)
+    return snippet_of(body)
+
+
+def _read_body(response: http.client.HTTPResponse, limit: int, deadline: float, strict: bool) -> bytes:
+    """Read at most ``limit`` bytes; beyond that raise (``strict``) or stop reading."""
+    length = response.getheader("Content-Length")
+    if strict and length and length.isdigit() and int(length) > limit:
+        raise ResponseFormatError(f"the response is {int(length)} bytes, more than the {limit}-byte limit")
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        if time.monotonic() >= deadline:
+            raise DeadlineExceeded("the response was still arriving at the deadline")
+        piece = response.read1(65536)
+        if not piece:
+            return b"".join(parts)
+        parts.append(piece)
+        size += len(piece)
+        if size > limit:
+            if strict:
+                raise ResponseFormatError(f"the response exceeded the {limit}-byte limit")
+            return b"".join(parts)[:limit]
+
+
+def request_json(
+    method: str,
+    url: str,
+    payload: Any = None,
+    *,
+    headers: Mapping[str, str] | None = None,
+    deadline: float,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Any:
+    """Send ``payload`` as JSON to ``url`` and return the decoded JSON answer.
+
+    ``deadline`` is a :func:`time.monotonic` instant by which the whole exchange must be over.
+    """
+    parts = urlsplit(url)
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise DeadlineExceeded("no time was left for the request")
+    cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    conn = cls(parts.hostname or "localhost", parts.port, timeout=remaining)
+    fired = threading.Event()
+
+    def cut_off() -> None:
+        fired.set()
+        sock = conn.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # wakes a recv() blocked in another thread
+            except OSError:
+                pass
+
+    watchdog = threading.Timer(remaining, cut_off)
+    watchdog.daemon = True
+    watchdog.start()
+    body = None if payload is None else json.dumps(payload).encode("utf-8")
+    sent = {"Accept": "application/json", "User-Agent": "graphrag-suite", **(headers or {})}
+    if body is not None:
+        sent["Content-Type"] = "application/json"
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    try:
+        conn.request(method, path, body=body, headers=sent)
+        response = conn.getresponse()
+        if response.status >= 400:
+            detail = _error_detail(_read_body(response, _ERROR_BODY_BYTES, deadline, strict=False))
+            raise HTTPStatusError(response.status, response.reason, detail)
+        data = _read_body(response, max_bytes, deadline, strict=True)
+        if fired.is_set():
+            raise DeadlineExceeded("the response was cut off at the deadline")
+    except (OSError, http.client.HTTPException) as exc:
+        if fired.is_set() or isinstance(exc, socket.timeout):
+            raise DeadlineExceeded(f"no complete answer in time ({type(exc).__name__})") from exc
+        if isinstance(exc, ConnectionError):
+            raise
+        raise ConnectionError(f"{type(exc).__name__}: {exc}") from exc  # DNS failure, bad status line, ...
+    finally:
+        watchdog.cancel()
+        conn.close()
+    try:
+        return json.loads(data)
+    except ValueError:
+        kind = response.getheader("Content-Type") or "no content type"
+        raise ResponseFormatError(f"the answer is not JSON ({kind}): {snippet_of(data)!r}") from None
