@@ -1,0 +1,192 @@
+"""The bundled all-MiniLM-L6-v2 run with ONNX Runtime: the same vectors as sentence-transformers, faster.
+
+Embedding is most of an LLM-free build's time (2wiki_retrieval101: 401 of 502 s with the PyTorch path). ONNX
+Runtime runs this small BERT about twice as fast on a CPU (``benchmarks/embed_speed.py`` measures both on one
+machine, side by side) and without loading PyTorch at query time. sentence-transformers' own ONNX backend needs
+``optimum``, which would pin ``transformers`` below the version the rest of the stack uses, so this module does the
+two steps itself:
+
+1. **Export once.** The model folder's weights are exported with ``torch.onnx`` (PyTorch is already installed
+   for sentence-transformers) to a per-user cache, named by a digest of the weights and config, and written
+   atomically, so concurrent first runs cannot leave a half-written file.
+2. **Run.** The fast tokenizer from ``tokenizer.json`` (truncation at the model's ``max_seq_length``), the ONNX
+   graph, then the mean pooling over real tokens and L2 normalisation that the model's sentence-transformers
+   modules prescribe. Batches are cut by padded tokens rather than by count (texts sorted by length): long chunks
+   go a few at a time, short entity names many at a time.
+
+The vectors match sentence-transformers' to float rounding (cosine > 0.9999, checked in the tests), so an index
+built with either backend is queried correctly by the other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from pydantic import Field, PrivateAttr
+
+log = logging.getLogger(__name__)
+
+__all__ = ["OnnxSentenceEmbedding", "onnx_available", "onnx_cache_dir", "export_onnx"]
+
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def onnx_available() -> bool:
+    try:
+        import onnxruntime  # noqa: F401
+        import tokenizers  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def onnx_cache_dir() -> Path:
+    """Where exported models live: ``$GRAPHRAG_SUITE_CACHE/onnx`` or ``~/.cache/llama-index-graphrag-suite/onnx``."""
+    root = os.environ.get("GRAPHRAG_SUITE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "llama-index-graphrag-suite")
+    return Path(root) / "onnx"
+
+
+def _model_digest(model_dir: Path) -> str:
+    """A digest of what determines the exported graph: the weights, the model config, the exporter's version."""
+    import torch
+
+    h = hashlib.sha256(torch.__version__.encode())
+    for name in ("config.json", "model.safetensors", "pytorch_model.bin"):
+        path = model_dir / name
+        if path.exists():
+            with open(path, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+    return h.hexdigest()[:16]
+
+
+def export_onnx(model_dir: str | Path, cache_dir: str | Path | None = None) -> Path:
+    """The ONNX file of the transformer in ``model_dir`` (exported on first use, then reused)."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    model_dir = Path(model_dir)
+    out_dir = Path(cache_dir) if cache_dir else onnx_cache_dir()
+    target = out_dir / f"{model_dir.name}-{_model_digest(model_dir)}.onnx"
+    if target.exists():
+        return target
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log.info("exporting %s to ONNX (once) at %s", model_dir, target)
+    model = AutoModel.from_pretrained(str(model_dir)).eval()
+    sample = AutoTokenizer.from_pretrained(str(model_dir))(["an example", "a second example sentence"], padding=True,
+                                                           return_tensors="pt")
+
+    class _Hidden(torch.nn.Module):
+        """Keyword-only call of the transformer, returning only the token states (what pooling reads)."""
+
+        def __init__(self, inner) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+
+    fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".onnx.partial")
+    os.close(fd)
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # tracer notes about Python-level branches that the export fixes
+            torch.onnx.export(_Hidden(model), tuple(sample[k] for k in _INPUTS), tmp, input_names=list(_INPUTS),
+                              output_names=["last_hidden_state"], opset_version=17, dynamo=False,
+                              dynamic_axes={k: {0: "batch", 1: "tokens"} for k in (*_INPUTS, "last_hidden_state")})
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
+
+
+class OnnxSentenceEmbedding(BaseEmbedding):
+    """A sentence-transformers model folder (BERT + mean pooling + normalise) run with ONNX Runtime."""
+
+    model_dir: str = Field(description="the sentence-transformers model folder (tokenizer.json, config, weights)")
+    max_length: int = Field(default=256, description="tokens per text; longer texts are truncated, as sentence-transformers does")
+    max_batch_tokens: int = Field(default=2048, gt=0, description="padded tokens per ONNX batch (texts sorted by length)")
+    threads: int = Field(default=0, ge=0, description="ONNX Runtime intra-op threads; 0 = one per core")
+    _session: Any = PrivateAttr(default=None)
+    _tokenizer: Any = PrivateAttr(default=None)
+
+    def __init__(self, model_dir: str, onnx_path: str | None = None, **kwargs: Any) -> None:
+        config = Path(model_dir) / "sentence_bert_config.json"
+        if "max_length" not in kwargs and config.exists():
+            kwargs["max_length"] = int(json.loads(config.read_text()).get("max_seq_length", 256))
+        super().__init__(model_dir=str(model_dir), **kwargs)
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        path = onnx_path or str(export_onnx(model_dir))
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads or (os.cpu_count() or 1)
+        options.log_severity_level = 3
+        try:
+            self._session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # a damaged cache file: export again rather than fail the build
+            log.warning("ONNX model %s unreadable (%s); exporting again", path, exc)
+            os.unlink(path)
+            self._session = ort.InferenceSession(str(export_onnx(model_dir)), options, providers=["CPUExecutionProvider"])
+        tok = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
+        tok.enable_truncation(self.max_length)
+        tok.no_padding()
+        self._tokenizer = tok
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "OnnxSentenceEmbedding"
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 0), np.float32)
+        if not texts:
+            return out
+        encodings = self._tokenizer.encode_batch([t if t.strip() else " " for t in texts])
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        start = 0
+        while start < len(order):
+            end = start + 1
+            # Grow the batch while its padded size (count x longest, the last one since sorted) fits the budget.
+            while end < len(order) and (end - start + 1) * len(encodings[order[end]].ids) <= self.max_batch_tokens:
+                end += 1
+            batch = order[start:end]
+            width = len(encodings[batch[-1]].ids)
+            feed = {name: np.zeros((len(batch), width), np.int64) for name in _INPUTS}
+            for row, i in enumerate(batch):
+                enc = encodings[i]
+                n = len(enc.ids)
+                feed["input_ids"][row, :n] = enc.ids
+                feed["attention_mask"][row, :n] = enc.attention_mask
+                feed["token_type_ids"][row, :n] = enc.type_ids
+            hidden = self._session.run(None, feed)[0]
+            mask = feed["attention_mask"][..., None].astype(np.float32)
+            vecs = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+            vecs /= np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+            if out.shape[1] == 0:
+                out = np.zeros((len(texts), vecs.shape[1]), np.float32)
+            out[batch] = vecs
+            start = end
+        return out
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._encode([query])[0].tolist()
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_query_embedding(query)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._encode([text])[0].tolist()
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return self._encode(texts).tolist()
