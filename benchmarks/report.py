@@ -194,6 +194,8 @@ def main() -> None:
         if (results / name).exists():
             lines += [f"## {title}", "", f"Output of `benchmarks/{script}` (see run_all.sh):", "", "```",
                       (results / name).read_text(encoding="utf-8").strip(), "```", ""]
+    if (results / "json_repair.md").exists():  # markdown already, from benchmarks/json_repair_compare.py
+        lines += [(results / "json_repair.md").read_text(encoding="utf-8").strip(), ""]
     out.write_text("\n".join(lines), encoding="utf-8")
     print(f"wrote {out} and {len(reports)} plot(s) in {plots}")
 

@@ -57,6 +57,24 @@ def make_document(doc_id: str, text: str, title: str = "", metadata: dict | None
     return Document(text=clean_text(text), id_=doc_id, metadata=meta)
 
 
+def document_key(doc: Document) -> tuple[str, str]:
+    """``(doc_id, title)`` of any LlamaIndex Document.
+
+    Ours carry ``doc_id``/``title`` in metadata. A ``SimpleDirectoryReader`` Document has a random ``id_``, so its
+    ``file_path`` is the id (loading the folder again gives the same ids) and its file name (or ``# heading``)
+    the title.
+    """
+    from .extractors.gazetteer import markdown_headings, title_from_metadata
+
+    meta = doc.metadata
+    doc_id = str(meta.get("doc_id") or meta.get("file_path") or doc.id_)
+    title = str(meta.get("title") or "")
+    if not title and meta.get("file_path"):
+        headings = [h for h in markdown_headings(doc.text[:2000]) if h[0] == 1]
+        title = headings[0][1] if headings else title_from_metadata(meta)
+    return doc_id, title
+
+
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     """``(line number, parsed value)`` for each non-blank line; a bad line is a CorpusError naming it."""
     for lineno, line in enumerate(_decode(path.read_bytes(), str(path)).splitlines(), 1):

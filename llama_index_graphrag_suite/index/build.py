@@ -30,6 +30,7 @@ from llama_index.core.schema import (
 from typing_extensions import Self  # the GraphRAGIndex these mixins are part of
 
 from ..config import IndexConfig
+from ..documents import document_key
 from ..extractors.entity_stats import EntityStatistics
 from ..extractors.statistical import CONTAINS, SYNONYM
 from ..graph.synonyms import synonym_pairs
@@ -199,11 +200,10 @@ class IndexBuild:
         existing_docs = {c.doc_id for c in self.chunks.values()}
         out: list[TextNode] = []
         for doc in documents:
-            doc_id = str(doc.metadata.get("doc_id") or doc.id_)
+            doc_id, title = document_key(doc)
             if doc_id in existing_docs:
                 raise ValueError(f"document {doc_id!r} is already in the index; delete it first to replace it")
             existing_docs.add(doc_id)
-            title = str(doc.metadata.get("title") or "")
             text = doc.text.strip()
             if not text:
                 log.warning("skipping empty document %s", doc_id)

@@ -70,6 +70,10 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
         show_progress: bool = False,
     ):
         self.config = config or IndexConfig()
+        if embed_model is None:  # LlamaIndex's Settings.embed_model when the user set one (never its OpenAI default)
+            from llama_index.core import Settings
+
+            embed_model = Settings._embed_model
         self.embed_model = resolve_embed_model(embed_model, self.config.embed_batch_size)
         self.llm = llm
         self.property_graph_store = property_graph_store if property_graph_store is not None else SimplePropertyGraphStore()
