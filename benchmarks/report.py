@@ -196,6 +196,11 @@ def main() -> None:
                       (results / name).read_text(encoding="utf-8").strip(), "```", ""]
     if (results / "json_repair.md").exists():  # markdown already, from benchmarks/json_repair_compare.py
         lines += [(results / "json_repair.md").read_text(encoding="utf-8").strip(), ""]
+    for name, title, script in (("embed_speed.md", "Embedding speed: PyTorch and ONNX Runtime", "embed_speed.py"),
+                                ("big_document.md", "One very large document", "big_document.py")):
+        if (results / name).exists():  # markdown tables, printed by the script
+            lines += [f"## {title}", "", f"Output of `benchmarks/{script}` (see run_all.sh):", "",
+                      (results / name).read_text(encoding="utf-8").strip(), ""]
     out.write_text("\n".join(lines), encoding="utf-8")
     print(f"wrote {out} and {len(reports)} plot(s) in {plots}")
 

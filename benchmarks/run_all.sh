@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 DATA=${DATASETS:-../shared/datasets}
 OUT=benchmarks/results
 mkdir -p "$OUT"
+.venv/bin/python benchmarks/json_repair_compare.py --out "$OUT/json_repair.md"
 rm -rf "$OUT/index-2wiki" "$OUT/index-hotpot" "$OUT/index-musique"  # built fresh below (reused by the micro-benchmarks), never committed
 export HF_HUB_OFFLINE=1
 for ds in 2wiki_retrieval101 hotpotqa_train100 musique_train100; do
@@ -35,5 +36,8 @@ done
 .venv/bin/python benchmarks/tuning.py --index-dir "$OUT/index-2wiki" --dataset "$DATA/2wiki_retrieval101" > "$OUT/tuning.txt"
 .venv/bin/python benchmarks/tuning.py --index-dir "$OUT/index-hotpot" --dataset "$DATA/hotpotqa_train100" >> "$OUT/tuning.txt"
 .venv/bin/python benchmarks/tuning.py --index-dir "$OUT/index-musique" --dataset "$DATA/musique_train100" >> "$OUT/tuning.txt"
+.venv/bin/python benchmarks/embed_speed.py --corpus "$DATA/2wiki_retrieval101/corpus.jsonl" > "$OUT/embed_speed.md"
+.venv/bin/python benchmarks/big_document.py --datasets "$DATA" --sizes 1,5,20 --embed hash --entities statistical > "$OUT/big_document.md"
+.venv/bin/python benchmarks/big_document.py --datasets "$DATA" --sizes 1,2 --embed all-MiniLM-L6-v2 --entities ner >> "$OUT/big_document.md"
 rm -rf "$OUT/index-2wiki" "$OUT/index-hotpot" "$OUT/index-musique"
 .venv/bin/python benchmarks/report.py --results "$OUT" --out BENCHMARKS.md
