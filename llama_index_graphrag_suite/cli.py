@@ -29,7 +29,10 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from .index.storage import IndexError_
     from .registry import UnknownMethodError
 
-    errors: list[type[BaseException]] = [CLIError, CorpusError, IndexError_, UnknownMethodError, FileExistsError, FileNotFoundError]
+    from .cli_serve import UsageError
+
+    errors: list[type[BaseException]] = [CLIError, CorpusError, IndexError_, UnknownMethodError, FileExistsError, FileNotFoundError,
+                                         UsageError]
     try:
         from .llm.errors import LLMError
 
@@ -149,13 +152,9 @@ def cmd_query(args) -> int:
     start = time.perf_counter()
     index = _load(args)
     load_ms = (time.perf_counter() - start) * 1000
-    result = _run_query(index, args.question, args.method, args.top_k, settings)
-    result["timing_ms"]["load"] = round(load_ms, 2)
-    if args.json:
-        print(json.dumps(result, ensure_ascii=False))
-    else:
-        _print_result(result)
-    return 0
+    from .cli_serve import query_and_answer  # the evidence, then with --llm the answer (--stream: as it comes)
+
+    return query_and_answer(args, index, settings, load_ms, _print_result)
 
 
 def _print_result(result: dict[str, Any], gold: set[str] | None = None) -> None:
@@ -311,7 +310,11 @@ def _add_set(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ._version import __version__
+    from .cli_serve import add_subcommands as add_serve_commands
+
     parser = argparse.ArgumentParser(prog="graphrag-suite", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("index", help="build an index from a folder of .txt/.md files or a .jsonl corpus")
@@ -329,9 +332,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", default="hybrid", help="a name from `graphrag-suite methods`, or name:variant")
     p.add_argument("--top-k", type=int, default=5)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--stream", action="store_true", help="with --llm: print the answer as it is generated")
     add_version_option(p)
     _add_set(p)
-    _add_common(p)
+    _add_common(p, llm=True)
     p.set_defaults(func=cmd_query)
 
     p = sub.add_parser("methods", help="list the methods available on an index")
@@ -359,6 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p, index_settings=True, llm=True)
     p.set_defaults(func=cmd_demo)
     add_version_commands(sub, _add_common)
+    add_serve_commands(sub, _add_common)  # serve, ask, export, mcp
     return parser
 
 

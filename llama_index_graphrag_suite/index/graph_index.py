@@ -243,6 +243,12 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
         """A query engine over the named method; see :func:`llama_index_graphrag_suite.registry.as_query_engine`."""
         return as_query_engine(self, method, llm=llm if llm is not None else self.llm, streaming=streaming, **kwargs)
 
+    def as_networkx(self, around: str | None = None, hops: int = 2, limit: int = 500):
+        """The entities, chunks and edges as a ``networkx.MultiDiGraph`` (or those within ``hops`` of ``around``)."""
+        from ..export import as_networkx
+
+        return as_networkx(self, around=around, hops=hops, limit=limit)
+
     def as_property_graph_index(self, llm: Any = None, **kwargs: Any):
         """A LlamaIndex ``PropertyGraphIndex`` over the same store (for LlamaIndex's own retrievers)."""
         from llama_index.core import PropertyGraphIndex

@@ -91,3 +91,7 @@ class GraphIndexReader(Protocol):
 
     def artefact(self, name: str, build: Callable[[], Any], load: Callable[[Path], Any] | None = None) -> Any:
         """Like :meth:`cached`, and saved by ``persist`` / reused after ``load`` when it has ``save(folder)``."""
+
+    def as_networkx(self, around: str | None = None, hops: int = 2, limit: int = 500) -> Any:
+        """Entities, chunks and their edges as a ``networkx.MultiDiGraph`` (``export.py``); with ``around``,
+        only the nodes within ``hops`` of that entity (at most ``limit``)."""

@@ -1,0 +1,10 @@
+"""`graphrag-suite serve`: an HTTP API and a web page over one loaded index (needs the ``serve`` extra).
+
+:func:`create_app` builds the FastAPI app; ``runner.py`` runs a method (shared with the CLI and the
+MCP tool), ``evidence.py`` turns a method's evidence into nodes and edges, ``guards.py`` holds the
+body limit and the API key check, ``static/`` the page (Cytoscape.js vendored in ``static/vendor``).
+"""
+
+from .app import create_app
+
+__all__ = ["create_app"]

@@ -1,0 +1,189 @@
+"""The HTTP API and web page over one loaded index (FastAPI; OpenAPI docs at ``/docs``).
+
+    from llama_index_graphrag_suite.serve import create_app
+    app = create_app(index, llm=None, api_key=None)        # then: uvicorn.run(app, host="127.0.0.1")
+
+Routes: ``GET /health``, ``/methods``, ``/stats``, ``/graph/neighbourhood?entity=...&hops=2``;
+``POST /retrieve`` (ranked chunks + evidence + the evidence as a graph), ``POST /query`` (the same and
+the LLM's answer; ``"stream": true`` sends server-sent events), ``POST /documents`` and ``DELETE
+/documents/{doc_id}`` (through the index's own insert/delete, which hold its writer lock; saved to
+``persist_dir`` when given). ``/`` is the page (``static/``). Handlers are plain functions, so FastAPI
+runs them in its thread pool: requests run in parallel, and the index's reader-writer lock keeps each
+query on one state of the index.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+
+from .._version import __version__
+from ..registry import available_methods, method_info
+from .evidence import evidence_graph
+from .guards import BodyLimit, key_matches
+from .runner import RequestError, answer, retrieve, stream_answer
+from .schemas import DeleteResponse, InsertRequest, InsertResponse, QueryRequest, RetrieveRequest, RetrieveResponse
+
+__all__ = ["DEFAULT_MAX_BODY", "STATIC", "create_app"]
+
+STATIC = Path(__file__).resolve().parent / "static"
+DEFAULT_MAX_BODY = 1_000_000
+
+
+def _llm_errors() -> tuple[type[BaseException], ...]:
+    from ..llm.errors import LLMError
+
+    return (LLMError, ConnectionError, TimeoutError)
+
+
+def _sse(event: str, data: Any) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def create_app(index: Any, llm: Any = None, api_key: str | None = None, *, max_body: int = DEFAULT_MAX_BODY,
+               persist_dir: str | Path | None = None, read_only: bool = False, title: str = "graphrag-suite") -> FastAPI:
+    """The app over ``index`` (see the module docstring). ``api_key`` makes every API route want ``Bearer KEY``."""
+
+    def authorised(request: Request) -> None:
+        if api_key and not key_matches(request.headers.get("authorization"), api_key):
+            raise HTTPException(401, "missing or wrong API key: send 'Authorization: Bearer KEY'",
+                                headers={"WWW-Authenticate": "Bearer"})
+
+    app = FastAPI(title=title, version=__version__, description="Graph RAG methods over one shared index.")
+    app.add_middleware(BodyLimit, max_bytes=max_body)
+    write_lock = threading.Lock()  # one writer at a time: the duplicate check and the insert are one step
+    guarded = [Depends(authorised)]
+
+    @app.exception_handler(RequestError)
+    async def _bad_request(request: Request, exc: RequestError):
+        return JSONResponse({"detail": str(exc)}, status_code=400)
+
+    @app.get("/", include_in_schema=False)
+    def page():
+        return FileResponse(STATIC / "index.html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        return {"status": "ok", "version": __version__, "llm": llm is not None, "auth": bool(api_key),
+                "read_only": read_only, "chunks": len(index.chunks)}
+
+    @app.get("/methods", dependencies=guarded)
+    def methods() -> list[dict[str, Any]]:
+        out = []
+        for name, description in sorted(available_methods(index).items()):
+            info = method_info(name)
+            config = info.config_class
+            defaults = config().model_dump(mode="json")
+            out.append({"name": name, "description": description, "variants": info.variants,
+                        "settings": {f: {"default": defaults[f], "description": spec.description}
+                                     for f, spec in config.model_fields.items()}})
+        return out
+
+    @app.get("/stats", dependencies=guarded)
+    def stats() -> dict[str, Any]:
+        with index.reading():
+            return index.stats()
+
+    def _retrieve(req: RetrieveRequest) -> tuple[dict[str, Any], Any]:
+        run = retrieve(index, req.question, req.method, req.top_k, req.settings)
+        if req.graph:
+            start = time.perf_counter()
+            run.result["graph"] = evidence_graph(index, run.result)
+            run.result["timing_ms"]["graph"] = round((time.perf_counter() - start) * 1000, 2)
+        return run.result, run
+
+    @app.post("/retrieve", dependencies=guarded, response_model=RetrieveResponse)
+    def post_retrieve(req: RetrieveRequest) -> dict[str, Any]:
+        return _retrieve(req)[0]
+
+    @app.post("/query", dependencies=guarded, response_model=RetrieveResponse,
+              responses={200: {"content": {"text/event-stream": {}}}})
+    def post_query(req: QueryRequest):
+        if llm is None:
+            raise HTTPException(503, "this server has no LLM: start it with --llm URL (or GRAPHRAG_LLM_URL) to answer; "
+                                     "POST /retrieve works without one")
+        result, run = _retrieve(req)
+        if not req.stream:
+            start = time.perf_counter()
+            try:
+                result["answer"] = answer(run, llm)
+            except _llm_errors() as exc:
+                raise HTTPException(502, f"the LLM failed: {exc}") from None
+            result["timing_ms"]["answer"] = round((time.perf_counter() - start) * 1000, 2)
+            return result
+
+        def events():
+            yield _sse("retrieval", result)
+            start, parts = time.perf_counter(), []
+            try:
+                for delta in stream_answer(run, llm):
+                    parts.append(delta)
+                    yield _sse("token", {"delta": delta})
+            except Exception as exc:  # noqa: BLE001 - the stream has started: report in-band
+                yield _sse("error", {"detail": f"the LLM failed: {exc}"})
+                return
+            yield _sse("done", {"answer": "".join(parts).strip(),
+                                "timing_ms": {"answer": round((time.perf_counter() - start) * 1000, 2)}})
+
+        return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+    def _writable() -> None:
+        if read_only:
+            raise HTTPException(403, "this server is read-only (started with --read-only)")
+
+    def _persist() -> bool:
+        if persist_dir is None:
+            return False
+        index.persist(persist_dir)
+        return True
+
+    @app.post("/documents", dependencies=guarded, response_model=InsertResponse)
+    def insert_documents(req: InsertRequest) -> dict[str, Any]:
+        from ..documents import make_document
+
+        _writable()
+        ids = [d.doc_id for d in req.documents]
+        if len(set(ids)) != len(ids):
+            raise HTTPException(400, "the same doc_id appears twice in the request")
+        with write_lock:
+            with index.reading():
+                present = sorted(set(ids) & {c.doc_id for c in index.chunks.values()})
+            if present:
+                raise HTTPException(409, f"already in the index: {', '.join(present)} (DELETE /documents/ID first)")
+            docs = [make_document(d.doc_id, d.text, d.title, d.metadata) for d in req.documents]
+            new_chunks = index.insert(docs)
+            persisted = _persist()
+        return {"inserted": ids, "chunks": new_chunks, "stats": index.stats(), "persisted": persisted}
+
+    @app.delete("/documents/{doc_id:path}", dependencies=guarded, response_model=DeleteResponse)
+    def delete_document(doc_id: str) -> dict[str, Any]:
+        _writable()
+        with write_lock:
+            try:
+                removed = index.delete(doc_id)
+            except KeyError:
+                raise HTTPException(404, f"no document {doc_id!r} in the index") from None
+            persisted = _persist()
+        return {"deleted": doc_id, "chunks_removed": removed, "stats": index.stats(), "persisted": persisted}
+
+    @app.get("/graph/neighbourhood", dependencies=guarded)
+    def neighbourhood(entity: str = Query(..., min_length=1, description="entity key or surface form"),
+                      hops: int = Query(2, ge=0, le=4), limit: int = Query(200, ge=1, le=2000)) -> dict[str, Any]:
+        from ..export import as_networkx, graph_json
+
+        try:
+            g = as_networkx(index, around=entity, hops=hops, limit=limit)
+        except KeyError as exc:
+            raise HTTPException(404, str(exc.args[0])) from None
+        return {"entity": entity, "hops": hops, "truncated": g.number_of_nodes() >= limit, **graph_json(g, 1200)}
+
+    return app

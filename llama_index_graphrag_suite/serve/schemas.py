@@ -1,0 +1,73 @@
+"""Request and response bodies of the HTTP API (they make the OpenAPI page at ``/docs``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..registry import DEFAULT_METHOD
+from .runner import MAX_TOP_K
+
+__all__ = ["DeleteResponse", "DocumentIn", "InsertRequest", "InsertResponse", "RetrieveRequest",
+           "QueryRequest", "RetrieveResponse"]
+
+
+class RetrieveRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(..., description="the question; must not be empty", max_length=4000)
+    method: str = Field(DEFAULT_METHOD, description="a name from GET /methods, or name:variant")
+    top_k: int = Field(5, ge=1, le=MAX_TOP_K, description="chunks to return")
+    settings: dict[str, Any] | None = Field(None, description="method settings to change (GET /methods lists them)")
+    graph: bool = Field(True, description="also return the evidence as nodes and edges for drawing")
+
+    @field_validator("question")
+    @classmethod
+    def _not_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the question is empty")
+        return value
+
+
+class QueryRequest(RetrieveRequest):
+    stream: bool = Field(False, description="answer as server-sent events: retrieval, token..., done")
+
+
+class RetrieveResponse(BaseModel):
+    method: str
+    question: str
+    nodes: list[dict[str, Any]] = Field(description="chunks in rank order, then the evidence node (kind='evidence')")
+    evidence: dict[str, Any] = Field(description="the method's evidence, in the method's own shape")
+    graph: dict[str, Any] | None = Field(None, description="the evidence as {nodes, edges, chunks}")
+    timing_ms: dict[str, float]
+    answer: str | None = None
+
+
+class DocumentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    doc_id: str = Field(..., min_length=1, max_length=512)
+    text: str = Field(..., min_length=1)
+    title: str = ""
+    metadata: dict[str, Any] | None = None
+
+
+class InsertRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    documents: list[DocumentIn] = Field(..., min_length=1)
+
+
+class InsertResponse(BaseModel):
+    inserted: list[str] = Field(description="document ids")
+    chunks: list[str] = Field(description="new chunk ids")
+    stats: dict[str, int]
+    persisted: bool
+
+
+class DeleteResponse(BaseModel):
+    deleted: str
+    chunks_removed: int
+    stats: dict[str, int]
+    persisted: bool

@@ -1,0 +1,163 @@
+"""The HTTP API in-process (FastAPI's TestClient): routes, validation, limits, auth, writes, streaming."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+
+from llama_index_graphrag_suite.llm import ScriptedLLM
+from llama_index_graphrag_suite.registry import available_methods
+from llama_index_graphrag_suite.serve import create_app
+from llama_index_graphrag_suite.serve.guards import is_loopback, key_matches
+
+from .conftest import QUESTION
+
+
+@pytest.fixture(scope="module")
+def client(index):
+    return TestClient(create_app(index))
+
+
+def test_health_methods_stats(client, index):
+    health = client.get("/health").json()
+    assert health["status"] == "ok" and health["llm"] is False and health["chunks"] == len(index.chunks)
+    methods = {m["name"]: m for m in client.get("/methods").json()}
+    assert set(methods) == set(available_methods())
+    assert "no_mcmi" in methods["agrag"]["variants"] and "top_k" not in methods["agrag"]["settings"]
+    assert client.get("/stats").json()["chunks"] == len(index.chunks)
+    assert "/retrieve" in client.get("/openapi.json").json()["paths"]
+
+
+@pytest.mark.parametrize("method", sorted(available_methods()))
+def test_retrieve_every_method_with_its_evidence_graph(client, index, method):
+    r = client.post("/retrieve", json={"question": QUESTION, "method": method, "top_k": 3})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    chunks = [n for n in body["nodes"] if n["kind"] == "chunk"]
+    assert 1 <= len(chunks) <= 3 and all(n["doc_id"] for n in chunks)
+    graph = body["graph"]
+    ids = {n["id"] for n in graph["nodes"]}
+    assert {n["id"] for n in chunks} <= ids  # the retrieved chunks are drawn
+    assert all(e["source"] in ids and e["target"] in ids for e in graph["edges"])
+    for node in graph["nodes"]:  # a click on any entity or chunk node can show text
+        assert all(c in graph["chunks"] for c in node["chunks"])
+    if method in ("agrag", "pathrag", "hipporag"):
+        assert any(e["kind"] == "relation" for e in graph["edges"]), method
+    if method == "archrag":
+        assert any(n["kind"] == "community" for n in graph["nodes"])
+
+
+def test_retrieve_variant_and_settings(client):
+    r = client.post("/retrieve", json={"question": QUESTION, "method": "agrag:no_mcmi", "settings": {"alpha": 0.5}})
+    assert r.status_code in (200, 400)
+    r = client.post("/retrieve", json={"question": QUESTION, "method": "pathrag", "settings": {"nope": 1}, "graph": False})
+    assert r.status_code == 400 and "no setting 'nope'" in r.json()["detail"]
+    r = client.post("/retrieve", json={"question": QUESTION, "method": "pathrag", "settings": {"theta": "high"}})
+    assert r.status_code == 400 and "theta" in r.json()["detail"]
+
+
+def test_bad_requests_have_clear_messages(client):
+    r = client.post("/retrieve", json={"question": "   ", "method": "hybrid"})
+    assert r.status_code == 422 and "question is empty" in r.text
+    r = client.post("/retrieve", json={"question": "x?", "method": "nosuch"})
+    assert r.status_code == 400 and "unknown method 'nosuch'" in r.json()["detail"]
+    assert "agrag" in r.json()["detail"] and "pathrag" in r.json()["detail"]
+    r = client.post("/retrieve", json={"question": "x?", "method": "agrag:nosuch"})
+    assert r.status_code == 400 and "variant" in r.json()["detail"]
+    assert client.post("/retrieve", json={"question": "x?", "top_k": 0}).status_code == 422
+    assert client.post("/retrieve", content=b"{not json", headers={"content-type": "application/json"}).status_code == 422
+    r = client.post("/query", json={"question": QUESTION})
+    assert r.status_code == 503 and "--llm" in r.json()["detail"]
+
+
+def test_request_body_limit(index):
+    client = TestClient(create_app(index, max_body=200))
+    r = client.post("/retrieve", json={"question": "x" * 300})
+    assert r.status_code == 413 and "limit is 200 bytes" in r.json()["detail"]
+
+    def chunks():  # no content-length: the body streams in and is cut off at the limit
+        for _ in range(10):
+            yield b"x" * 50
+
+    r = client.post("/retrieve", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    assert client.post("/retrieve", json={"question": "Salt Crown?"}).status_code == 200
+
+
+def test_api_key(index):
+    client = TestClient(create_app(index, api_key="s3cret"))
+    assert client.get("/health").status_code == 200 and client.get("/").status_code == 200  # page and probe open
+    assert client.get("/stats").status_code == 401
+    assert client.get("/stats", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    r = client.post("/retrieve", json={"question": QUESTION}, headers={"Authorization": "Bearer s3cret"})
+    assert r.status_code == 200
+    assert key_matches("bearer s3cret", "s3cret") and not key_matches(None, "s3cret")
+    assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5") and not is_loopback("example.org")
+
+
+def test_query_with_llm_plain_and_streamed(index):
+    llm = ScriptedLLM(responder=lambda prompt: "Cassia Dunmore-Reyes designed it.")
+    client = TestClient(create_app(index, llm=llm))
+    r = client.post("/query", json={"question": QUESTION, "method": "agrag"})
+    assert r.status_code == 200 and r.json()["answer"] == "Cassia Dunmore-Reyes designed it."
+    assert "Reasoning graph" in llm.prompts[-1]  # AGRAG's evidence reached the prompt
+    with client.stream("POST", "/query", json={"question": QUESTION, "method": "hybrid", "stream": True}) as r:
+        assert r.headers["content-type"].startswith("text/event-stream")
+        text = "".join(r.iter_text())
+    events = [(b.split("\n")[0][7:], json.loads(b.split("\n")[1][6:])) for b in text.strip().split("\n\n")]
+    assert events[0][0] == "retrieval" and events[0][1]["nodes"]
+    assert [e for e, _ in events[1:-1]] == ["token"] * (len(events) - 2) and len(events) > 3
+    assert events[-1] == ("done", {"answer": "Cassia Dunmore-Reyes designed it.", "timing_ms": events[-1][1]["timing_ms"]})
+
+
+def test_query_llm_failure_is_502(index):
+    client = TestClient(create_app(index, llm=ScriptedLLM(fail_from=1)))
+    r = client.post("/query", json={"question": QUESTION, "method": "hybrid"})
+    assert r.status_code == 502 and "LLM failed" in r.json()["detail"]
+
+
+def test_insert_and_delete_documents(fresh_index, fresh_index_dir):
+    from llama_index_graphrag_suite.index import GraphRAGIndex
+
+    client = TestClient(create_app(fresh_index, persist_dir=fresh_index_dir))
+    before = client.get("/stats").json()
+    doc = {"doc_id": "new-1", "title": "Oren Vask", "text": "Oren Vask was a glassblower born in Tallow Reach. "
+           "Oren Vask built the great lantern of the Cawl lighthouse in 1890."}
+    r = client.post("/documents", json={"documents": [doc]})
+    assert r.status_code == 200 and r.json()["persisted"] and r.json()["stats"]["documents"] == before["documents"] + 1
+    assert client.post("/documents", json={"documents": [doc]}).status_code == 409
+    found = client.post("/retrieve", json={"question": "Who built the lantern of the Cawl lighthouse?", "method": "bm25"})
+    assert found.json()["nodes"][0]["doc_id"] == "new-1"
+    assert "new-1" in {c.doc_id for c in GraphRAGIndex.load(fresh_index_dir, embed_model="hash").chunks.values()}
+    r = client.delete("/documents/new-1")
+    assert r.status_code == 200 and r.json()["chunks_removed"] == 1
+    assert client.get("/stats").json() == before
+    assert client.delete("/documents/new-1").status_code == 404
+    assert client.post("/documents", json={"documents": []}).status_code == 422
+    ro = TestClient(create_app(fresh_index, read_only=True))
+    assert ro.post("/documents", json={"documents": [doc]}).status_code == 403
+
+
+def test_graph_neighbourhood(client, index):
+    r = client.get("/graph/neighbourhood", params={"entity": "Kovalen", "hops": 1})
+    assert r.status_code == 200
+    body = r.json()
+    ids = {n["id"] for n in body["nodes"]}
+    assert "kovalen" in ids and ids >= set(index.entities["kovalen"].chunks)
+    assert all(e["source"] in ids and e["target"] in ids for e in body["edges"])
+    assert client.get("/graph/neighbourhood", params={"entity": "kovalen", "hops": 2}).json()["nodes"].__len__() >= len(ids)
+    r = client.get("/graph/neighbourhood", params={"entity": "Nobody At All"})
+    assert r.status_code == 404 and "no entity" in r.json()["detail"]
+    assert client.get("/graph/neighbourhood", params={"entity": "kovalen", "hops": 9}).status_code == 422
+
+
+def test_page_and_vendored_library(client):
+    page = client.get("/")
+    assert page.status_code == 200 and "cytoscape.min.js" in page.text
+    lib = client.get("/static/vendor/cytoscape.min.js")
+    assert lib.status_code == 200 and len(lib.content) > 100_000
+    assert client.get("/static/vendor/cytoscape.LICENSE").status_code == 200
+    assert client.get("/static/app.js").status_code == 200
