@@ -32,6 +32,10 @@ question. Empty evidence fails relevance without an LLM call.
 a tool gets an answer it can read. Bad input (no question) raises; a malformed human review
 is asked again with the error in the interrupt's payload.
 
+**Time budget** (``time_budget``, seconds per run; :mod:`.a2rag_clock`): every node, LLM call and
+retrieval of a run ends by it; when it runs out the run ends with status ``"fail"``, ``error``
+"time budget exhausted ..." and ``cost["time_budget_exhausted"]``, keeping the evidence gathered so far.
+
 **Human in the loop** (``human_review=True``; resuming needs a checkpointer): before each answer a
 ``review`` node proposes the evidence triples with ``interrupt()``; ``Command(resume=...)`` accepts,
 rejects or edits them (:data:`HUMAN_REVIEW_TEXT`). The paper proposes triples after verification, to update the
@@ -53,9 +57,11 @@ from langgraph.pregel import Pregel
 from langgraph.types import interrupt
 from pydantic import BaseModel, Field
 
+from langgraph_agents.a2rag_clock import resolve_time_budget, timed_node
 from langgraph_agents.a2rag_validators import (CHECK_ORDER, MeteredLLM, Validator, apply_review,
                                                default_validators, evidence_facts, ledger, parse_rewrite,
                                                run_validator, split_nodes)
+from llama_index_graphrag_suite.llm.langchain_bridge import call_within_budget
 from llama_index_graphrag_suite.methods.a2rag.loop_prompts import A2RAG_ANSWER_PROMPT, HUMAN_REVIEW_TEXT, REWRITE_PROMPTS
 
 __all__ = ["A2RAGState", "a2rag_tool", "build_a2rag_graph"]
@@ -87,7 +93,8 @@ class A2RAGState(TypedDict, total=False):
 
 def _new_cost() -> dict:
     return {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "llm_failures": 0, "retrieval_rounds": 0,
-            "retries": 0, "stage_reached": None, "stages": [], "gate_score": None, "retriever_llm_calls": 0}
+            "retries": 0, "stage_reached": None, "stages": [], "gate_score": None, "retriever_llm_calls": 0,
+            "seconds": 0.0, "time_budget_exhausted": False}
 
 
 def _charged(state: Mapping, spent=None, **fields) -> dict:
@@ -189,7 +196,7 @@ class _Loop:
     def retrieve(self, state: A2RAGState) -> dict:
         query, rounds = state["query"], state.get("iteration", 0) + 1
         try:
-            documents, evidence = split_nodes(self.retriever.retrieve(query))
+            documents, evidence = split_nodes(call_within_budget(lambda: self.retriever.retrieve(query), "retrieval"))
         except Exception as exc:  # noqa: BLE001
             return self._fail(state, "retrieve", f"{type(exc).__name__}: {exc}")
         stage = evidence.get("stage_reached", evidence.get("stage"))
@@ -294,7 +301,8 @@ def _unless_done(target: str) -> Callable[[Mapping], str]:
 
 def build_a2rag_graph(retriever, llm, *, max_iterations: int = 2, validators: Mapping[str, Validator] | None = None,
                       human_review: bool = False, checkpointer=None, token_budget: int | None = None,
-                      gate: float | Callable[[str], bool] | None = None, name: str = "a2rag"):
+                      gate: float | Callable[[str], bool] | None = None, name: str = "a2rag",
+                      time_budget: float | str | None = "auto"):
     """Compile the A2RAG control loop (see the module docstring) over any LlamaIndex retriever.
 
     Args:
@@ -311,20 +319,20 @@ def build_a2rag_graph(retriever, llm, *, max_iterations: int = 2, validators: Ma
             None: ``max_iterations`` already bounds the calls; set it where tokens are priced).
         gate: None uses the retriever's ``gate`` (Eq. 1 with its tau_g) and passes when it has none; a
             float is tau_g over ``retriever.gate_score``; a callable ``query -> bool`` decides alone.
+        time_budget: seconds one run may take in all (module docstring, "Time budget"); "auto" (the
+            default) takes the retriever's ``config.time_budget``, else the LLM's ``build_timeout``
+            (``RobustLLM``), else None: no bound beyond ``max_iterations`` and the LLM's own timeouts.
     Input ``{"question": str}``; the final state has ``status``, ``answer``, ``documents``, ``evidence``,
     ``checks``, ``trace`` and ``cost`` (:class:`A2RAGState`).
     """
     loop = _Loop(retriever, llm, max_iterations, validators, token_budget, gate)
+    seconds = resolve_time_budget(time_budget, retriever, llm)
     after_retrieve = "review" if human_review else "generate"
     graph = StateGraph(A2RAGState)
-    graph.add_node("gate", loop.gate)
-    graph.add_node("retrieve", loop.retrieve)
+    for node in ("gate", "retrieve", *(["review"] if human_review else []), "generate", "verify", "rewrite"):
+        graph.add_node(node, timed_node(node, getattr(loop, node), seconds))
     if human_review:
-        graph.add_node("review", loop.review)
         graph.add_edge("review", "generate")
-    graph.add_node("generate", loop.generate)
-    graph.add_node("verify", loop.verify)
-    graph.add_node("rewrite", loop.rewrite)
     graph.add_edge(START, "gate")
     for node, target in (("gate", "retrieve"), ("retrieve", after_retrieve), ("generate", "verify"),
                          ("verify", "rewrite"), ("rewrite", "retrieve")):
@@ -352,7 +360,8 @@ def _tool_output(result: Mapping, config: dict | None) -> tuple[str, dict]:
         return f"{result['answer']}\n\nSources:\n{cited}", artifact
     if status == "abstain":
         return "ABSTAIN: the question is outside the indexed documents, so nothing was retrieved.", artifact
-    return f"FAIL: no verified answer ({result.get('error')}).", artifact
+    found = "; ".join(f"[{i}] {s['title'] or s['id']}" for i, s in enumerate(sources, 1))
+    return f"FAIL: no verified answer ({result.get('error')})." + (f" Evidence found: {found}" if found else ""), artifact
 
 
 def a2rag_tool(graph_or_retriever, llm=None, *, name: str = "a2rag_answer", description: str | None = None,

@@ -75,7 +75,7 @@ class MeteredLLM:
         self.text_llm: TextLLM = as_text_llm(llm)
 
     def complete(self, prompt: str) -> str:
-        call = TextLLM(self.text_llm.llm)  # its own cost record: exactly this call
+        call = TextLLM(self.text_llm.llm, _runnable=self.text_llm.runnable())  # its own cost record: this call
         try:
             return call.complete(prompt)
         finally:

@@ -183,7 +183,8 @@ def build_archrag_filter_graph(source: Any, llm: Any, token_budget: int = 4000, 
         raise ValueError("token_budget and max_concurrency must be at least 1")
     retrieve_items = _items_source(source)
     analysis_prompt, answer_prompt = _prompts_of(source)
-    base = as_text_llm(llm).llm
+    shared = as_text_llm(llm)
+    base, runnable = shared.llm, shared.runnable()
     slots = threading.BoundedSemaphore(max_concurrency)
 
     def retrieve(state: FilterState) -> dict:
@@ -201,7 +202,7 @@ def build_archrag_filter_graph(source: Any, llm: Any, token_budget: int = 4000, 
 
     def analyse(task: ItemTask) -> dict:
         item = task["item"]
-        text_llm = TextLLM(base)  # its own cost record: branches never share a counter
+        text_llm = TextLLM(base, _runnable=runnable)  # its own cost record: branches never share a counter
         prompt = analysis_prompt.format(
             question=task["question"], kind=item.get("kind", "item"), layer=item.get("layer", 0),
             content=f"{item.get('title', '')}\n{item.get('content', '')}".strip())
@@ -223,7 +224,7 @@ def build_archrag_filter_graph(source: Any, llm: Any, token_budget: int = 4000, 
 
     def answer(state: FilterState) -> dict:
         context, packed = pack_reports(state.get("reports") or [], token_budget)
-        text_llm = TextLLM(base)
+        text_llm = TextLLM(base, _runnable=runnable)
         prompt = answer_prompt.format(
             question=state["question"], reports=context or "(no relevant information was found; say so, and answer "
                                                             "from general knowledge only if you are sure)")

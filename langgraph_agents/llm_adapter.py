@@ -7,35 +7,26 @@ The graphs in this package take ``llm=`` as any of:
   message or a string);
 * a plain function ``str -> str``.
 
-:class:`TextLLM` hides the difference and counts calls and tokens for the graph's cost record. Tokens
-are counted with LlamaIndex's tokenizer on our side of the wire (see ``llm.usage.count_tokens``), so the
+:class:`TextLLM` hides the difference and counts calls and tokens for the graph's cost record.
+
+Every call goes through a LangChain runnable (a LlamaIndex LLM or a function is wrapped in
+:class:`~llama_index_graphrag_suite.llm.langchain_bridge.LangChainTextLLM`), so LangChain callbacks and
+LangSmith tracing passed in the graph's ``config`` see each call, nested under its node. Inside an
+``llm_budget`` a call returns or raises ``LLMTimeoutError`` by the budget's end (``RobustLLM`` cuts its
+own HTTP requests; a call still running at the deadline is abandoned). Tokens are counted with LlamaIndex's tokenizer on our side of the wire (see ``llm.usage.count_tokens``), so the
 numbers are comparable across LLM kinds.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from llama_index_graphrag_suite.llm.langchain_bridge import LangChainTextLLM, call_within_budget
+from llama_index_graphrag_suite.llm.langchain_bridge import message_text as _message_text
 from llama_index_graphrag_suite.llm.usage import LLMUsage
 
 __all__ = ["TextLLM", "as_text_llm"]
-
-
-def _message_text(out: Any) -> str:
-    """The text of whatever an LLM call returned: a string, a LangChain message, a LlamaIndex response."""
-    if isinstance(out, str):
-        return out
-    content = getattr(out, "content", None)  # LangChain AIMessage
-    if content is not None:
-        if isinstance(content, list):  # content blocks
-            return "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
-        return str(content)
-    text = getattr(out, "text", None)  # LlamaIndex CompletionResponse
-    if text is not None:
-        return str(text)
-    raise TypeError(f"cannot read text from an LLM result of type {type(out).__name__}")
 
 
 @dataclass
@@ -44,6 +35,7 @@ class TextLLM:
 
     llm: Any
     cost: LLMUsage = field(default_factory=LLMUsage)  # the project's one usage counter (thread-safe)
+    _runnable: Any = field(default=None, repr=False, compare=False)
 
     def _kind(self) -> str:
         if hasattr(self.llm, "complete") and hasattr(self.llm, "metadata"):
@@ -54,15 +46,19 @@ class TextLLM:
             return "function"
         raise TypeError(f"llm must be a LlamaIndex LLM, a LangChain runnable or a function, got {type(self.llm).__name__}")
 
+    def runnable(self) -> Any:
+        """The LangChain runnable the calls go through (built once; the LLM itself when it is one)."""
+        if self._kind() == "langchain":
+            return self.llm
+        if self._runnable is None:
+            self._runnable = LangChainTextLLM(target=self.llm)
+        return self._runnable
+
     def complete(self, prompt: str) -> str:
-        kind = self._kind()
+        runnable = self.runnable()
+        call = lambda: _message_text(runnable.invoke(prompt))  # noqa: E731 - config comes from the context
         try:
-            if kind == "llama_index":
-                text = _message_text(self.llm.complete(prompt))
-            elif kind == "langchain":
-                text = _message_text(self.llm.invoke(prompt))
-            else:
-                text = _message_text(self.llm(prompt))
+            text = call_within_budget(call)  # RobustLLM cuts its own requests; this bounds any other LLM too
         except Exception:
             self.cost.record_call(prompt, None)
             raise
@@ -70,14 +66,8 @@ class TextLLM:
         return text
 
     async def acomplete(self, prompt: str) -> str:
-        kind = self._kind()
         try:
-            if kind == "llama_index":
-                text = _message_text(await self.llm.acomplete(prompt))
-            elif kind == "langchain":
-                text = _message_text(await self.llm.ainvoke(prompt))
-            else:  # a plain function may block: keep it off the event loop
-                text = _message_text(await asyncio.to_thread(self.llm, prompt))
+            text = _message_text(await self.runnable().ainvoke(prompt))
         except Exception:
             self.cost.record_call(prompt, None)
             raise

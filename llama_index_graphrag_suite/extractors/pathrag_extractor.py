@@ -19,9 +19,14 @@ are merged with what the store holds and written back directly, because the inde
 LightRAG's LLM re-summarisation of long merged descriptions is not done: at most
 ``max_descriptions`` distinct descriptions are kept per entity, in the order they were seen.
 
-Robustness: answers are parsed with the lenient JSON parser; malformed items are counted and
-skipped; a failed request leaves the chunk with no LLM entities (only an unreachable server stops
-the run), as :class:`LLMRelationExtractor` does.
+Robustness, the failure policy of :class:`LLMRelationExtractor`: answers are parsed with the lenient
+JSON parser; malformed items are counted and skipped, and only answers that parse are cached. A
+failed request leaves the chunk with no LLM entities. An unreachable server (:class:`LLMUnavailableError`,
+a missed deadline included) always stops the run. A server that *refuses* requests (401/403, 400/404,
+HTML or invalid JSON) stops it after ``max_consecutive_failures`` refusals in a row with
+:class:`LLMUnusableError` (``on_llm_error="abort"``, the default), or has its chunks skipped and counted
+(``"skip"``). The three settings default to the LLM's (``RobustLLM``: ``on_error``,
+``max_consecutive_failures``, ``build_timeout``); ``build_timeout`` bounds the LLM time of one run.
 """
 
 from __future__ import annotations
@@ -31,8 +36,9 @@ import json
 import logging
 import threading
 from collections import Counter
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 from llama_index.core.async_utils import run_jobs
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
@@ -41,9 +47,10 @@ from llama_index.core.llms.llm import LLM
 from llama_index.core.prompts.base import BasePromptTemplate
 from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
 
-from ..llm.errors import LLMUnavailableError
+from ..llm.deadline import llm_budget
+from ..llm.errors import LLMRequestError, LLMUnavailableError, LLMUnusableError
 from ..llm.json_repair import parse_json_lenient
-from ..llm.robust import is_transient_error
+from ..llm.robust import cache_only_if, is_transient_error
 from ..text import normalize_entity
 from .prompts import EXTRACTION_PROMPT, GLEANING_PROMPT
 from .statistical import CONTAINS, ENTITY_LABEL
@@ -149,12 +156,21 @@ class PathRAGExtractor(TransformComponent):
     num_workers: int = Field(default=4, ge=1)
     show_progress: bool = False
     raise_on_error: bool = False
+    on_llm_error: Literal["abort", "skip"] | None = Field(
+        default=None, description="On auth/protocol refusals: abort after `max_consecutive_failures` in a row, "
+        "or skip those chunks. None: the LLM's `on_error` (RobustLLM), else abort.")
+    max_consecutive_failures: int | None = Field(
+        default=None, ge=1, description="Refusals in a row that abort (None: the LLM's setting, else 3).")
+    build_timeout: float | None = Field(
+        default=None, gt=0, description="Seconds all LLM calls of one run may take (None: the LLM's `build_timeout`).")
 
     _stats: _Stats = PrivateAttr(default_factory=_Stats)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _descriptions: dict[str, list[str]] = PrivateAttr(default_factory=dict)
     _types: dict[str, Counter] = PrivateAttr(default_factory=dict)
     _relation_descriptions: dict[tuple[str, str, str], list[str]] = PrivateAttr(default_factory=dict)
+    _abort: LLMUnusableError | None = PrivateAttr(default=None)
+    _streak: int = PrivateAttr(default=0)  # auth/protocol refusals since the last answer
 
     @classmethod
     def class_name(cls) -> str:
@@ -177,13 +193,47 @@ class PathRAGExtractor(TransformComponent):
         except RuntimeError:
             return asyncio.run(self.acall(nodes, show_progress=show_progress, **kwargs))
         # Inside a running loop asyncio.run cannot nest: extract sequentially with the sync API.
-        extractions = [self._extract(node) for node in nodes]
+        with self._run_scope():
+            extractions = [self._extract(node) for node in nodes]
         return self._apply(nodes, extractions)
 
     async def acall(self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: Any) -> Sequence[BaseNode]:
-        extractions = await run_jobs([self._aextract(node) for node in nodes], workers=self.num_workers,
-                                     show_progress=self.show_progress or show_progress, desc="Extracting entities (PathRAG)")
+        jobs = [self._aextract(node) for node in nodes]
+        try:
+            with self._run_scope():  # tasks copy the context, so budget and cache check reach them
+                extractions = await run_jobs(jobs, workers=self.num_workers, show_progress=self.show_progress
+                                             or show_progress, desc="Extracting entities (PathRAG)")
+        finally:
+            for job in jobs:  # after an abort, the jobs that never started are closed, not leaked
+                job.close()
         return self._apply(nodes, extractions)
+
+    # -- failure policy (LLMRelationExtractor's) ----------------------------------------------------
+    def _policy(self) -> tuple[str, int, float | None]:
+        on_error = self.on_llm_error or getattr(self.llm, "on_error", None) or "abort"
+        limit = self.max_consecutive_failures or getattr(self.llm, "max_consecutive_failures", None) or 3
+        budget = self.build_timeout if self.build_timeout is not None else getattr(self.llm, "build_timeout", None)
+        return on_error, int(limit), budget
+
+    def _run_scope(self) -> ExitStack:
+        """The budget of this run, and caching of parsable answers only."""
+        stack = ExitStack()
+        stack.enter_context(llm_budget(self._policy()[2]))
+        stack.enter_context(cache_only_if(lambda text: isinstance(parse_json_lenient(text).value, (dict, list))))
+        return stack
+
+    def _refused(self, node: BaseNode, exc: LLMRequestError) -> None:
+        """Count an auth/protocol refusal; abort the run when the policy says so."""
+        on_error, limit, _ = self._policy()
+        with self._lock:
+            self._streak += 1
+            streak = self._streak
+        if on_error == "abort" and streak >= limit:
+            self._abort = LLMUnusableError(exc, streak)
+            raise self._abort from exc
+        if on_error == "skip" and hasattr(self.llm, "record_skipped"):
+            self.llm.record_skipped()
+        (log.warning if streak == 1 else log.debug)("PathRAG extraction failed for chunk %s: %s", node.node_id, exc)
 
     # -- one chunk --------------------------------------------------------------------------------
     def _extract(self, node: BaseNode) -> _Extraction:
@@ -227,23 +277,33 @@ class PathRAGExtractor(TransformComponent):
         return found
 
     def _ask(self, node: BaseNode, prompt: BasePromptTemplate, **args: str) -> str | None:
+        if self._abort is not None:
+            raise self._abort
         self._count(llm_calls=1)
         try:
-            return self.llm.predict(prompt, **args)
+            answer = self.llm.predict(prompt, **args)
         except Exception as exc:
             return self._failed(node, exc)
+        self._streak = 0
+        return answer
 
     async def _aask(self, node: BaseNode, prompt: BasePromptTemplate, **args: str) -> str | None:
+        if self._abort is not None:
+            raise self._abort
         self._count(llm_calls=1)
         try:
-            return await self.llm.apredict(prompt, **args)
+            answer = await self.llm.apredict(prompt, **args)
         except Exception as exc:
             return self._failed(node, exc)
+        self._streak = 0
+        return answer
 
     def _failed(self, node: BaseNode, exc: Exception) -> None:
         self._count(failed_chunks=1)
         if isinstance(exc, LLMUnavailableError) or self.raise_on_error:
             raise exc
+        if isinstance(exc, LLMRequestError) and exc.kind in ("auth", "protocol"):
+            return self._refused(node, exc)
         if is_transient_error(exc):
             raise LLMUnavailableError(getattr(self.llm, "api_url", None) or self.llm.class_name(), exc) from exc
         log.warning("PathRAG extraction failed for chunk %s: %s: %s", node.node_id, type(exc).__name__, exc)

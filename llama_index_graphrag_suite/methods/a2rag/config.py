@@ -142,6 +142,13 @@ class A2RAGConfig(MethodConfig):
         1.0, "Share of the query's relation words the top evidence chunks must hold to stop early (LLM-free).",
         paper=f"{_TUNING} (1.0 79.5 / 65.3, 0.5 76.7 / 63.8, 0.0 65.6 / 56.8)", ge=0.0, le=1.0)
 
+    # -- time -----------------------------------------------------------------------------------
+    time_budget: float | None = param(
+        None, "Seconds one A2RAG run may take: one retrieve() call (its LLM seed extraction and sufficiency "
+        "checks), or a whole run of the LangGraph loop (build_a2rag_graph, every round). When it runs out, the "
+        "evidence found so far is returned, flagged time_budget_exhausted. None: the LLM's build_timeout "
+        "(RobustLLM), else unbounded.", paper="ours: a bound for interactive use", gt=0.0)
+
     # -- ranking ----------------------------------------------------------------------------------
     chunk_ranking: ChunkRanking = param(
         ChunkRanking.EVIDENCE_FIRST, "Evidence chunks then hybrid fill, or RRF of the two rankings.",

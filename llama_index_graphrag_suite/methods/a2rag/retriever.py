@@ -13,6 +13,10 @@ Sufficiency: with an LLM, the ``sufficiency`` prompt (yes/no, read by ``llm.verd
 unreadable counts as "not sufficient" and is counted in the trace). LLM-free, the documented heuristic
 :meth:`A2RAGRetriever.heuristic_sufficient`.
 
+Time (``config.time_budget``, else the LLM's ``build_timeout``): ``retrieve`` runs inside
+``llm_budget``; its LLM calls end by the deadline, and once it has passed no stage is checked or started
+any more: the evidence so far is ranked and returned, with ``time_budget_exhausted`` in the trace.
+
 Chunk ranking (what ``retrieve`` returns, best first): see :meth:`A2RAGRetriever.rank_chunks`; top_k
 chunks are always returned (the hybrid ranking fills what the stages did not give).
 
@@ -30,6 +34,8 @@ from typing import Any
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ...graph.snapshot import CHUNK
+from ...llm.deadline import budget_deadline, llm_budget
+from ...llm.langchain_bridge import call_within_budget
 from ...llm.usage import LLMUsage
 from ...llm.verdicts import yes_no
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
@@ -162,7 +168,7 @@ class A2RAGRetriever(GraphIndexRetriever):
         start = time.perf_counter()
         answer = None
         try:
-            answer = str(self.llm.predict(template, **variables))
+            answer = str(call_within_budget(lambda: self.llm.predict(template, **variables), f"{prompt_name} call"))
             return answer
         finally:
             if usage is not None:  # failed calls are recorded too (answer None)
@@ -196,7 +202,15 @@ class A2RAGRetriever(GraphIndexRetriever):
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return self._run(query_bundle)[0]
 
+    def time_budget(self) -> float | None:
+        """Seconds of one retrieval: ``config.time_budget``, else the LLM's ``build_timeout``, else None."""
+        return self.config.time_budget if self.config.time_budget is not None else getattr(self.llm, "build_timeout", None)
+
     def _run(self, query_bundle: QueryBundle) -> tuple[list[NodeWithScore], dict]:
+        with llm_budget(self.time_budget()):
+            return self._run_within_budget(query_bundle)
+
+    def _run_within_budget(self, query_bundle: QueryBundle) -> tuple[list[NodeWithScore], dict]:
         start = time.perf_counter()
         timings: dict[str, float] = {}
         index, g = self.index, self._graph()
@@ -213,11 +227,18 @@ class A2RAGRetriever(GraphIndexRetriever):
         reached = stages[-1].value
         for i, stage in enumerate(stages):
             name = stage.value
+            if i and (end := budget_deadline()) is not None and time.monotonic() >= end:
+                trace["time_budget_exhausted"] = True  # keep what the stages so far found
+                reached = stages[i - 1].value
+                break
             t0 = time.perf_counter()
             st.stages.append({"stage": name})
             STAGE_RUNNERS[stage](index, g, self.config, st)
             if i == len(stages) - 1:
                 ok, why = True, "last stage"
+            elif (end := budget_deadline()) is not None and time.monotonic() >= end:
+                ok, why = True, "time budget exhausted"
+                trace["time_budget_exhausted"] = True
             elif self.llm is not None:
                 ok, why = self.llm_sufficient(st)
             else:

@@ -105,6 +105,9 @@ class ArchRAGConfig(MethodConfig):
                                paper="ours: LLM-free stand-in for the authors' LLM community reports")
     llm_members: int = param(15, "members listed in an LLM summary prompt", paper="ours (authors: 4000-token context)")
     llm_relations: int = param(20, "relations listed in an LLM summary prompt", paper="ours (authors: 4000-token context)")
+    summary_workers: int = param(4, "LLM community summaries of one layer requested at once (a bounded thread "
+                                 "pool); changes the build time only, not the summaries, so it is no hierarchy field",
+                                 paper="ours: a self-hosted server batches concurrent requests", ge=1)
     community_vector: CommunityVector = param(
         CommunityVector.AUTO, "community vector: 'summary' (embed title: summary), 'centroid' (mean of members) or "
         "'auto' (summary with an LLM, centroid without)",

@@ -117,13 +117,16 @@ class ArchRAGHierarchy:
 
     @classmethod
     def build(cls, index, config: ArchRAGConfig | None = None, llm=None,
-              summary_prompt: BasePromptTemplate | None = None) -> "ArchRAGHierarchy":
+              summary_prompt: BasePromptTemplate | None = None, summary_workers: int | None = None
+              ) -> "ArchRAGHierarchy":
         """Algorithm 1 + Algorithm 3 on ``index`` (LLM summaries when ``llm`` is given, else extractive).
 
         Only the hierarchy fields of ``config`` matter here; the hierarchy records
         :meth:`ArchRAGConfig.hierarchy_config`. ``summary_prompt``: the LLM summary template (default:
         ``prompts.COMMUNITY_SUMMARY_PROMPT``; the retriever passes its ``community_summary`` prompt).
+        ``summary_workers``: LLM summary calls in flight at most (default: ``config.summary_workers``).
         """
+        workers = summary_workers or (config or ArchRAGConfig()).summary_workers
         config = (config or ArchRAGConfig()).hierarchy_config()
         summary_prompt = summary_prompt if summary_prompt is not None else COMMUNITY_SUMMARY_PROMPT
         if index.snapshot is None or not index.entities:
@@ -149,7 +152,8 @@ class ArchRAGHierarchy:
         def community_vectors(layer: int, membership: np.ndarray, below: np.ndarray, graph) -> np.ndarray:
             t0 = time.perf_counter()
             titles, summaries = summarise_layer(layer, membership, graph, state, config, llm, usage,
-                                                facts_between, entity_ids, state_memberships, summary_prompt)
+                                                facts_between, entity_ids, state_memberships, summary_prompt,
+                                                workers)
             state_memberships.append(membership)
             state["titles"].append(titles)
             state["summaries"].append(summaries)

@@ -4,7 +4,9 @@
   lists the members' names and descriptions (entity sentences, or the sub-communities' summaries) and the
   relations among them; the answer is read as JSON ``{"title", "summary"}`` (plain prose is kept as the
   summary). Unreadable answers or failed calls fall back to the extractive summary for that community
-  (counted in ``state["fallbacks"]``).
+  (counted in ``state["fallbacks"]``). The communities of one layer are independent, so their prompts
+  are sent by a pool of ``workers`` threads (at most that many calls in flight; the caller's context,
+  e.g. an ``llm_budget``, reaches every call); the next layer waits for this one's summaries.
 * **LLM-free: "extractive"**: the title is the names of the three most central members, the text their
   names and first sentences, most central first (centrality = weighted degree inside the community on
   the clustered graph).
@@ -12,8 +14,10 @@
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -56,10 +60,11 @@ class FactLookup:
 
 
 def summarise_layer(layer, membership, graph, state, config: ArchRAGConfig, llm, usage, facts: FactLookup | None,
-                    entity_ids, memberships_so_far, prompt) -> tuple[list[str], list[str]]:
+                    entity_ids, memberships_so_far, prompt, workers: int = 1) -> tuple[list[str], list[str]]:
     """Titles and summaries of one community layer (LLM or extractive, see the module docstring).
 
-    ``prompt``: the summary template (a LlamaIndex ``PromptTemplate`` with ``{members}`` and ``{relations}``).
+    ``prompt``: the summary template (a LlamaIndex ``PromptTemplate`` with ``{members}`` and ``{relations}``);
+    ``workers``: LLM calls in flight at most.
     """
     strength = internal_strength(membership, graph)
     count = int(membership.max()) + 1
@@ -71,15 +76,23 @@ def summarise_layer(layer, membership, graph, state, config: ArchRAGConfig, llm,
     entity_community = np.arange(len(entity_ids))
     for m in memberships_so_far:
         entity_community = m[entity_community]  # community of each entity on layer - 1
-    for c in range(count):
-        members = order[bounds[c]:bounds[c + 1]]
+    groups = [order[bounds[c]:bounds[c + 1]] for c in range(count)]
+    llm_out: list[tuple[str, str] | None] = [None] * count
+    if llm is not None:
+        def one(members):
+            return _llm_summary(members, names, texts, layer, entity_community, facts, config, llm, usage, prompt)
+
+        with ThreadPoolExecutor(max_workers=max(1, min(workers, count)), thread_name_prefix="archrag-summary") as pool:
+            # copied here, in the caller's thread, once per call (a Context cannot be entered twice at once)
+            contexts = [contextvars.copy_context() for _ in groups]
+            llm_out = list(pool.map(lambda ctx, members: ctx.run(one, members), contexts, groups))
+    for members, written in zip(groups, llm_out):
         title, summary = _extractive(members, names, texts, config)
         if llm is not None:
-            llm_out = _llm_summary(members, names, texts, layer, entity_community, facts, config, llm, usage, prompt)
-            if llm_out is None:
+            if written is None:
                 state["fallbacks"] += 1
             else:
-                title, summary = llm_out
+                title, summary = written
         titles.append(title)
         summaries.append(summary)
     return titles, summaries
