@@ -38,7 +38,8 @@ def main(llm=None, embed: str | None = None, question: str = QUESTION, method: s
     index = GraphRAGIndex.from_documents(load_documents(DATA), embed_model=embed)
 
     # 1. The retriever alone, in LlamaIndex's own query engine: one changed line in an existing app.
-    engine = RetrieverQueryEngine.from_args(index.as_retriever(method=method, top_k=4), llm=llm)
+    #    retrieve() gives the top_k chunks; include_evidence=True adds the method's evidence node for the prompt.
+    engine = RetrieverQueryEngine.from_args(index.as_retriever(method=method, top_k=4, include_evidence=True), llm=llm)
     response = engine.query(question)
     print("answer:", response)
     for n in response.source_nodes:

@@ -63,6 +63,7 @@ from langgraph_agents.a2rag_validators import (CHECK_ORDER, MeteredLLM, Validato
                                                run_validator, split_nodes)
 from llama_index_graphrag_suite.llm.langchain_bridge import call_within_budget
 from llama_index_graphrag_suite.methods.a2rag.loop_prompts import A2RAG_ANSWER_PROMPT, HUMAN_REVIEW_TEXT, REWRITE_PROMPTS
+from llama_index_graphrag_suite.methods.base import retrieve_nodes
 
 __all__ = ["A2RAGState", "a2rag_tool", "build_a2rag_graph"]
 
@@ -196,7 +197,7 @@ class _Loop:
     def retrieve(self, state: A2RAGState) -> dict:
         query, rounds = state["query"], state.get("iteration", 0) + 1
         try:
-            documents, evidence = split_nodes(call_within_budget(lambda: self.retriever.retrieve(query), "retrieval"))
+            documents, evidence = split_nodes(call_within_budget(lambda: retrieve_nodes(self.retriever, query), "retrieval"))
         except Exception as exc:  # noqa: BLE001
             return self._fail(state, "retrieve", f"{type(exc).__name__}: {exc}")
         stage = evidence.get("stage_reached", evidence.get("stage"))

@@ -26,6 +26,8 @@ from langchain_core.retrievers import BaseRetriever as LCBaseRetriever
 from langchain_core.tools import StructuredTool, create_retriever_tool
 from pydantic import BaseModel, ConfigDict, Field
 
+from llama_index_graphrag_suite.methods.base import aretrieve_nodes, retrieve_nodes  # chunks + evidence
+
 __all__ = [
     "GraphRAGLangChainRetriever",
     "RouterState",
@@ -90,12 +92,12 @@ class GraphRAGLangChainRetriever(LCBaseRetriever):
         return cls(retriever=_retriever(index, method, **params), method=method, include_evidence=include_evidence)
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        return nodes_to_documents(self.retriever.retrieve(query), self.method, self.include_evidence)
+        return nodes_to_documents(retrieve_nodes(self.retriever, query), self.method, self.include_evidence)
 
     async def _aget_relevant_documents(self, query: str, *,
                                        run_manager: AsyncCallbackManagerForRetrieverRun) -> list[Document]:
         # our aretrieve runs the CPU-bound search in a worker thread, so the event loop stays free
-        return nodes_to_documents(await self.retriever.aretrieve(query), self.method, self.include_evidence)
+        return nodes_to_documents(await aretrieve_nodes(self.retriever, query), self.method, self.include_evidence)
 
 
 def make_retrieval_node(index_or_retriever: Any, method: str | None = None, *, question_key: str = "question",
@@ -113,7 +115,7 @@ def make_retrieval_node(index_or_retriever: Any, method: str | None = None, *, q
         question = state.get(question_key)
         if not isinstance(question, str) or not question.strip():
             raise ValueError(f"the retrieval node needs a non-empty string in state[{question_key!r}]")
-        documents = nodes_to_documents(retriever.retrieve(question), name)
+        documents = nodes_to_documents(retrieve_nodes(retriever, question), name)
         evidence = next((d.metadata["evidence"] for d in documents if d.metadata["kind"] == "evidence"), {})
         return {documents_key: [d for d in documents if d.metadata["kind"] == "chunk"], evidence_key: evidence}
 
@@ -158,7 +160,7 @@ def make_graph_search_tool(index: Any, methods: list[str] | None = None, default
     def search(query: str, method: str = default_method) -> tuple[str, list[Document]]:
         if method not in retrievers:
             retrievers[method] = _retriever(graph_index, method, top_k=top_k)
-        documents = nodes_to_documents(retrievers[method].retrieve(query), method)
+        documents = nodes_to_documents(retrieve_nodes(retrievers[method], query), method)
         return _format_for_llm(documents), documents
 
     return StructuredTool.from_function(

@@ -121,11 +121,12 @@ def _settings(args, methods: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def _run_query(index, question: str, method: str, top_k: int, settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    from .methods.base import retrieve_nodes
     from .registry import get_retriever
 
     retriever = get_retriever(index, method, top_k=top_k, **(settings or {}))
     start = time.perf_counter()
-    nodes = retriever.retrieve(question)
+    nodes = retrieve_nodes(retriever, question)  # the chunks, then the evidence node (printed, in --json)
     elapsed = (time.perf_counter() - start) * 1000
     items = [_node_json(n) for n in nodes]
     evidence = next((i["metadata"].get("evidence", {}) for i in items if i["kind"] == "evidence"), {})

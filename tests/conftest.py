@@ -49,3 +49,12 @@ def graph_index():
     index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=IndexConfig(entities="statistical", entity_threshold=0.1))
     assert index.stats()["entities"] >= 20 and index.stats()["relations"] >= 20
     return index
+
+
+@pytest.fixture
+def evidence_in_retrieve(monkeypatch):
+    """``retrieve()`` appends the evidence node, as ``include_evidence=True`` makes it (for tests that read it)."""
+    from llama_index_graphrag_suite.methods.base import GraphIndexRetriever
+
+    monkeypatch.setattr(GraphIndexRetriever, "_assemble",
+                        lambda self, chunks, evidence: chunks + ([evidence] if evidence is not None else []))

@@ -13,6 +13,8 @@ from llama_index_graphrag_suite.methods.agrag import AGRAGConfig, AGRAGRetriever
 from llama_index_graphrag_suite.methods.agrag.prompts import AGRAG_QA_PROMPT, TRIPLE_FILTER_PROMPT
 from llama_index_graphrag_suite.registry import get_retriever
 
+pytestmark = pytest.mark.usefixtures("evidence_in_retrieve")  # these tests read the evidence node
+
 DOCS = [
     ("orrin", "Orrin Theatre", "The Orrin Theatre is an opera house in Ostravel. The Orrin Theatre was designed by "
      "Cassia Reyes. The Orrin Theatre opened in 1879."),

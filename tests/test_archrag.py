@@ -12,6 +12,8 @@ from llama_index_graphrag_suite.methods.scoring import minmax
 from llama_index_graphrag_suite.methods.archrag import (ArchRAGConfig, ArchRAGHierarchy, ArchRAGRetriever, ChunkRanking,
                                                        RelationScope)
 
+pytestmark = pytest.mark.usefixtures("evidence_in_retrieve")  # these tests read the evidence node
+
 # Small clusters and a low node floor, so the six-passage corpus gets several community layers.
 CONFIG = ArchRAGConfig(max_cluster_size=4, min_nodes=3, k_per_layer=3)
 QUESTION = "Where was the painter Ada Lorne born?"
@@ -70,7 +72,7 @@ def test_retriever_searches_every_layer_and_ranks_chunks_by_best_item(index, hie
     order = index.chunk_order
     for node in chunks:
         pos = order.index(node.node.node_id)
-        assert node.score == pytest.approx(max(i["score"] for i in items if pos in i["chunks"]))
+        assert node.node.metadata["raw_score"] == pytest.approx(max(i["score"] for i in items if pos in i["chunks"]))
     scores = [n.score for n in chunks]
     assert scores == sorted(scores, reverse=True)
 
@@ -180,7 +182,7 @@ def test_chunk_items_and_dense_boost_ranking(index, hierarchy):
     base = 0.75 * minmax(dense) + 0.25 * minmax(index.bm25.scores(QUESTION))
     expected = base + 0.1 * np.where(np.isfinite(best), best, 0.0)
     for node in chunks:
-        assert node.score == pytest.approx(expected[order.index(node.node.node_id)], abs=1e-6)
+        assert node.node.metadata["raw_score"] == pytest.approx(expected[order.index(node.node.node_id)], abs=1e-6)
     assert len(chunks) == min(6, len(order))
     # chunk_top_k: the top dense chunks are items with their own cosine, shown in the evidence.
     with_chunks = ArchRAGRetriever(index, hierarchy=hierarchy, chunk_top_k=2)
@@ -242,7 +244,7 @@ def test_ppr_refine_restarts_from_the_items_and_the_chunk_items(index, hierarchy
     chunks, evidence = split(refine.retrieve(QUESTION))
     assert [n.node.node_id for n in chunks] == sorted(order, key=lambda c: -expected[c])
     for node in chunks:
-        assert node.score == pytest.approx(expected[node.node.node_id], rel=1e-4)
+        assert node.node.metadata["raw_score"] == pytest.approx(expected[node.node.node_id], rel=1e-4)
     assert evidence[0].node.metadata["evidence"]["chunk_ranking"] == "ppr_refine"
 
     # chunk_share 1.0 ignores the items: the walk restarts from the top chunk items alone, by their cosine

@@ -10,6 +10,8 @@ from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.methods.baselines import HippoRAGRetriever
 from llama_index_graphrag_suite.registry import available_methods, get_retriever
 
+pytestmark = pytest.mark.usefixtures("evidence_in_retrieve")  # these tests read the evidence node
+
 CONFIG = IndexConfig(entities="statistical", entity_threshold=0.3)
 
 # p-a states the fact the query asks about (Orvel Dane wrote Salt Lanterns). p-b never mentions the
@@ -102,7 +104,7 @@ def test_dense_fallback_without_facts(embed):
     chunks, evidence = split(HippoRAGRetriever(index, top_k=2).retrieve(query))
     dense = get_retriever(index, "dense", top_k=2).retrieve(query)
     assert [n.node.node_id for n in chunks] == [n.node.node_id for n in dense]
-    assert [n.score for n in chunks] == pytest.approx([n.score for n in dense])
+    assert [n.node.metadata["raw_score"] for n in chunks] == pytest.approx([n.score for n in dense])  # raw cosines
     ev = evidence[0].node.metadata["evidence"]
     assert ev["ranking"] == "dense" and ev["facts"] == [] and ev["seed_entities"] == {}
 

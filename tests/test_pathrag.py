@@ -11,6 +11,8 @@ from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.llm import ScriptedLLM
 from llama_index_graphrag_suite.methods.pathrag import PATHS_HEADER, PathRAGRetriever, RenderedPath, render_paths
 
+pytestmark = pytest.mark.usefixtures("evidence_in_retrieve")  # these tests read the evidence node
+
 QUESTION = "Which gallery holds The Grey Harbour by Ada Lorne, the painter born in Marlow?"
 
 

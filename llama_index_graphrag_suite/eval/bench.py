@@ -19,6 +19,7 @@ from typing import Any, Callable
 from ..index import GraphRAGIndex
 from ..index.storage import CURRENT
 from ..llm.usage import count_tokens
+from ..methods.base import retrieve_nodes
 from ..registry import UnknownMethodError, available_methods, method_info, parse_method
 from .datasets import BenchDataset, load_dataset
 from .metrics import all_gold_at, percentile, recall_at
@@ -90,7 +91,7 @@ def run_method(index, dataset: BenchDataset, factory: Callable[..., Any], method
     for q in tqdm(dataset.questions, desc=method, disable=not show_progress):
         before = usage.calls if usage is not None else 0
         start = time.perf_counter()
-        nodes = retriever.retrieve(q.question)
+        nodes = retrieve_nodes(retriever, q.question)  # context tokens count the evidence the prompt gets
         times.append((time.perf_counter() - start) * 1000)
         calls.append((usage.calls - before) if usage is not None else 0)
         chunks = [n for n in nodes if n.node.metadata.get("kind", "chunk") == "chunk"]

@@ -8,11 +8,16 @@ A method is a :class:`GraphIndexRetriever` subclass with three class attributes:
 * ``default_prompts``: its LlamaIndex ``PromptTemplate`` s by name (``get_prompts()`` /
   ``update_prompts()`` read and replace them; ``"answer"`` is the query engine's QA template).
 
-Retrievers return chunk nodes in rank order, plus at most one evidence node.
+``retrieve()`` returns exactly the ``top_k`` chunk nodes in rank order (fewer only when the method
+finds fewer); ``include_evidence=True`` appends the method's evidence node, and
+``retrieve_with_evidence()`` returns ``(chunks, evidence node or None)``.
 Chunk nodes: ``TextNode(id_=chunk id, text=chunk text)`` with metadata ``kind="chunk"``, ``chunk_id``,
-``doc_id``, ``title``, ``method``, and a SOURCE relationship to the document.
+``doc_id``, ``title``, ``method``, ``raw_score`` (the method's own score), and a SOURCE relationship
+to the document. Their ``score`` is in [0, 1], nonincreasing, with the meaning the class states in
+``score_meaning`` (``score_scale``: ``"cosine"`` clips a cosine to [0, 1]; ``"unit"`` keeps a score
+already in [0, 1]; ``"relative"`` divides by the top chunk's raw score, so the best chunk is 1.0).
 Evidence node: ``kind="evidence"``, a readable text and the method's structure in JSON-serialisable
-metadata; its id is a content hash, so it is unique and stable.
+metadata; its id is a content hash, so it is unique and stable; its score is the top chunk's.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ __all__ = [
     "evidence_node",
     "param",
     "resolve_llm",
+    "retrieve_nodes",
 ]
 
 
@@ -126,9 +132,37 @@ def chunk_node(index, chunk_id: str, score: float, method: str, **extra: Any) ->
         relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=rec.doc_id)},
     )
     # The synthesizer should see the text, not our bookkeeping.
-    node.excluded_llm_metadata_keys = [k for k in node.metadata if k != "title"]
-    node.excluded_embed_metadata_keys = list(node.metadata)
+    node.excluded_llm_metadata_keys = [k for k in node.metadata if k != "title"] + ["raw_score"]
+    node.excluded_embed_metadata_keys = list(node.metadata) + ["raw_score"]
     return NodeWithScore(node=node, score=float(score))
+
+
+SCORE_SCALES = ("cosine", "unit", "relative")
+
+
+def normalise_scores(chunks: list[NodeWithScore], scale: str) -> list[NodeWithScore]:
+    """Chunk scores mapped to [0, 1] (rank order kept), the method's own score kept as ``metadata["raw_score"]``.
+
+    ``"cosine"`` and ``"unit"`` clip to [0, 1] (the value keeps its meaning); ``"relative"`` divides by the
+    top-ranked chunk's raw score (it is 1.0; all 0.0 when it scores 0 or less). A score is never above
+    the one ranked before it: methods that fill a graph ranking with another one (PathRAG
+    ``paths_first``, A2RAG ``evidence_first``) mix raw scales, and their rank order is what counts.
+    """
+    if scale not in SCORE_SCALES:
+        raise ValueError(f"score_scale must be one of {SCORE_SCALES}, got {scale!r}")
+    for n in chunks:
+        if "raw_score" not in n.node.metadata:  # a node returned twice (a cache) is scaled once
+            n.node.metadata["raw_score"] = float(n.score) if n.score is not None else 0.0
+            for keys in (n.node.excluded_llm_metadata_keys, n.node.excluded_embed_metadata_keys):
+                if "raw_score" not in keys:
+                    keys.append("raw_score")
+    top = float(chunks[0].node.metadata["raw_score"]) if chunks else 0.0
+    previous = 1.0
+    for n in chunks:
+        raw = float(n.node.metadata["raw_score"])
+        value = raw / top if scale == "relative" and top > 0 else (0.0 if scale == "relative" else raw)
+        n.score = previous = min(previous, 1.0, max(0.0, value))
+    return chunks
 
 
 def evidence_node(method: str, text: str, evidence: dict[str, Any], score: float | None = None) -> NodeWithScore:
@@ -163,11 +197,15 @@ class GraphIndexRetriever(BaseRetriever):
     default_prompts: ClassVar[dict[str, BasePromptTemplate]] = {}
     evidence_placement: ClassVar[str] = "first"  # where the query engine puts the evidence node
     uses_llm: ClassVar[bool] = False  # whether an ``llm=`` changes what the method does
+    score_scale: ClassVar[str] = "relative"  # how the raw chunk score maps to [0, 1] (see normalise_scores)
+    score_meaning: ClassVar[str] = "relative to the best chunk for this query (top chunk = 1.0)"
 
     def __init__(self, index, top_k: int = 5, *, config: MethodConfig | None = None, variant: str | None = None,
-                 llm: Any = None, callback_manager=None, verbose: bool = False, **overrides: Any):
+                 llm: Any = None, callback_manager=None, verbose: bool = False, include_evidence: bool = False,
+                 **overrides: Any):
         if top_k < 1:
             raise ValueError("top_k must be at least 1")
+        self.include_evidence = include_evidence  # append the evidence node to retrieve()'s chunks
         self.config = self.config_class.resolve(config, variant, **overrides)
         self.variant = variant
         self.llm = llm
@@ -185,13 +223,32 @@ class GraphIndexRetriever(BaseRetriever):
         return reading() if reading is not None else nullcontext()
 
     def retrieve(self, str_or_query_bundle) -> list[NodeWithScore]:
-        _check_query(str_or_query_bundle)
-        with self.reading():
-            return super().retrieve(str_or_query_bundle)
+        """The top_k chunk nodes, scores in [0, 1]; then the evidence node when ``include_evidence``."""
+        return self._assemble(*self.retrieve_with_evidence(str_or_query_bundle))
 
     async def aretrieve(self, str_or_query_bundle) -> list[NodeWithScore]:
+        return self._assemble(*await self.aretrieve_with_evidence(str_or_query_bundle))
+
+    def retrieve_with_evidence(self, str_or_query_bundle) -> tuple[list[NodeWithScore], NodeWithScore | None]:
+        """``(chunk nodes, evidence node or None)``: the chunks as ``retrieve`` returns them, and the structure."""
         _check_query(str_or_query_bundle)
-        return await super().aretrieve(str_or_query_bundle)
+        with self.reading():
+            return self._split(super().retrieve(str_or_query_bundle))
+
+    async def aretrieve_with_evidence(self, str_or_query_bundle) -> tuple[list[NodeWithScore], NodeWithScore | None]:
+        _check_query(str_or_query_bundle)
+        return self._split(await super().aretrieve(str_or_query_bundle))
+
+    def _split(self, nodes: list[NodeWithScore]) -> tuple[list[NodeWithScore], NodeWithScore | None]:
+        chunks = [n for n in nodes if n.node.metadata.get("kind") != "evidence"]
+        evidence = next((n for n in nodes if n.node.metadata.get("kind") == "evidence"), None)
+        normalise_scores(chunks, self.score_scale)
+        if evidence is not None:  # as relevant as the best chunk: a cutoff that keeps any chunk keeps it
+            evidence.score = chunks[0].score if chunks else 1.0
+        return chunks, evidence
+
+    def _assemble(self, chunks: list[NodeWithScore], evidence: NodeWithScore | None) -> list[NodeWithScore]:
+        return chunks + [evidence] if self.include_evidence and evidence is not None else chunks
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         # Retrieval is CPU-bound numpy/faiss work: keep it off the event loop (the lock is taken in the thread).
@@ -255,8 +312,36 @@ class EvidenceLast(BaseNodePostprocessor):
         return sorted(nodes, key=lambda n: n.node.metadata.get("kind") == "evidence")  # stable: chunk order kept
 
 
+def retrieve_nodes(retriever: Any, query: Any) -> list[NodeWithScore]:
+    """The chunks then the evidence node (when the method has one), whatever ``include_evidence`` says:
+    for features that show or prompt with the evidence. Any other LlamaIndex retriever: its ``retrieve``."""
+    if not hasattr(retriever, "retrieve_with_evidence"):
+        return retriever.retrieve(query)
+    chunks, evidence = retriever.retrieve_with_evidence(query)
+    return chunks + ([evidence] if evidence is not None else [])
+
+
+async def aretrieve_nodes(retriever: Any, query: Any) -> list[NodeWithScore]:
+    """:func:`retrieve_nodes` off the event loop."""
+    if not hasattr(retriever, "aretrieve_with_evidence"):
+        return await retriever.aretrieve(query)
+    chunks, evidence = await retriever.aretrieve_with_evidence(query)
+    return chunks + ([evidence] if evidence is not None else [])
+
+
 class GraphRAGQueryEngine(RetrieverQueryEngine):
-    """A ``RetrieverQueryEngine`` whose ``get_prompts()`` also lists the retriever's prompts (``retriever:<name>``)."""
+    """A ``RetrieverQueryEngine`` whose ``get_prompts()`` also lists the retriever's prompts (``retriever:<name>``).
+
+    It retrieves the chunks *and* the evidence node (``retrieve_with_evidence``), so the prompt has the
+    method's structure even though the retriever's ``retrieve`` returns only the top_k chunks.
+    """
+
+    def retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return self._apply_node_postprocessors(retrieve_nodes(self._retriever, query_bundle), query_bundle=query_bundle)
+
+    async def aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        nodes = await aretrieve_nodes(self._retriever, query_bundle)
+        return await self._async_apply_node_postprocessors(nodes, query_bundle=query_bundle)
 
     def _get_prompt_modules(self) -> dict[str, Any]:
         return {"response_synthesizer": self._response_synthesizer, "retriever": self._retriever}

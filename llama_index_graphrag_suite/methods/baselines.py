@@ -41,27 +41,41 @@ class _ScoredChunksRetriever(GraphIndexRetriever):
 
 
 class DenseRetriever(_ScoredChunksRetriever):
-    """Chunks by cosine similarity of their embedding with the query's."""
+    """Chunks by cosine similarity of their embedding with the query's.
+
+    Score: the cosine, clipped to [0, 1] (``raw_score`` keeps the unclipped cosine).
+    """
 
     method = "dense"
+    score_scale = "cosine"
+    score_meaning = "cosine similarity of the chunk and query embeddings, clipped to [0, 1]"
 
     def chunk_scores(self, query_bundle: QueryBundle) -> np.ndarray:
         return self.index.chunk_dense_scores(self.query_vector(query_bundle))
 
 
 class BM25Retriever(_ScoredChunksRetriever):
-    """Chunks by BM25 (k1=1.5, b=0.75) over lower-cased, stop-word-free tokens."""
+    """Chunks by BM25 (k1=1.5, b=0.75) over lower-cased, stop-word-free tokens.
+
+    Score: BM25 divided by the top chunk's BM25 (top = 1.0; ``raw_score`` keeps the BM25 value).
+    """
 
     method = "bm25"
+    score_meaning = "BM25 relative to the top chunk's BM25 for this query (top = 1.0)"
 
     def chunk_scores(self, query_bundle: QueryBundle) -> np.ndarray:
         return self.index.bm25.scores(query_bundle.query_str)
 
 
 class HybridRetriever(_ScoredChunksRetriever):
-    """Chunks by the average of min-max-scaled dense and BM25 scores (AGRAG Eq. 21, as its authors compute it)."""
+    """Chunks by the average of min-max-scaled dense and BM25 scores (AGRAG Eq. 21, as its authors compute it).
+
+    Score: that average, already in [0, 1] (min-max over all chunks for this query), kept as is.
+    """
 
     method = "hybrid"
+    score_scale = "unit"
+    score_meaning = "average of the chunk's min-max-scaled dense and BM25 scores over all chunks (AGRAG Eq. 21)"
 
     def chunk_scores(self, query_bundle: QueryBundle) -> np.ndarray:
         dense = self.index.chunk_dense_scores(self.query_vector(query_bundle))
@@ -101,10 +115,12 @@ class HippoRAGRetriever(GraphIndexRetriever):
        adjacency, reset = entity weights + passage weights; chunks ranked by their PPR score.
 
     With no fact to map (an index without relations), chunks are ranked by dense similarity.
-    Returns the top_k chunk nodes, then one evidence node listing the mapped facts and seed weights.
+    Returns the top_k chunk nodes (``include_evidence=True``: then one evidence node listing the mapped
+    facts and seed weights). Score: the chunk's PPR mass divided by the top chunk's (top = 1.0).
     """
 
     method = "hipporag"
+    score_meaning = "PPR mass relative to the top chunk's (top = 1.0); dense cosine relative to the top when no fact matched"
 
     config_class = HippoRAGConfig
 

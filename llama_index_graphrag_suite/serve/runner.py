@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from ..methods.base import retrieve_nodes
 from ..registry import UnknownMethodError, available_methods, get_retriever, method_info, parse_method
 
 __all__ = ["MAX_TOP_K", "RequestError", "Retrieval", "answer", "node_json", "retrieve", "stream_answer"]
@@ -69,7 +70,7 @@ def retrieve(index: Any, question: str, method: str, top_k: int = 5,
     check_request(question, method, top_k, settings)
     retriever = get_retriever(index, method, top_k=top_k, **(settings or {}))
     start = time.perf_counter()
-    nodes = retriever.retrieve(question)
+    nodes = retrieve_nodes(retriever, question)  # the chunks, then the evidence node the result shows
     elapsed = (time.perf_counter() - start) * 1000
     items = [node_json(n) for n in nodes]
     evidence = next((i["metadata"].get("evidence", {}) for i in items if i["kind"] == "evidence"), {})

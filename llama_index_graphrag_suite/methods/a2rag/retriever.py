@@ -58,12 +58,15 @@ class A2RAGRetriever(GraphIndexRetriever):
     ``summaries_dir``: a folder where the gate's document summaries are saved and reloaded (they are
     also an index artefact, saved by ``index.persist()``); ``llm_summaries``: write them with the LLM
     (the ``doc_summary`` prompt) instead of extractively.
+    Score: the chunk's raw score (PPR / seed support, then hybrid fill) divided by the top chunk's
+    (top = 1.0), never above the chunk ranked before it.
     """
 
     method = "a2rag"
     config_class = A2RAGConfig
     default_prompts = DEFAULT_PROMPTS
     uses_llm = True  # an LLM extracts the seeds and judges sufficiency between stages
+    score_meaning = "evidence (PPR / seed support) then hybrid-fill score relative to the top chunk's (top = 1.0)"
 
     def __init__(self, index, top_k: int = 5, llm=None, variant: str | None = None,
                  config: A2RAGConfig | None = None, summaries_dir: str | None = None,
@@ -197,7 +200,9 @@ class A2RAGRetriever(GraphIndexRetriever):
         """
         bundle = query if isinstance(query, QueryBundle) else QueryBundle(query)
         with self.reading():
-            return self._run(bundle)
+            nodes, trace = self._run(bundle)
+        chunks, evidence = self._split(nodes)  # scores in [0, 1], as retrieve() gives them
+        return chunks + [evidence], trace
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return self._run(query_bundle)[0]

@@ -16,7 +16,7 @@ Per query (paper Section III-C/D):
 
 Chunks returned: the chunks on the MCMI subgraph (its passage nodes and the chunks stating its facts),
 ranked by influence, merged with the hybrid chunks by reciprocal rank fusion (each list contributes
-1 / (60 + rank); a chunk in both lists adds both), then the top ``top_k``; plus one evidence node
+1 / (60 + rank); a chunk in both lists adds both), then the top ``top_k``; and one evidence node (``retrieve_with_evidence``)
 with the mapped and kept facts, the Steiner edges, the MCMI nodes and edges and the final ratio.
 
 Settings (``config.py``): :class:`AGRAGConfig`, with the paper reference of every default. Ablations
@@ -73,6 +73,7 @@ class AGRAGRetriever(GraphIndexRetriever):
 
     ``llm`` runs the Eq. 9 triple filter (the ``"triple_filter"`` prompt); without one the LLM-free
     score-margin filter runs. ``as_query_engine(llm=...)`` answers with the ``"answer"`` prompt (Eq. 22).
+    Score: the chunk's reciprocal-rank-fusion score divided by the top chunk's (top = 1.0).
     """
 
     method = "agrag"
@@ -80,6 +81,7 @@ class AGRAGRetriever(GraphIndexRetriever):
     default_prompts = DEFAULT_PROMPTS
     evidence_placement = "first"  # Eq. 22: the reasoning graph, then the passages
     uses_llm = True  # the triple filter
+    score_meaning = "reciprocal-rank fusion (graph + hybrid) relative to the top chunk's (top = 1.0)"
     config: AGRAGConfig
 
     # ------------------------------------------------------------------ per-snapshot structures

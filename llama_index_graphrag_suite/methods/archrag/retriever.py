@@ -78,12 +78,14 @@ class ArchRAGRetriever(GraphIndexRetriever):
 
     Without ``config=``, a prebuilt hierarchy's recorded config is the starting point (its ``k_per_layer``
     and ``ef`` become this retriever's defaults); the preset and overrides apply on top.
+    Score: the chunk's raw score (see ``chunk_ranking``) divided by the top chunk's (top = 1.0).
     """
 
     method = "archrag"
     config_class = ArchRAGConfig
     default_prompts = DEFAULT_PROMPTS
     uses_llm = True  # an llm= writes the community summaries (a different hierarchy)
+    score_meaning = "item-weighted hybrid (or best item / PPR) score relative to the top chunk's (top = 1.0)"
     config: ArchRAGConfig
 
     def __init__(self, index, top_k: int = 5, *, hierarchy: ArchRAGHierarchy | None = None,

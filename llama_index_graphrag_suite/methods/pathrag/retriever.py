@@ -83,6 +83,8 @@ class PathRAGRetriever(GraphIndexRetriever):
 
     ``PathRAGRetriever(index, top_k=5, llm=None, variant=None, config=None, **settings)``: the settings
     are the fields of :class:`~.config.PathRAGConfig` (``num_nodes=40``, ``alpha=0.7``, ...).
+    Score: the chunk's raw score (dense + path support, or path reliability then dense cosine) divided by
+    the top chunk's (top = 1.0), never above the chunk ranked before it.
     """
 
     method = "pathrag"
@@ -90,6 +92,7 @@ class PathRAGRetriever(GraphIndexRetriever):
     default_prompts = DEFAULT_PROMPTS
     evidence_placement = "last"  # Eq. 6: the most reliable path ends the prompt
     uses_llm = True  # an llm extracts the query keywords
+    score_meaning = "dense + path-reliability score relative to the top chunk's (top = 1.0)"
 
     config: PathRAGConfig
 
