@@ -115,6 +115,7 @@ def test_usage_track_gives_per_scope_deltas():
     usage.reset()
     assert usage.snapshot() == {
         "calls": 0, "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0, "failures": 0, "seconds": 0.0,
+        "exact_calls": 0, "estimated_calls": 0,
     }
 
 

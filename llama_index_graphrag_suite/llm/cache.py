@@ -16,12 +16,14 @@ import os
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from .errors import ResponseCacheError
 
-__all__ = ["ResponseCache"]
+__all__ = ["ResponseCache", "cache_only_if"]
 
 _PRIVATE = 0o600
 
@@ -126,3 +128,27 @@ class ResponseCache:
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.path)!r})"
+
+
+# A check an answer must pass to be cached (set by callers that parse answers, e.g. extractors).
+_CACHE_CHECK: ContextVar[Callable[[str], bool] | None] = ContextVar("llm_cache_check", default=None)
+
+
+@contextmanager
+def cache_only_if(check: Callable[[str], bool] | None) -> Iterator[None]:
+    """Within the block, RobustLLM caches (and replays from its cache) only answers ``check`` accepts."""
+    token = _CACHE_CHECK.set(check)
+    try:
+        yield
+    finally:
+        _CACHE_CHECK.reset(token)
+
+
+def _cacheable(text: str | None) -> bool:
+    if not text or not text.strip():
+        return False
+    check = _CACHE_CHECK.get()
+    try:
+        return check is None or bool(check(text))
+    except Exception:  # noqa: BLE001 - a check that cannot read the answer rejects it
+        return False

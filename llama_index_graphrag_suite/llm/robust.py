@@ -9,110 +9,63 @@ not block the event loop (``VllmServer.acomplete`` is a synchronous call).
 
 Time is bounded twice: ``timeout`` is the total of one call (every attempt and backoff included), and
 an :func:`~.deadline.llm_budget` opened by a job (``build_timeout`` for index builds and loops) bounds
-all its calls together. Retries use ``tenacity``: connection errors, timeouts, 408/429/5xx are
-retried (bounded by ``max_retries`` and the deadline), a 4xx or a malformed answer never is. Only
-non-empty answers that pass the caller's check (:func:`cache_only_if`) enter the cache, so a failed
-or unparseable answer is never replayed once the server works again.
+all its calls together. Retries (:mod:`.retries`): connection errors, timeouts, 408/429/5xx are
+retried, a 4xx or a malformed answer never is. Only non-empty answers that pass the caller's check
+(:func:`cache_only_if`) enter the cache, so a failed or unparseable answer is never replayed once
+the server works again.
+
+The wrapper has the inner LLM's shape: over a chat model (``build_llm``'s OpenAI-compatible client)
+it is a chat model too, with ``chat``/``stream_chat`` under the same retries, cache and counting,
+and over a tool-calling model it is a ``FunctionCallingLLM`` (``chat_with_tools``, agents). A chat
+of one user message is cached under the same key as ``complete`` of that text, so ``predict`` hits
+the same cache entries whichever path LlamaIndex takes; chats with tools are never cached.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
-import random
 import threading
 import time
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Any, Callable, Iterator, Literal, TypeVar
+from typing import Any, Callable, Iterator, Literal, Sequence, TypeVar
 
 from llama_index.core.base.llms.base import BaseLLM
 from llama_index.core.base.llms.types import (
+    ChatMessage,
+    ChatResponse,
+    ChatResponseAsyncGen,
+    ChatResponseGen,
     CompletionResponse,
+    CompletionResponseAsyncGen,
     CompletionResponseGen,
     LLMMetadata,
+    MessageRole,
+    TextBlock,
+)
+from llama_index.core.base.llms.generic_utils import (
+    completion_response_to_chat_response,
+    stream_completion_response_to_chat_response,
 )
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
-from llama_index.core.llms.callbacks import llm_completion_callback
-from llama_index.core.llms.custom import CustomLLM
+from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
+from llama_index.core.llms.function_calling import FunctionCallingLLM
+from llama_index.core.llms.llm import ToolSelection
 
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
-
-from .cache import ResponseCache
-from .deadline import budget_deadline, publish_attempt_deadline
-from .errors import LLMRequestError, LLMTimeoutError, LLMUnavailableError
-from .transport import DeadlineExceeded, ResponseFormatError
-from .usage import LLMUsage, count_tokens
+from .cache import ResponseCache, _cacheable, cache_only_if
+from .errors import LLMRequestError, LLMUnavailableError
+from .http_llm import iterate_in_threads
+from .retries import is_transient_error, with_retries
+from .usage import LLMUsage, count_tokens, server_usage
 
 __all__ = ["RobustLLM", "cache_only_if", "is_transient_error"]
-
-# A check an answer must pass to be cached (set by callers that parse answers, e.g. extractors).
-_CACHE_CHECK: ContextVar[Callable[[str], bool] | None] = ContextVar("llm_cache_check", default=None)
-
-
-@contextmanager
-def cache_only_if(check: Callable[[str], bool] | None) -> Iterator[None]:
-    """Within the block, RobustLLM caches (and replays from its cache) only answers ``check`` accepts."""
-    token = _CACHE_CHECK.set(check)
-    try:
-        yield
-    finally:
-        _CACHE_CHECK.reset(token)
-
-
-def _cacheable(text: str | None) -> bool:
-    if not text or not text.strip():
-        return False
-    check = _CACHE_CHECK.get()
-    try:
-        return check is None or bool(check(text))
-    except Exception:  # noqa: BLE001 - a check that cannot read the answer rejects it
-        return False
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# Exception class names of HTTP clients we do not import (openai, httpx) that mean "try again".
-_TRANSIENT_NAMES = frozenset(
-    {"APIConnectionError", "APITimeoutError", "TimeoutException", "ConnectError", "NetworkError", "RemoteProtocolError"}
-)
 
-
-def _status_code(exc: BaseException) -> int | None:
-    """The HTTP status of an error raised by requests, httpx or openai, if it carries one."""
-    for status in (getattr(exc, "status_code", None), getattr(getattr(exc, "response", None), "status_code", None)):
-        if isinstance(status, int):
-            return status
-    return None
-
-
-def is_transient_error(exc: BaseException) -> bool:
-    """Whether retrying the same request may succeed: connection problems, timeouts, 408/429/5xx."""
-    status = _status_code(exc)
-    if status is not None:
-        return status in (408, 429) or status >= 500
-    if isinstance(exc, (ConnectionError, TimeoutError)):
-        return True
-    try:
-        import requests
-    except ImportError:  # pragma: no cover - requests ships with llama-index-core
-        pass
-    else:
-        if isinstance(exc, (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)):
-            return True
-    return any(cls.__name__ in _TRANSIENT_NAMES for cls in type(exc).__mro__)
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-    try:
-        return float(headers.get("Retry-After"))
-    except (TypeError, ValueError):
-        return None
-
-
-class RobustLLM(CustomLLM):
+class RobustLLM(FunctionCallingLLM):
     """Wrap ``llm`` with caching, retries, deadlines, usage counting and a configurable context window.
 
     ``cache`` may be a :class:`ResponseCache` or a path for one. Cache keys combine the endpoint
@@ -123,7 +76,8 @@ class RobustLLM(CustomLLM):
     refused key cannot ride on answers cached under another one.
 
     ``on_error``, ``max_consecutive_failures`` and ``build_timeout`` are the policy of the jobs that
-    use this LLM (read by :class:`~..extractors.llm_relations.LLMRelationExtractor` and the A2RAG loop).
+    use this LLM (read by :class:`~.failure_policy.FailurePolicy` and the A2RAG loop);
+    ``structured_output`` is read by :func:`~.structured.predict_json`.
     """
 
     # repr=False: the inner client's repr can show auth headers (VllmServer.api_headers).
@@ -149,6 +103,11 @@ class RobustLLM(CustomLLM):
     max_consecutive_failures: int = Field(default=3, ge=1, description="Refusals in a row that abort a job.")
     build_timeout: float | None = Field(
         default=None, gt=0, description="Seconds all LLM calls of one job (index build, A2RAG loop) may take."
+    )
+
+    structured_output: Literal["json_schema", "json_object"] | None = Field(
+        default=None, description="Where our code wants JSON, ask the server for it with response_format "
+        "(json_schema: the answer's schema; json_object: any JSON). Servers that refuse the field are asked without."
     )
 
     _cache: ResponseCache | None = PrivateAttr(default=None)
@@ -205,9 +164,9 @@ class RobustLLM(CustomLLM):
         return LLMMetadata(
             context_window=self.context_window or inner.context_window,
             num_output=self.num_output or inner.num_output,
-            # Only the completion path is wrapped; chat() is derived from it by CustomLLM.
-            is_chat_model=False,
-            is_function_calling_model=False,
+            # The wrapper has the inner LLM's shape (see the module docstring).
+            is_chat_model=inner.is_chat_model,
+            is_function_calling_model=inner.is_function_calling_model and isinstance(self.llm, FunctionCallingLLM),
             model_name=inner.model_name,
             system_role=inner.system_role,
         )
@@ -215,24 +174,34 @@ class RobustLLM(CustomLLM):
     # -- completion -------------------------------------------------------------------------------
     @llm_completion_callback()
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        return CompletionResponse(text=self._complete_text(prompt, formatted, kwargs))
+        return self._complete(prompt, formatted, kwargs)
 
     @llm_completion_callback()
     async def acomplete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
         # The wrapped clients are synchronous; a worker thread keeps the loop free.
-        text = await asyncio.to_thread(self._complete_text, prompt, formatted, kwargs)
-        return CompletionResponse(text=text)
+        return await asyncio.to_thread(self._complete, prompt, formatted, kwargs)
 
     @llm_completion_callback()
     def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
+        return self._stream_complete(prompt, formatted, kwargs)
+
+    @llm_completion_callback()
+    async def astream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseAsyncGen:
+        return iterate_in_threads(lambda: self._stream_complete(prompt, formatted, kwargs))
+
+    def _complete(self, prompt: str, formatted: bool, kwargs: dict[str, Any]) -> CompletionResponse:
+        key = self._cache_key(prompt, formatted, kwargs)
+        text, response = self._answer(key, prompt, lambda: self.llm.complete(prompt, formatted=formatted, **kwargs),
+                                      lambda r: r.text or "")
+        if response is None:
+            return CompletionResponse(text=text)
+        return CompletionResponse(text=text, raw=response.raw, additional_kwargs=response.additional_kwargs)
+
+    def _stream_complete(self, prompt: str, formatted: bool, kwargs: dict[str, Any]) -> CompletionResponseGen:
         key = self._cache_key(prompt, formatted, kwargs)
         cached = self._cached(key)
         if cached is not None:
-
-            def replay() -> CompletionResponseGen:
-                yield CompletionResponse(text=cached, delta=cached)
-
-            return replay()
+            return _once(CompletionResponse(text=cached, delta=cached))
 
         def start() -> tuple[Any, CompletionResponse | None]:
             # Connection errors may only surface at the first chunk; both are inside the retry.
@@ -240,27 +209,126 @@ class RobustLLM(CustomLLM):
             return stream, next(stream, None)
 
         (stream, first), seconds = self._with_retries(start)
-        return self._relay(prompt, key, stream, first, seconds)
+        return self._relay(prompt, key, stream, first, seconds, chat=False)
 
-    def _relay(
-        self, prompt: str, key: str | None, stream: Any, first: CompletionResponse | None, seconds: float
-    ) -> CompletionResponseGen:
-        """Yield the inner stream with the prompt echo removed; count usage and cache when done.
+    # -- chat ---------------------------------------------------------------------------------------
+    # Over a completion-only LLM, chat is derived from completion (as CustomLLM does).
+    @llm_chat_callback()
+    def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        return self._chat(messages, kwargs)
+
+    @llm_chat_callback()
+    async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        return await asyncio.to_thread(self._chat, messages, kwargs)
+
+    @llm_chat_callback()
+    def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
+        return self._stream_chat(messages, kwargs)
+
+    @llm_chat_callback()
+    async def astream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseAsyncGen:
+        return iterate_in_threads(lambda: self._stream_chat(messages, kwargs))
+
+    def _chat(self, messages: Sequence[ChatMessage], kwargs: dict[str, Any]) -> ChatResponse:
+        if not self.llm.metadata.is_chat_model:
+            return completion_response_to_chat_response(self._complete(self.messages_to_prompt(messages), True, kwargs))
+        text, response = self._answer(self._chat_key(messages, kwargs), _transcript(messages),
+                                      lambda: self.llm.chat(messages, **kwargs), lambda r: r.message.content or "")
+        if response is None:
+            return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=text))
+        return response  # a chat model's answer as it is: tool calls and raw included
+
+    def _stream_chat(self, messages: Sequence[ChatMessage], kwargs: dict[str, Any]) -> ChatResponseGen:
+        if not self.llm.metadata.is_chat_model:
+            prompt = self.messages_to_prompt(messages)
+            return stream_completion_response_to_chat_response(self._stream_complete(prompt, True, kwargs))
+        key = self._chat_key(messages, kwargs)
+        cached = self._cached(key)
+        if cached is not None:
+            return _once(ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=cached), delta=cached))
+
+        def start() -> tuple[Any, ChatResponse | None]:
+            stream = iter(self.llm.stream_chat(messages, **kwargs))
+            return stream, next(stream, None)
+
+        (stream, first), seconds = self._with_retries(start)
+        return self._relay(_transcript(messages), key, stream, first, seconds, chat=True)
+
+    def _chat_key(self, messages: Sequence[ChatMessage], kwargs: dict[str, Any]) -> str | None:
+        """Plain-text chats only (no tools, images or tool turns). One user message has the key of
+        ``complete(text, formatted=True)``, the call ``predict`` makes on a completion model."""
+        if self._cache is None or kwargs.get("tools"):
+            return None
+        if any(m.additional_kwargs or not all(isinstance(b, TextBlock) for b in m.blocks) for m in messages):
+            return None
+        if len(messages) == 1 and messages[0].role == MessageRole.USER:
+            return self._cache_key(messages[0].content or "", True, kwargs)
+        turns = json.dumps([[m.role.value, m.content or ""] for m in messages], ensure_ascii=False)
+        return self._cache_key(turns, True, {**kwargs, "chat": True})
+
+    # -- tool calling (delegated to the inner LLM, which knows its wire format) --------------------
+    def _tool_llm(self) -> FunctionCallingLLM:
+        if not isinstance(self.llm, FunctionCallingLLM) or not self.llm.metadata.is_function_calling_model:
+            raise ValueError(f"{self.llm.class_name()} ({self.llm.metadata.model_name}) does not call tools; "
+                             "build_llm() gives an OpenAI-compatible client that does")
+        return self.llm
+
+    def _prepare_chat_with_tools(self, tools: Sequence[Any], user_msg: str | ChatMessage | None = None,
+                                 chat_history: list[ChatMessage] | None = None, verbose: bool = False,
+                                 allow_parallel_tool_calls: bool = False, tool_required: bool = False,
+                                 **kwargs: Any) -> dict[str, Any]:
+        return self._tool_llm()._prepare_chat_with_tools_compat(
+            tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
+            allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required, **kwargs)
+
+    def _validate_chat_with_tools_response(self, response: ChatResponse, tools: Sequence[Any],
+                                           allow_parallel_tool_calls: bool = False, **kwargs: Any) -> ChatResponse:
+        return self._tool_llm()._validate_chat_with_tools_response(
+            response, tools, allow_parallel_tool_calls=allow_parallel_tool_calls, **kwargs)
+
+    def get_tool_calls_from_response(self, response: ChatResponse, error_on_no_tool_call: bool = True,
+                                     **kwargs: Any) -> list[ToolSelection]:
+        return self._tool_llm().get_tool_calls_from_response(response, error_on_no_tool_call=error_on_no_tool_call,
+                                                             **kwargs)
+
+    # -- one answer, and one stream -----------------------------------------------------------------
+    def _answer(self, key: str | None, prompt: str, request: Callable[[], Any], text_of: Callable[[Any], str]
+                ) -> tuple[str, Any]:
+        """The cached answer (and None), or ``request()`` under retries (and its response), counted
+        (tokens exact when the server reported them) and cached."""
+        cached = self._cached(key)
+        if cached is not None:
+            return cached, None
+        response, seconds = self._with_retries(request)
+        text = self._clean(prompt, text_of(response))
+        self._usage.record_call(prompt, text, seconds, reported=server_usage(getattr(response, "raw", None)))
+        if self._cache is not None and key and _cacheable(text):
+            self._cache.put(key, text)
+        return text, response
+
+    def _relay(self, prompt: str, key: str | None, stream: Any, first: Any, seconds: float, chat: bool) -> Iterator[Any]:
+        """Yield the inner stream (completions with the prompt echo removed); count usage and cache when done.
 
         Retrying is impossible once text was yielded, so a transient error mid-stream becomes an
-        :class:`LLMUnavailableError` right away.
+        :class:`LLMUnavailableError` right away. The server's usage, if any, arrives with the last event.
         """
-        raw, emitted, finished = "", "", False
+        raw, emitted, finished, reported = "", "", False, None
         started = time.perf_counter()
         try:
             chunk = first
             while chunk is not None:
-                raw = chunk.text if chunk.text else raw + (chunk.delta or "")
-                text = self._clean(prompt, raw)
-                delta = text[len(emitted) :] if text.startswith(emitted) else (chunk.delta or "")
-                emitted = text
-                if delta:
-                    yield CompletionResponse(text=text, delta=delta)
+                reported = server_usage(chunk.raw) or reported
+                if chat:
+                    emitted = chunk.message.content or ""
+                    if chunk.delta or chunk.message.additional_kwargs.get("tool_calls"):
+                        yield chunk
+                else:
+                    raw = chunk.text if chunk.text else raw + (chunk.delta or "")
+                    text = self._clean(prompt, raw)
+                    delta = text[len(emitted) :] if text.startswith(emitted) else (chunk.delta or "")
+                    emitted = text
+                    if delta:
+                        yield CompletionResponse(text=text, delta=delta, raw=chunk.raw)
                 chunk = next(stream, None)
             finished = True
         except Exception as exc:
@@ -269,28 +337,14 @@ class RobustLLM(CustomLLM):
                 raise LLMUnavailableError(self.url, exc) from exc
             raise
         finally:
-            self._usage.add(
-                calls=1,
-                prompt_tokens=count_tokens(prompt),
-                completion_tokens=count_tokens(emitted),
-                seconds=seconds + time.perf_counter() - started,
-            )
+            spent = seconds + time.perf_counter() - started
+            if finished:
+                self._usage.record_call(prompt, emitted, spent, reported=reported)
+            else:  # failed or abandoned: a call, its tokens so far, neither exact nor a full estimate
+                self._usage.add(calls=1, prompt_tokens=count_tokens(prompt), completion_tokens=count_tokens(emitted),
+                                seconds=spent)
             if finished and self._cache is not None and key and _cacheable(emitted):
                 self._cache.put(key, emitted)
-
-    def _complete_text(self, prompt: str, formatted: bool, kwargs: dict[str, Any]) -> str:
-        key = self._cache_key(prompt, formatted, kwargs)
-        cached = self._cached(key)
-        if cached is not None:
-            return cached
-        response, seconds = self._with_retries(lambda: self.llm.complete(prompt, formatted=formatted, **kwargs))
-        text = self._clean(prompt, response.text or "")
-        self._usage.add(
-            calls=1, prompt_tokens=count_tokens(prompt), completion_tokens=count_tokens(text), seconds=seconds
-        )
-        if self._cache is not None and key and _cacheable(text):
-            self._cache.put(key, text)
-        return text
 
     # -- helpers ----------------------------------------------------------------------------------
     def _cache_key(self, prompt: str, formatted: bool, kwargs: dict[str, Any]) -> str | None:
@@ -337,71 +391,16 @@ class RobustLLM(CustomLLM):
         return "" if prompt.startswith(text) else text
 
     def _with_retries(self, request: Callable[[], T], max_retries: int | None = None) -> tuple[T, float]:
-        """Run ``request`` until it succeeds; return its result and the seconds the last attempt took.
+        """``request`` under this LLM's retry policy (see :func:`~.retries.with_retries`)."""
+        return with_retries(request, url=self.url, usage=self._usage, timeout=self.timeout,
+                            max_retries=self.max_retries if max_retries is None else max_retries,
+                            base_delay=self.base_delay, max_delay=self.max_delay)
 
-        Transient errors are retried (``max_retries`` times, jittered exponential backoff, longer if
-        the server sent Retry-After) while the call's deadline allows. A 4xx other than 408/429 or a
-        malformed answer raises :class:`LLMRequestError` at once, a missed deadline
-        :class:`LLMTimeoutError`, other non-transient errors propagate unchanged (they are bugs).
-        """
-        now = time.monotonic()
-        own_end = now + self.timeout if self.timeout is not None else None
-        budget = budget_deadline()
-        ends = [e for e in (own_end, budget) if e is not None]
-        end = min(ends) if ends else None
-        attempts = 0
-        retries = self.max_retries if max_retries is None else max_retries
 
-        def attempt() -> tuple[T, float]:
-            nonlocal attempts
-            attempts += 1
-            started = time.perf_counter()
-            try:
-                if end is not None and time.monotonic() >= end:
-                    raise DeadlineExceeded("no time was left for another attempt")
-                with publish_attempt_deadline(end):
-                    return request(), time.perf_counter() - started
-            except Exception:
-                self._usage.add(calls=1, failures=1, seconds=time.perf_counter() - started)
-                raise
+def _transcript(messages: Sequence[ChatMessage]) -> str:
+    """The text of a chat, for token estimates."""
+    return "\n".join(m.content or "" for m in messages)
 
-        def out_of_time(state: RetryCallState) -> bool:
-            return end is not None and time.monotonic() + (state.upcoming_sleep or 0.0) >= end
 
-        def wait(state: RetryCallState) -> float:
-            n = state.attempt_number
-            delay = min(self.max_delay, self.base_delay * 2 ** (n - 1)) * random.uniform(0.5, 1.0)
-            retry_after = _retry_after(state.outcome.exception()) if state.outcome else None
-            if retry_after is not None:
-                delay = max(delay, min(retry_after, self.max_delay))
-            return delay if end is None else max(0.0, min(delay, end - time.monotonic()))
-
-        def before_sleep(state: RetryCallState) -> None:
-            exc = state.outcome.exception() if state.outcome else None
-            logger.warning(
-                "LLM request to %s failed (%s: %s); retry %d/%d in %.2fs",
-                self.url, type(exc).__name__, exc, state.attempt_number, retries, state.upcoming_sleep,
-            )
-            self._usage.add(seconds=state.upcoming_sleep or 0.0)
-
-        retrying = Retrying(
-            stop=stop_after_attempt(retries + 1) | out_of_time,
-            wait=wait,
-            retry=retry_if_exception(is_transient_error),
-            before_sleep=before_sleep,
-            reraise=True,
-        )
-        try:
-            return retrying(attempt)
-        except Exception as exc:
-            if isinstance(exc, TimeoutError) or (end is not None and time.monotonic() >= end and is_transient_error(exc)):
-                seconds = self.timeout if own_end is not None and (budget is None or own_end <= budget) else None
-                raise LLMTimeoutError(self.url, exc, attempts, seconds) from exc
-            if isinstance(exc, ResponseFormatError):
-                raise LLMRequestError(self.url, exc, None) from exc
-            if not is_transient_error(exc):
-                status = _status_code(exc)
-                if status is not None:
-                    raise LLMRequestError(self.url, exc, status) from exc
-                raise
-            raise LLMUnavailableError(self.url, exc, attempts) from exc
+def _once(item: Any) -> Iterator[Any]:
+    yield item  # a generator, not a list iterator: LlamaIndex's callbacks tell streams by that
