@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .cli_update import add_update_options, update_index
 from .cli_versions import add_version_commands, add_version_option
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "data"
@@ -70,6 +71,8 @@ def cmd_index(args) -> int:
     from .index.storage import CURRENT
 
     docs = load_documents(args.src)
+    if args.update or args.prune:  # refresh the saved index (cli_update.py)
+        return update_index(args, docs, _build_llm, CLIError)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CLIError(f"{out} exists and is not a folder")
@@ -324,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true", help="replace the index already in --out")
     p.add_argument("--keep-versions", type=int, default=3, metavar="N",
                    help="versions of --out kept for rollback, the new one included (default 3)")
+    add_update_options(p)
     _add_common(p, index_settings=True, llm=True)
     p.set_defaults(func=cmd_index)
 

@@ -20,7 +20,6 @@ from llama_index.core.graph_stores.types import (
     Relation,
 )
 from llama_index.core.ingestion import run_transformations
-from llama_index.core.node_parser import TokenTextSplitter
 from llama_index.core.schema import (
     NodeRelationship,
     RelatedNodeInfo,
@@ -34,11 +33,23 @@ from ..documents import document_key
 from ..extractors.entity_stats import EntityStatistics
 from ..extractors.statistical import CONTAINS, SYNONYM
 from ..graph.synonyms import synonym_pairs
+from .chunking import TokenChunker
 from .extraction import Extraction, extraction_for
-from .records import ChunkRecord, EntityRecord, FactRecord, fact_id, text_key
+from .records import ChunkRecord, EntityRecord, FactRecord, content_hash, fact_id, text_key
 from .vectors import VectorTable
 
 log = logging.getLogger(__name__)
+DOC_HASH = "doc_hash"  # chunk-node metadata key carrying the document's content_hash() to its ChunkRecord
+
+
+def document_body(doc: Document) -> tuple[str, str, str]:
+    """``(doc_id, title, body)``: the text the index chunks is the title, a blank line, then the text
+    (unless the text starts with its title); "" for an empty document."""
+    doc_id, title = document_key(doc)
+    text = doc.text.strip()
+    if not text:
+        return doc_id, title, ""
+    return doc_id, title, f"{title}\n\n{text}" if title and not text.startswith(title) else text
 
 
 class IndexBuild:
@@ -196,28 +207,29 @@ class IndexBuild:
                 table.remove(ids)
 
     def _chunk(self, documents: Sequence[Document]) -> list[TextNode]:
-        splitter = TokenTextSplitter(chunk_size=self.config.chunk_size, chunk_overlap=self.config.chunk_overlap)
+        # TokenTextSplitter's chunks, computed without its per-word re-tokenising (see chunking.py)
+        splitter = TokenChunker(self.config.chunk_size, self.config.chunk_overlap)
         existing_docs = {c.doc_id for c in self.chunks.values()}
         out: list[TextNode] = []
         for doc in documents:
-            doc_id, title = document_key(doc)
+            doc_id, title, body = document_body(doc)
             if doc_id in existing_docs:
-                raise ValueError(f"document {doc_id!r} is already in the index; delete it first to replace it")
+                raise ValueError(f"document {doc_id!r} is already in the index; use refresh() to replace it "
+                                 "(or delete it first)")
             existing_docs.add(doc_id)
-            text = doc.text.strip()
-            if not text:
+            if not body:
                 log.warning("skipping empty document %s", doc_id)
                 continue
-            body = f"{title}\n\n{text}" if title and not text.startswith(title) else text
+            doc_hash = content_hash(title, body)
             for pos, piece in enumerate(splitter.split_text(body)):
                 node = TextNode(
                     text=piece,
                     id_=f"{doc_id}#{pos}",
-                    metadata={"doc_id": doc_id, "title": title},
+                    metadata={"doc_id": doc_id, "title": title, DOC_HASH: doc_hash},
                     relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=doc_id)},
                 )
-                node.excluded_embed_metadata_keys = ["doc_id", "title"]
-                node.excluded_llm_metadata_keys = ["doc_id"]
+                node.excluded_embed_metadata_keys = ["doc_id", "title", DOC_HASH]
+                node.excluded_llm_metadata_keys = ["doc_id", DOC_HASH]
                 out.append(node)
         return out
 
@@ -232,7 +244,7 @@ class IndexBuild:
         kg_nodes = node.metadata.pop(KG_NODES_KEY, [])
         kg_rels = node.metadata.pop(KG_RELATIONS_KEY, [])
         rec = ChunkRecord(node.node_id, node.metadata["doc_id"], node.text, node.metadata.get("title", ""),
-                          int(node.node_id.rsplit("#", 1)[1]))
+                          int(node.node_id.rsplit("#", 1)[1]), doc_hash=node.metadata.pop(DOC_HASH, ""))
         surfaces = {n.name: n.properties.get("surface", n.name) for n in kg_nodes if isinstance(n, EntityNode)}
         types = {n.name: n.properties.get("type", "") for n in kg_nodes if isinstance(n, EntityNode)}
         contained = [r.target_id for r in kg_rels if r.label == CONTAINS]

@@ -1,4 +1,4 @@
-"""Deleting documents, and mirroring the tables into the index's PropertyGraphStore.
+"""Deleting and refreshing (upserting) documents, and mirroring the tables into the index's PropertyGraphStore.
 
 A mixin of :class:`~.graph_index.GraphRAGIndex`.
 """
@@ -6,8 +6,9 @@ A mixin of :class:`~.graph_index.GraphRAGIndex`.
 from __future__ import annotations
 
 import logging
-from typing import Iterable
+from typing import Iterable, Sequence
 
+from llama_index.core import Document
 from llama_index.core.graph_stores.types import (
     EntityNode,
     Relation,
@@ -21,12 +22,13 @@ from ..extractors.statistical import (
 )
 from . import provenance
 from .records import FactRecord
+from .refresh import Checkpoint, RefreshResult, plan_refresh
 
 log = logging.getLogger(__name__)
 
 
 class IndexMutation:
-    """Keeps the PropertyGraphStore in step with the tables; removes documents."""
+    """Keeps the PropertyGraphStore in step with the tables; removes and refreshes documents."""
 
     def _entity_node(self, key: str) -> EntityNode:
         e = self.entities[key]
@@ -70,12 +72,46 @@ class IndexMutation:
         Raises KeyError for an unknown document.
         """
         with self._rw.writing():
-            return self._delete(doc_id)
+            return self._delete({doc_id})
 
-    def _delete(self, doc_id: str) -> int:
-        gone_chunks = [c for c, rec in self.chunks.items() if rec.doc_id == doc_id]
-        if not gone_chunks:
-            raise KeyError(f"no document {doc_id!r} in the index")
+    def refresh(self, documents: Sequence[Document]) -> list[bool]:
+        """Upsert: insert new documents, replace changed ones, skip unchanged ones (LlamaIndex's ``refresh_ref_docs``).
+
+        Returns one flag per document, True when it was inserted or updated. A document is known by its
+        id (``doc_id`` metadata, a ``SimpleDirectoryReader`` file path, else ``id_``) and changed when its
+        title or text is (see ``refresh.py``). :meth:`sync` does the same and says what it did.
+        """
+        return self.sync(documents).changed
+
+    refresh_ref_docs = refresh  # the name LlamaIndex's indexes use
+
+    def sync(self, documents: Sequence[Document], prune: bool = False) -> RefreshResult:
+        """:meth:`refresh`, returning the ids inserted / updated / unchanged / removed.
+
+        ``prune=True`` also deletes the documents in the index that are not among ``documents`` (a
+        folder re-read after files were removed). The whole refresh holds the writer lock once: a query
+        in another thread sees the index before or after it, never a changed document half replaced.
+        If it fails (extraction or embedding raised), the index is left as it was and the error raised.
+        """
+        with self._rw.writing():
+            plan = plan_refresh(self, documents, prune)
+            if not plan.to_delete:
+                self.insert(plan.to_insert)  # an insert that fails undoes itself
+                return plan.result
+            checkpoint = Checkpoint(self)
+            try:
+                self._delete(plan.to_delete)
+                self.insert(plan.to_insert)
+            except BaseException:
+                checkpoint.restore(self)
+                raise
+            return plan.result
+
+    def _delete(self, doc_ids: set[str]) -> int:
+        gone_chunks = [c for c, rec in self.chunks.items() if rec.doc_id in doc_ids]
+        missing = set(doc_ids) - {self.chunks[c].doc_id for c in gone_chunks}
+        if missing:
+            raise KeyError(f"no document {sorted(missing)[0]!r} in the index")
         gone = set(gone_chunks)
         self.entity_statistics().forget(self.chunks[c].text for c in gone_chunks)
         gone_entities, gone_facts, touched = set(), set(), set()

@@ -19,6 +19,10 @@ class ChunkRecord:
     title: str = ""
     position: int = 0  # chunk number inside its document
     entities: list[str] = field(default_factory=list)  # entity keys this chunk `contains`
+    # content_hash() of the document the chunk was cut from (the same on all its chunks): refresh()
+    # compares it to re-index only changed documents. "" in indexes saved before it existed, which
+    # refresh() treats as changed.
+    doc_hash: str = ""
 
     def to_json(self) -> dict:
         return self.__dict__.copy()
@@ -40,6 +44,14 @@ class EntityRecord:
     @classmethod
     def from_json(cls, d: dict) -> "EntityRecord":
         return cls(d["key"], d["surface"], set(d["chunks"]), str(d.get("type", "")))
+
+
+def content_hash(title: str, body: str) -> str:
+    """Hash of what the index keeps of a document: its title and the text it chunks.
+
+    Other metadata (a file's dates, size) is not indexed, so a change there does not re-index it.
+    """
+    return "sha256:" + hashlib.sha256(f"{title}\x1f{body}".encode()).hexdigest()
 
 
 def fact_id(subject: str, predicate: str, obj: str) -> str:
