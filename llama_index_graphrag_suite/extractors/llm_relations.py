@@ -9,7 +9,10 @@ never cached. An unreachable server (:class:`LLMUnavailableError`, a missed dead
 stops the run, because every further chunk would fail the same way. A server that *refuses* requests
 (401/403, 400/404, HTML or invalid JSON) stops it after ``max_consecutive_failures`` refusals in a row
 with :class:`LLMUnusableError` (``on_llm_error="abort"``, the default), or has its chunks skipped and
-counted (``"skip"``). ``build_timeout`` bounds the LLM time of one run.
+counted (``"skip"``). ``build_timeout`` bounds the LLM time of one run. That policy is
+:class:`~..llm.failure_policy.FailurePolicy`, shared with ``PathRAGExtractor``. Built with
+``build_llm(..., structured_output=...)``, the LLM is asked for JSON by ``response_format``
+(:mod:`..llm.structured`), the lenient parser still reading what comes back.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ import asyncio
 import json
 import logging
 import threading
-from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Sequence
 
@@ -30,9 +32,8 @@ from llama_index.core.prompts.base import BasePromptTemplate
 from llama_index.core.schema import BaseNode, TransformComponent
 from llama_index.core.utils import get_tqdm_iterable
 
-from ..llm.deadline import llm_budget
-from ..llm.errors import LLMRequestError, LLMUnavailableError, LLMUnusableError
-from ..llm.robust import cache_only_if, is_transient_error
+from ..llm.failure_policy import FailurePolicy
+from ..llm.structured import TRIPLES_SCHEMA, apredict_json, predict_json
 from ..llm.triples import parse_triples
 from ..text import normalize_entity
 from .prompts import RELATION_EXTRACTION_PROMPT
@@ -91,9 +92,7 @@ class LLMRelationExtractor(TransformComponent):
 
     _stats: _Stats = PrivateAttr(default_factory=_Stats)
     _stats_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-    _abort: LLMUnusableError | None = PrivateAttr(default=None)
-    _last_refusal: str | None = PrivateAttr(default=None)
-    _streak: int = PrivateAttr(default=0)  # auth/protocol refusals since the last answer
+    _failures: FailurePolicy | None = PrivateAttr(default=None)
 
     @classmethod
     def class_name(cls) -> str:
@@ -115,24 +114,22 @@ class LLMRelationExtractor(TransformComponent):
                 setattr(self._stats, name, getattr(self._stats, name) + value)
 
     # -- policy -----------------------------------------------------------------------------------
-    def _policy(self) -> tuple[str, int, float | None]:
-        on_error = self.on_llm_error or getattr(self.llm, "on_error", None) or "abort"
-        limit = self.max_consecutive_failures or getattr(self.llm, "max_consecutive_failures", None) or 3
-        budget = self.build_timeout if self.build_timeout is not None else getattr(self.llm, "build_timeout", None)
-        return on_error, int(limit), budget
+    @property
+    def failure_policy(self) -> FailurePolicy:
+        """This extractor's failure state: the abort (``aborted``) and the last refusal, kept across runs."""
+        if self._failures is None:
+            self._failures = FailurePolicy(self, "relation extraction", logger)
+        return self._failures
 
-    def _run_scope(self) -> ExitStack:
+    def _run_scope(self):
         """The budget of this run, and caching of parsable answers only."""
-        stack = ExitStack()
-        stack.enter_context(llm_budget(self._policy()[2]))
-        stack.enter_context(cache_only_if(_usable_answer))
-        return stack
+        return self.failure_policy.run_scope(_usable_answer)
 
     def _report(self, before: int, total: int) -> None:
         failed = self.stats["failed_chunks"] - before
         if failed:
             logger.warning("relation extraction: %d of %d chunks got no LLM relations (last error: %s)",
-                           failed, total, self._last_refusal or "see above")
+                           failed, total, self.failure_policy.last_refusal or "see above")
 
     # -- entry points -----------------------------------------------------------------------------
     def __call__(self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: Any) -> Sequence[BaseNode]:
@@ -179,60 +176,26 @@ class LLMRelationExtractor(TransformComponent):
         return {"text": node.get_content(), "entities": json.dumps(names, ensure_ascii=False)}
 
     def _ask(self, node: BaseNode) -> str | None:
-        if self._abort is not None:
-            raise self._abort
+        self.failure_policy.check()
         self._count(llm_calls=1)
         try:
-            answer = self.llm.predict(self.prompt, **self._prompt_args(node))
+            answer = predict_json(self.llm, self.prompt, TRIPLES_SCHEMA, "triples", **self._prompt_args(node))
         except Exception as exc:
-            return self._failed(node, exc)
-        self._streak = 0
+            self._count(failed_chunks=1)
+            return self.failure_policy.failed(node.node_id, exc)
+        self.failure_policy.succeeded()
         return answer
 
     async def _aask(self, node: BaseNode) -> str | None:
-        if self._abort is not None:
-            raise self._abort
+        self.failure_policy.check()
         self._count(llm_calls=1)
         try:
-            answer = await self.llm.apredict(self.prompt, **self._prompt_args(node))
+            answer = await apredict_json(self.llm, self.prompt, TRIPLES_SCHEMA, "triples", **self._prompt_args(node))
         except Exception as exc:
-            return self._failed(node, exc)
-        self._streak = 0
+            self._count(failed_chunks=1)
+            return self.failure_policy.failed(node.node_id, exc)
+        self.failure_policy.succeeded()
         return answer
-
-    def _refused(self, node: BaseNode, exc: LLMRequestError) -> None:
-        """Count an auth/protocol refusal; abort the run when the policy says so."""
-        on_error, limit, _ = self._policy()
-        with self._stats_lock:
-            self._streak += 1
-            streak = self._streak
-            first = self._last_refusal is None
-            self._last_refusal = str(exc)
-        if on_error == "abort" and streak >= limit:
-            self._abort = LLMUnusableError(exc, streak)
-            raise self._abort from exc
-        if on_error == "skip" and hasattr(self.llm, "record_skipped"):
-            self.llm.record_skipped()
-        log = logger.warning if first else logger.debug  # one warning per run, not one per chunk
-        log("relation extraction failed for chunk %s: %s", node.node_id, exc)
-
-    def _failed(self, node: BaseNode, exc: Exception) -> None:
-        """A chunk whose request failed gets no relations; only a dead server stops the run.
-
-        Connection errors of an LLM that is not wrapped in RobustLLM count as a dead server too,
-        otherwise a build against a stopped server would "succeed" without a single relation.
-        """
-        self._count(failed_chunks=1)
-        if isinstance(exc, LLMUnavailableError) or self.raise_on_error:
-            raise exc
-        if isinstance(exc, LLMRequestError) and exc.kind in ("auth", "protocol"):
-            self._refused(node, exc)
-            return None
-        if is_transient_error(exc):
-            where = getattr(self.llm, "api_url", None) or self.llm.class_name()
-            raise LLMUnavailableError(where, exc) from exc
-        logger.warning("relation extraction failed for chunk %s: %s: %s", node.node_id, type(exc).__name__, exc)
-        return None
 
     def _apply(self, node: BaseNode, answer: str | None) -> None:
         """Parse and ground ``answer``, then write the chunk's kg nodes and relations back."""

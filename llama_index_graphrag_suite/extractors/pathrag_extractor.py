@@ -27,6 +27,9 @@ HTML or invalid JSON) stops it after ``max_consecutive_failures`` refusals in a 
 :class:`LLMUnusableError` (``on_llm_error="abort"``, the default), or has its chunks skipped and counted
 (``"skip"``). The three settings default to the LLM's (``RobustLLM``: ``on_error``,
 ``max_consecutive_failures``, ``build_timeout``); ``build_timeout`` bounds the LLM time of one run.
+The policy is :class:`~..llm.failure_policy.FailurePolicy`, the one object both extractors use, and
+JSON is asked for with ``response_format`` when the LLM was built with ``structured_output``
+(:mod:`..llm.structured`).
 """
 
 from __future__ import annotations
@@ -36,7 +39,6 @@ import json
 import logging
 import threading
 from collections import Counter
-from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Sequence
 
@@ -47,10 +49,9 @@ from llama_index.core.llms.llm import LLM
 from llama_index.core.prompts.base import BasePromptTemplate
 from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
 
-from ..llm.deadline import llm_budget
-from ..llm.errors import LLMRequestError, LLMUnavailableError, LLMUnusableError
+from ..llm.failure_policy import FailurePolicy
 from ..llm.json_repair import parse_json_lenient
-from ..llm.robust import cache_only_if, is_transient_error
+from ..llm.structured import PATHRAG_EXTRACTION_SCHEMA, apredict_json, predict_json
 from ..text import normalize_entity
 from .prompts import EXTRACTION_PROMPT, GLEANING_PROMPT
 from .statistical import CONTAINS, ENTITY_LABEL
@@ -139,6 +140,11 @@ def parse_extraction(answer: str, into: _Extraction | None = None) -> _Extractio
     return out
 
 
+def _parses(text: str) -> bool:
+    """Whether an answer is worth caching: it reads as a JSON object or list."""
+    return isinstance(parse_json_lenient(text).value, (dict, list))
+
+
 class PathRAGExtractor(TransformComponent):
     """LightRAG/PathRAG-style entity and relation extraction with descriptions (see the module docstring)."""
 
@@ -169,8 +175,7 @@ class PathRAGExtractor(TransformComponent):
     _descriptions: dict[str, list[str]] = PrivateAttr(default_factory=dict)
     _types: dict[str, Counter] = PrivateAttr(default_factory=dict)
     _relation_descriptions: dict[tuple[str, str, str], list[str]] = PrivateAttr(default_factory=dict)
-    _abort: LLMUnusableError | None = PrivateAttr(default=None)
-    _streak: int = PrivateAttr(default=0)  # auth/protocol refusals since the last answer
+    _failures: FailurePolicy | None = PrivateAttr(default=None)
 
     @classmethod
     def class_name(cls) -> str:
@@ -208,32 +213,17 @@ class PathRAGExtractor(TransformComponent):
                 job.close()
         return self._apply(nodes, extractions)
 
-    # -- failure policy (LLMRelationExtractor's) ----------------------------------------------------
-    def _policy(self) -> tuple[str, int, float | None]:
-        on_error = self.on_llm_error or getattr(self.llm, "on_error", None) or "abort"
-        limit = self.max_consecutive_failures or getattr(self.llm, "max_consecutive_failures", None) or 3
-        budget = self.build_timeout if self.build_timeout is not None else getattr(self.llm, "build_timeout", None)
-        return on_error, int(limit), budget
+    # -- failure policy (the one LLMRelationExtractor uses too) ------------------------------------
+    @property
+    def failure_policy(self) -> FailurePolicy:
+        """This extractor's failure state: the abort (``aborted``) and the last refusal, kept across runs."""
+        if self._failures is None:
+            self._failures = FailurePolicy(self, "PathRAG extraction", log)
+        return self._failures
 
-    def _run_scope(self) -> ExitStack:
+    def _run_scope(self):
         """The budget of this run, and caching of parsable answers only."""
-        stack = ExitStack()
-        stack.enter_context(llm_budget(self._policy()[2]))
-        stack.enter_context(cache_only_if(lambda text: isinstance(parse_json_lenient(text).value, (dict, list))))
-        return stack
-
-    def _refused(self, node: BaseNode, exc: LLMRequestError) -> None:
-        """Count an auth/protocol refusal; abort the run when the policy says so."""
-        on_error, limit, _ = self._policy()
-        with self._lock:
-            self._streak += 1
-            streak = self._streak
-        if on_error == "abort" and streak >= limit:
-            self._abort = LLMUnusableError(exc, streak)
-            raise self._abort from exc
-        if on_error == "skip" and hasattr(self.llm, "record_skipped"):
-            self.llm.record_skipped()
-        (log.warning if streak == 1 else log.debug)("PathRAG extraction failed for chunk %s: %s", node.node_id, exc)
+        return self.failure_policy.run_scope(_parses)
 
     # -- one chunk --------------------------------------------------------------------------------
     def _extract(self, node: BaseNode) -> _Extraction:
@@ -277,37 +267,26 @@ class PathRAGExtractor(TransformComponent):
         return found
 
     def _ask(self, node: BaseNode, prompt: BasePromptTemplate, **args: str) -> str | None:
-        if self._abort is not None:
-            raise self._abort
+        self.failure_policy.check()
         self._count(llm_calls=1)
         try:
-            answer = self.llm.predict(prompt, **args)
+            answer = predict_json(self.llm, prompt, PATHRAG_EXTRACTION_SCHEMA, "extraction", **args)
         except Exception as exc:
-            return self._failed(node, exc)
-        self._streak = 0
+            self._count(failed_chunks=1)
+            return self.failure_policy.failed(node.node_id, exc)
+        self.failure_policy.succeeded()
         return answer
 
     async def _aask(self, node: BaseNode, prompt: BasePromptTemplate, **args: str) -> str | None:
-        if self._abort is not None:
-            raise self._abort
+        self.failure_policy.check()
         self._count(llm_calls=1)
         try:
-            answer = await self.llm.apredict(prompt, **args)
+            answer = await apredict_json(self.llm, prompt, PATHRAG_EXTRACTION_SCHEMA, "extraction", **args)
         except Exception as exc:
-            return self._failed(node, exc)
-        self._streak = 0
+            self._count(failed_chunks=1)
+            return self.failure_policy.failed(node.node_id, exc)
+        self.failure_policy.succeeded()
         return answer
-
-    def _failed(self, node: BaseNode, exc: Exception) -> None:
-        self._count(failed_chunks=1)
-        if isinstance(exc, LLMUnavailableError) or self.raise_on_error:
-            raise exc
-        if isinstance(exc, LLMRequestError) and exc.kind in ("auth", "protocol"):
-            return self._refused(node, exc)
-        if is_transient_error(exc):
-            raise LLMUnavailableError(getattr(self.llm, "api_url", None) or self.llm.class_name(), exc) from exc
-        log.warning("PathRAG extraction failed for chunk %s: %s: %s", node.node_id, type(exc).__name__, exc)
-        return None
 
     # -- merging and writing back -----------------------------------------------------------------
     def _merge(self, store: dict, key, description: str) -> None:

@@ -115,6 +115,7 @@ class RobustLLM(FunctionCallingLLM):
     _access_checked: bool = PrivateAttr(default=False)
     _access_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _skipped: int = PrivateAttr(default=0)
+    _response_format_refused: bool = PrivateAttr(default=False)  # see structured.py
 
     def __init__(
         self,

@@ -133,7 +133,7 @@ def test_401_aborts_build_after_consecutive_failures_and_is_not_retried():
         with pytest.raises(LLMUnusableError, match=r"refused the request: 401 Unauthorized.*3 consecutive"):
             extractor([_chunk(f"c{i}") for i in range(5)])
         assert len(server.posts) == 3  # one per chunk, no retries, nothing after the abort
-        assert server.url in str(extractor._abort)
+        assert server.url in str(extractor.failure_policy.aborted)
 
 
 def test_skip_policy_completes_and_counts_chunks_without_relations():
