@@ -105,6 +105,8 @@ def build_llm(
     max_consecutive_failures: int = 3,
     build_timeout: float | None = None,
     max_response_bytes: int = DEFAULT_MAX_BYTES,
+    structured_output: Literal["json_schema", "json_object"] | None = None,
+    function_calling: bool = True,
 ) -> RobustLLM | None:
     """The LLM for ``url`` (None without a URL).
 
@@ -115,6 +117,11 @@ def build_llm(
     calls of one index build or A2RAG loop. ``on_error``/``max_consecutive_failures``: what a build
     does when the server refuses requests (401/403, 400/404, malformed answers): ``"abort"`` after
     that many in a row, or ``"skip"`` the chunks. ``cache_path=None`` disables the cache.
+
+    An OpenAI-compatible server gives a chat model (``chat``, real streaming) with tool calling;
+    ``function_calling=False`` says the server has none (vLLM without ``--enable-auto-tool-choice``).
+    ``structured_output`` asks for JSON with ``response_format`` where our code wants JSON (see
+    :mod:`.structured`; off by default: answers, and so cached ones, stay as they were).
     """
     if url is None or not url.strip():
         return None
@@ -134,6 +141,7 @@ def build_llm(
         max_response_bytes=max_response_bytes,
         context_window=context_window,
         api_headers=headers,
+        function_calling=function_calling,
     )
     llm = RobustLLM(
         inner,
@@ -150,6 +158,7 @@ def build_llm(
         on_error=on_error,
         max_consecutive_failures=max_consecutive_failures,
         build_timeout=build_timeout,
+        structured_output=structured_output,
     )
     if discovered:
         llm.mark_access_checked()  # the server accepted the key while listing its models

@@ -348,18 +348,22 @@ class GraphRAGQueryEngine(RetrieverQueryEngine):
 
 
 def resolve_llm(llm: Any = None):
-    """``llm`` or LlamaIndex's ``Settings.llm``, with one clear error when there is neither."""
+    """``llm``, else the ``Settings.llm`` the user set, with one clear error when there is neither.
+
+    Only an explicitly set ``Settings.llm`` counts: reading the public property would create
+    LlamaIndex's OpenAI default (see :mod:`..llm.settings`).
+    """
     if llm is not None:
         return llm
-    from llama_index.core import Settings
+    from ..llm.settings import settings_llm
 
-    try:
-        return Settings.llm
-    except Exception as exc:  # Settings.llm defaults to OpenAI, which is not installed here
+    chosen = settings_llm()
+    if chosen is None:
         raise ValueError(
             "a query engine needs an LLM: pass llm=... (e.g. llama_index_graphrag_suite.llm.build_llm("
             "'http://localhost:8000/v1') for a vLLM or OpenAI-compatible server) or set Settings.llm"
-        ) from exc
+        )
+    return chosen
 
 
 def build_query_engine(retriever, llm: Any, streaming: bool = False, text_qa_template: Any = None,
