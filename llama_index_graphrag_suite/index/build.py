@@ -33,6 +33,7 @@ from ..documents import document_key
 from ..extractors.entity_stats import EntityStatistics
 from ..extractors.statistical import CONTAINS, SYNONYM
 from ..graph.synonyms import synonym_pairs
+from ..tracing import stage, traced
 from .chunking import TokenChunker
 from .extraction import Extraction, extraction_for
 from .records import ChunkRecord, EntityRecord, FactRecord, content_hash, fact_id, text_key
@@ -102,6 +103,7 @@ class IndexBuild:
         index._refresh_derived()
         return index
 
+    @traced("index.insert")
     def insert(self, documents: Sequence[Document]) -> list[str]:
         """Add documents; returns the new chunk ids. Every artefact is updated before it returns.
 
@@ -120,7 +122,8 @@ class IndexBuild:
         it was and the error is raised.
         """
         start = time.perf_counter()
-        chunk_nodes = self._chunk(documents)
+        with self._stage("chunk"):
+            chunk_nodes = self._chunk(documents)
         if not chunk_nodes:
             return []
         stats = self.entity_statistics()
@@ -174,10 +177,12 @@ class IndexBuild:
 
     @contextlib.contextmanager
     def _stage(self, name: str):
-        """Adds the wall time of a build stage to ``build_info["stage_seconds"]`` (where indexing time goes)."""
+        """Adds the wall time of a build stage to ``build_info["stage_seconds"]`` (where indexing time goes),
+        and makes it an instrumentation span ``index.<name>`` (``tracing.py``)."""
         start = time.perf_counter()
         try:
-            yield
+            with stage(f"index.{name}"):
+                yield
         finally:
             stages = self.build_info.setdefault("stage_seconds", {})
             stages[name] = round(stages.get(name, 0.0) + time.perf_counter() - start, 3)

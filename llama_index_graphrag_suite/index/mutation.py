@@ -20,6 +20,7 @@ from ..extractors.statistical import (
     ENTITY_LABEL,
     SYNONYM,
 )
+from ..tracing import traced
 from . import provenance
 from .records import FactRecord
 from .refresh import Checkpoint, RefreshResult, plan_refresh
@@ -85,6 +86,7 @@ class IndexMutation:
 
     refresh_ref_docs = refresh  # the name LlamaIndex's indexes use
 
+    @traced("index.refresh")
     def sync(self, documents: Sequence[Document], prune: bool = False) -> RefreshResult:
         """:meth:`refresh`, returning the ids inserted / updated / unchanged / removed.
 
@@ -107,6 +109,7 @@ class IndexMutation:
                 raise
             return plan.result
 
+    @traced("index.delete")
     def _delete(self, doc_ids: set[str]) -> int:
         gone_chunks = [c for c, rec in self.chunks.items() if rec.doc_id in doc_ids]
         missing = set(doc_ids) - {self.chunks[c].doc_id for c in gone_chunks}

@@ -38,6 +38,7 @@ from ...llm.deadline import budget_deadline, llm_budget
 from ...llm.langchain_bridge import call_within_budget
 from ...llm.usage import LLMUsage
 from ...llm.verdicts import yes_no
+from ...tracing import traced
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..scoring import hybrid
 from . import evidence
@@ -114,6 +115,7 @@ class A2RAGRetriever(GraphIndexRetriever):
 
     # ------------------------------------------------------------------ gate (Eq. 1)
 
+    @traced("a2rag.gate")
     def gate_score(self, query: str) -> float:
         """``max_j clip(cos(q, s_j), 0, 1)`` over the document summaries."""
         with self.reading():  # an entry point of its own (the LangGraph loop's gate calls it)
@@ -125,6 +127,7 @@ class A2RAGRetriever(GraphIndexRetriever):
 
     # ------------------------------------------------------------------ seeds
 
+    @traced("a2rag.seeds")
     def extract_seeds(self, query: str, node_sim: NodeSimilarity, trace: dict,
                       usage: LLMUsage | None = None) -> tuple[list[Seed], list[dict], list[str]]:
         """``(S_V, S_R, relation phrases)``; see ``seeds.py``. S_R stays empty unless ``relation_seeds``."""
@@ -155,10 +158,12 @@ class A2RAGRetriever(GraphIndexRetriever):
         """Provenance of the graph evidence: chunk position -> number of seeds whose evidence it supports."""
         return evidence.evidence_chunks(self.index, self._graph(), st)
 
+    @traced("a2rag.chunk_ranking")
     def rank_chunks(self, st: RetrievalState) -> list[tuple[int, float, str]]:
         """Chunks best first: ``(chunk position, score, source)``; see :func:`.evidence.rank_chunks`."""
         return evidence.rank_chunks(self.index, self._graph(), self.config, self.top_k, st)
 
+    @traced("a2rag.sufficiency")
     def heuristic_sufficient(self, st: RetrievalState, stage: str) -> tuple[bool, str]:
         """LLM-free sufficiency after ``stage``: seeds aligned, covered, connected, relation words present
         (see :func:`.evidence.heuristic_sufficient`)."""
@@ -177,6 +182,7 @@ class A2RAGRetriever(GraphIndexRetriever):
             if usage is not None:  # failed calls are recorded too (answer None)
                 usage.record_call(prompt_text, answer, time.perf_counter() - start)
 
+    @traced("a2rag.sufficiency")
     def llm_sufficient(self, st: RetrievalState) -> tuple[bool, str]:
         """The yes/no prompt on the evidence; unreadable or failed answers count as "not sufficient"."""
         try:

@@ -32,6 +32,7 @@ from ...graph.ppr import (
 )
 from ...graph.snapshot import RELATION
 from ...llm.usage import LLMUsage
+from ...tracing import traced
 from ..scoring import top_k
 from .config import A2RAGConfig, Stage
 from .seeds import Seed, SeedIndex
@@ -114,6 +115,7 @@ class RetrievalState:
 
 # ---------------------------------------------------------------------------------------- stages
 
+@traced("a2rag.local")
 def stage_local(index, g: A2RAGGraph, config: A2RAGConfig, st: RetrievalState) -> None:
     """Eq. 7, relation-filtered when S_R is not empty."""
     snap = index.snapshot
@@ -134,6 +136,7 @@ def stage_local(index, g: A2RAGGraph, config: A2RAGConfig, st: RetrievalState) -
             st.edges[e] = None
 
 
+@traced("a2rag.bridge")
 def stage_bridge(index, g: A2RAGGraph, config: A2RAGConfig, st: RetrievalState) -> None:
     """Eq. 8: bridges within K hops of >= 2 seeds, a few shortest paths each."""
     snap = index.snapshot
@@ -156,6 +159,7 @@ def _edge_between(snap, u: int, v: int) -> int:
     return int(eids[np.flatnonzero(nbrs == v)[0]])
 
 
+@traced("a2rag.global")
 def stage_global(index, g: A2RAGGraph, config: A2RAGConfig, st: RetrievalState) -> None:
     """Eq. 9-12: degree-normalised PPR from the seeds (+ top hybrid chunks), top-L mapped back by π."""
     rows = list(dict.fromkeys(s.row for s in st.seeds))

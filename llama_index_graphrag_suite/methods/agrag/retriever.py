@@ -40,6 +40,7 @@ from ...graph.mcmi import mcmi_expand
 from ...graph.ppr import personalized_pagerank, transition_matrix
 from ...graph.snapshot import CHUNK, CONTAINS, EDGE_KIND_NAMES, RELATION, SYNONYM
 from ...graph.steiner import steiner_tree
+from ...tracing import stage
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..scoring import hybrid, top_k
 from .config import AGRAGConfig
@@ -165,15 +166,18 @@ class AGRAGRetriever(GraphIndexRetriever):
         index, cfg = self.index, self.config
         question = query_bundle.query_str
         q = self.query_vector(query_bundle)
-        hyb = hybrid(index.chunk_dense_scores(q), index.bm25.scores(question))
-        # ranked once for both uses: the k_r chunks fused with the subgraph's and, without graph retrieval, the answer
-        hybrid_rank = top_k(hyb, max(cfg.hybrid_top_k, 0 if cfg.graph_retrieval else self.top_k))
+        with stage("agrag.hybrid"):  # Eq. 20-21
+            hyb = hybrid(index.chunk_dense_scores(q), index.bm25.scores(question))
+            # ranked once for both uses: the k_r chunks fused with the subgraph's and, without graph retrieval, the answer
+            hybrid_rank = top_k(hyb, max(cfg.hybrid_top_k, 0 if cfg.graph_retrieval else self.top_k))
         evidence: dict[str, Any] = {"variant": self.variant or "full"}
         if not cfg.graph_retrieval:
             return self._finish([], hybrid_rank, hyb, None, evidence, "")
 
-        mapped = index.search_facts(q, cfg.fact_top_k)
-        kept, how = self.filter_facts(question, mapped)
+        with stage("agrag.fact_mapping"):  # Eq. 7-8
+            mapped = index.search_facts(q, cfg.fact_top_k)
+        with stage("agrag.triple_filter"):  # Eq. 9 (an LLM call when there is an llm)
+            kept, how = self.filter_facts(question, mapped)
         evidence.update(mapped_facts=[self._fact_json(f, s) for f, s in mapped],
                         kept_facts=[f for f, _ in kept], filter=how)
         if not kept:  # as the authors' code does: no graph evidence, hybrid chunks only
@@ -183,21 +187,24 @@ class AGRAGRetriever(GraphIndexRetriever):
         snap = index.snapshot
         graph = self._graph()
         terminals = sorted({snap.row(k) for f, _ in kept for k in (index.facts[f].subject, index.facts[f].object)})
-        reset = np.zeros(snap.num_nodes)
-        reset[terminals] = 1.0  # Eq. 11
-        scores = personalized_pagerank(graph.transition, reset, damping=cfg.damping)
-        scores[graph.chunk_rows] *= cfg.passage_factor
-        scores_ext = np.r_[scores, 0.0]  # the pseudo node has no influence of its own
+        with stage("agrag.ppr"):  # Eq. 10-13
+            reset = np.zeros(snap.num_nodes)
+            reset[terminals] = 1.0  # Eq. 11
+            scores = personalized_pagerank(graph.transition, reset, damping=cfg.damping)
+            scores[graph.chunk_rows] *= cfg.passage_factor
+            scores_ext = np.r_[scores, 0.0]  # the pseudo node has no influence of its own
 
-        edge_costs = self._edge_costs(graph, q, hyb)
-        costs, best_edge = graph.pairs.matrix(edge_costs)
-        tree = steiner_tree(costs, terminals, symmetric=True)
+        with stage("agrag.steiner"):  # Eq. 14 edge costs, then the Steiner tree over the terminals
+            edge_costs = self._edge_costs(graph, q, hyb)
+            costs, best_edge = graph.pairs.matrix(edge_costs)
+            tree = steiner_tree(costs, terminals, symmetric=True)
         evidence["steiner_edges"] = [self._edge_json(u, v, c, graph, best_edge) for u, v, c in tree]
         if not cfg.mcmi:
             sub_nodes = sorted(set(terminals) | {x for u, v, _ in tree for x in (u, v)})
             sub_edges, ratio, added, stopped = tree, None, [], "no_mcmi"
         else:
-            result = mcmi_expand(costs, scores_ext, tree, terminals, cfg.mcmi_max_iter, cfg.mcmi_ratio.value)
+            with stage("agrag.mcmi"):  # Eq. 15-17
+                result = mcmi_expand(costs, scores_ext, tree, terminals, cfg.mcmi_max_iter, cfg.mcmi_ratio.value)
             sub_nodes, sub_edges, ratio = result.nodes, result.edges, result.ratio
             added, stopped = result.added, result.stopped
         pseudo = snap.num_nodes

@@ -60,6 +60,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ...graph.ppr import personalized_pagerank, transition_matrix
 from ...graph.snapshot import RELATION
+from ...tracing import stage, traced
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..scoring import blended
 from .config import ArchRAGConfig, ChunkRanking, RelationScope
@@ -111,11 +112,16 @@ class ArchRAGRetriever(GraphIndexRetriever):
         if llm is not None and prompt.get_template() != COMMUNITY_SUMMARY_PROMPT.get_template():
             # a changed summary prompt writes other summaries: its own artefact
             name += "-" + hashlib.sha1(prompt.get_template().encode()).hexdigest()[:8]
-        return self.index.artefact(name, lambda: ArchRAGHierarchy.build(self.index, cfg, llm, summary_prompt=prompt),
-                                   load=lambda folder: ArchRAGHierarchy.load(folder, self.index))
+
+        def build() -> ArchRAGHierarchy:
+            with stage("archrag.hierarchy"):  # Algorithms 1 and 3, on first use after an insert or delete
+                return ArchRAGHierarchy.build(self.index, cfg, llm, summary_prompt=prompt)
+
+        return self.index.artefact(name, build, load=lambda folder: ArchRAGHierarchy.load(folder, self.index))
 
     # ------------------------------------------------------------------ search
 
+    @traced("archrag.hierarchical_search")  # Algorithm 2
     def search(self, query_vec: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """Hierarchical search: (rows, cosines) per layer searched, index = layer."""
         h, cfg = self.hierarchy, self.config
@@ -179,7 +185,9 @@ class ArchRAGRetriever(GraphIndexRetriever):
                                   "size": int(np.count_nonzero(h.entity_community[layer - 1] == row)),
                                   "chunks": community_chunks[layer - 1][row].indices.tolist()})
             if layer == 0:
-                for fid, sim in self.relations_among(rows, q):
+                with stage("archrag.relations"):
+                    relations = self.relations_among(rows, q)
+                for fid, sim in relations:
                     f = index.facts[fid]
                     items.append({"id": fid, "kind": "relation", "layer": 0, "score": sim,
                                   "title": f"{f.subject} | {f.predicate} | {f.object}", "content": f.text,
@@ -212,6 +220,12 @@ class ArchRAGRetriever(GraphIndexRetriever):
             for c in np.argsort(-dense, kind="stable")[: cfg.chunk_top_k].tolist():
                 items.append({"id": order[c], "kind": "chunk", "layer": 0, "score": float(dense[c]),
                               "title": index.chunks[order[c]].title, "content": index.chunks[order[c]].text, "chunks": [c]})
+        with stage("archrag.chunk_ranking"):
+            return self._rank(query_bundle, items, dense)
+
+    def _rank(self, query_bundle: QueryBundle, items: list[dict], dense: np.ndarray) -> list[NodeWithScore]:
+        """The chunks the retrieved items point to, ranked by ``chunk_ranking``, and the evidence node."""
+        index, cfg, order = self.index, self.config, self.index.chunk_order
         best, best_item = self._chunk_scores(items, dense)
         if cfg.chunk_ranking == ChunkRanking.PPR_REFINE:
             score = self._ppr_refine(items)

@@ -57,6 +57,7 @@ from ...graph.flow_paths import FlowGraph, flow_paths
 from ...index.vectors import normalize_rows
 from ...llm.errors import LLMUnavailableError
 from ...llm.json_repair import parse_json_lenient
+from ...tracing import stage
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..scoring import blended
 from ..scoring import top_k as top_indices
@@ -201,18 +202,22 @@ class PathRAGRetriever(GraphIndexRetriever):
         question = query_bundle.query_str
         q = self.query_vector(query_bundle)
         dense = index.chunk_dense_scores(q)
-        keywords, how = self.keywords(question)
-        nodes = self.retrieve_nodes(keywords, question)
-        search = flow_paths(self._graph().flow, [r for r, _ in nodes], alpha=cfg.alpha, theta=cfg.theta,
-                            top_k=cfg.num_paths, paths_per_pair=cfg.paths_per_pair, max_hops=cfg.max_hops)
-        paths_json = [path_record(index, p, cfg.max_edge_texts) for p in search.paths]
-        path_ranked, best = self._path_chunks(paths_json, dense)
-        base = blended(dense, lambda: index.bm25.scores(question), cfg.sparse_weight)
-        chunk_ids, source, scores = self._rank_chunks(path_ranked, best, base)
-        results = [chunk_node(index, c, scores[c], self.method, pathrag_source=source[c]) for c in chunk_ids]
-        rendered = [RenderedPath(p["text"], p["reliability"], p["hops"]) for p in paths_json]
-        text, kept = render_paths(rendered, cfg.order, cfg.max_path_tokens, cfg.flat,
-                                  seed=int(hashlib.sha1(question.encode()).hexdigest()[:8], 16))
+        with stage("pathrag.keywords"):
+            keywords, how = self.keywords(question)
+        with stage("pathrag.node_retrieval"):
+            nodes = self.retrieve_nodes(keywords, question)
+        with stage("pathrag.flow_propagation"):  # Eq. 2-4: propagation with early stop, paths by reliability
+            search = flow_paths(self._graph().flow, [r for r, _ in nodes], alpha=cfg.alpha, theta=cfg.theta,
+                                top_k=cfg.num_paths, paths_per_pair=cfg.paths_per_pair, max_hops=cfg.max_hops)
+        with stage("pathrag.path_ranking"):  # path texts (Eq. 5), chunks by path, the prompt's path order (Eq. 6)
+            paths_json = [path_record(index, p, cfg.max_edge_texts) for p in search.paths]
+            path_ranked, best = self._path_chunks(paths_json, dense)
+            base = blended(dense, lambda: index.bm25.scores(question), cfg.sparse_weight)
+            chunk_ids, source, scores = self._rank_chunks(path_ranked, best, base)
+            results = [chunk_node(index, c, scores[c], self.method, pathrag_source=source[c]) for c in chunk_ids]
+            rendered = [RenderedPath(p["text"], p["reliability"], p["hops"]) for p in paths_json]
+            text, kept = render_paths(rendered, cfg.order, cfg.max_path_tokens, cfg.flat,
+                                      seed=int(hashlib.sha1(question.encode()).hexdigest()[:8], 16))
         evidence: dict[str, Any] = {
             "variant": self.variant or "full",
             "keywords": keywords,
