@@ -57,6 +57,7 @@ from .cache import ResponseCache, _cacheable, cache_only_if
 from .errors import LLMRequestError, LLMUnavailableError
 from .http_llm import iterate_in_threads
 from .retries import is_transient_error, with_retries
+from .transport import ResponseFormatError
 from .usage import LLMUsage, count_tokens, server_usage
 
 __all__ = ["RobustLLM", "cache_only_if", "is_transient_error"]
@@ -336,6 +337,8 @@ class RobustLLM(FunctionCallingLLM):
             self._usage.add(failures=1)
             if is_transient_error(exc):
                 raise LLMUnavailableError(self.url, exc) from exc
+            if isinstance(exc, ResponseFormatError):  # a broken event or the size cap, mid-stream
+                raise LLMRequestError(self.url, exc, None) from exc
             raise
         finally:
             spent = seconds + time.perf_counter() - started
