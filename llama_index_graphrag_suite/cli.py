@@ -91,6 +91,8 @@ def cmd_index(args) -> int:
             stats["chunks_without_llm_relations"] = llm.skipped_items
     line = ", ".join(f"{k}={v}" for k, v in stats.items())
     print(f"indexed {len(docs)} documents into {out} in {time.perf_counter() - start:.1f}s ({line})")
+    if getattr(llm, "usage", None) is not None:  # calls, tokens (exact from the server, or estimated), time
+        print(f"LLM: {llm.usage.cost()}")
     return 0
 
 
@@ -269,9 +271,13 @@ def cmd_bench(args) -> int:
     if not methods:
         raise CLIError("--methods is empty")
     named = [n for m in methods for n in (available_methods() if m == "all" else [m])]
+    llm = _build_llm(args)
     report = run_bench(args.dataset, methods, limit=args.limit, index_dir=args.index_dir, embed=args.embed,
-                       llm=_build_llm(args), show_progress=not args.quiet, settings=_settings(args, named),
+                       llm=llm, show_progress=not args.quiet, settings=_settings(args, named),
                        config=_index_config(args), index_version=args.version)
+    cost = llm.usage.cost() if getattr(llm, "usage", None) is not None else None
+    if cost is not None:  # the whole run's LLM cost; "tokens" says whether the server reported them
+        report["llm_usage"] = cost.as_dict()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
@@ -284,6 +290,8 @@ def cmd_bench(args) -> int:
     for name, m in report["methods"].items():
         print(f"  {name:14s} {m['recall@2']:6.3f} {m['recall@5']:6.3f} {m['all_gold@5']:6.3f} "
               f"{m['query_ms_p50']:8.1f} {m['context_tokens_mean']:7.0f}")
+    if cost is not None:
+        print(f"  LLM: {cost}")
     print(f"wrote {out}")
     return 0
 

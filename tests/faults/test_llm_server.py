@@ -275,6 +275,14 @@ def test_cli_exits_2_naming_the_cause_when_the_server_refuses(corpus, tmp_path, 
     assert not (tmp_path / ".cache" / "llm-responses.sqlite").exists()  # --no-cache wrote nothing
 
 
+def test_cli_index_prints_the_llm_cost_saying_the_tokens_are_estimated(corpus, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with FakeLLMServer("ok") as server:  # this server sends no usage field
+        assert _index(corpus, tmp_path, server.url, "--no-cache") == 0
+        out = capsys.readouterr().out
+        assert "\nLLM: 3 LLM calls, " in out and "completion tokens (estimated)" in out
+
+
 def test_cli_llm_timeout_flag_bounds_a_silent_server(corpus, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with FakeLLMServer("silent") as server:
