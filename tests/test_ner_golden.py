@@ -53,6 +53,16 @@ def test_tables_equal_the_recorded_ones(entities):
             assert g == e, table
 
 
+def test_ner_tables_are_the_same_from_worker_processes(monkeypatch):
+    """A big build parses in worker processes (Docs come back serialised, their tensors dropped first)."""
+    from llama_index_graphrag_suite.extractors import spacy_pipeline
+
+    monkeypatch.setattr(spacy_pipeline, "MIN_TEXTS_FOR_PROCESSES", 0)
+    monkeypatch.setattr("llama_index_graphrag_suite.extractors.ner.default_processes", lambda: 2)
+    expected = json.loads(golden_path("ner").read_text(encoding="utf-8"))
+    assert json.loads(json.dumps(tables("ner"))) == expected
+
+
 if __name__ == "__main__" and "--regenerate" in sys.argv:
     for kind in ("ner", "statistical"):
         data = tables(kind)
