@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from conftest import CORPUS
 
@@ -78,6 +80,8 @@ def test_refresh_ref_docs_is_refresh_and_sync_reports_what_it_did(documents):
     assert result.removed == ["p-harbour", "p-vant"] and result.changed == [False, True, True]
     assert result.counts() == {"new": 1, "changed": 1, "unchanged": 1, "removed": 2}
     assert sorted({r.doc_id for r in index.chunks.values()}) == ["p-ada", "p-kell", "p-marlow"]
+    emptied = make_document("p-kell", "   ", "Kell Academy")  # a document emptied: its old version goes
+    assert index.sync([emptied]).updated == ["p-kell"] and "p-kell" not in {r.doc_id for r in index.chunks.values()}
 
 
 def test_a_document_given_twice_is_refused(documents):
@@ -135,6 +139,33 @@ def test_a_failed_refresh_leaves_the_index_as_it_was(documents):
     assert top_ids(index, "agrag", 3) == ranked
     assert len(index.property_graph_store.get()) == store_nodes
     assert index.refresh([changed, documents[4]]) == [True, True]  # once the server is back
+
+
+def test_a_query_during_a_refresh_waits_and_sees_the_new_document(documents):
+    """The query starts after the refresh has deleted the old version and while it embeds the new one: it must
+    wait for the writer lock and then see the new chunks (never the document missing, never half of it)."""
+    index = build(documents)
+    retriever = get_retriever(index, "dense", top_k=len(index.chunks))
+    changed = make_document("p-ada", TEXT["p-ada"] + EDIT, "Ada Lorne")
+    embed, original = index.embed_model, index.embed_model.get_text_embedding_batch
+    seen: list = []
+    asker = threading.Thread(target=lambda: seen.append(retriever.retrieve(QUERY)))
+
+    def embed_while_asked(texts, **kwargs):
+        if not asker.is_alive() and not seen:  # first call: the old p-ada is gone by now
+            asker.start()
+            asker.join(0.3)
+            assert asker.is_alive() and not seen, "the query ran inside the refresh"
+        return original(texts, **kwargs)
+
+    object.__setattr__(embed, "get_text_embedding_batch", embed_while_asked)
+    try:
+        assert index.refresh([changed]) == [True]
+    finally:
+        object.__setattr__(embed, "get_text_embedding_batch", original)
+    asker.join(10)
+    texts = {n.node.get_content() for n in seen[0] if n.node.metadata.get("doc_id") == "p-ada"}
+    assert texts and all("Quellport" in t for t in texts)
 
 
 def run(capsys, *argv):
