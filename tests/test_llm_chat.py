@@ -323,6 +323,29 @@ def test_a_server_refusing_response_format_is_asked_without_it_and_nothing_abort
         assert ["response_format" in p for p in server.posts] == [True, False, False, False, False]
 
 
+def test_concurrent_extraction_falls_back_too():
+    with ChatServer(pieces=[TRIPLES], refuse={"response_format"}) as server:
+        llm = _llm(server, structured_output="json_object")
+        nodes = LLMRelationExtractor(llm=llm, num_workers=3)([_chunk(f"c{i}") for i in range(6)])  # acall, achat
+        assert all([r.label for r in n.metadata["relations"]] == ["born in"] for n in nodes)
+        with_format = sum("response_format" in p for p in server.posts)
+        assert 1 <= with_format <= 3 and len(server.posts) == 6 + with_format  # one refusal per worker at most
+
+
+def test_pathrag_extraction_asks_for_its_schema():
+    from llama_index_graphrag_suite.extractors.pathrag_extractor import PathRAGExtractor
+    from llama_index_graphrag_suite.llm.structured import PATHRAG_EXTRACTION_SCHEMA
+
+    answer = json.dumps({"entities": [{"name": "Marie Curie", "type": "person", "description": "a physicist"}],
+                         "relations": []})
+    with ChatServer(pieces=[answer]) as server:
+        llm = _llm(server, structured_output="json_schema")
+        (node,) = PathRAGExtractor(llm=llm, max_gleaning=0, num_workers=1)([TextNode(text=PASSAGE, id_="p")])
+        assert [n.name for n in node.metadata["nodes"]] == ["marie curie"]
+        assert server.posts[-1]["response_format"]["json_schema"] == {"name": "extraction",
+                                                                       "schema": PATHRAG_EXTRACTION_SCHEMA}
+
+
 def test_a_non_json_answer_despite_response_format_is_read_leniently():
     answer = "Sure! Here it is: " + TRIPLES.replace('"]]}', '"],]}')  # chatter and a trailing comma
     with ChatServer(pieces=[answer]) as server:
