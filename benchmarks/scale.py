@@ -1,0 +1,285 @@
+"""How indexing and retrieval grow with the corpus, on the synthetic encyclopedia (benchmarks/synth.py).
+
+    python benchmarks/scale.py --sizes 1000,3000                                   # bundled MiniLM, spaCy NER
+    python benchmarks/scale.py --sizes 1000,3000,10000 --embed hash --entities statistical   # fast, model-free
+
+For each size N: write the synthetic corpus (seed 0) and its 2-/3-hop questions, then in a fresh process (so peak
+memory is per size) index it LLM-free the way a user would (``GraphRAGIndex.from_documents``), save it, load it
+back, and run every method on the questions. Recorded: index time per stage (the index's
+``build_info["stage_seconds"]``), peak RSS, size on disk, save and load time, each method's first-query time
+(lazy set-up such as ArchRAG's hierarchy), retrieval p50/p95 with the query embedding excluded (each question is
+embedded untimed first; ``index.embed_query`` then answers the retriever from its cache), and recall@5.
+
+Index time's growth exponent is the log-log slope between the two largest sizes, per stage; the 1M-passage
+row is a paper extrapolation of each stage at its own exponent (and, for contrast, linearly). Results
+accumulate in benchmarks/results/scale.json (one run per embed/entities setting) and are rendered to
+scale.md and scale.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+TOP_K = 5
+EXTRAPOLATE_TO = 1_000_000
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux reports KiB
+
+
+def _disk_mb(folder: Path) -> float:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
+
+
+def run_child(dataset: str, embed: str, entities: str, methods: list[str]) -> dict:
+    """In the child process: build, save, load, query; returns one row."""
+    from llama_index_graphrag_suite.config import IndexConfig
+    from llama_index_graphrag_suite.eval.datasets import load_dataset
+    from llama_index_graphrag_suite.eval.metrics import percentile, recall_at
+    from llama_index_graphrag_suite.index.graph_index import GraphRAGIndex
+    from llama_index_graphrag_suite.registry import get_retriever
+
+    ds = load_dataset(dataset)
+    start = time.perf_counter()
+    index = GraphRAGIndex.from_documents(ds.documents, embed_model=None if embed == "minilm" else embed,
+                                         config=IndexConfig(entities=entities))
+    build_seconds = time.perf_counter() - start
+    build_rss = _peak_rss_mb()
+    row = {"n": len(ds.documents), "questions": len(ds.questions), "index_seconds": round(build_seconds, 2),
+           "stage_seconds": dict(index.build_info.get("stage_seconds", {})), **index.stats(),
+           "peak_rss_build_mb": round(build_rss)}
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        index.persist(tmp)
+        row["save_seconds"] = round(time.perf_counter() - start, 2)
+        row["disk_mb"] = round(_disk_mb(Path(tmp)), 1)
+        start = time.perf_counter()
+        index = GraphRAGIndex.load(tmp, embed_model=index.embed_model)  # the model is already in memory
+        row["load_seconds"] = round(time.perf_counter() - start, 2)
+        row["methods"] = {}
+        for method in methods:
+            retriever = get_retriever(index, method, top_k=TOP_K)
+            first = ds.questions[0].question
+            index.embed_query(first)
+            start = time.perf_counter()
+            retriever.retrieve(first)  # untimed below: lazy per-index set-up is paid here
+            first_s = time.perf_counter() - start
+            times, recalls = [], []
+            for q in ds.questions:
+                index.embed_query(q.question)  # cached: the timed call below does not embed
+                start = time.perf_counter()
+                nodes = retriever.retrieve(q.question)
+                times.append((time.perf_counter() - start) * 1000)
+                ranked = [str(n.node.metadata.get("doc_id") or n.node.ref_doc_id or n.node.node_id) for n in nodes]
+                recalls.append(recall_at(ranked, q.supporting_ids, TOP_K))
+            row["methods"][method] = {"first_query_s": round(first_s, 2), "p50_ms": round(percentile(times, 50), 2),
+                                      "p95_ms": round(percentile(times, 95), 2),
+                                      "recall@5": round(sum(recalls) / len(recalls), 4)}
+    row["peak_rss_mb"] = round(_peak_rss_mb())
+    return row
+
+
+# -- fitting and extrapolation ------------------------------------------------------------------------
+def slope(rows: list[dict], value) -> float | None:
+    """Log-log slope of ``value(row)`` between the two largest sizes (None if not measurable)."""
+    if len(rows) < 2:
+        return None
+    a, b = sorted(rows, key=lambda r: r["n"])[-2:]
+    va, vb = value(a), value(b)
+    if va <= 0 or vb <= 0 or a["n"] == b["n"]:
+        return None
+    return math.log(vb / va) / math.log(b["n"] / a["n"])
+
+
+def extrapolate(rows: list[dict], n: int = EXTRAPOLATE_TO) -> dict:
+    """Each stage at its own measured exponent from the largest size to ``n``, and linearly for contrast.
+
+    Stages are extrapolated separately because they grow differently (a quadratic stage that is cheap at 3k
+    can dominate at 1M), and summed. Memory and disk: linear in N through the two largest sizes.
+    """
+    top = max(rows, key=lambda r: r["n"])
+    factor = n / top["n"]
+    stages = {}
+    for stage, seconds in top["stage_seconds"].items():
+        k = slope(rows, lambda r, s=stage: r["stage_seconds"].get(s, 0.0))
+        k = 1.0 if k is None else max(k, 1.0)  # nothing indexes N passages in sublinear time; a low slope is noise
+        stages[stage] = {"exponent": round(k, 2), "seconds": seconds * factor ** k, "linear": seconds * factor}
+    out = {"n": n, "stages": stages,
+           "seconds": sum(s["seconds"] for s in stages.values()),
+           "linear_seconds": sum(s["linear"] for s in stages.values())}
+    if len(rows) >= 2:
+        a, b = sorted(rows, key=lambda r: r["n"])[-2:]
+        for key in ("peak_rss_build_mb", "disk_mb"):
+            per = (b[key] - a[key]) / (b["n"] - a["n"])
+            out[key] = b[key] + per * (n - b["n"])
+    return out
+
+
+# -- report ------------------------------------------------------------------------------------------
+def _hms(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def render(runs: list[dict]) -> str:
+    lines = ["# Scaling on the synthetic encyclopedia", "",
+             "Generated by `benchmarks/scale.py` (`make bench-scale`) on `benchmarks/synth.py` corpora (seed 0): "
+             "passages about generated people, places, organisations and works, with 2- and 3-hop questions whose "
+             "gold passages are known by construction. Index LLM-free; retrieval latency excludes the query "
+             "embedding; recall@5 = share of a question's gold passages in the top 5. Each size in a fresh process.",
+             ""]
+    for run in runs:
+        rows = sorted(run["rows"], key=lambda r: r["n"])
+        lines += [f"## embed={run['embed']}, entities={run['entities']}", "",
+                  f"Command: `{run['command']}`  ", f"Machine: {run['machine']}; run {run['date']}. {run.get('note', '')}", "",
+                  "| passages | chunks | entities | relations | index s | stages (s) | peak RSS MB | disk MB | save s | load s |",
+                  "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
+        for r in rows:
+            stages = ", ".join(f"{k} {v:.1f}" for k, v in r["stage_seconds"].items())
+            lines.append(f"| {r['n']:,} | {r['chunks']:,} | {r['entities']:,} | {r['relations']:,} | {r['index_seconds']} | "
+                         f"{stages} | {r['peak_rss_build_mb']} | {r['disk_mb']} | {r['save_seconds']} | {r['load_seconds']} |")
+        methods = list(rows[0]["methods"])
+        lines += ["", "Retrieval per method: p50 / p95 ms (query embedding excluded), recall@5 %, first query s "
+                  "(lazy set-up, untimed in p50/p95):", "",
+                  "| method | " + " | ".join(f"{r['n']:,}: p50 / p95 ms | recall@5 | first s" for r in rows) + " |",
+                  "|---|" + "---:|---:|---:|" * len(rows)]
+        for m in methods:
+            cells = []
+            for r in rows:
+                s = r["methods"].get(m)
+                cells.append(f"{s['p50_ms']:.1f} / {s['p95_ms']:.1f} | {100 * s['recall@5']:.1f} | {s['first_query_s']:.1f}"
+                             if s else "- | - | -")
+            lines.append(f"| {m} | " + " | ".join(cells) + " |")
+        if len(rows) >= 2:
+            ex = extrapolate(rows)
+            total_k = slope(rows, lambda r: r["index_seconds"])
+            a, b = rows[-2]["n"], rows[-1]["n"]
+            lines += ["", f"Growth exponent of index time between {a:,} and {b:,} passages: **{total_k:.2f}** "
+                      "(log-log slope; 1 = linear). Per stage, and each stage carried to 1,000,000 passages at its own "
+                      "exponent (on paper, not run):", "",
+                      "| stage | exponent | at 1M (own exponent) | at 1M (if linear) |", "|---|---:|---:|---:|"]
+            for stage, s in ex["stages"].items():
+                lines.append(f"| {stage} | {s['exponent']} | {_hms(s['seconds'])} | {_hms(s['linear'])} |")
+            lines.append(f"| **total** | | **{_hms(ex['seconds'])}** | {_hms(ex['linear_seconds'])} |")
+            if "peak_rss_build_mb" in ex:
+                lines += ["", f"Linear in N through the two largest sizes, 1M passages would need about "
+                          f"{ex['peak_rss_build_mb'] / 1024:.0f} GB peak RSS to build and {ex['disk_mb'] / 1024:.1f} GB on disk."]
+        lines.append("")
+    lines += ["## Larger runs", "",
+              "100k passages needs a quiet machine (hours with the bundled MiniLM and spaCy NER; about 16 GB RAM):", "",
+              "```bash", "make bench-scale SIZES=10000,30000,100000 ARGS='--max-size 100000'",
+              "# or, model-free and much faster:",
+              "python benchmarks/scale.py --sizes 10000,30000,100000 --max-size 100000 --embed hash --entities statistical", "```", "",
+              "The synthetic corpus itself streams (`python benchmarks/synth.py --n 1000000 --out DIR` holds one passage "
+              "in memory at a time).", "", "![scaling](scale.png)", ""]
+    return "\n".join(lines)
+
+
+def plot(runs: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for run in runs:
+        rows = sorted(run["rows"], key=lambda r: r["n"])
+        ns = [r["n"] for r in rows]
+        label = f"{run['embed']}/{run['entities']}"
+        left.plot(ns, [r["index_seconds"] for r in rows], "o-", lw=2, label=f"{label}: total")
+        for stage in rows[-1]["stage_seconds"]:
+            left.plot(ns, [max(r["stage_seconds"].get(stage, 0), 1e-3) for r in rows], ".--", lw=1,
+                      label=f"{label}: {stage}")
+        for m in rows[-1]["methods"]:
+            right.plot(ns, [r["methods"][m]["p50_ms"] for r in rows], "o-", label=f"{label}: {m}")
+    for ax, title, ylabel in ((left, "index time per stage", "seconds"),
+                              (right, "retrieval p50 (query embedding excluded)", "ms")):
+        ax.set_xscale("log"); ax.set_yscale("log")
+        ax.set_xlabel("passages"); ax.set_ylabel(ylabel); ax.set_title(title)
+        ax.grid(True, which="both", alpha=0.3); ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def _machine() -> str:
+    from llama_index_graphrag_suite.eval.bench import machine_description
+
+    return machine_description()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="1000,3000,10000", help="passages per run, comma-separated")
+    ap.add_argument("--max-size", type=int, default=30_000,
+                    help="refuse sizes above this (a cap for this machine; raise it on a bigger one)")
+    ap.add_argument("--embed", default="minilm", help="minilm (the bundled all-MiniLM-L6-v2, the default) or hash")
+    ap.add_argument("--entities", default="ner", choices=("ner", "statistical", "both"))
+    ap.add_argument("--methods", default="dense,bm25,hybrid,hipporag,agrag,pathrag,archrag,a2rag")
+    ap.add_argument("--questions", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--results", default=str(RESULTS), help="folder for scale.json, scale.md, scale.png")
+    ap.add_argument("--note", default="", help="a sentence for the report (e.g. the machine was shared)")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    methods = args.methods.split(",")
+    if args.child:
+        print(json.dumps(run_child(args.child, args.embed, args.entities, methods)))
+        return
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if max(sizes) > args.max_size:
+        sys.exit(f"size {max(sizes)} is above --max-size {args.max_size}; raise it deliberately on a machine that fits")
+    sys.path.insert(0, str(HERE))
+    import synth
+
+    command = "python benchmarks/scale.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    print(f"embed={args.embed} entities={args.entities} methods={args.methods} sizes={sizes}", flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            folder = synth.write(Path(tmp) / f"synth-{n}", n, seed=args.seed, questions=args.questions)
+            env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+            out = subprocess.run([sys.executable, __file__, "--child", str(folder), "--embed", args.embed,
+                                  "--entities", args.entities, "--methods", args.methods],
+                                 capture_output=True, text=True, check=False, env=env)
+            lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+            if out.returncode or not lines:
+                sys.exit(f"N={n} failed:\n{out.stderr[-3000:]}")
+            row = json.loads(lines[-1])
+            rows.append(row)
+            print(f"N={n}: index {row['index_seconds']} s {row['stage_seconds']}, peak RSS {row['peak_rss_build_mb']} MB, "
+                  f"disk {row['disk_mb']} MB; " + ", ".join(f"{m} {s['p50_ms']} ms r@5 {s['recall@5']}"
+                                                              for m, s in row["methods"].items()), flush=True)
+    results = Path(args.results)
+    results.mkdir(parents=True, exist_ok=True)
+    store = results / "scale.json"
+    runs = json.loads(store.read_text()) if store.is_file() else []
+    runs = [r for r in runs if (r["embed"], r["entities"]) != (args.embed, args.entities)]
+    runs.append({"embed": args.embed, "entities": args.entities, "command": command, "machine": _machine(),
+                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "note": args.note, "rows": rows})
+    store.write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")
+    (results / "scale.md").write_text(render(runs), encoding="utf-8")
+    try:
+        plot(runs, results / "scale.png")
+    except ImportError:
+        print("matplotlib is missing (pip install -c constraints.txt matplotlib): no plot", file=sys.stderr)
+    print(f"wrote {results / 'scale.md'}")
+
+
+if __name__ == "__main__":
+    main()
