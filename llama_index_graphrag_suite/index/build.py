@@ -122,8 +122,9 @@ class IndexBuild:
         it was and the error is raised.
         """
         start = time.perf_counter()
+        ray = self._ray_runner  # None: every step runs in this process; else see index/distributed.py
         with self._stage("chunk"):
-            chunk_nodes = self._chunk(documents)
+            chunk_nodes = ray.chunk(self, documents) if ray else self._chunk(documents)
         if not chunk_nodes:
             return []
         stats = self.entity_statistics()
@@ -138,11 +139,15 @@ class IndexBuild:
             extractors.append(llm_extractor)
         extractors += self.extra_extractors
         usage = getattr(self.llm, "usage", None)  # a RobustLLM counts requests, cache hits and tokens
-        stats.fit(n.text for n in chunk_nodes)
+        if ray:
+            ray.fit_statistics(stats, [n.text for n in chunk_nodes])
+        else:
+            stats.fit(n.text for n in chunk_nodes)
         try:
             with usage.track() if usage is not None else contextlib.nullcontext() as used:
                 with self._stage("extract"):
-                    run_transformations(chunk_nodes, extractors, show_progress=self.show_progress)
+                    (ray.run_transformations if ray else run_transformations)(
+                        chunk_nodes, extractors, show_progress=self.show_progress)
         except BaseException:
             stats.forget(n.text for n in chunk_nodes)
             raise
@@ -315,7 +320,8 @@ class IndexBuild:
             log.info("embedding %d %s", len(texts), what)
         # Batches of similar length waste little on padding: about 1.5x faster on CPU (measured on hotpotqa facts).
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        vecs = self.embed_model.get_text_embedding_batch([texts[i] for i in order], show_progress=self.show_progress)
+        embed = self._ray_runner.embedder(self.embed_model) if self._ray_runner else self.embed_model.get_text_embedding_batch
+        vecs = embed([texts[i] for i in order], show_progress=self.show_progress)
         arr = np.empty((len(texts), len(vecs[0])), dtype=np.float32)
         arr[order] = np.asarray(vecs, dtype=np.float32)
         if self._dim is None:

