@@ -80,8 +80,16 @@ def cmd_index(args) -> int:
         raise CLIError(f"{out} already holds an index; pass --overwrite to replace it")
     llm = _build_llm(args)
     start = time.perf_counter()
+    if args.ray:  # a missing extra is a one-line error before any work
+        from .index.distributed import import_ray
+
+        try:
+            import_ray()
+        except ImportError as exc:
+            raise CLIError(str(exc)) from None
     index = GraphRAGIndex.from_documents(
-        docs, embed_model=args.embed, config=_index_config(args), llm=llm, show_progress=not args.quiet
+        docs, embed_model=args.embed, config=_index_config(args), llm=llm, show_progress=not args.quiet,
+        ray_address=args.ray,
     )
     index.persist(out, keep_versions=args.keep_versions)
     stats = index.stats()
@@ -335,6 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true", help="replace the index already in --out")
     p.add_argument("--keep-versions", type=int, default=3, metavar="N",
                    help="versions of --out kept for rollback, the new one included (default 3)")
+    p.add_argument("--ray", default=None, metavar="ADDRESS",
+                   help="shard chunking, extraction and embedding over Ray: local (start one on this machine), "
+                        "auto (join this machine's cluster) or ray://HOST:10001; needs the 'ray' extra")
     add_update_options(p)
     _add_common(p, index_settings=True, llm=True)
     p.set_defaults(func=cmd_index)
