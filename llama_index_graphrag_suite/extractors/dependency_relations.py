@@ -11,13 +11,15 @@ tree carries the relation (the "shortest dependency path" of classic relation ex
 The predicate is the path's words in sentence order (auxiliaries of a passive and negations kept,
 determiners dropped). A path through another name is skipped (the nearer pair states it), as is a
 path longer than ``max_path`` words. Names that take part in no parsed relation fall back to a
-co-occurrence relation with the nearest name of their sentence. Works on any object shaped like a
-spaCy ``Doc`` (``sents``, ``char_span``, tokens with ``dep_``, ``head``, ``children``, ``i``).
+co-occurrence relation with the nearest name of their sentence. Reads a spaCy ``Doc`` (``sents``,
+``char_span``, ``to_array``, ``vocab.strings``, tokens' ``text``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy
 
 from .entity_resolution import EntityMention
 
@@ -42,53 +44,72 @@ class ParsedRelation:
     text: str = ""  # the fact text, when the caller has it already (else the sentence)
 
 
-def _attachment(token):
-    """Where a name attaches to the sentence: a conjunct hangs on its first conjunct's head."""
-    while token.dep_ == "conj" and token.head.i != token.i:  # spaCy makes a new Token per access: compare .i
-        token = token.head
-    return token
+class _Tree:
+    """A parse as plain lists (head index and dependency label per token), read once per chunk.
 
+    Walking ``token.head`` makes a new spaCy ``Token`` object at every step; the relation search walks
+    thousands of paths per megabyte, so it walks integers here and asks the ``Doc`` for a word's text only
+    when the word goes into a predicate.
+    """
 
-def _ancestors(token) -> list:
-    chain = [token]
-    while chain[-1].head.i != chain[-1].i:
-        chain.append(chain[-1].head)
-    return chain
+    def __init__(self, doc):
+        self.doc = doc
+        # HEAD is each token's offset to its head (stored unsigned), DEP the label's hash
+        cols = doc.to_array(["HEAD", "DEP"])
+        self.heads = (numpy.arange(len(cols)) + cols[:, 0].astype(numpy.int64)).tolist()
+        strings = doc.vocab.strings
+        self.deps = [strings[h] for h in cols[:, 1].tolist()]
+        self.kept_children: dict[int, list[int]] = {}  # head -> children kept on a path ("was born", "not")
+        for i, (head, dep) in enumerate(zip(self.heads, self.deps)):
+            if dep in _KEEP_CHILDREN and head != i:
+                self.kept_children.setdefault(head, []).append(i)
 
+    def attachment(self, i: int) -> int:
+        """Where a name attaches to the sentence: a conjunct hangs on its first conjunct's head."""
+        heads, deps = self.heads, self.deps
+        while deps[i] == "conj" and heads[i] != i:
+            i = heads[i]
+        return i
 
-def dependency_path(a, b) -> tuple[list, list] | None:
-    """Tokens from ``a`` up to the lowest common ancestor and from ``b`` up to it (both inclusive)."""
-    up_a = _ancestors(a)
-    pos = {t.i: n for n, t in enumerate(up_a)}
-    up_b = []
-    for t in _ancestors(b):
-        up_b.append(t)
-        if t.i in pos:
-            return up_a[: pos[t.i] + 1], up_b
-    return None  # different sentences
+    def ancestors(self, i: int) -> list[int]:
+        heads = self.heads
+        chain = [i]
+        while heads[i] != i:
+            i = heads[i]
+            chain.append(i)
+        return chain
 
+    def path(self, a: int, b: int) -> tuple[list[int], list[int]] | None:
+        """From ``a`` up to the lowest common ancestor and from ``b`` up to it (both inclusive)."""
+        up_a = self.ancestors(a)
+        pos = {t: n for n, t in enumerate(up_a)}
+        up_b = []
+        for t in self.ancestors(b):
+            up_b.append(t)
+            if t in pos:
+                return up_a[: pos[t] + 1], up_b
+        return None  # different sentences
 
-def classify(up_a: list, up_b: list) -> str:
-    deps = {t.dep_ for t in up_a[:-1]} | {t.dep_ for t in up_b[:-1]}
-    if "appos" in deps:
-        return "appos"
-    if deps & {"attr", "acomp", "oprd"}:
-        return "copula"
-    if deps & _SUBJECT and deps & _OBJECT:
-        return "svo"
-    if deps <= {"prep", "pobj", "compound", "amod", "nmod", "poss", "pcomp"}:
-        return "prep"
-    return "dependency"
+    def classify(self, up_a: list[int], up_b: list[int]) -> str:
+        deps = self.deps
+        found = {deps[t] for t in up_a[:-1]} | {deps[t] for t in up_b[:-1]}
+        if "appos" in found:
+            return "appos"
+        if found & {"attr", "acomp", "oprd"}:
+            return "copula"
+        if found & _SUBJECT and found & _OBJECT:
+            return "svo"
+        if found <= {"prep", "pobj", "compound", "amod", "nmod", "poss", "pcomp"}:
+            return "prep"
+        return "dependency"
 
-
-def _predicate(up_a: list, up_b: list, a_root, b_root) -> tuple[str, int]:
-    inner = {t.i: t for t in up_a[1:] + up_b[1:] if t.i not in (a_root.i, b_root.i)}
-    for t in list(inner.values()):
-        for child in t.children:
-            if child.dep_ in _KEEP_CHILDREN:
-                inner[child.i] = child
-    words = [t for i, t in sorted(inner.items()) if t.dep_ not in _SKIP_ON_PATH]
-    return " ".join(t.text.lower() for t in words), len(inner)
+    def predicate(self, up_a: list[int], up_b: list[int], a_root: int, b_root: int) -> tuple[str, int]:
+        inner = {t for t in up_a[1:] + up_b[1:] if t not in (a_root, b_root)}
+        for t in list(inner):
+            inner.update(self.kept_children.get(t, ()))
+        deps, doc = self.deps, self.doc
+        words = [doc[t].text.lower() for t in sorted(inner) if deps[t] not in _SKIP_ON_PATH]
+        return " ".join(words), len(inner)
 
 
 def parsed_relations(doc, mentions: list[EntityMention], max_path: int = 4,
@@ -98,37 +119,42 @@ def parsed_relations(doc, mentions: list[EntityMention], max_path: int = 4,
     for m in mentions:
         span = doc.char_span(m.start, m.end, alignment_mode="expand")
         if span is not None and len(span):
-            heads.append((m, span, _attachment(span.root)))
+            heads.append((m, span.start, span.end, span.root.i))
+    if len(heads) < 2:
+        return []  # no sentence holds two names
+    tree = _Tree(doc)
+    deps = tree.deps
+    heads = [(m, start, end, tree.attachment(root)) for m, start, end, root in heads]
     out: list[ParsedRelation] = []
     for sent in doc.sents:
-        inside = [h for h in heads if sent.start <= h[1].start < sent.end]
+        inside = [h for h in heads if sent.start <= h[1] < sent.end]
         if len(inside) < 2:
             continue
         bounds = (sent.start_char, sent.end_char)
-        owner = {t.i: n for n, (_, span, _) in enumerate(inside) for t in span}
+        owner = {t: n for n, (_, start, end, _) in enumerate(inside) for t in range(start, end)}
         related: set[int] = set()
         found: list[tuple[int, ParsedRelation]] = []
         for i in range(len(inside)):
             for j in range(i + 1, len(inside)):
-                (ma, _, ra), (mb, _, rb) = inside[i], inside[j]
-                if ma.key == mb.key or ra.i == rb.i:
+                (ma, _, _, ra), (mb, _, _, rb) = inside[i], inside[j]
+                if ma.key == mb.key or ra == rb:
                     continue
-                path = dependency_path(ra, rb)
+                path = tree.path(ra, rb)
                 if path is None:
                     continue
                 up_a, up_b = path
-                on_path = {t.i for t in up_a[1:-1] + up_b[1:-1]}
-                if any(t.dep_ in _CLAUSE_LINKS for t in up_a[1:-1] + up_b[1:-1]):
+                between = up_a[1:-1] + up_b[1:-1]
+                if any(deps[t] in _CLAUSE_LINKS for t in between):
                     continue  # "A starred X and was shot by Y": two clauses, not one relation
-                if any(owner.get(t) not in (None, i, j) for t in on_path | {up_a[-1].i}):
+                if any(owner.get(t) not in (None, i, j) for t in [*between, up_a[-1]]):
                     continue  # another name sits between them: the nearer pair says it
-                predicate, length = _predicate(up_a, up_b, ra, rb)
+                predicate, length = tree.predicate(up_a, up_b, ra, rb)
                 if not predicate or length > max_path:
                     continue
                 src, dst = (ma, mb)
-                if {t.dep_ for t in up_b[:-1]} & _SUBJECT and not {t.dep_ for t in up_a[:-1]} & _SUBJECT:
+                if {deps[t] for t in up_b[:-1]} & _SUBJECT and not {deps[t] for t in up_a[:-1]} & _SUBJECT:
                     src, dst = mb, ma  # the subject is the source, whatever the word order
-                rel = ParsedRelation(src.key, predicate, dst.key, classify(up_a, up_b), bounds,
+                rel = ParsedRelation(src.key, predicate, dst.key, tree.classify(up_a, up_b), bounds,
                                      min(ma.start, mb.start), max(ma.end, mb.end))
                 found.append((length, rel))
                 related.update((i, j))
@@ -142,10 +168,10 @@ def parsed_relations(doc, mentions: list[EntityMention], max_path: int = 4,
 def _nearest_pairs(inside: list, related: set[int], bounds: tuple[int, int], cap: int) -> list[ParsedRelation]:
     """Co-occurrence, as a fallback: each name no parsed relation reached, with its nearest other name."""
     out, seen = [], set()
-    for i, (m, _, _) in enumerate(inside):
+    for i, (m, *_) in enumerate(inside):
         if i in related:
             continue
-        others = [(abs(o.start - m.start), o) for n, (o, _, _) in enumerate(inside) if n != i and o.key != m.key]
+        others = [(abs(o.start - m.start), o) for n, (o, *_) in enumerate(inside) if n != i and o.key != m.key]
         if not others:
             continue
         _, o = min(others, key=lambda x: x[0])
