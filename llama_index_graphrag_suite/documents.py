@@ -76,18 +76,31 @@ def document_key(doc: Document) -> tuple[str, str]:
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """``(line number, parsed value)`` for each non-blank line; a bad line is a CorpusError naming it."""
-    for lineno, line in enumerate(_decode(path.read_bytes(), str(path)).splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            yield lineno, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CorpusError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+    """``(line number, parsed value)`` for each non-blank line; a bad line is a CorpusError naming it.
+
+    Reads one line at a time (a corpus of millions of passages is never held whole), each decoded as
+    :func:`_decode` does a file. A UTF-16 file (its NUL bytes split lines wrongly) is decoded whole.
+    """
+    path = Path(path)
+    with path.open("rb") as f:
+        if f.read(2) in (b"\xff\xfe", b"\xfe\xff"):
+            f.seek(0)
+            lines = enumerate(_decode(f.read(), str(path)).splitlines(), 1)
+        else:
+            f.seek(0)
+            lines = ((n, _decode(raw, f"{path}:{n}")) for n, raw in enumerate(f, 1))
+        for lineno, line in lines:
+            if not line.strip():
+                continue
+            try:
+                yield lineno, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CorpusError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
 
 
-def load_jsonl(path: Path) -> list[Document]:
-    docs, seen = [], set()
+def iter_jsonl_documents(path: Path) -> Iterator[Document]:
+    """The documents of a .jsonl corpus one at a time (only the ids seen so far are kept, to refuse duplicates)."""
+    path, seen = Path(path), set()
     for lineno, row in iter_jsonl(path):
         if not isinstance(row, dict) or not isinstance(row.get("text"), str):
             raise CorpusError(f'{path}:{lineno}: expected an object with a "text" string')
@@ -98,8 +111,11 @@ def load_jsonl(path: Path) -> list[Document]:
         extra = {k: v for k, v in row.items() if k not in ("id", "title", "text", "doc_id") and isinstance(v, (str, int, float, bool))}
         if "doc_id" in row:  # e.g. the source document a passage was cut from: kept, but it is not our id
             extra["source_doc_id"] = str(row["doc_id"])
-        docs.append(make_document(doc_id, row["text"], str(row.get("title") or ""), extra))
-    return docs
+        yield make_document(doc_id, row["text"], str(row.get("title") or ""), extra)
+
+
+def load_jsonl(path: Path) -> list[Document]:
+    return list(iter_jsonl_documents(path))
 
 
 def load_folder(path: Path) -> list[Document]:

@@ -95,6 +95,29 @@ class GraphSnapshot:
         }
 
     @classmethod
+    def from_edges(cls, node_ids: list[str], num_entities: int, relations: tuple[np.ndarray, np.ndarray],
+                   contains: tuple[np.ndarray, np.ndarray],
+                   synonyms: tuple[np.ndarray, np.ndarray, np.ndarray]) -> "GraphSnapshot":
+        """A snapshot from endpoint rows per edge kind, in edge order: relations (subject, object; edge i is
+        fact row i), contains (chunk, entity), synonyms (a, b, cosine). Whole arrays are concatenated, so
+        building costs a few numpy calls, not Python objects per edge."""
+        rel_src, rel_dst = (np.asarray(a, np.int32) for a in relations)
+        con_src, con_dst = (np.asarray(a, np.int32) for a in contains)
+        syn_src, syn_dst = (np.asarray(a, np.int32) for a in synonyms[:2])
+        n_rel, n_con, n_syn = rel_src.size, con_src.size, syn_src.size
+        node_kind = np.full(len(node_ids), CHUNK, np.int8)
+        node_kind[:num_entities] = ENTITY
+        return cls(
+            node_ids=node_ids, node_kind=node_kind,
+            edge_src=np.concatenate([rel_src, con_src, syn_src]),
+            edge_dst=np.concatenate([rel_dst, con_dst, syn_dst]),
+            edge_kind=np.concatenate([np.full(n_rel, RELATION, np.int8), np.full(n_con, CONTAINS, np.int8),
+                                      np.full(n_syn, SYNONYM, np.int8)]),
+            edge_fact=np.concatenate([np.arange(n_rel, dtype=np.int32), np.full(n_con + n_syn, -1, np.int32)]),
+            edge_weight=np.concatenate([np.ones(n_rel + n_con, np.float32), np.asarray(synonyms[2], np.float32)]),
+        )
+
+    @classmethod
     def from_arrays(cls, node_ids: list[str], arrays) -> "GraphSnapshot":
         snap = cls(
             node_ids=list(node_ids),

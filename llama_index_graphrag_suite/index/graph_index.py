@@ -30,9 +30,7 @@ from ..extractors.entity_stats import EntityStatistics
 from ..extractors.statistical import (
     StatisticalEntityExtractor,
 )
-from ..graph.snapshot import CHUNK, ENTITY, RELATION, GraphSnapshot
-from ..graph.snapshot import CONTAINS as E_CONTAINS
-from ..graph.snapshot import SYNONYM as E_SYNONYM
+from ..graph.snapshot import GraphSnapshot
 from ..registry import DEFAULT_METHOD, as_query_engine, as_retriever
 from . import provenance
 from .artefacts import ArtefactCache
@@ -198,24 +196,25 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
         self.bm25 = BM25Table([self.chunks[c].text for c in self._chunk_order])
 
     def _build_snapshot(self) -> GraphSnapshot:
+        # Endpoint rows go straight into typed arrays (np.fromiter), and kinds, fact rows and weights are
+        # whole-array fills: no Python list entry per edge and attribute (five of them per edge before,
+        # ~36 bytes each against 4-8 in an array); the same arrays as the per-edge loop (tests/test_scale_memory.py).
         entity_ids = list(self.entities)
         node_ids = entity_ids + self._chunk_order
         row = {n: i for i, n in enumerate(node_ids)}
-        src, dst, kind, fact, weight = [], [], [], [], []
-        for position, f in enumerate(self.facts.values()):
-            src.append(row[f.subject]); dst.append(row[f.object]); kind.append(RELATION)
-            fact.append(position); weight.append(1.0)
-        for cid in self._chunk_order:
-            for key in self.chunks[cid].entities:
-                src.append(row[cid]); dst.append(row[key]); kind.append(E_CONTAINS); fact.append(-1); weight.append(1.0)
-        for (a, b), s in self.synonyms.items():
-            src.append(row[a]); dst.append(row[b]); kind.append(E_SYNONYM); fact.append(-1); weight.append(s)
-        return GraphSnapshot(
-            node_ids=node_ids,
-            node_kind=np.array([ENTITY] * len(entity_ids) + [CHUNK] * len(self._chunk_order), np.int8),
-            edge_src=np.array(src, np.int32), edge_dst=np.array(dst, np.int32),
-            edge_kind=np.array(kind, np.int8), edge_fact=np.array(fact, np.int32),
-            edge_weight=np.array(weight, np.float32),
+        facts, chunks, n_ent = list(self.facts.values()), [self.chunks[c] for c in self._chunk_order], len(entity_ids)
+        sizes = np.fromiter((len(c.entities) for c in chunks), np.int64, len(chunks))
+        contains = (np.repeat(np.arange(n_ent, n_ent + len(chunks)), sizes),
+                    np.fromiter((row[k] for c in chunks for k in c.entities), np.int64, int(sizes.sum())))
+        pairs = self.synonyms
+        return GraphSnapshot.from_edges(
+            node_ids, n_ent,
+            relations=(np.fromiter((row[f.subject] for f in facts), np.int64, len(facts)),
+                       np.fromiter((row[f.object] for f in facts), np.int64, len(facts))),
+            contains=contains,
+            synonyms=(np.fromiter((row[a] for a, _ in pairs), np.int64, len(pairs)),
+                      np.fromiter((row[b] for _, b in pairs), np.int64, len(pairs)),
+                      np.fromiter(pairs.values(), np.float32, len(pairs))),
         )
 
     @property

@@ -1,11 +1,26 @@
-"""A faiss inner-product index over L2-normalised vectors, with string ids kept in row order."""
+"""A faiss inner-product index over L2-normalised vectors, with string ids kept in row order.
+
+Large tables need not sit in RAM: a table of at least :func:`mmap_min_bytes` is saved as a plain ``.npy``
+matrix (next to where the ``.faiss`` file would be) and memory-mapped read-only on load, so the operating
+system pages it in and out like any file. Smaller tables are saved and loaded as faiss files, as before.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import faiss
 import numpy as np
+
+MMAP_MIN_MB = 128.0  # about 87,000 rows of 384 float32 dims
+MMAP_ENV = "GRAPHRAG_SUITE_MMAP_MIN_MB"
+
+
+def mmap_min_bytes() -> int:
+    """Tables at least this large are saved as .npy and memory-mapped on load (``GRAPHRAG_SUITE_MMAP_MIN_MB``
+    overrides the default 128 MB; 0 maps every table)."""
+    return int(float(os.environ.get(MMAP_ENV, MMAP_MIN_MB)) * 2**20)
 
 
 def normalize_rows(x: np.ndarray) -> np.ndarray:
@@ -19,16 +34,34 @@ class VectorTable:
     """Rows of unit vectors with ids. Cosine similarity = inner product.
 
     Exact search (``IndexFlatIP``): at the corpus sizes this project targets (10^4-10^5 rows of
-    384 dims) it answers in milliseconds and never misses a neighbour.
+    384 dims) it answers in milliseconds and never misses a neighbour. A loaded large table is a read-only
+    memory-mapped matrix instead (``mapped``); it is searched the same way, with the same results.
     """
 
-    def __init__(self, dim: int, ids: list[str] | None = None, index: faiss.Index | None = None):
+    def __init__(self, dim: int, ids: list[str] | None = None, index: faiss.Index | None = None,
+                 mapped: np.ndarray | None = None):
         self.dim = dim
         self.ids: list[str] = list(ids or [])
-        self.index = index if index is not None else faiss.IndexFlatIP(dim)
+        self._mapped = mapped  # a read-only np.memmap, or None when the rows live in the faiss index
+        self.index = index if index is not None or mapped is not None else faiss.IndexFlatIP(dim)
         self._row = {i: r for r, i in enumerate(self.ids)}
-        if self.index.ntotal != len(self.ids):
-            raise ValueError(f"vector index has {self.index.ntotal} rows but {len(self.ids)} ids")
+        rows = mapped.shape[0] if mapped is not None else self.index.ntotal
+        if rows != len(self.ids):
+            raise ValueError(f"vector index has {rows} rows but {len(self.ids)} ids")
+
+    @property
+    def mapped(self) -> bool:
+        """Whether the rows are memory-mapped from disk rather than held in RAM."""
+        return self._mapped is not None
+
+    def _writable(self) -> faiss.Index:
+        """The faiss index, made from the mapped rows on the first change (a mapped file is never written
+        in place: it may be a saved version other readers use)."""
+        if self._mapped is not None:
+            self.index = faiss.IndexFlatIP(self.dim)
+            self.index.add(np.ascontiguousarray(self._mapped))
+            self._mapped = None
+        return self.index
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -48,7 +81,7 @@ class VectorTable:
         dup = [i for i in ids if i in self._row]
         if dup:
             raise ValueError(f"ids already present: {dup[:3]}")
-        self.index.add(vectors)
+        self._writable().add(vectors)
         for i in ids:
             self._row[i] = len(self.ids)
             self.ids.append(i)
@@ -58,15 +91,24 @@ class VectorTable:
         if not rows:
             return
         # IndexFlat.remove_ids shifts later rows down, exactly as deleting from the id list does.
-        self.index.remove_ids(np.asarray(rows, dtype=np.int64))
+        self._writable().remove_ids(np.asarray(rows, dtype=np.int64))
         gone = set(rows)
         self.ids = [i for r, i in enumerate(self.ids) if r not in gone]
         self._row = {i: r for r, i in enumerate(self.ids)}
 
     def vectors(self) -> np.ndarray:
+        """All rows in order: a copy, or the read-only mapped matrix itself."""
         if not self.ids:
             return np.zeros((0, self.dim), np.float32)
+        if self._mapped is not None:
+            return self._mapped
         return self.index.reconstruct_n(0, len(self.ids))
+
+    def _matrix(self) -> np.ndarray:
+        if self._mapped is not None:
+            return self._mapped
+        # A zero-copy view of the flat index's storage; valid until the next add or remove.
+        return faiss.rev_swig_ptr(self.index.get_xb(), len(self.ids) * self.dim).reshape(len(self.ids), self.dim)
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k rows and cosines for one query vector, best first (ties by row)."""
@@ -83,15 +125,36 @@ class VectorTable:
         """Cosine of the query with every row, in row order (one matrix-vector product, no sort)."""
         if not self.ids:
             return np.zeros(0, np.float32)
-        # A zero-copy view of the flat index's storage; valid until the next add or remove.
-        matrix = faiss.rev_swig_ptr(self.index.get_xb(), len(self.ids) * self.dim).reshape(len(self.ids), self.dim)
-        return matrix @ normalize_rows(query)[0]
+        return self._matrix() @ normalize_rows(query)[0]
 
     def save(self, path: Path) -> None:
+        """Write to ``path`` (a faiss file) or, for a table of at least :func:`mmap_min_bytes`, to
+        ``path.with_suffix(".npy")`` (a plain matrix: aligned, so a memory map of it is as fast as RAM)."""
+        path = Path(path)
+        if len(self.ids) * self.dim * 4 >= mmap_min_bytes() and self.ids:
+            with path.with_suffix(".npy").open("wb") as f:  # np.save(str) would append another ".npy"
+                np.save(f, np.ascontiguousarray(self._matrix(), np.float32), allow_pickle=False)
+            return
+        if self._mapped is not None:  # small enough to be a faiss file again (the threshold was raised)
+            self._writable()
         faiss.write_index(self.index, str(path))
 
     @classmethod
     def load(cls, path: Path, ids: list[str], dim: int) -> "VectorTable":
+        """Read what :meth:`save` wrote for ``path``: the .npy matrix (memory-mapped when at least
+        :func:`mmap_min_bytes`, else read into a faiss index) or the faiss file."""
+        path = Path(path)
+        matrix_path = path.with_suffix(".npy")
+        if matrix_path.is_file():
+            big = matrix_path.stat().st_size >= mmap_min_bytes()
+            matrix = np.load(matrix_path, mmap_mode="r" if big else None, allow_pickle=False)
+            if matrix.ndim != 2 or matrix.shape[1] != dim or matrix.dtype != np.float32:
+                raise ValueError(f"{matrix_path.name}: a {matrix.dtype} matrix of shape {matrix.shape}, expected (rows, {dim}) float32")
+            if big:
+                return cls(dim, ids, mapped=matrix)
+            index = faiss.IndexFlatIP(dim)
+            index.add(matrix)
+            return cls(dim, ids, index)
         index = faiss.read_index(str(path))
         if index.d != dim:
             raise ValueError(f"{path.name}: dimension {index.d}, expected {dim}")
