@@ -55,6 +55,7 @@ log = logging.getLogger(__name__)
 RAY_HINT = "pip install 'llama-index-graphrag-suite[ray]'"
 # Environment the workers of a cluster need to build the same embedder and pipeline as the driver.
 _FORWARDED_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "GRAPHRAG_SUITE_EMBED_BACKEND", "GRAPHRAG_SUITE_CACHE")
+_PROBE = "Ray probe: the same text embedded on the driver and by the copy a worker would get."
 _MIN_TEXTS_PER_SHARD = 32  # below this a task's start-up costs more than it saves
 
 
@@ -104,12 +105,15 @@ class RayRunner:
         self.ray = ray
         self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._remote: dict[Callable, Any] = {}
+        self.min_shard = _MIN_TEXTS_PER_SHARD
 
     # ------------------------------------------------------------------ plumbing
 
     def map(self, fn: Callable, shards: list, *shared: Any) -> list:
         """``fn(shard, *shared)`` on Ray for every shard; results in shard order. ``shared`` goes to the
         object store once, not once per task."""
+        if len(shards) == 1:  # too little work to split: here, without a worker's start-up (same function, same result)
+            return [fn(shards[0], *shared)]
         if fn not in self._remote:
             self._remote[fn] = self.ray.remote(num_cpus=1)(fn)
         refs = [self.ray.put(value) for value in shared]
@@ -117,7 +121,7 @@ class RayRunner:
 
     def shards(self, items: Sequence, weights: Sequence[int] | None = None, per_cpu: int = 1) -> list[list]:
         """Contiguous slices of ``items`` (concatenated, they are ``items`` in order) of about equal weight."""
-        n = max(1, min(self.cpus * per_cpu, len(items) // _MIN_TEXTS_PER_SHARD))
+        n = max(1, min(self.cpus * per_cpu, len(items) // self.min_shard))
         weights = list(weights) if weights is not None else [1] * len(items)
         total = sum(weights) or 1
         out: list[list] = [[] for _ in range(n)]
@@ -179,9 +183,10 @@ class RayRunner:
         spec = embedder_spec(model, self.ray)
 
         def embed(texts: list[str], show_progress: bool = False) -> np.ndarray:
-            if len(texts) < _MIN_TEXTS_PER_SHARD:  # a few names: not worth a round trip
+            shards = self.shards(texts, [len(t) for t in texts])
+            if len(shards) == 1:  # a few names: the driver's model, no round trip
                 return np.asarray(model.get_text_embedding_batch(texts), np.float32)
-            arrays = self.map(_embed_shard, self.shards(texts, [len(t) for t in texts]), spec)
+            arrays = self.map(_embed_shard, shards, spec)
             return np.concatenate(arrays)
 
         return embed
@@ -264,11 +269,17 @@ def embedder_spec(model: BaseEmbedding, ray) -> dict | BaseEmbedding:
     if getattr(model, "model_name", None) == DEFAULT_EMBED and bundled_minilm_path():
         backend = "onnx" if type(model).__name__ == "OnnxSentenceEmbedding" else "torch"
         return {"kind": "bundled", "backend": backend, "batch_size": model.embed_batch_size}
+    # LlamaIndex components drop what cannot be pickled (a client, a lock) with a warning, and a worker would
+    # then embed with a model missing it: send a copy through Ray's serialiser and compare one vector.
     try:
-        ray.cloudpickle.dumps(model)
+        copy = ray.cloudpickle.loads(ray.cloudpickle.dumps(model))
+        same = np.allclose(copy.get_text_embedding(_PROBE), model.get_text_embedding(_PROBE), atol=1e-5)
     except Exception as exc:
         raise TypeError(f"the embed model {type(model).__name__} cannot be sent to Ray workers ({exc}); use one they "
                         "can build by name (all-MiniLM-L6-v2, hash) or make it serialisable") from None
+    if not same:
+        raise TypeError(f"the embed model {type(model).__name__} embeds differently after Ray serialises it (some of its "
+                        "state cannot be pickled); use one the workers can build by name (all-MiniLM-L6-v2, hash)")
     return model
 
 

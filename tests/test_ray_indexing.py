@@ -1,0 +1,157 @@
+"""Indexing on Ray (index/distributed.py) builds the index a single process builds.
+
+One local Ray instance (2 CPUs, no dashboard) serves the module. The shards are made small (4 texts) so the 40
+passages of examples/data are split over several tasks and the driver really merges shards.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from llama_index.core.base.embeddings.base import BaseEmbedding
+
+from llama_index_graphrag_suite import GraphRAGIndex
+from llama_index_graphrag_suite.config import IndexConfig
+from llama_index_graphrag_suite.documents import load_documents
+from llama_index_graphrag_suite.embeddings import HashEmbedding, bundled_minilm_path
+from llama_index_graphrag_suite.registry import get_retriever
+
+ray = pytest.importorskip("ray")
+
+from llama_index_graphrag_suite.index import distributed  # noqa: E402
+from llama_index_graphrag_suite.index.distributed import embedder_spec, ray_build  # noqa: E402
+
+CORPUS = Path(__file__).resolve().parents[1] / "examples" / "data" / "corpus.jsonl"
+QUERIES = ["Which river flows through the capital of Kestria?", "Who founded the observatory?",
+           "What is the population of the republic?"]
+METHODS = ["dense", "bm25", "hybrid", "hipporag", "agrag", "pathrag"]
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def docs():
+    return load_documents(CORPUS)
+
+
+def _builds(docs, entities: str, embed: str):
+    config = IndexConfig(entities=entities, chunk_size=128, chunk_overlap=16)  # more chunks, more shards
+    local = GraphRAGIndex.from_documents(docs, embed_model=embed, config=config)
+    sharded = GraphRAGIndex(embed_model=embed, config=config)
+    with ray_build(sharded, "local") as runner:  # Ray is already up (the fixture): used and left running
+        runner.min_shard = 4
+        sharded.insert(docs)
+    assert sharded._ray_runner is None
+    return local, sharded
+
+
+def _assert_same(local: GraphRAGIndex, sharded: GraphRAGIndex) -> None:
+    assert list(sharded.chunks) == list(local.chunks)
+    for cid, rec in local.chunks.items():
+        other = sharded.chunks[cid]
+        assert (other.text, other.doc_id, other.title, other.entities) == (rec.text, rec.doc_id, rec.title, rec.entities)
+    assert list(sharded.entities) == list(local.entities)
+    assert sharded.entities == local.entities  # surfaces, types, supporting chunks
+    assert sharded.facts == local.facts
+    assert sharded.synonyms == local.synonyms
+    assert sharded.entity_statistics().n_chunks == local.entity_statistics().n_chunks
+    assert dict(sharded.entity_statistics().doc_freq) == dict(local.entity_statistics().doc_freq)
+    for table in ("chunk_vectors", "entity_vectors", "fact_vectors"):
+        a, b = getattr(local, table), getattr(sharded, table)
+        assert b.ids == a.ids, table
+        np.testing.assert_allclose(b.vectors(), a.vectors(), atol=1e-5, err_msg=table)
+    snap_a, snap_b = local.snapshot, sharded.snapshot
+    assert snap_b.node_ids == snap_a.node_ids
+    for name in ("node_kind", "edge_src", "edge_dst", "edge_kind", "edge_fact", "edge_weight"):
+        np.testing.assert_array_equal(getattr(snap_b, name), getattr(snap_a, name), err_msg=name)
+    for method in METHODS:
+        for query in QUERIES:
+            got = [(n.node.node_id, round(n.score, 5)) for n in get_retriever(sharded, method, top_k=5).retrieve(query)]
+            want = [(n.node.node_id, round(n.score, 5)) for n in get_retriever(local, method, top_k=5).retrieve(query)]
+            assert got == want, (method, query)
+
+
+def test_statistical_build_on_ray_equals_local(ray_session, docs):
+    local, sharded = _builds(docs, "statistical", "hash")
+    assert len(local.chunks) > 8 and local.entities and local.facts  # a real corpus, several shards
+    _assert_same(local, sharded)
+
+
+def test_ner_build_on_ray_equals_local(ray_session, docs):
+    pytest.importorskip("spacy")
+    embed = "all-MiniLM-L6-v2" if bundled_minilm_path() else "hash"  # the bundled model loads on the workers
+    local, sharded = _builds(docs, "ner", embed)
+    assert local.entities and local.facts
+    _assert_same(local, sharded)
+
+
+def test_from_documents_ray_address(ray_session, docs):
+    config = IndexConfig(entities="statistical")
+    local = GraphRAGIndex.from_documents(docs[:10], embed_model="hash", config=config)
+    sharded = GraphRAGIndex.from_documents(docs[:10], embed_model="hash", config=config, ray_address="local")
+    assert ray.is_initialized()  # the caller's Ray stays up
+    assert sharded.entities == local.entities and sharded.facts == local.facts
+    with pytest.raises(ValueError, match="already in the index"):
+        with ray_build(sharded, "local"):
+            sharded.insert(docs[:1])
+
+
+def test_shards_are_contiguous_and_cover_everything(ray_session):
+    runner = distributed.RayRunner(ray)
+    runner.min_shard = 3
+    items = list(range(20))
+    shards = runner.shards(items, weights=[1 + i for i in items])
+    assert [x for s in shards for x in s] == items and len(shards) == 2
+
+
+class _Client:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()  # cannot be pickled
+
+
+class _Unsendable(BaseEmbedding):
+    """A user's embed model whose client Ray cannot serialise (LlamaIndex drops it on the way)."""
+
+    client: Any = None
+
+    def _vec(self) -> list[float]:
+        return [1.0, 0.0] if self.client is not None else [0.0, 1.0]
+
+    def _get_query_embedding(self, query):
+        return self._vec()
+
+    async def _aget_query_embedding(self, query):
+        return self._vec()
+
+    def _get_text_embedding(self, text):
+        return self._vec()
+
+
+def test_unserialisable_embed_model_is_refused_clearly():
+    with pytest.raises(TypeError, match="cannot be sent to Ray workers"):
+        embedder_spec(_Unsendable(client=_Client()), ray)
+    assert embedder_spec(HashEmbedding(dim=32), ray) == {"kind": "hash", "dim": 32}
+
+
+def test_missing_ray_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # "import ray" now raises ImportError
+    with pytest.raises(ImportError, match=r"\[ray\]"):
+        distributed.import_ray()
+
+
+def test_importing_the_package_does_not_import_ray():
+    code = ("import sys, llama_index_graphrag_suite, llama_index_graphrag_suite.cli, "
+            "llama_index_graphrag_suite.index.graph_index; print('ray' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
