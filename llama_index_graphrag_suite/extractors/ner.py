@@ -111,7 +111,9 @@ class NEREntityExtractor(TransformComponent):
         self._learn(mentions, titles)
         fallback = self._statistical(texts, readable)
 
-        for pos, node in enumerate(nodes):
+        # After the parse, the longest step of a big build (~1 s per MB): show it too.
+        linking = get_tqdm_iterable(list(enumerate(nodes)), self.show_progress, "Entity links and relations")
+        for pos, node in linking:
             doc_key = document_key(node)
             found = mentions[pos] + fallback.get(pos, [])
             if self.link_passages:
