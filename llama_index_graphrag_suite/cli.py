@@ -7,6 +7,7 @@ with status 2 and one line on stderr, no traceback (``--debug`` shows it).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
 import os
@@ -80,13 +81,8 @@ def cmd_index(args) -> int:
         raise CLIError(f"{out} already holds an index; pass --overwrite to replace it")
     llm = _build_llm(args)
     start = time.perf_counter()
-    if args.ray:  # a missing extra is a one-line error before any work
-        from .index.distributed import import_ray
-
-        try:
-            import_ray()
-        except ImportError as exc:
-            raise CLIError(str(exc)) from None
+    if args.ray and importlib.util.find_spec("ray") is None:  # one line naming the extra, before any work
+        raise CLIError("--ray needs the 'ray' extra: pip install 'llama-index-graphrag-suite[ray]'")
     index = GraphRAGIndex.from_documents(
         docs, embed_model=args.embed, config=_index_config(args), llm=llm, show_progress=not args.quiet,
         ray_address=args.ray,
@@ -343,9 +339,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true", help="replace the index already in --out")
     p.add_argument("--keep-versions", type=int, default=3, metavar="N",
                    help="versions of --out kept for rollback, the new one included (default 3)")
-    p.add_argument("--ray", default=None, metavar="ADDRESS",
-                   help="shard chunking, extraction and embedding over Ray: local (start one on this machine), "
-                        "auto (join this machine's cluster) or ray://HOST:10001; needs the 'ray' extra")
+    p.add_argument("--ray", default=None, metavar="ADDRESS", help="shard chunking, extraction and embedding over "
+                   "Ray: local (start one here), auto (join this machine's cluster) or ray://HOST:10001 (extra 'ray')")
     add_update_options(p)
     _add_common(p, index_settings=True, llm=True)
     p.set_defaults(func=cmd_index)

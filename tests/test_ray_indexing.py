@@ -155,3 +155,15 @@ def test_importing_the_package_does_not_import_ray():
             "llama_index_graphrag_suite.index.graph_index; print('ray' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_cli_ray_without_the_extra_is_one_line(monkeypatch, tmp_path, capsys):
+    import importlib.util
+
+    from llama_index_graphrag_suite.cli import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
+    code = main(["index", str(CORPUS), "--out", str(tmp_path / "idx"), "--ray", "local", "--embed", "hash", "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "'ray' extra" in err and len(err.splitlines()) == 1

@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+from types import SimpleNamespace
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -139,7 +140,8 @@ class RayRunner:
         for doc in documents:  # a shard sees only its own documents: duplicates are caught here
             doc_id = document_key(doc)[0]
             if doc_id in seen:
-                raise ValueError(f"document {doc_id!r} is already in the index; delete it first to replace it")
+                raise ValueError(f"document {doc_id!r} is already in the index; use refresh() to replace it "
+                                 "(or delete it first)")
             seen.add(doc_id)
         docs = [d.to_dict() for d in documents]
         shards = self.shards(docs, [len(d.get("text") or "") for d in docs], per_cpu=2)
@@ -290,11 +292,12 @@ _WORKER_MODELS: dict[str, BaseEmbedding] = {}  # a worker process builds each em
 
 
 def _chunk_shard(docs: list[dict], config: dict) -> list[dict]:
-    from .graph_index import GraphRAGIndex
+    from .build import IndexBuild
 
-    # An empty index's _chunk is the local build's splitter, so the chunks are the same by construction.
-    empty = GraphRAGIndex(embed_model="hash", config=IndexConfig(**config))
-    return [n.to_dict() for n in empty._chunk([Document.from_dict(d) for d in docs])]
+    # The local build's own _chunk on a stand-in for an empty index (it reads only the config and the chunks
+    # already indexed), so the chunks are the same by construction.
+    empty = SimpleNamespace(config=IndexConfig(**config), chunks={})
+    return [n.to_dict() for n in IndexBuild._chunk(empty, [Document.from_dict(d) for d in docs])]
 
 
 def _count_shard(texts: list[str], max_ngram: int) -> tuple[int, dict]:
