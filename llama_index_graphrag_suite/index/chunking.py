@@ -72,33 +72,38 @@ class TokenChunker:
     def pieces(self, text: str) -> tuple[list[str], list[int]]:
         """The text's pieces (step 1) and each one's token count."""
         # The whole text is tokenised once, not cached: it is asked about once (and may be megabytes).
-        pieces = [text] if len(self._tokenizer(text)) <= self.chunk_size else self._split(text, top=True)
-        return pieces, [self.count(p) for p in pieces]
+        if len(self._tokenizer(text)) <= self.chunk_size:
+            return [text], [self.count(text)]
+        pieces: list[str] = []
+        counts: list[int] = []
+        self._split(text, pieces, counts)
+        return pieces, counts
 
     # ------------------------------------------------------------------ step 1: pieces
 
-    def _split(self, text: str, top: bool = False) -> list[str]:
-        """Pieces of at most ``chunk_size`` tokens each (a single character may be more), in text order."""
-        if not top and self.count(text) <= self.chunk_size:
-            return [text]
-        pieces: list[str] = []
+    def _split(self, text: str, pieces: list[str], counts: list[int]) -> None:
+        """Appends to ``pieces`` the pieces of ``text``, which is more than ``chunk_size`` tokens, and their
+        counts: each piece at most ``chunk_size`` tokens, but for a single character that is more."""
         for sep in _SEPARATORS:
-            pieces = _split_keep_separator(text, sep)
-            if len(pieces) > 1:
+            parts = _split_keep_separator(text, sep)
+            if len(parts) > 1:
                 break
         else:
-            pieces = list(text)
-        if len(pieces) == 1:  # one character: it cannot be split further, too long or not
-            return pieces
-        out: list[str] = []
-        size = self.chunk_size
-        count = self.count
-        for piece in pieces:
-            if count(piece) <= size:
-                out.append(piece)
+            parts = list(text)
+        if len(parts) == 1:  # one character: it cannot be split further, too long or not
+            pieces.append(text)
+            counts.append(self.count(text))
+            return
+        size, known = self.chunk_size, self._counts
+        for part in parts:
+            n = known.get(part)  # self.count inlined: this loop runs once per word of the document
+            if n is None:
+                n = self.count(part)
+            if n <= size:
+                pieces.append(part)
+                counts.append(n)
             else:
-                out.extend(self._split(piece))
-        return out
+                self._split(part, pieces, counts)
 
     # ------------------------------------------------------------------ step 2: windows
 
