@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterable, Literal
 
 from ..text import analyze, ngram_candidates, word_spans
@@ -53,11 +54,19 @@ class EntityStatistics:
     def counts(self, text: str) -> tuple[Counter, dict[str, str], int]:
         """Candidate counts, most frequent surface form per key, and the number of word tokens."""
         counts: Counter = Counter()
-        surfaces: dict[str, Counter] = {}
+        best: dict[str, str] = {}  # key -> its surface while only one surface form has been seen
+        variants: dict[str, Counter] = {}  # keys written in two or more ways: surface counts
         for key, surface in ngram_candidates(text, self.max_ngram):
+            first = best.setdefault(key, surface)
+            if surface != first or key in variants:
+                # Counted only when a key has a second form; until then every occurrence was ``first``.
+                forms = variants.get(key)
+                if forms is None:
+                    forms = variants[key] = Counter({first: counts[key]})
+                forms[surface] += 1
             counts[key] += 1
-            surfaces.setdefault(key, Counter())[surface] += 1
-        best = {k: c.most_common(1)[0][0] for k, c in surfaces.items()}
+        for key, forms in variants.items():
+            best[key] = forms.most_common(1)[0][0]  # ties: the form seen first, as Counter orders them
         return counts, best, len(word_spans(text))
 
     def fit(self, texts: Iterable[str]) -> None:
@@ -111,6 +120,13 @@ class Mention:
     sentence: int  # index of the sentence the mention is in
 
 
+@lru_cache(maxsize=4)
+def _first_words(vocabulary: frozenset[str]) -> frozenset[str]:
+    """The words names of ``vocabulary`` begin with. One build matches one vocabulary against every chunk,
+    so this is computed once per vocabulary (a frozenset caches its hash)."""
+    return frozenset(key.partition(" ")[0] for key in vocabulary)
+
+
 def find_mentions(text: str, vocabulary: set[str] | frozenset[str], max_ngram: int) -> list[Mention]:
     """Occurrences of vocabulary entities in ``text``, longest match first, never overlapping.
 
@@ -119,10 +135,14 @@ def find_mentions(text: str, vocabulary: set[str] | frozenset[str], max_ngram: i
     written, whatever its case or punctuation ("Lester Smith's" finds "lester smith").
     """
     mentions: list[Mention] = []
+    starts = _first_words(vocabulary) if isinstance(vocabulary, frozenset) else None
     for s_idx, _, spans, keys in analyze(text):
         i = 0
         while i < len(spans):
             matched = 0
+            if starts is not None and keys[i] and keys[i].partition(" ")[0] not in starts:
+                i += 1  # no name begins with this word: skip the n-gram joins (most words of a text)
+                continue
             for n in range(min(max_ngram, len(spans) - i), 0, -1):
                 key = " ".join(k for k in keys[i : i + n] if k)
                 if key in vocabulary:
