@@ -31,7 +31,7 @@ class ChatServer:
     """An OpenAI-compatible server on 127.0.0.1. ``pieces`` is the answer, streamed one piece per event;
     ``usage`` adds the usage field; ``refuse`` names request fields answered with HTTP 400; ``gate``
     (an Event) holds the stream after its first event until the client sets it; ``slow`` streams one
-    event every 0.3 s forever; ``tool_args`` makes a request with tools answer with a tool call."""
+    event every 0.3 s six times, then nothing; ``tool_args`` makes a request with tools answer with a tool call."""
 
     def __init__(self, pieces=("Hel", "lo ", "world"), usage=True, refuse=(), tool_args=None) -> None:
         self.pieces, self.usage, self.refuse, self.tool_args = list(pieces), usage, set(refuse), tool_args
@@ -88,10 +88,11 @@ class ChatServer:
                 self.send_header("Connection", "close")
                 self.end_headers()
                 try:
-                    if server.slow:
-                        while not server.stop.is_set():
+                    if server.slow:  # six events 0.3 s apart, then silence on an open connection
+                        for _ in range(6):
                             self._event({"choices": [{"index": 0, "delta": {"content": "."}}]})
                             time.sleep(0.3)
+                        server.stop.wait(30)
                         return
                     if calls:  # OpenAI streams a tool call as pieces of its arguments
                         call = calls[0]
@@ -217,13 +218,15 @@ def test_stream_complete_and_async_streams_deliver_several_deltas():
 
 def test_a_stream_is_cut_off_at_the_call_deadline():
     with ChatServer() as server:
-        server.slow = True  # one event every 0.3 s, never ending
-        llm = _llm(server, timeout=1.0)
+        server.slow = True
+        llm = _llm(server, timeout=2.0)
         start = time.monotonic()
-        with pytest.raises(LLMUnavailableError):
-            for _ in llm.stream_complete("hi"):
-                pass
-        assert time.monotonic() - start < 1.8
+        deltas = []
+        with pytest.raises(LLMUnavailableError, match="DeadlineExceeded"):
+            for chunk in llm.stream_complete("hi"):
+                deltas.append(chunk.delta)
+        # the read blocked since 1.8 s is cut at 2 s by the watchdog, not by a 2 s socket timeout at 3.8 s
+        assert time.monotonic() - start < 2.8 and deltas == ["."] * 6
 
 
 def test_a_stream_over_the_size_cap_is_refused():

@@ -109,6 +109,8 @@ class _Exchange:
         cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         self.conn = cls(parts.hostname or "localhost", parts.port, timeout=remaining)
         self.fired = threading.Event()
+        self.response: http.client.HTTPResponse | None = None
+        self._sock: socket.socket | None = None
         self.watchdog = threading.Timer(remaining, self._cut_off)
         self.watchdog.daemon = True
         self.watchdog.start()
@@ -119,6 +121,9 @@ class _Exchange:
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         with self.errors_mapped():
             self.conn.request(method, path, body=body, headers=sent)
+            # On a "Connection: close" answer http.client hands the socket to the response and forgets
+            # it; the watchdog keeps its own reference so that it can still cut the body off.
+            self._sock = self.conn.sock
             self.response = self.conn.getresponse()
             if self.response.status >= 400:
                 detail = _error_detail(_read_body(self.response, _ERROR_BODY_BYTES, deadline, strict=False))
@@ -126,7 +131,7 @@ class _Exchange:
 
     def _cut_off(self) -> None:
         self.fired.set()
-        sock = self.conn.sock
+        sock = self.conn.sock or self._sock
         if sock is not None:
             try:
                 sock.shutdown(socket.SHUT_RDWR)  # wakes a recv() blocked in another thread
@@ -154,6 +159,8 @@ class _Exchange:
 
     def close(self) -> None:
         self.watchdog.cancel()
+        if self.response is not None:
+            self.response.close()  # a stream left before its end still holds the socket
         self.conn.close()
 
 
