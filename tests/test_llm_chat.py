@@ -400,3 +400,20 @@ def test_settings_llm_is_used_only_when_set_explicitly():
         assert resolve_llm(other) is other  # an explicit llm= wins
     finally:
         Settings._llm = saved
+
+
+# -- LangChain chat models as llm= ---------------------------------------------------------------------
+def test_a_langchain_chat_models_token_counts_are_exact_and_its_stream_is_streamed():
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    from llama_index_graphrag_suite.llm import RobustLLM
+    from llama_index_graphrag_suite.llm.langchain_bridge import as_llama_index_llm
+
+    counted = AIMessage(content="Warsaw.", usage_metadata={"input_tokens": 40, "output_tokens": 4, "total_tokens": 44})
+    model = GenericFakeChatModel(messages=iter([counted, AIMessage(content="one two three")]))
+    llm = RobustLLM(as_llama_index_llm(model))
+    assert llm.complete("Where?").text == "Warsaw."
+    assert (llm.usage.prompt_tokens, llm.usage.completion_tokens, llm.usage.cost().tokens) == (40, 4, "exact")
+    assert [c.delta for c in llm.stream_complete("Count")] == ["one", " ", "two", " ", "three"]
+    assert llm.usage.cost().tokens == "mixed"  # this fake reports no usage while streaming

@@ -127,20 +127,35 @@ class LlamaIndexChatModel(CustomLLM):
 
     @llm_completion_callback()
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        return CompletionResponse(text=message_text(self.model.invoke(prompt)))
+        out = self.model.invoke(prompt)
+        return CompletionResponse(text=message_text(out), raw=_usage_raw(out))
 
     @llm_completion_callback()
     async def acomplete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        return CompletionResponse(text=message_text(await self.model.ainvoke(prompt)))
+        out = await self.model.ainvoke(prompt)
+        return CompletionResponse(text=message_text(out), raw=_usage_raw(out))
 
     @llm_completion_callback()
     def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
-        text = message_text(self.model.invoke(prompt))
+        """The model's own stream (every runnable has one; a model that cannot stream yields once)."""
 
         def gen() -> CompletionResponseGen:
-            yield CompletionResponse(text=text, delta=text)
+            text = ""
+            for chunk in self.model.stream(prompt):
+                delta = message_text(chunk)
+                text += delta
+                yield CompletionResponse(text=text, delta=delta, raw=_usage_raw(chunk))
 
         return gen()
+
+
+def _usage_raw(out: Any) -> dict[str, Any] | None:
+    """A LangChain message's token counts (``usage_metadata``) in OpenAI's ``usage`` form, which
+    :class:`~.robust.RobustLLM` records as exact (see :func:`~.usage.server_usage`)."""
+    usage = getattr(out, "usage_metadata", None)
+    if not usage or "input_tokens" not in usage:
+        return None
+    return {"usage": {"prompt_tokens": usage["input_tokens"], "completion_tokens": usage.get("output_tokens", 0)}}
 
 
 def as_llama_index_llm(llm: Any) -> Any:
