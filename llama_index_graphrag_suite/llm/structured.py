@@ -24,7 +24,7 @@ from llama_index.core.prompts.base import BasePromptTemplate
 
 from .errors import LLMRequestError
 
-__all__ = ["PATHRAG_EXTRACTION_SCHEMA", "TRIPLES_SCHEMA", "apredict_json", "predict_json", "response_format_for"]
+__all__ = ["KEYWORDS_SCHEMA", "PATHRAG_EXTRACTION_SCHEMA", "TRIPLES_SCHEMA", "apredict_json", "predict_json", "response_format_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +49,14 @@ PATHRAG_EXTRACTION_SCHEMA: dict[str, Any] = {
             "required": ["source", "target", "description", "keywords"]}},
     },
     "required": ["entities", "relations"],
+}
+
+# {"high_level_keywords": [...], "low_level_keywords": [...]} (methods/pathrag/prompts.py, keywords)
+KEYWORDS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"high_level_keywords": {"type": "array", "items": {"type": "string"}},
+                   "low_level_keywords": {"type": "array", "items": {"type": "string"}}},
+    "required": ["high_level_keywords", "low_level_keywords"],
 }
 
 # The HTTP statuses with which servers refuse a request field they do not know.
