@@ -114,16 +114,16 @@ class HTTPCompletionLLM(FunctionCallingLLM):
                          max_bytes=self.max_response_bytes)
 
     # -- requests ---------------------------------------------------------------------------------
-    def _payload(self, messages: Sequence[ChatMessage] | str, kwargs: dict[str, Any], stream: bool) -> dict:
+    def _payload(self, prompt: Sequence[ChatMessage] | str, kwargs: dict[str, Any], stream: bool) -> dict:
+        """The request body: a chat of ``prompt`` (a text is one user message), or /generate's prompt."""
         temperature = kwargs.get("temperature", self.temperature)
         max_tokens = kwargs.get("max_tokens", kwargs.get("max_new_tokens", self.max_tokens))
         if self.kind != "openai":
-            payload = {"prompt": messages, "temperature": temperature, "max_tokens": max_tokens, "stream": False}
+            payload = {"prompt": prompt, "temperature": temperature, "max_tokens": max_tokens, "stream": False}
             if kwargs.get("stop"):
                 payload["stop"] = kwargs["stop"]
             return payload
-        if isinstance(messages, str):
-            messages = [ChatMessage(role=MessageRole.USER, content=messages)]
+        messages = [ChatMessage(role=MessageRole.USER, content=prompt)] if isinstance(prompt, str) else prompt
         payload = {"model": self.model, "messages": message_dicts(messages), "temperature": temperature,
                    "max_tokens": max_tokens, "stream": stream}
         if stream and self.stream_usage and not self._stream_options_refused:
