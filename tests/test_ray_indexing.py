@@ -53,6 +53,9 @@ def _builds(docs, entities: str, embed: str):
         runner.min_shard = 4
         sharded.insert(docs)
     assert sharded._ray_runner is None
+    ran = {fn.__name__ for fn in runner._remote}  # the work really went to Ray tasks
+    assert {"_chunk_shard", "_count_shard", "_embed_shard"} <= ran
+    assert ({"_score_shard", "_link_shard"} if entities == "statistical" else {"_parse_shard"}) <= ran
     return local, sharded
 
 
