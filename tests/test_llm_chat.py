@@ -417,3 +417,75 @@ def test_a_langchain_chat_models_token_counts_are_exact_and_its_stream_is_stream
     assert (llm.usage.prompt_tokens, llm.usage.completion_tokens, llm.usage.cost().tokens) == (40, 4, "exact")
     assert [c.delta for c in llm.stream_complete("Count")] == ["one", " ", "two", " ", "three"]
     assert llm.usage.cost().tokens == "mixed"  # this fake reports no usage while streaming
+
+
+# -- the SSE reader ------------------------------------------------------------------------------------
+class RawServer:
+    """Answers every POST with ``body`` as it is, under ``content_type``, then closes the connection."""
+
+    def __init__(self, body: bytes, content_type: str = "text/event-stream") -> None:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(server.body)
+
+        self.body = body
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1/chat/completions"
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _delta(text: str) -> str:
+    return json.dumps({"choices": [{"index": 0, "delta": {"content": text}}]})
+
+
+@pytest.mark.parametrize("body, content_type", [
+    # CRLF line ends, a comment, an event: field, no [DONE] and no blank line after the last event
+    (f": keep-alive\r\nevent: message\r\ndata: {_delta('a')}\r\n\r\ndata: {_delta('b')}".encode(), "text/event-stream"),
+    # one event's JSON split over two data: lines (joined with a newline, still valid JSON)
+    (f"data: {_delta('a')[:13]}\ndata: {_delta('a')[13:]}\n\ndata:{_delta('b')}\n\ndata: [DONE]\n\n".encode(),
+     "text/event-stream; charset=utf-8"),
+])
+def test_sse_reader_handles_the_forms_servers_send(body, content_type):
+    from llama_index_graphrag_suite.llm.transport import stream_sse
+
+    server = RawServer(body, content_type)
+    try:
+        events = list(stream_sse(server.url, {"stream": True}, deadline=time.monotonic() + 5))
+        assert [e["choices"][0]["delta"]["content"] for e in events] == ["a", "b"]
+    finally:
+        server.close()
+
+
+def test_a_server_ignoring_stream_true_gives_one_chunk_and_garbage_is_refused():
+    from llama_index_graphrag_suite.llm import HTTPCompletionLLM
+
+    whole = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "all at once"}}]}
+    server = RawServer(json.dumps(whole).encode(), "application/json")
+    try:
+        llm = HTTPCompletionLLM(model="m", api_url=server.url, timeout=5)
+        assert [c.delta for c in llm.stream_complete("hi")] == ["all at once"]
+    finally:
+        server.close()
+    server = RawServer(b"data: {not json}\n\n")
+    try:
+        with pytest.raises(ValueError, match="streamed event is not JSON"):
+            list(HTTPCompletionLLM(model="m", api_url=server.url, timeout=5).stream_complete("hi"))
+    finally:
+        server.close()
