@@ -55,7 +55,8 @@ def _builds(docs, entities: str, embed: str):
     assert sharded._ray_runner is None
     ran = {fn.__name__ for fn in runner._remote}  # the work really went to Ray tasks
     assert {"_chunk_shard", "_count_shard", "_embed_shard"} <= ran
-    assert ({"_score_shard", "_link_shard"} if entities == "statistical" else {"_parse_shard"}) <= ran
+    assert {"statistical": {"_score_shard", "_link_shard"}, "ner": {"_parse_shard"},
+            "both": {"_score_shard", "_link_shard", "_parse_shard"}}[entities] <= ran
     return local, sharded
 
 
@@ -96,6 +97,26 @@ def test_ner_build_on_ray_equals_local(ray_session, docs):
     embed = "all-MiniLM-L6-v2" if bundled_minilm_path() else "hash"  # the bundled model loads on the workers
     local, sharded = _builds(docs, "ner", embed)
     assert local.entities and local.facts
+    _assert_same(local, sharded)
+
+
+def test_both_extractors_on_ray_equal_local(ray_session, docs):
+    pytest.importorskip("spacy")
+    _assert_same(*_builds(docs, "both", "hash"))
+
+
+@pytest.mark.parametrize("entities", ["statistical", "ner"])
+def test_insert_into_an_index_on_ray_equals_local(ray_session, docs, entities):
+    """An insert is scored against the whole corpus and links old chunks to new names, on Ray as here."""
+    if entities == "ner":
+        pytest.importorskip("spacy")
+    config = IndexConfig(entities=entities, chunk_size=128, chunk_overlap=16)
+    local = GraphRAGIndex.from_documents(docs[:20], embed_model="hash", config=config)
+    local.insert(docs[20:])
+    sharded = GraphRAGIndex.from_documents(docs[:20], embed_model="hash", config=config)
+    with ray_build(sharded, "local") as runner:
+        runner.min_shard = 4
+        sharded.insert(docs[20:])
     _assert_same(local, sharded)
 
 
