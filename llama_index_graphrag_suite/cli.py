@@ -72,6 +72,8 @@ def cmd_index(args) -> int:
     from .index.storage import CURRENT
 
     docs = load_documents(args.src)
+    if args.ray and (args.update or args.prune):
+        raise CLIError("--ray builds a new index; --update/--prune run in this process (in Python: with ray_build(...))")
     if args.update or args.prune:  # refresh the saved index (cli_update.py)
         return update_index(args, docs, _build_llm, CLIError)
     out = Path(args.out)
