@@ -233,11 +233,11 @@ def render(runs: list[dict]) -> str:
               "IndexFlatIP, graph/synonyms.py), so its cost is quadratic in entities; the fitted exponent is still "
               "below 2 at these sizes (the per-query overhead is not yet negligible), so its 1M figure is a lower bound.",
               "- ArchRAG's first query builds its hierarchy (KNN graph, weighted Leiden per layer, C-HNSW); that "
-              "one-off cost is the \"first s\" column, and it is saved with the index by persist.",
+              "one-off cost is the \"first s\" column (persist saves the hierarchy once built).",
               "- dense and hybrid p50 jump from ~0.2 ms to 10-15 ms at a few thousand chunks here: on this loaded "
               "2-core machine OpenBLAS's two threads wait for each other in the one matrix-vector product (the same "
-              "10,000 x 256 product timed 0.1 ms with one BLAS thread and 12-16 ms with two, measured separately); "
-              "on a quiet machine it stays well under a millisecond at these sizes.",
+              "10,000 x 256 product timed 0.1 ms with one BLAS thread and 12-16 ms with two, measured separately "
+              "under the same load). OPENBLAS_NUM_THREADS=1 avoids it on a busy server.",
               "- Peak RSS includes the embedding model and spaCy (~0.5 GB with MiniLM and NER). Vector tables of "
               "128 MB or more (GRAPHRAG_SUITE_MMAP_MIN_MB) are saved as .npy and memory-mapped on load; at these "
               "sizes every table is below that.", "",
