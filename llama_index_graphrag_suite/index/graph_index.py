@@ -17,7 +17,6 @@ from typing import Any, Sequence
 import numpy as np
 from llama_index.core import Document
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.graph_stores import SimplePropertyGraphStore
 from llama_index.core.graph_stores.types import (
     PropertyGraphStore,
 )
@@ -40,6 +39,7 @@ from .locking import ReadWriteLock
 from .mutation import IndexMutation
 from .persistence import IndexPersistence
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
+from .stores import create_store
 from .vectors import normalize_rows
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,13 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
         property_graph_store: PropertyGraphStore | None = None,
         extra_extractors: Sequence[TransformComponent] = (),
         show_progress: bool = False,
+        store: str | None = None,
     ):
+        """``store`` names where the graph is mirrored when no ``property_graph_store`` is given: ``"simple"``
+        (default), ``"ladybug"`` (an embedded database, saved in each version folder) or a Neo4j URL
+        ``neo4j://user:password@host:7687``; see ``index/stores.py``."""
+        if store is not None and property_graph_store is not None:
+            raise ValueError("pass store= or property_graph_store=, not both")
         self.config = config or IndexConfig()
         if embed_model is None:  # LlamaIndex's Settings.embed_model when the user set one (never its OpenAI default)
             from llama_index.core import Settings
@@ -74,7 +80,7 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
             embed_model = Settings._embed_model
         self.embed_model = resolve_embed_model(embed_model, self.config.embed_batch_size)
         self.llm = llm
-        self.property_graph_store = property_graph_store if property_graph_store is not None else SimplePropertyGraphStore()
+        self.property_graph_store = property_graph_store if property_graph_store is not None else create_store(store)
         self.extra_extractors = list(extra_extractors)
         self.show_progress = show_progress
         self.chunks: dict[str, ChunkRecord] = {}

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.graph_stores import SimplePropertyGraphStore
 from llama_index.core.graph_stores.types import (
     PropertyGraphStore,
 )
@@ -22,9 +21,11 @@ from typing_extensions import Self  # the GraphRAGIndex these mixins are part of
 from .._version import __version__
 from ..config import IndexConfig
 from ..embeddings import embed_model_name
+from ..fileio import sha256_file
 from ..graph.snapshot import GraphSnapshot
 from . import provenance
-from .records import ChunkRecord, EntityRecord, FactRecord
+from . import stores
+from .records import ChunkRecord, EntityRecord, FactRecord, text_key
 from .storage import (
     KEEP_VERSIONS,
     CorruptIndexError,
@@ -41,9 +42,14 @@ from .storage import (
 from .vectors import VectorTable
 
 log = logging.getLogger(__name__)
-STORE_FILE = "property_graph_store.json"
+STORE_FILE = stores.SIMPLE_FILE
 ARTEFACTS = "artefacts"  # sub-folder of a version holding methods' derived artefacts (see ArtefactCache.artefact)
 PROVENANCE = "provenance.json"  # what inserts changed in older chunks (see provenance.py); absent in older indexes
+VECTOR_FILES = {"chunks": "chunks.faiss", "entities": "entities.faiss", "facts": "facts.faiss"}
+VECTOR_ATTRS = {"chunks": "chunk_vectors", "entities": "entity_vectors", "facts": "fact_vectors"}
+# Files computed from the JSON tables: a load that finds one missing rebuilds it (the next save writes it
+# again). A missing table, or any file whose checksum differs, is still a corrupt index.
+DERIVED_FILES = {"graph.npz", "vector_ids.json", STORE_FILE, stores.LADYBUG_FILE, *VECTOR_FILES.values()}
 
 
 class IndexPersistence:
@@ -77,8 +83,7 @@ class IndexPersistence:
             self.chunk_vectors.save(folder / "chunks.faiss")
             self.entity_vectors.save(folder / "entities.faiss")
             self.fact_vectors.save(folder / "facts.faiss")
-            if isinstance(self.property_graph_store, SimplePropertyGraphStore):
-                self.property_graph_store.persist(str(folder / STORE_FILE))
+            stores.save_store(self.property_graph_store, folder)  # a JSON file, a database file, or nothing (a server)
             in_memory = self._artefacts_to_save()
             for name, obj in in_memory.items():
                 obj.save(folder / ARTEFACTS / name)
@@ -93,7 +98,8 @@ class IndexPersistence:
             "config": self.config.model_dump(),
             "embed_model": embed_model_name(self.embed_model),
             "embed_dim": self._dim,
-            "store": type(self.property_graph_store).__name__,
+            "store": type(self.property_graph_store).__name__,  # read by older versions of the library
+            "store_backend": stores.manifest_record(self.property_graph_store),
             "counts": self.stats(),
             "build": self.build_info,
         }
@@ -122,15 +128,19 @@ class IndexPersistence:
         property_graph_store: PropertyGraphStore | None = None,
         show_progress: bool = False,
         version: int | None = None,
+        store: str | None = None,
     ) -> Self:
         """Load an index saved by :meth:`persist`: the current version, or kept version ``version``.
 
         ``embed_model`` defaults to the one named in the manifest; a different model must have the
-        same dimension (and should be the same model, or scores are meaningless). Pass
-        ``property_graph_store`` when the index was built on an external store.
+        same dimension (and should be the same model, or scores are meaningless). The graph store is
+        the one the index was saved with (see ``index/stores.py``); ``store`` gives a Neo4j URL with its
+        password, or names another kind (``"simple"``, ``"ladybug"``) to move the index into: that
+        store is filled from the tables, and the next save keeps it. Pass ``property_graph_store``
+        (used as it is) when the index was built on a store of your own.
         Raises IndexNotFoundError, CorruptIndexError or IndexFormatError with a one-line reason.
         """
-        args = (persist_dir, embed_model, llm, property_graph_store, show_progress, version)
+        args = (persist_dir, embed_model, llm, property_graph_store or store, show_progress, version)
         pointed = current_version(persist_dir) if version is None else None
         try:
             return cls._load(*args)
@@ -141,18 +151,14 @@ class IndexPersistence:
         return cls._load(*args)
 
     @classmethod
-    def _load(cls, persist_dir, embed_model, llm, property_graph_store, show_progress, version) -> Self:
-        folder, manifest = open_version(persist_dir, version=version)
+    def _load(cls, persist_dir, embed_model, llm, store_arg, show_progress, version) -> Self:
+        folder, manifest = open_version(persist_dir, verify=False, version=version)
+        missing = _verify(folder, manifest, persist_dir)
+        # Outside the try: "pass store=..." and a missing package are not a corrupt index.
+        store, fill_store = _store_for_load(folder, manifest, store_arg, persist_dir)
         try:
             config = IndexConfig.from_manifest(manifest["config"])
             embed = embed_model if embed_model is not None else manifest["embed_model"]
-            store = property_graph_store
-            if store is None:
-                if (folder / STORE_FILE).is_file():
-                    store = SimplePropertyGraphStore.from_persist_path(str(folder / STORE_FILE))
-                else:
-                    raise CorruptIndexError(
-                        f"index at {persist_dir} was built on a {manifest['store']}; pass property_graph_store= to load it")
             index = cls(embed_model=embed, config=config, llm=llm, property_graph_store=store, show_progress=show_progress)
             dim = int(manifest["embed_dim"])
             index._dim = dim
@@ -161,15 +167,16 @@ class IndexPersistence:
             index.entities = {d["key"]: EntityRecord.from_json(d) for d in read_json(folder / "entities.json")}
             index.facts = {d["id"]: FactRecord.from_json(d) for d in read_json(folder / "facts.json")}
             index.synonyms = {(a, b): float(s) for a, b, s in read_json(folder / "synonyms.json")}
-            ids = read_json(folder / "vector_ids.json")
-            index.chunk_vectors = VectorTable.load(folder / "chunks.faiss", ids["chunks"], dim)
-            index.entity_vectors = VectorTable.load(folder / "entities.faiss", ids["entities"], dim)
-            index.fact_vectors = VectorTable.load(folder / "facts.faiss", ids["facts"], dim)
             index.build_info = dict(manifest.get("build", {}))
             index._stats = None  # recomputed from chunk texts if an insert or delete needs it
-            with np.load(folder / "graph.npz", allow_pickle=False) as arrays:
-                snapshot = GraphSnapshot.from_arrays(list(index.entities) + list(index.chunks), arrays)
+            index._load_vectors(folder, missing, dim)
+            snapshot = None  # rebuilt from the tables by _refresh_derived when its file is missing
+            if "graph.npz" not in missing:
+                with np.load(folder / "graph.npz", allow_pickle=False) as arrays:
+                    snapshot = GraphSnapshot.from_arrays(list(index.entities) + list(index.chunks), arrays)
             index._refresh_derived(snapshot)
+            if fill_store:  # an empty store (its file was missing, or another kind was asked for) or a server
+                index._mirror_upsert(list(index.chunks), set(index.entities), list(index.facts))
             if (folder / ARTEFACTS).is_dir():
                 index._saved_artefacts = {p.name: p for p in (folder / ARTEFACTS).iterdir() if p.is_dir()}
             if (folder / PROVENANCE).is_file():
@@ -178,7 +185,65 @@ class IndexPersistence:
             if isinstance(exc, CorruptIndexError):
                 raise
             raise CorruptIndexError(f"corrupt index at {persist_dir}: {type(exc).__name__}: {exc}") from exc
+        if missing:
+            log.warning("index at %s: rebuilt %s from the tables (the next save writes them again)",
+                        persist_dir, ", ".join(sorted(missing)))
         probe = index.embed_model.get_query_embedding("dimension check")
         if len(probe) != dim:
             raise ValueError(f"embed model gives {len(probe)}-dim vectors but the index at {persist_dir} holds {dim}-dim ones")
         return index
+
+    def _load_vectors(self, folder: Path, missing: set[str], dim: int) -> None:
+        """Read the faiss tables; one whose file (or the ids file) is missing is embedded again from the tables."""
+        ids = read_json(folder / "vector_ids.json") if "vector_ids.json" not in missing else None
+        # What each table embeds, in the row order one ``from_documents`` build gives (build.py: chunks in
+        # order, entities and facts sorted). Rows are only tie-breakers in searches, but a rebuilt index
+        # should answer as the saved one did; after several inserts the saved order is in vector_ids.json.
+        texts = {
+            "chunks": {c: rec.text for c, rec in self.chunks.items()},
+            "entities": {k: self.entities[k].surface for k in sorted(self.entities)},
+            "facts": {text_key(self.facts[f].text): self.facts[f].text for f in sorted(self.facts)},
+        }
+        for name, file in VECTOR_FILES.items():
+            if ids is not None and file not in missing:
+                table = VectorTable.load(folder / file, ids[name], dim)
+            else:
+                order = [i for i in ids[name] if i in texts[name]] if ids is not None else list(texts[name])
+                table = VectorTable(dim)
+                table.add(order, self._embed([texts[name][i] for i in order], name))
+            setattr(self, VECTOR_ATTRS[name], table)
+
+
+def _verify(folder: Path, manifest: dict, persist_dir) -> set[str]:
+    """Check every file the manifest lists against its checksum; returns the derived files that are missing.
+
+    A missing table or a checksum that differs raises CorruptIndexError: only what can be computed
+    again from the tables (``DERIVED_FILES``, method artefacts) may be absent.
+    """
+    missing = set()
+    for name, digest in manifest["files"].items():
+        path = folder / name
+        if not path.is_file():
+            if name in DERIVED_FILES:
+                missing.add(name)
+                continue
+            if name.startswith(f"{ARTEFACTS}/"):
+                continue  # a method artefact: the method builds it again when it first needs it
+            raise CorruptIndexError(f"corrupt index at {persist_dir}: {name} is missing")
+        if sha256_file(path) != digest:
+            raise CorruptIndexError(f"corrupt index at {persist_dir}: {name} does not match its checksum")
+    return missing
+
+
+def _store_for_load(folder: Path, manifest: dict, given, persist_dir):
+    """The loaded index's graph store and whether to fill it from the tables (see ``stores.open_store``).
+
+    ``given`` names a kind other than the saved one: a new store of that kind, filled from the tables.
+    """
+    if isinstance(given, str):
+        spec = stores.StoreSpec.parse(given)
+        if spec.kind != stores.saved_kind(manifest):
+            return stores.create_store(spec), True
+        if spec.kind != "neo4j":
+            given = None  # the saved store of that kind
+    return stores.open_store(folder, manifest, given, persist_dir)

@@ -1,0 +1,294 @@
+"""Which PropertyGraphStore the index mirrors its tables into, and how each kind is saved and reopened.
+
+The JSON tables of a version folder (chunks, entities, facts, synonyms) are the index's content; the
+store is a mirror of them that LlamaIndex's own retrievers and tools can read (our methods read the
+derived arrays, never the store). Three kinds, named by ``store=`` / ``--store``:
+
+``simple``
+    LlamaIndex's in-memory ``SimplePropertyGraphStore``, saved as ``property_graph_store.json`` in
+    each version folder (the default).
+``ladybug``
+    LadybugDB (Kùzu's maintained successor), an embedded file-backed graph database, through
+    ``llama-index-graph-stores-ladybug``. Each version folder holds its own database file,
+    ``graph.lbug``. Why a copy per version rather than one database beside the versions: a save
+    must stay atomic and a rollback must give back exactly the graph of that version. A database
+    shared by all versions is changed in place by every insert and delete, before any save, so an
+    old version's tables and the database would disagree after a rollback (or after a crash
+    mid-save). So the live database is a private working copy (a temporary folder); ``persist``
+    checkpoints it and copies the file into the new version folder, where it is checksummed like
+    every other file; ``load`` copies the version's file into a new working copy. The price is a
+    file copy per save and per load, and one database file per kept version on disk.
+``neo4j://user:password@host:7687`` (or ``bolt://``, ``neo4j+s://``, ``bolt+s://``; ``/name`` for a database)
+    A Neo4j server through ``llama-index-graph-stores-neo4j``. A server cannot live in a version
+    folder: the manifest records the URL without the password, and ``load`` reconnects (the
+    password comes from the URL given to ``load(store=...)``, ``GRAPHRAG_NEO4J_URL`` or
+    ``NEO4J_PASSWORD``). The server holds the graph of the last version mirrored into it; after a
+    rollback, ``load`` upserts the loaded version's tables into it again (see :func:`open_store`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+from urllib.parse import unquote, urlsplit
+
+from llama_index.core.graph_stores import SimplePropertyGraphStore
+from llama_index.core.graph_stores.types import ChunkNode, EntityNode, LabelledNode, PropertyGraphStore, Relation
+
+log = logging.getLogger(__name__)
+
+SIMPLE_FILE = "property_graph_store.json"
+LADYBUG_FILE = "graph.lbug"
+NEO4J_SCHEMES = ("neo4j", "bolt", "neo4j+s", "bolt+s", "neo4j+ssc", "bolt+ssc")
+# LadybugDB's buffer pool defaults to ~80% of the machine's memory; an index mirror needs far less,
+# and several processes (tests, a server, a CLI) may open indexes at once.
+LADYBUG_BUFFER_BYTES = int(os.environ.get("GRAPHRAG_LADYBUG_BUFFER_MB", "256")) << 20
+EXTRA_HINT = {"ladybug": "pip install 'llama-index-graphrag-suite[stores]'",
+              "neo4j": "pip install 'llama-index-graphrag-suite[neo4j]'"}
+
+
+class StoreSpecError(ValueError):
+    """A ``--store`` value that names no store kind, or a malformed Neo4j URL."""
+
+
+@dataclass(frozen=True)
+class StoreSpec:
+    """A parsed ``store=`` value: ``kind`` is simple, ladybug or neo4j; ``url`` only for neo4j."""
+
+    kind: str
+    url: str = ""
+
+    @classmethod
+    def parse(cls, spec: str) -> "StoreSpec":
+        text = str(spec).strip()
+        if text.lower() in ("simple", "ladybug"):
+            return cls(text.lower())
+        scheme = text.split("://", 1)[0].lower() if "://" in text else ""
+        if scheme in NEO4J_SCHEMES:
+            parts = urlsplit(text)
+            if not parts.hostname:
+                raise StoreSpecError(f"bad Neo4j URL {redact(text)!r}: no host (expected neo4j://user:password@host:7687)")
+            try:
+                parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+            except ValueError:
+                raise StoreSpecError(f"bad Neo4j URL {redact(text)!r}: the port is not a number") from None
+            return cls("neo4j", text)
+        raise StoreSpecError(f"unknown store {redact(text)!r}: use simple, ladybug, or a Neo4j URL "
+                             "(neo4j://user:password@host:7687 or bolt://...)")
+
+    def public(self) -> dict[str, str]:
+        """What the manifest records: the kind, and for a server its URL without the password."""
+        return {"kind": self.kind, **({"url": redact(self.url)} if self.url else {})}
+
+
+def redact(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (for manifests, logs and error messages)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]  # host[:port] as written (even a bad port: this runs in error messages)
+    return parts._replace(netloc=f"{parts.username}:***@{host}").geturl()
+
+
+def store_kind(store: PropertyGraphStore) -> str:
+    """simple, ladybug, neo4j, or external (any other PropertyGraphStore: saved by its owner, not by us)."""
+    if isinstance(store, SimplePropertyGraphStore):
+        return "simple"
+    # By the module of a class it derives from, so that neither package is imported just to ask.
+    modules = [c.__module__ for c in type(store).__mro__]
+    for kind in ("ladybug", "neo4j"):
+        if any(m.startswith(f"llama_index.graph_stores.{kind}") for m in modules):
+            return kind
+    return "external"
+
+
+def create_store(spec: "str | StoreSpec | PropertyGraphStore | None") -> PropertyGraphStore:
+    """A new, empty store for ``spec`` (a store instance is returned as it is)."""
+    if spec is None:
+        return SimplePropertyGraphStore()
+    if isinstance(spec, PropertyGraphStore):
+        return spec
+    spec = spec if isinstance(spec, StoreSpec) else StoreSpec.parse(spec)
+    if spec.kind == "simple":
+        return SimplePropertyGraphStore()
+    if spec.kind == "ladybug":
+        return open_ladybug(None)
+    return open_neo4j(spec.url)
+
+
+def open_ladybug(seed: Path | None) -> PropertyGraphStore:
+    """A Ladybug store on a private working copy: a copy of ``seed`` (a saved ``graph.lbug``), or empty."""
+    cls = _suite_ladybug()
+    import ladybug
+
+    work = Path(tempfile.mkdtemp(prefix="graphrag-ladybug-"))
+    path = work / LADYBUG_FILE
+    if seed is not None:
+        shutil.copyfile(seed, path)
+    db = ladybug.Database(str(path), buffer_pool_size=LADYBUG_BUFFER_BYTES)
+    store = cls(db, use_vector_index=False)  # our faiss tables are the vector index; the extension needs network
+    store.working_copy = path
+    # The working copy goes when the store does (close the database first: it holds the file open).
+    weakref.finalize(store, _close_and_remove, db, work)
+    return store
+
+
+def _close_and_remove(db: Any, folder: Path) -> None:
+    try:
+        db.close()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def open_neo4j(url: str) -> PropertyGraphStore:
+    """A Neo4j store for ``url``; the password is the URL's, else ``NEO4J_PASSWORD``."""
+    try:
+        from llama_index.graph_stores.neo4j import Neo4jPropertyGraphStore
+    except ImportError:
+        raise ImportError(f"the neo4j store needs llama-index-graph-stores-neo4j: {EXTRA_HINT['neo4j']}") from None
+    parts = urlsplit(url)
+    password = unquote(parts.password) if parts.password is not None else os.environ.get("NEO4J_PASSWORD")
+    if password is None:
+        raise StoreSpecError(f"no password for {redact(url)}: put it in the URL or in NEO4J_PASSWORD")
+    server = f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    database = parts.path.strip("/") or "neo4j"
+    store = Neo4jPropertyGraphStore(username=unquote(parts.username or "neo4j"), password=password, url=server,
+                                    database=database)
+    store._graphrag_url = redact(url)  # for the manifest (never the password)
+    return store
+
+
+def save_store(store: PropertyGraphStore, folder: Path) -> None:
+    """Write the store's part of a version into ``folder`` (nothing for a server or an external store)."""
+    kind = store_kind(store)
+    if kind == "simple":
+        store.persist(str(folder / SIMPLE_FILE))
+    elif kind == "ladybug":
+        store.connection.execute("CHECKPOINT;")  # fold the write-ahead log into the file before copying it
+        shutil.copyfile(store.db.database_path, folder / LADYBUG_FILE)
+
+
+def manifest_record(store: PropertyGraphStore) -> dict[str, str]:
+    """The manifest's ``store_backend``: kind, class, and for a server its URL without the password."""
+    kind = store_kind(store)
+    record = {"kind": kind, "class": type(store).__name__}
+    if kind == "neo4j":
+        record["url"] = redact(_neo4j_url(store))
+    return record
+
+
+def _neo4j_url(store: Any) -> str:
+    return getattr(store, "_graphrag_url", None) or "a server given as property_graph_store="
+
+
+def saved_kind(manifest: dict) -> str:
+    """Which store built a saved index; manifests written before ``store_backend`` name only a class."""
+    record = manifest.get("store_backend")
+    if isinstance(record, dict) and record.get("kind") in ("simple", "ladybug", "neo4j", "external"):
+        return record["kind"]
+    return "simple" if manifest.get("store", "SimplePropertyGraphStore") == "SimplePropertyGraphStore" else "external"
+
+
+def open_store(folder: Path, manifest: dict, given: "str | PropertyGraphStore | None",
+               persist_dir: Path) -> tuple[PropertyGraphStore, bool]:
+    """The store of a saved version, and whether it must be filled from the tables.
+
+    It must when its saved file is missing (deleted or never written: it is rebuilt from the tables,
+    like any derived file) or for a server (see the module docstring). A ``given`` store instance is
+    used as it is and never refilled (the caller owns it).
+    """
+    if isinstance(given, PropertyGraphStore):
+        return given, False
+    kind = saved_kind(manifest)
+    if kind == "simple":
+        if (folder / SIMPLE_FILE).is_file():
+            return SimplePropertyGraphStore.from_persist_path(str(folder / SIMPLE_FILE)), False
+        return SimplePropertyGraphStore(), True
+    if kind == "ladybug":
+        saved = folder / LADYBUG_FILE
+        return open_ladybug(saved if saved.is_file() else None), not saved.is_file()
+    if kind == "neo4j":
+        url = given or os.environ.get("GRAPHRAG_NEO4J_URL")
+        recorded = manifest.get("store_backend", {}).get("url", "")
+        if not url:
+            raise StoreSpecError(f"index at {persist_dir} was built on Neo4j at {recorded}; pass store='neo4j://user:"
+                                 "password@host:port' (CLI: set GRAPHRAG_NEO4J_URL) to load it")
+        return open_neo4j(StoreSpec.parse(url).url), True
+    raise StoreSpecError(f"index at {persist_dir} was built on a {manifest.get('store')}; pass "
+                         "property_graph_store= to load it")
+
+
+def _suite_ladybug() -> type:
+    """LadybugPropertyGraphStore with three changes the index needs (imported on first use).
+
+    * Chunk -> entity relations (our CONTAINS edges) are stored as the package's MENTIONS edges; the
+      package matches both ends of every relation in its Entity table, so it drops them silently.
+    * Node properties (the PathRAG extractor's ``description`` and ``entity_type``, the ``surface``
+      of a name) are kept as JSON in a ``props`` column and given back by ``get()``; the package keeps
+      only a fixed set of file-metadata columns.
+    * One statement per node or relation, and no checkpoint and count queries after every call:
+      ``persist`` checkpoints once.
+    """
+    global _SUITE_LADYBUG
+    if _SUITE_LADYBUG is not None:
+        return _SUITE_LADYBUG
+    try:
+        from llama_index.graph_stores.ladybug import LadybugPropertyGraphStore
+    except ImportError:
+        raise ImportError(f"the ladybug store needs ladybug and llama-index-graph-stores-ladybug: "
+                          f"{EXTRA_HINT['ladybug']}") from None
+
+    class SuiteLadybugPropertyGraphStore(LadybugPropertyGraphStore):
+        working_copy: Optional[Path] = None
+
+        def init_schema(self) -> None:
+            super().init_schema()
+            self.connection.execute("ALTER TABLE Entity ADD IF NOT EXISTS props STRING")
+
+        def upsert_nodes(self, nodes: list[LabelledNode]) -> None:
+            run = self.connection.execute
+            for node in nodes:
+                if isinstance(node, ChunkNode):
+                    run("MERGE (c:Chunk {id: $id}) SET c.text = $text, c.label = $label, c.ref_doc_id = $doc",
+                        parameters={"id": node.id_, "text": node.text, "label": node.label,
+                                    "doc": node.properties.get("ref_doc_id") or node.properties.get("doc_id")})
+                elif isinstance(node, EntityNode):
+                    run("MERGE (e:Entity {id: $id}) SET e.name = $id, e.label = $label, e.props = $props",
+                        parameters={"id": node.name, "label": node.label,
+                                    "props": json.dumps(node.properties, ensure_ascii=False, default=str)})
+
+        def upsert_relations(self, relations: list[Relation]) -> None:
+            run = self.connection.execute
+            chunk_ids = {row[0] for row in run("MATCH (c:Chunk) WHERE c.id IN $ids RETURN c.id",
+                                                parameters={"ids": sorted({r.source_id for r in relations})})}
+            for rel in relations:
+                params = {"s": rel.source_id, "t": rel.target_id, "label": rel.label}
+                if rel.source_id in chunk_ids:
+                    run("MATCH (c:Chunk {id: $s}), (e:Entity {id: $t}) MERGE (c)-[r:MENTIONS]->(e) SET r.label = $label",
+                        parameters=params)
+                else:
+                    run("MATCH (a:Entity {id: $s}), (b:Entity {id: $t}) MERGE (a)-[r:LINKS {label: $label}]->(b) "
+                        "SET r.triplet_source_id = $source", parameters={
+                            **params, "source": rel.properties.get("triplet_source_id")})
+
+        def get(self, properties: Optional[dict] = None, ids: Optional[list[str]] = None) -> list[LabelledNode]:
+            nodes = super().get(properties=properties, ids=ids)
+            for node in nodes:
+                saved = node.properties.pop("props", None)
+                if isinstance(node, EntityNode) and saved:
+                    node.properties.pop("label", None)  # a column copy of node.label; the saved properties say the rest
+                    node.properties.update(json.loads(saved))
+            return nodes
+
+    _SUITE_LADYBUG = SuiteLadybugPropertyGraphStore
+    return _SUITE_LADYBUG
+
+
+_SUITE_LADYBUG: Optional[type] = None
