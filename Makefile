@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[offline,serve,dev]"
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[offline,serve,dev,stores]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -21,14 +21,14 @@ test: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m pytest $(ARGS)
 
 bench: $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[offline,serve,dev,bench]"
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[offline,serve,dev,stores,bench]"
 	bash benchmarks/run_all.sh
 
 # Index time per stage, peak memory, disk and retrieval latency as the synthetic corpus grows
 # (benchmarks/results/scale.md). scale.py refuses sizes above 30,000 unless ARGS has --max-size.
 SIZES ?= 1000,3000,10000
 bench-scale: $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[offline,serve,dev,bench]"
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[offline,serve,dev,stores,bench]"
 	HF_HUB_OFFLINE=1 $(PY) benchmarks/scale.py --sizes $(SIZES) $(ARGS)
 
 clean:
