@@ -87,7 +87,7 @@ def cmd_index(args) -> int:
         raise CLIError("--ray needs the 'ray' extra: pip install 'llama-index-graphrag-suite[ray]'")
     index = GraphRAGIndex.from_documents(
         docs, embed_model=args.embed, config=_index_config(args), llm=llm, show_progress=not args.quiet,
-        ray_address=args.ray, store=_store(args.store),
+        ray_address=args.ray, store=args.store,  # opened before extraction: a bad --store fails at once
     )
     index.persist(out, keep_versions=args.keep_versions)
     stats = index.stats()
@@ -100,16 +100,6 @@ def cmd_index(args) -> int:
     if getattr(llm, "usage", None) is not None:  # calls, tokens (exact from the server, or estimated), time
         print(f"LLM: {llm.usage.cost()}")
     return 0
-
-
-def _store(spec: str):
-    """``--store`` opened before any work: one line for an unknown kind, a bad URL or a missing extra."""
-    from .index.stores import StoreSpecError, create_store
-
-    try:
-        return create_store(spec)
-    except (StoreSpecError, ImportError) as exc:
-        raise CLIError(f"--store: {exc}") from None
 
 
 def _node_json(nws) -> dict[str, Any]:
@@ -353,9 +343,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="versions of --out kept for rollback, the new one included (default 3)")
     p.add_argument("--ray", default=None, metavar="ADDRESS", help="shard chunking, extraction and embedding over "
                    "Ray: local (start one here), auto (join this machine's cluster) or ray://HOST:10001 (extra 'ray')")
-    p.add_argument("--store", default="simple", help="where the graph is mirrored: simple (a JSON file per version; "
-                   "default), ladybug (an embedded database per version; extra 'stores'), or a Neo4j server "
-                   "neo4j://user:password@host:7687 (extra 'neo4j'; loading reads GRAPHRAG_NEO4J_URL)")
+    p.add_argument("--store", default="simple", help="graph store: simple (JSON; default), ladybug (embedded database, "
+                   "extra 'stores') or neo4j://user:password@host:7687 (extra 'neo4j'; loading reads GRAPHRAG_NEO4J_URL)")
     add_update_options(p)
     _add_common(p, index_settings=True, llm=True)
     p.set_defaults(func=cmd_index)
