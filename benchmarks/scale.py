@@ -247,8 +247,9 @@ def render(runs: list[dict]) -> str:
               "```bash", "make bench-scale SIZES=10000,30000,100000 ARGS='--max-size 100000'",
               "# or, model-free and much faster:",
               "python benchmarks/scale.py --sizes 10000,30000,100000 --max-size 100000 --embed hash --entities statistical", "```", "",
-              "The synthetic corpus itself streams (`python benchmarks/synth.py --n 1000000 --out DIR` holds one passage "
-              "in memory at a time).", "", "![scaling](scale.png)", ""]
+              "The synthetic corpus itself streams: `python benchmarks/synth.py --n 1000000 --out DIR` wrote 316 MB of "
+              "JSONL (1,000,000 distinct titles, 200 questions) in 1 min 45 s with a 19 MB peak RSS on this machine "
+              "(`/usr/bin/time -v`), and reading it back with the streaming JSONL reader peaked at 254 MB (the ids).", "", "![scaling](scale.png)", ""]
     return "\n".join(lines)
 
 

@@ -7,7 +7,7 @@ with 2- and 3-hop questions whose gold passages are known by construction.
 Every fact is a pure function of ``(seed, kind, index)``: the birthplace of person 17 is a hash of those three
 values modulo the number of places, and so on. So any passage, and any question's chain of gold passages, can be
 computed on its own without a table of what came before; the corpus is written one passage at a time and memory
-stays flat however large N is (N = 1,000,000 writes ~0.8 GB of JSONL with a few MB of RAM).
+stays flat however large N is (N = 1,000,000 wrote 316 MB of JSONL in 1 min 45 s with a 19 MB peak RSS here).
 
 Names are built from three-letter syllables (consonant, vowel, consonant) so they look like names and spaCy's
 NER tags many of them; a name is the mixed-radix spelling of a scrambled index (an affine bijection), so names of
