@@ -254,27 +254,31 @@ def render(runs: list[dict]) -> str:
 
 
 def plot(runs: list[dict], path: Path) -> None:
+    """One row per run: index CPU time per stage (with a slope-1 guide: parallel = linear) and retrieval p50."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for run in runs:
+    fig, axes = plt.subplots(len(runs), 2, figsize=(11, 4.2 * len(runs)), squeeze=False)
+    for (left, right), run in zip(axes, runs):
         rows = sorted(run["rows"], key=lambda r: r["n"])
         ns = [r["n"] for r in rows]
-        label = f"{run['embed']}/{run['entities']}"
-        left.plot(ns, [r["index_seconds"] for r in rows], "o-", lw=2, label=f"{label}: total")
-        for stage in rows[-1]["stage_seconds"]:
-            left.plot(ns, [max(r["stage_seconds"].get(stage, 0), 1e-3) for r in rows], ".--", lw=1,
-                      label=f"{label}: {stage}")
+        key = _stage_key(rows)
+        total = [r["index_cpu_seconds" if key == "stage_cpu_seconds" else "index_seconds"] for r in rows]
+        left.plot(ns, total, "o-", lw=2.5, color="black", label="total")
+        left.plot(ns, [total[0] * n / ns[0] for n in ns], ":", color="grey", label="linear from the first size")
+        for stage in rows[-1][key]:
+            left.plot(ns, [max(r[key].get(stage, 0), 1e-3) for r in rows], "o--", lw=1.2, label=stage)
         for m in rows[-1]["methods"]:
-            right.plot(ns, [r["methods"][m]["p50_ms"] for r in rows], "o-", label=f"{label}: {m}")
-    for ax, title, ylabel in ((left, "index time per stage", "seconds"),
-                              (right, "retrieval p50 (query embedding excluded)", "ms")):
-        ax.set_xscale("log"); ax.set_yscale("log")
-        ax.set_xlabel("passages"); ax.set_ylabel(ylabel); ax.set_title(title)
-        ax.grid(True, which="both", alpha=0.3); ax.legend(fontsize=6, ncol=2)
+            right.plot(ns, [r["methods"][m]["p50_ms"] for r in rows], "o-", label=m)
+        measure = "CPU" if key == "stage_cpu_seconds" else "wall"
+        setting = f"embed={run['embed']}, entities={run['entities']}"
+        for ax, title, ylabel in ((left, f"index {measure} time per stage ({setting})", "seconds"),
+                                  (right, f"retrieval p50, query embedding excluded ({setting})", "ms")):
+            ax.set_xscale("log"); ax.set_yscale("log")
+            ax.set_xlabel("passages"); ax.set_ylabel(ylabel); ax.set_title(title, fontsize=9)
+            ax.grid(True, which="both", alpha=0.3); ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -297,11 +301,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--results", default=str(RESULTS), help="folder for scale.json, scale.md, scale.png")
     ap.add_argument("--note", default="", help="a sentence for the report (e.g. the machine was shared)")
+    ap.add_argument("--render-only", action="store_true", help="rewrite scale.md and scale.png from scale.json")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     methods = args.methods.split(",")
     if args.child:
         print(json.dumps(run_child(args.child, args.embed, args.entities, methods)))
+        return
+    if args.render_only:
+        write_report(Path(args.results), json.loads((Path(args.results) / "scale.json").read_text()))
         return
     sizes = [int(s) for s in args.sizes.split(",")]
     if max(sizes) > args.max_size:
@@ -335,6 +343,10 @@ def main() -> None:
     runs.append({"embed": args.embed, "entities": args.entities, "command": command, "machine": _machine(),
                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "note": args.note, "rows": rows})
     store.write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")
+    write_report(results, runs)
+
+
+def write_report(results: Path, runs: list[dict]) -> None:
     (results / "scale.md").write_text(render(runs), encoding="utf-8")
     try:
         plot(runs, results / "scale.png")
