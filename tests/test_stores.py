@@ -122,7 +122,7 @@ def test_persist_load_insert_delete(tmp_path, pair):
     assert {c.doc_id for c in back.chunks.values()} == {d.doc_id for d in docs[:4]}
 
 
-@pytest.mark.parametrize("lost", ["graph.npz", "graph.lbug", "facts.faiss", "vector_ids.json"])
+@pytest.mark.parametrize("lost", ["graph.npz", "graph.lbug"])
 def test_missing_derived_file_is_rebuilt(tmp_path, pair, lost, caplog):
     simple, lady = pair
     lady.persist(tmp_path)
@@ -148,6 +148,9 @@ def test_missing_table_or_bad_checksum_is_still_corrupt(tmp_path, pair):
         _load(tmp_path)
     (folder / "facts.json").unlink()
     with pytest.raises(CorruptIndexError, match="facts.json is missing"):
+        _load(tmp_path)
+    (folder / "entities.faiss").unlink()  # vectors are not rebuilt on load: that is embedding the corpus again
+    with pytest.raises(CorruptIndexError, match="entities.faiss is missing"):
         _load(tmp_path)
 
 

@@ -25,7 +25,7 @@ from ..fileio import sha256_file
 from ..graph.snapshot import GraphSnapshot
 from . import provenance
 from . import stores
-from .records import ChunkRecord, EntityRecord, FactRecord, text_key
+from .records import ChunkRecord, EntityRecord, FactRecord
 from .storage import (
     KEEP_VERSIONS,
     CorruptIndexError,
@@ -45,11 +45,10 @@ log = logging.getLogger(__name__)
 STORE_FILE = stores.SIMPLE_FILE
 ARTEFACTS = "artefacts"  # sub-folder of a version holding methods' derived artefacts (see ArtefactCache.artefact)
 PROVENANCE = "provenance.json"  # what inserts changed in older chunks (see provenance.py); absent in older indexes
-VECTOR_FILES = {"chunks": "chunks.faiss", "entities": "entities.faiss", "facts": "facts.faiss"}
-VECTOR_ATTRS = {"chunks": "chunk_vectors", "entities": "entity_vectors", "facts": "fact_vectors"}
-# Files computed from the JSON tables: a load that finds one missing rebuilds it (the next save writes it
-# again). A missing table, or any file whose checksum differs, is still a corrupt index.
-DERIVED_FILES = {"graph.npz", "vector_ids.json", STORE_FILE, stores.LADYBUG_FILE, *VECTOR_FILES.values()}
+# Files computed cheaply from the JSON tables: a load that finds one missing rebuilds it (the next save
+# writes it again). A missing table, or any file whose checksum differs, is still a corrupt index; so is a
+# missing vector file (rebuilding it means embedding the corpus again: build the index again for that).
+DERIVED_FILES = {"graph.npz", STORE_FILE, stores.LADYBUG_FILE}
 
 
 class IndexPersistence:
@@ -169,7 +168,10 @@ class IndexPersistence:
             index.synonyms = {(a, b): float(s) for a, b, s in read_json(folder / "synonyms.json")}
             index.build_info = dict(manifest.get("build", {}))
             index._stats = None  # recomputed from chunk texts if an insert or delete needs it
-            index._load_vectors(folder, missing, dim)
+            ids = read_json(folder / "vector_ids.json")
+            index.chunk_vectors = VectorTable.load(folder / "chunks.faiss", ids["chunks"], dim)
+            index.entity_vectors = VectorTable.load(folder / "entities.faiss", ids["entities"], dim)
+            index.fact_vectors = VectorTable.load(folder / "facts.faiss", ids["facts"], dim)
             snapshot = None  # rebuilt from the tables by _refresh_derived when its file is missing
             if "graph.npz" not in missing:
                 with np.load(folder / "graph.npz", allow_pickle=False) as arrays:
@@ -192,26 +194,6 @@ class IndexPersistence:
         if len(probe) != dim:
             raise ValueError(f"embed model gives {len(probe)}-dim vectors but the index at {persist_dir} holds {dim}-dim ones")
         return index
-
-    def _load_vectors(self, folder: Path, missing: set[str], dim: int) -> None:
-        """Read the faiss tables; one whose file (or the ids file) is missing is embedded again from the tables."""
-        ids = read_json(folder / "vector_ids.json") if "vector_ids.json" not in missing else None
-        # What each table embeds, in the row order one ``from_documents`` build gives (build.py: chunks in
-        # order, entities and facts sorted). Rows are only tie-breakers in searches, but a rebuilt index
-        # should answer as the saved one did; after several inserts the saved order is in vector_ids.json.
-        texts = {
-            "chunks": {c: rec.text for c, rec in self.chunks.items()},
-            "entities": {k: self.entities[k].surface for k in sorted(self.entities)},
-            "facts": {text_key(self.facts[f].text): self.facts[f].text for f in sorted(self.facts)},
-        }
-        for name, file in VECTOR_FILES.items():
-            if ids is not None and file not in missing:
-                table = VectorTable.load(folder / file, ids[name], dim)
-            else:
-                order = [i for i in ids[name] if i in texts[name]] if ids is not None else list(texts[name])
-                table = VectorTable(dim)
-                table.add(order, self._embed([texts[name][i] for i in order], name))
-            setattr(self, VECTOR_ATTRS[name], table)
 
 
 def _verify(folder: Path, manifest: dict, persist_dir) -> set[str]:
