@@ -131,7 +131,11 @@ class NEREntityExtractor(TransformComponent):
     def _parse(self, nlp, texts: list[str]):
         n_process = self.n_process or default_processes()
         docs = parse(nlp, texts, batch_size=self.batch_size, n_process=n_process)
-        return iter(get_tqdm_iterable(docs, self.show_progress, f"Named entities ({len(texts)} chunks)"))
+        if not self.show_progress:
+            return iter(docs)
+        from tqdm.auto import tqdm  # a generator has no length: give the bar its total
+
+        return iter(tqdm(docs, total=len(texts), desc="Named entities (spaCy parse)"))
 
     def _ner_mentions(self, doc) -> list[EntityMention]:
         out = []
