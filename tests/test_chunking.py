@@ -127,3 +127,14 @@ def test_the_index_chunks_with_it(documents, embed):
         expected = splitter.split_text(body)
         got = [index.chunks[f"{doc.metadata['doc_id']}#{i}"].text for i in range(len(expected))]
         assert got == expected
+
+
+def test_same_chunks_with_another_tokenizer():
+    """Settings.tokenizer (or any callable) is used as TokenTextSplitter uses it."""
+    def tokenizer(text):
+        return list(text.encode("utf-8"))  # one token per byte
+
+    theirs = TokenTextSplitter(chunk_size=120, chunk_overlap=20, tokenizer=tokenizer)
+    ours = TokenChunker(120, 20, tokenizer=tokenizer)
+    for text in all_texts()[:40] + odd_texts():
+        assert ours.split_text(text) == theirs.split_text(text)
