@@ -163,12 +163,10 @@ class IndexMutation:
         keep_entities = {n for n in survivors if n in self.entities}
         keep_facts = [f for f in self.facts.values() if f.subject in survivors or f.object in survivors]
         self._upsert_chunks(keep_chunks)
-        store.upsert_nodes([self._entity_node(k) for k in keep_entities])
-        for f in keep_facts:  # endpoints may not have been touched; make sure they exist
-            for k in (f.subject, f.object):
-                if k not in keep_entities:
-                    keep_entities.add(k)
-                    store.upsert_nodes([self._entity_node(k)])
+        # endpoints of the kept facts may not have been touched; make sure they exist (one call: a database
+        # store commits once per call)
+        endpoints = {k for f in keep_facts for k in (f.subject, f.object)}
+        store.upsert_nodes([self._entity_node(k) for k in sorted(keep_entities | endpoints)])
         contains_of = [c for c in self.chunks if c in survivors or set(self.chunks[c].entities) & survivors]
         rels = [self._fact_relation(f) for f in keep_facts] + self._relations_of_chunks(contains_of)
         rels += [Relation(label=SYNONYM, source_id=a, target_id=b, properties={"kind": SYNONYM, "score": s})

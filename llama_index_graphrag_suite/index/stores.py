@@ -34,6 +34,7 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -254,15 +255,26 @@ def _suite_ladybug() -> type:
             super().init_schema()
             self.connection.execute("ALTER TABLE Entity ADD IF NOT EXISTS props STRING")
 
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            # One connection serves every thread of the index (queries run in parallel under its reader
+            # lock): statements and transactions take turns on it.
+            self._lock = threading.RLock()
+            super().__init__(*args, **kwargs)
+
+        def structured_query(self, query: str, param_map: Optional[dict] = None) -> Any:
+            with self._lock:
+                return super().structured_query(query, param_map)
+
         @contextlib.contextmanager
         def _transaction(self):
-            self.connection.execute("BEGIN TRANSACTION")
-            try:
-                yield self.connection.execute
-            except BaseException:
-                self.connection.execute("ROLLBACK")
-                raise
-            self.connection.execute("COMMIT")
+            with self._lock:
+                self.connection.execute("BEGIN TRANSACTION")
+                try:
+                    yield self.connection.execute
+                except BaseException:
+                    self.connection.execute("ROLLBACK")
+                    raise
+                self.connection.execute("COMMIT")
 
         def upsert_nodes(self, nodes: list[LabelledNode]) -> None:
             with self._transaction() as run:
