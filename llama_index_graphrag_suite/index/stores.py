@@ -327,6 +327,16 @@ def _suite_ladybug() -> type:
                 super().delete(entity_names=entity_names, relation_names=relation_names, properties=properties, ids=ids)
 
         def get(self, properties: Optional[dict] = None, ids: Optional[list[str]] = None) -> list[LabelledNode]:
+            if ids and not properties:  # PathRAG asks for entities by key at query time: read only their table
+                rows = self.structured_query("MATCH (e:Entity) WHERE e.id IN $ids RETURN e.id, e.label, e.props",
+                                             {"ids": list(ids)})
+                found = [EntityNode(name=r["e.id"], label=r["e.label"] or "entity", properties=json.loads(r["e.props"] or "{}"))
+                         for r in rows]
+                rest = sorted(set(ids) - {n.name for n in found})
+                return found + (self._get_decoded(rest) if rest else [])
+            return self._get_decoded(ids, properties)
+
+        def _get_decoded(self, ids: Optional[list[str]], properties: Optional[dict] = None) -> list[LabelledNode]:
             nodes = super().get(properties=properties, ids=ids)
             for node in nodes:
                 saved = node.properties.pop("props", None)
