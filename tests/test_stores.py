@@ -186,6 +186,18 @@ def test_store_specs():
                       property_graph_store=stores.create_store("simple"))
 
 
+def test_neo4j_index_needs_its_url_to_load(tmp_path, pair, monkeypatch):
+    """Without a server: an index whose manifest says Neo4j asks for the URL in one line, password never shown."""
+    simple, _ = pair
+    simple.persist(tmp_path)
+    folder, manifest = open_version(tmp_path)
+    manifest["store_backend"] = {"kind": "neo4j", "class": "Neo4jPropertyGraphStore", "url": "neo4j://neo4j:***@db:7687"}
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    monkeypatch.delenv("GRAPHRAG_NEO4J_URL", raising=False)
+    with pytest.raises(stores.StoreSpecError, match=r"built on Neo4j at neo4j://neo4j:\*\*\*@db:7687; pass store="):
+        _load(tmp_path)
+
+
 def test_cli_index_store_option(tmp_path, capsys):
     from llama_index_graphrag_suite.cli import main
 
