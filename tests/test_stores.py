@@ -137,6 +137,23 @@ def test_missing_derived_file_is_rebuilt(tmp_path, pair, lost, caplog):
     assert (open_version(tmp_path)[0] / lost).exists()
 
 
+def test_unreadable_database_is_refilled(tmp_path, pair, caplog):
+    """A graph.lbug whose checksum matches but that LadybugDB cannot open (another version's file format) is
+    refilled from the tables."""
+    from llama_index_graphrag_suite.fileio import sha256_file
+
+    simple, lady = pair
+    lady.persist(tmp_path)
+    folder, manifest = open_version(tmp_path)
+    (folder / stores.LADYBUG_FILE).write_bytes(b"not a LadybugDB file" * 100)
+    manifest["files"][stores.LADYBUG_FILE] = sha256_file(folder / stores.LADYBUG_FILE)
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    loaded = _load(tmp_path)
+    assert "cannot be opened" in caplog.text
+    assert _answers(loaded) == _answers(simple)
+    assert _count(loaded.property_graph_store, "MATCH (n:Entity) RETURN count(n)") == len(loaded.entities)
+
+
 def test_missing_table_or_bad_checksum_is_still_corrupt(tmp_path, pair):
     _, lady = pair
     lady.persist(tmp_path)

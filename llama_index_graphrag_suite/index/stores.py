@@ -173,8 +173,9 @@ def save_store(store: PropertyGraphStore, folder: Path) -> None:
     if kind == "simple":
         store.persist(str(folder / SIMPLE_FILE))
     elif kind == "ladybug":
-        store.connection.execute("CHECKPOINT;")  # fold the write-ahead log into the file before copying it
-        shutil.copyfile(store.db.database_path, folder / LADYBUG_FILE)
+        with getattr(store, "_lock", contextlib.nullcontext()):  # no other thread's statement in between
+            store.connection.execute("CHECKPOINT;")  # fold the write-ahead log into the file before copying it
+            shutil.copyfile(store.db.database_path, folder / LADYBUG_FILE)
 
 
 def manifest_record(store: PropertyGraphStore) -> dict[str, str]:
@@ -215,7 +216,14 @@ def open_store(folder: Path, manifest: dict, given: "str | PropertyGraphStore | 
         return SimplePropertyGraphStore(), True
     if kind == "ladybug":
         saved = folder / LADYBUG_FILE
-        return open_ladybug(saved if saved.is_file() else None), not saved.is_file()
+        if not saved.is_file():
+            return open_ladybug(None), True
+        try:
+            return open_ladybug(saved), False
+        except RuntimeError as exc:  # its checksum matched, so a LadybugDB version that reads another file format
+            log.warning("index at %s: %s cannot be opened (%s); refilling it from the tables", persist_dir,
+                        LADYBUG_FILE, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            return open_ladybug(None), True
     if kind == "neo4j":
         url = given or os.environ.get("GRAPHRAG_NEO4J_URL")
         recorded = manifest.get("store_backend", {}).get("url", "")
