@@ -79,6 +79,36 @@ def test_an_index_loaded_with_mapped_tables_retrieves_exactly_as_in_ram(tmp_path
     assert len(again.chunks) == len(built.chunks) + 1 and again.chunk_vectors.mapped
 
 
+def test_a_mapped_table_clones_cheaply_and_serves_code_that_reads_its_faiss_index(tmp_path, monkeypatch):
+    table = _table()
+    monkeypatch.setenv(MMAP_ENV, "0")
+    table.save(tmp_path / "t.faiss")
+    mapped = VectorTable.load(tmp_path / "t.faiss", table.ids, table.dim)
+    twin = mapped.clone()
+    assert twin.mapped and twin.vectors() is mapped.vectors()  # one map, no copy
+    twin.add(["new"], np.ones((1, table.dim)))
+    assert mapped.mapped and len(mapped) == len(table) and len(twin) == len(table) + 1
+    assert mapped.index.ntotal == len(table) and not mapped.mapped  # .index reads the rows into RAM first
+    q = np.random.default_rng(2).normal(size=table.dim)
+    np.testing.assert_array_equal(mapped.scores(q), table.scores(q))
+
+
+def test_refresh_works_on_an_index_loaded_with_mapped_tables(tmp_path, monkeypatch):
+    docs = [make_document(i, text, title) for i, title, text in CORPUS]
+    config = IndexConfig(entities="statistical", entity_threshold=0.1)
+    monkeypatch.setenv(MMAP_ENV, "0")
+    GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=config).persist(tmp_path / "idx")
+    loaded = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=128))
+    in_ram = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=config)
+    changed = docs[:1] + [make_document("p-marlow", "Marlow is a port on the Esk River with a glass museum.", "Marlow")] + docs[2:]
+    assert loaded.refresh(changed) == in_ram.refresh(changed)
+    q = "Which town has a glass museum?"
+    for method in ("dense", "hybrid", "hipporag"):
+        a = [(n.node_id, round(n.score, 6)) for n in get_retriever(in_ram, method).retrieve(q)]
+        b = [(n.node_id, round(n.score, 6)) for n in get_retriever(loaded, method).retrieve(q)]
+        assert a == b, method
+
+
 def test_jsonl_is_read_lazily_line_by_line(tmp_path):
     path = tmp_path / "c.jsonl"
     rows = [json.dumps({"id": f"d{i}", "title": "T", "text": f"passage {i}"}) for i in range(3)]

@@ -43,9 +43,9 @@ class VectorTable:
         self.dim = dim
         self.ids: list[str] = list(ids or [])
         self._mapped = mapped  # a read-only np.memmap, or None when the rows live in the faiss index
-        self.index = index if index is not None or mapped is not None else faiss.IndexFlatIP(dim)
+        self._index = index if index is not None or mapped is not None else faiss.IndexFlatIP(dim)
         self._row = {i: r for r, i in enumerate(self.ids)}
-        rows = mapped.shape[0] if mapped is not None else self.index.ntotal
+        rows = mapped.shape[0] if mapped is not None else self._index.ntotal
         if rows != len(self.ids):
             raise ValueError(f"vector index has {rows} rows but {len(self.ids)} ids")
 
@@ -54,14 +54,25 @@ class VectorTable:
         """Whether the rows are memory-mapped from disk rather than held in RAM."""
         return self._mapped is not None
 
+    @property
+    def index(self) -> faiss.Index:
+        """The faiss ``IndexFlatIP`` (a mapped table is first read into RAM: callers may change it)."""
+        return self._writable()
+
+    def clone(self) -> "VectorTable":
+        """An independent copy; a mapped table's copy shares the read-only map (a change copies it then)."""
+        if self._mapped is not None:
+            return VectorTable(self.dim, list(self.ids), mapped=self._mapped)
+        return VectorTable(self.dim, list(self.ids), faiss.clone_index(self._index))
+
     def _writable(self) -> faiss.Index:
         """The faiss index, made from the mapped rows on the first change (a mapped file is never written
         in place: it may be a saved version other readers use)."""
         if self._mapped is not None:
-            self.index = faiss.IndexFlatIP(self.dim)
-            self.index.add(np.ascontiguousarray(self._mapped))
+            self._index = faiss.IndexFlatIP(self.dim)
+            self._index.add(np.ascontiguousarray(self._mapped))
             self._mapped = None
-        return self.index
+        return self._index
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -102,13 +113,13 @@ class VectorTable:
             return np.zeros((0, self.dim), np.float32)
         if self._mapped is not None:
             return self._mapped
-        return self.index.reconstruct_n(0, len(self.ids))
+        return self._index.reconstruct_n(0, len(self.ids))
 
     def _matrix(self) -> np.ndarray:
         if self._mapped is not None:
             return self._mapped
         # A zero-copy view of the flat index's storage; valid until the next add or remove.
-        return faiss.rev_swig_ptr(self.index.get_xb(), len(self.ids) * self.dim).reshape(len(self.ids), self.dim)
+        return faiss.rev_swig_ptr(self._index.get_xb(), len(self.ids) * self.dim).reshape(len(self.ids), self.dim)
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k rows and cosines for one query vector, best first (ties by row)."""
@@ -135,9 +146,7 @@ class VectorTable:
             with path.with_suffix(".npy").open("wb") as f:  # np.save(str) would append another ".npy"
                 np.save(f, np.ascontiguousarray(self._matrix(), np.float32), allow_pickle=False)
             return
-        if self._mapped is not None:  # small enough to be a faiss file again (the threshold was raised)
-            self._writable()
-        faiss.write_index(self.index, str(path))
+        faiss.write_index(self._writable(), str(path))  # a mapped table this small: the threshold was raised
 
     @classmethod
     def load(cls, path: Path, ids: list[str], dim: int) -> "VectorTable":
