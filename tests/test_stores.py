@@ -74,6 +74,22 @@ def test_ladybug_store_holds_the_graph(pair):
     assert [n.text for n in store.get_llama_nodes(["p-ada#0"])] == [simple.chunks["p-ada#0"].text]
 
 
+def test_large_reads_and_writes(monkeypatch):
+    """Hundreds of rows in one call: nothing dropped (LlamaIndex's sanitiser turns 128+ rows into None), and
+    writes split into transactions of WRITE_BATCH rows."""
+    from llama_index.core.graph_stores.types import ChunkNode, EntityNode, Relation
+
+    monkeypatch.setattr(stores, "WRITE_BATCH", 64)
+    store = stores.create_store("ladybug")
+    names = [f"name {i}" for i in range(300)]
+    store.upsert_nodes([ChunkNode(id_="c", text="chunk")] + [EntityNode(name=n, label="entity") for n in names])
+    store.upsert_relations([Relation(label="CONTAINS", source_id="c", target_id=n) for n in names]
+                           + [Relation(label="next", source_id=a, target_id=b) for a, b in zip(names, names[1:])])
+    assert len(store.get(ids=names)) == 300 and len(store.get()) == 301
+    assert _count(store, "MATCH ()-[r:MENTIONS]->() RETURN count(r)") == 300
+    assert _count(store, "MATCH ()-[r:LINKS]->() RETURN count(r)") == 299
+
+
 def test_queries_equal_the_simple_store(pair):
     simple, lady = pair
     assert lady.stats() == simple.stats()
