@@ -139,10 +139,11 @@ class IndexBuild:
             extractors.append(llm_extractor)
         extractors += self.extra_extractors
         usage = getattr(self.llm, "usage", None)  # a RobustLLM counts requests, cache hits and tokens
-        if ray:
-            ray.fit_statistics(stats, [n.text for n in chunk_nodes])
-        else:
-            stats.fit(n.text for n in chunk_nodes)
+        with self._stage("statistics"):  # corpus n-gram counts (AGRAG Eq. 2): seconds per MB on big inputs
+            if ray:
+                ray.fit_statistics(stats, [n.text for n in chunk_nodes])
+            else:
+                stats.fit(n.text for n in chunk_nodes)
         try:
             with usage.track() if usage is not None else contextlib.nullcontext() as used:
                 with self._stage("extract"):
@@ -185,12 +186,17 @@ class IndexBuild:
         """Adds the wall time of a build stage to ``build_info["stage_seconds"]`` (where indexing time goes),
         and makes it an instrumentation span ``index.<name>`` (``tracing.py``)."""
         start = time.perf_counter()
+        if self.show_progress:  # stages without a bar of their own (chunk, synonyms, graph) still say where a build is
+            log.info("index: %s ...", name)
         try:
             with stage(f"index.{name}"):
                 yield
         finally:
+            seconds = time.perf_counter() - start
             stages = self.build_info.setdefault("stage_seconds", {})
-            stages[name] = round(stages.get(name, 0.0) + time.perf_counter() - start, 3)
+            stages[name] = round(stages.get(name, 0.0) + seconds, 3)
+            if self.show_progress:
+                log.info("index: %s took %.1f s", name, seconds)
 
     def _undo_insert(self, new_chunks: list[str], new_entities: set[str], new_facts: set[str], old_lists: dict) -> None:
         """Put the tables and vectors back as they were before a failed insert."""
