@@ -153,6 +153,18 @@ def test_missing_derived_file_is_rebuilt(tmp_path, pair, lost, caplog):
     assert (open_version(tmp_path)[0] / lost).exists()
 
 
+def test_missing_method_artefact_is_built_again(tmp_path, caplog):
+    index = _build("ladybug")
+    before = [n.node.node_id for n in index.as_retriever("archrag", top_k=4).retrieve(QUESTIONS[0])]
+    folder = index.persist(tmp_path)
+    saved = sorted(p for p in (folder / "artefacts").rglob("*") if p.is_file())
+    assert saved, "ArchRAG saves its hierarchy"
+    saved[0].unlink()  # one file of the artefact: the whole artefact is built again
+    loaded = _load(tmp_path)
+    assert "method artefacts when first used" in caplog.text
+    assert [n.node.node_id for n in loaded.as_retriever("archrag", top_k=4).retrieve(QUESTIONS[0])] == before
+
+
 def test_unreadable_database_is_refilled(tmp_path, pair, caplog):
     """A graph.lbug whose checksum matches but that LadybugDB cannot open (another version's file format) is
     refilled from the tables."""

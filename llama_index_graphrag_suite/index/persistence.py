@@ -180,7 +180,9 @@ class IndexPersistence:
             if fill_store:  # an empty store (its file was missing, or another kind was asked for) or a server
                 index._mirror_upsert(list(index.chunks), set(index.entities), list(index.facts))
             if (folder / ARTEFACTS).is_dir():
-                index._saved_artefacts = {p.name: p for p in (folder / ARTEFACTS).iterdir() if p.is_dir()}
+                incomplete = {m.split("/")[1] for m in missing if m.startswith(f"{ARTEFACTS}/")}
+                index._saved_artefacts = {p.name: p for p in (folder / ARTEFACTS).iterdir()
+                                          if p.is_dir() and p.name not in incomplete}
             if (folder / PROVENANCE).is_file():
                 index._provenance = provenance.checked(read_json(folder / PROVENANCE))
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
@@ -188,8 +190,8 @@ class IndexPersistence:
                 raise
             raise CorruptIndexError(f"corrupt index at {persist_dir}: {type(exc).__name__}: {exc}") from exc
         if missing:
-            log.warning("index at %s: rebuilt %s from the tables (the next save writes them again)",
-                        persist_dir, ", ".join(sorted(missing)))
+            log.warning("index at %s: %s missing, rebuilt from the tables (method artefacts when first used); "
+                        "the next save writes them again", persist_dir, ", ".join(sorted(missing)))
         probe = index.embed_model.get_query_embedding("dimension check")
         if len(probe) != dim:
             raise ValueError(f"embed model gives {len(probe)}-dim vectors but the index at {persist_dir} holds {dim}-dim ones")
@@ -197,7 +199,8 @@ class IndexPersistence:
 
 
 def _verify(folder: Path, manifest: dict, persist_dir) -> set[str]:
-    """Check every file the manifest lists against its checksum; returns the derived files that are missing.
+    """Check every file the manifest lists against its checksum; returns the derived files that are missing
+    (paths relative to the version folder).
 
     A missing table or a checksum that differs raises CorruptIndexError: only what can be computed
     again from the tables (``DERIVED_FILES``, method artefacts) may be absent.
@@ -209,8 +212,9 @@ def _verify(folder: Path, manifest: dict, persist_dir) -> set[str]:
             if name in DERIVED_FILES:
                 missing.add(name)
                 continue
-            if name.startswith(f"{ARTEFACTS}/"):
-                continue  # a method artefact: the method builds it again when it first needs it
+            if name.startswith(f"{ARTEFACTS}/"):  # a method artefact: the method builds it again when it needs it
+                missing.add(name)
+                continue
             raise CorruptIndexError(f"corrupt index at {persist_dir}: {name} is missing")
         if sha256_file(path) != digest:
             raise CorruptIndexError(f"corrupt index at {persist_dir}: {name} does not match its checksum")
