@@ -369,6 +369,18 @@ def test_pathrag_extraction_asks_for_its_schema():
                                                                        "schema": PATHRAG_EXTRACTION_SCHEMA}
 
 
+def test_pathrag_query_keywords_ask_for_their_schema(graph_index):
+    from llama_index_graphrag_suite.llm.structured import KEYWORDS_SCHEMA
+    from llama_index_graphrag_suite.methods.pathrag import PathRAGRetriever
+
+    answer = json.dumps({"high_level_keywords": ["painting"], "low_level_keywords": ["Ada Lorne"]})
+    with ChatServer(pieces=[answer]) as server:
+        retriever = PathRAGRetriever(graph_index, top_k=3, llm=_llm(server, structured_output="json_schema"))
+        keywords, source = retriever.keywords("Where was the painter Ada Lorne born?")
+        assert source == "llm" and "Ada Lorne" in keywords
+        assert server.posts[-1]["response_format"]["json_schema"] == {"name": "keywords", "schema": KEYWORDS_SCHEMA}
+
+
 def test_a_non_json_answer_despite_response_format_is_read_leniently():
     answer = "Sure! Here it is: " + TRIPLES.replace('"]]}', '"],]}')  # chatter and a trailing comma
     with ChatServer(pieces=[answer]) as server:

@@ -57,6 +57,7 @@ from ...graph.flow_paths import FlowGraph, flow_paths
 from ...index.vectors import normalize_rows
 from ...llm.errors import LLMUnavailableError
 from ...llm.json_repair import parse_json_lenient
+from ...llm.structured import KEYWORDS_SCHEMA, predict_json
 from ...tracing import stage
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..scoring import blended
@@ -148,7 +149,8 @@ class PathRAGRetriever(GraphIndexRetriever):
 
     def _llm_keywords(self, question: str) -> list[str]:
         try:
-            answer = self.llm.predict(self.prompt("keywords"), question=question)
+            # JSON by constrained decoding where the LLM was built with structured_output; lenient parse either way
+            answer = predict_json(self.llm, self.prompt("keywords"), KEYWORDS_SCHEMA, "keywords", question=question)
         except LLMUnavailableError:
             raise
         except Exception as exc:  # a failed request must not fail retrieval: fall back to LLM-free keywords
