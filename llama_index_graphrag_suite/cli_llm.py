@@ -52,6 +52,8 @@ def add_llm_arguments(p: argparse.ArgumentParser) -> None:
                         "after --llm-max-failures in a row (default), or skip those chunks")
     p.add_argument("--llm-max-failures", type=_count, default=3, metavar="N",
                    help="consecutive refusals that abort a build (default 3)")
+    p.add_argument("--structured-output", choices=("json_schema", "json_object"), default=None,
+                   help="ask the server for JSON answers with response_format (dropped if it refuses the field)")
 
 
 def build_llm_from_args(args: argparse.Namespace) -> Any:
@@ -77,4 +79,5 @@ def build_llm_from_args(args: argparse.Namespace) -> Any:
         build_timeout=getattr(args, "llm_build_timeout", None),
         on_error=getattr(args, "on_llm_error", "abort"),
         max_consecutive_failures=getattr(args, "llm_max_failures", 3),
+        structured_output=getattr(args, "structured_output", None),
     )

@@ -308,3 +308,17 @@ def test_llm_budget_bounds_a_whole_a2rag_loop():
             out = graph.invoke({"question": "Where was Marie Curie born?"})
         assert time.monotonic() - start < 2.5
         assert out["status"] == "fail" and "LLMTimeoutError" in out["error"]
+
+
+def test_cli_structured_output_flag_reaches_the_llm():
+    import argparse
+
+    from llama_index_graphrag_suite.cli_llm import add_llm_arguments, build_llm_from_args
+
+    parser = argparse.ArgumentParser()
+    add_llm_arguments(parser)
+    with FakeLLMServer("ok") as server:
+        args = parser.parse_args(["--llm", server.url, "--llm-model", "m", "--no-cache", "--structured-output", "json_object"])
+        assert build_llm_from_args(args).structured_output == "json_object"
+        args = parser.parse_args(["--llm", server.url, "--llm-model", "m", "--no-cache"])
+        assert build_llm_from_args(args).structured_output is None  # off unless asked for
