@@ -42,11 +42,14 @@ def test_tools_answer_plain_and_tool_call_invocations(tools):
 def test_create_agent_runs_the_a2rag_tool(tools):
     agents = pytest.importorskip("langchain.agents", reason="the langchain package is not installed")
     answer_tool = tools[2]
-    model = FakeMessagesListChatModel(responses=[
+    class ToolCallingFake(FakeMessagesListChatModel):  # the fake model cannot bind; the agent only needs its calls
+        def bind_tools(self, tools, **kwargs):
+            return self
+
+    model = ToolCallingFake(responses=[
         AIMessage(content="", tool_calls=[{"name": answer_tool.name, "id": "call-1", "args": {"question": QUESTION}}]),
         AIMessage(content="Marlow."),
     ])
-    model.bind_tools = lambda tools, **kw: model  # the fake model cannot bind; the agent only needs the calls
     agent = agents.create_agent(model, tools=[answer_tool])
     out = agent.invoke({"messages": [HumanMessage(QUESTION)]})
     assert any(isinstance(m, ToolMessage) and "Marlow" in m.content for m in out["messages"])
