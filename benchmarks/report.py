@@ -197,12 +197,27 @@ def main() -> None:
     if (results / "json_repair.md").exists():  # markdown already, from benchmarks/json_repair_compare.py
         lines += [(results / "json_repair.md").read_text(encoding="utf-8").strip(), ""]
     for name, title, script in (("embed_speed.md", "Embedding speed: PyTorch and ONNX Runtime", "embed_speed.py"),
-                                ("big_document.md", "One very large document", "big_document.py")):
-        if (results / name).exists():  # markdown tables, printed by the script
-            lines += [f"## {title}", "", f"Output of `benchmarks/{script}` (see run_all.sh):", "",
-                      (results / name).read_text(encoding="utf-8").strip(), ""]
+                                ("big_document.md", "One very large document", "big_document.py"),
+                                ("store_bench.md", "Graph stores: in-memory JSON and embedded LadybugDB", "store_bench.py"),
+                                ("ray_bench.md", "Indexing on Ray", "ray_bench.py"),
+                                ("scale.md", "Scaling on a synthetic corpus", "scale.py")):  # includes scale.mmap.md
+        if (results / name).exists():  # markdown written by the script; its own "# " title becomes a sub-heading
+            body = (results / name).read_text(encoding="utf-8").strip()
+            body = _demote_headings(body)
+            body = body.replace("](scale.png)", "](benchmarks/results/scale.png)")  # its image, from the repo root
+            lines += [f"## {title}", "", f"Output of `benchmarks/{script}` (see run_all.sh):", "", body, ""]
     out.write_text("\n".join(lines), encoding="utf-8")
     print(f"wrote {out} and {len(reports)} plot(s) in {plots}")
+
+
+def _demote_headings(markdown: str) -> str:
+    """Two levels deeper for every heading outside code fences (a script's "# Title" sits under our "## ")."""
+    out, fenced = [], False
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        out.append("##" + line if line.startswith("#") and not fenced else line)
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

@@ -40,4 +40,11 @@ done
 .venv/bin/python benchmarks/big_document.py --datasets "$DATA" --sizes 1,5,20 --embed hash --entities statistical > "$OUT/big_document.md"
 .venv/bin/python benchmarks/big_document.py --datasets "$DATA" --sizes 1,2 --embed all-MiniLM-L6-v2 --entities ner >> "$OUT/big_document.md"
 rm -rf "$OUT/index-2wiki" "$OUT/index-hotpot" "$OUT/index-musique"
+# issue 15: graph stores, Ray against one process, the synthetic scaling curve (make bench-scale for other sizes)
+.venv/bin/python benchmarks/store_bench.py --corpus "$DATA/hotpotqa_train100/corpus.jsonl" \
+  --questions "$DATA/hotpotqa_train100/questions.jsonl" --out "$OUT/store_bench.md"
+.venv/bin/python benchmarks/ray_bench.py --corpus "$DATA/hotpotqa_train100/corpus.jsonl" --out "$OUT/ray_bench.md"
+.venv/bin/python benchmarks/scale.py --sizes 1000,3000,10000 --embed hash --entities statistical
+.venv/bin/python benchmarks/scale.py --sizes 1000,3000,10000
+.venv/bin/python benchmarks/scale.py --mmap-demo 300000
 .venv/bin/python benchmarks/report.py --results "$OUT" --out BENCHMARKS.md
