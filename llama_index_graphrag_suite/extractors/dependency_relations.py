@@ -13,6 +13,10 @@ determiners dropped). A path through another name is skipped (the nearer pair st
 path longer than ``max_path`` words. Names that take part in no parsed relation fall back to a
 co-occurrence relation with the nearest name of their sentence. Reads a spaCy ``Doc`` (``sents``,
 ``char_span``, ``to_array``, ``vocab.strings``, tokens' ``text``).
+
+:func:`cooccurrence_relations` is that fallback alone, for every name of a sentence: what the NER extractor
+builds when the parser does not run (``IndexConfig.ner_relations="cooccurrence"``; it reads only ``sents``,
+which a rule sentencizer gives, and ``char_span``).
 """
 
 from __future__ import annotations
@@ -115,11 +119,7 @@ class _Tree:
 def parsed_relations(doc, mentions: list[EntityMention], max_path: int = 4,
                      max_pairs_per_sentence: int = 12, fallback: bool = True) -> list[ParsedRelation]:
     """Relations between the mentions of each sentence of ``doc`` (mention offsets index ``doc.text``)."""
-    heads = []
-    for m in mentions:
-        span = doc.char_span(m.start, m.end, alignment_mode="expand")
-        if span is not None and len(span):
-            heads.append((m, span.start, span.end, span.root.i))
+    heads = _token_spans(doc, mentions, roots=True)
     if len(heads) < 2:
         return []  # no sentence holds two names
     tree = _Tree(doc)
@@ -162,6 +162,31 @@ def parsed_relations(doc, mentions: list[EntityMention], max_path: int = 4,
         out.extend(rel for _, rel in found[:max_pairs_per_sentence])
         if fallback:
             out.extend(_nearest_pairs(inside, related, bounds, max_pairs_per_sentence))
+    return out
+
+
+def cooccurrence_relations(doc, mentions: list[EntityMention], max_pairs_per_sentence: int = 12) -> list[ParsedRelation]:
+    """Co-occurrence only (no parse needed): in each sentence of ``doc``, each name with its nearest other name
+    (:func:`parsed_relations`' fallback when no parsed relation reached any name), at most
+    ``max_pairs_per_sentence`` pairs per sentence."""
+    spans = _token_spans(doc, mentions, roots=False)
+    if len(spans) < 2:
+        return []
+    out: list[ParsedRelation] = []
+    for sent in doc.sents:
+        inside = [h for h in spans if sent.start <= h[1] < sent.end]
+        if len(inside) >= 2:
+            out.extend(_nearest_pairs(inside, set(), (sent.start_char, sent.end_char), max_pairs_per_sentence))
+    return out
+
+
+def _token_spans(doc, mentions: list[EntityMention], roots: bool) -> list[tuple[EntityMention, int, int, int]]:
+    """(mention, first token, end token, root token or -1) of each mention that covers a token."""
+    out = []
+    for m in mentions:
+        span = doc.char_span(m.start, m.end, alignment_mode="expand")
+        if span is not None and len(span):
+            out.append((m, span.start, span.end, span.root.i if roots else -1))
     return out
 
 

@@ -193,11 +193,12 @@ class RayRunner:
 
         return embed
 
-    def parse(self, nlp, model_name: str, texts: list[str], batch_size: int) -> Iterator:
+    def parse(self, nlp, model_name: str, texts: list[str], batch_size: int, relations: str = "parse") -> Iterator:
         """spaCy ``Doc``s of ``texts`` in order, parsed on Ray, read back into ``nlp``'s vocabulary."""
         from spacy.tokens import DocBin
 
-        for blob in self.map(_parse_shard, self.shards(texts, [len(t) for t in texts]), model_name, batch_size):
+        shards = self.shards(texts, [len(t) for t in texts])
+        for blob in self.map(_parse_shard, shards, model_name, batch_size, relations):
             yield from DocBin().from_bytes(blob).get_docs(nlp.vocab)
 
     # ------------------------------------------------------------------ AGRAG's statistical extractor
@@ -326,13 +327,13 @@ def _link_shard(items: list[tuple[str, str, dict]], stats: dict, ext_fields: dic
     return [kg_to_plain(n) for n in nodes]
 
 
-def _parse_shard(texts: list[str], model_name: str, batch_size: int) -> bytes:
+def _parse_shard(texts: list[str], model_name: str, batch_size: int, relations: str = "parse") -> bytes:
     from spacy.tokens import DocBin
 
     from ..extractors.spacy_pipeline import load_pipeline
 
     docs = DocBin(store_user_data=False)  # spaCy's own binary format: token attributes, no pickle
-    for doc in load_pipeline(model_name).pipe(texts, batch_size=batch_size):  # one process: Ray is the parallelism
+    for doc in load_pipeline(model_name, relations).pipe(texts, batch_size=batch_size):  # one process: Ray is the parallelism
         docs.add(doc)
     return docs.to_bytes()
 

@@ -34,5 +34,5 @@ class RayParsedNER(NEREntityExtractor):
 
     def _parse(self, nlp, texts: list[str]) -> Iterator:
         # The resolved name, not "auto": a worker with other models installed must load the driver's model.
-        docs = self._runner.parse(nlp, resolve_model_name(self.model), texts, self.batch_size)
+        docs = self._runner.parse(nlp, resolve_model_name(self.model), texts, self.batch_size, self.relations_from)
         return iter(get_tqdm_iterable(docs, self.show_progress, f"Named entities ({len(texts)} chunks, Ray)"))

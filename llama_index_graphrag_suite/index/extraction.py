@@ -40,8 +40,8 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
     if config.entities in ("ner", "both"):
         from ..extractors.ner import NEREntityExtractor  # imports spaCy only when asked for
 
-        ner = NEREntityExtractor(model=config.ner_model, max_pairs_per_sentence=config.max_pairs_per_sentence,
-                                 show_progress=show_progress)
+        ner = NEREntityExtractor(model=config.ner_model, relations_from=config.ner_relations,
+                                 max_pairs_per_sentence=config.max_pairs_per_sentence, show_progress=show_progress)
         ner.add_vocabulary(vocabulary)
         extractors.append(ner)
     cooc = None
