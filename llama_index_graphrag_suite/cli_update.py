@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 __all__ = ["add_update_options", "update_index"]
 
 # Settings that decide how an index is built: an update keeps the ones the index was built with.
-_BUILD_SETTINGS = ("chunk_size", "chunk_overlap", "entity_threshold", "entities", "ner_model")
+_BUILD_SETTINGS = ("chunk_size", "chunk_overlap", "entity_threshold", "entities", "ner_model", "ner_relations")
 
 
 def add_update_options(p: argparse.ArgumentParser) -> None:
