@@ -7,6 +7,7 @@ cheaper than on wholly new text). Each size is built in a fresh process, so peak
 
     python benchmarks/big_document.py --datasets ../shared/datasets --sizes 1,5,20 --embed hash
     python benchmarks/big_document.py --datasets ../shared/datasets --sizes 1,5 --embed all-MiniLM-L6-v2
+    python benchmarks/big_document.py --datasets ../shared/datasets --sizes 2,20 --entities ner --ner-relations cooccurrence
 
 Times are wall and CPU seconds (this process and spaCy's worker processes): on a shared machine compare CPU.
 Another checkout's code can be timed with the same script: PYTHONPATH=/path/to/checkout python big_document.py ...
@@ -74,7 +75,7 @@ def _count_stage_cpu(cpu_stages: dict) -> None:
     IndexBuild._stage = stage
 
 
-def _build_one(path: str, embed: str, entities: str) -> None:
+def _build_one(path: str, embed: str, entities: str, ner_relations: str = "parse") -> None:
     """Child process: index one document file and print a JSON line of timings."""
     import resource
 
@@ -88,7 +89,8 @@ def _build_one(path: str, embed: str, entities: str) -> None:
     _count_stage_cpu(cpu_stages)
     start, cpu_start = time.perf_counter(), _cpu_seconds()
     index = GraphRAGIndex.from_documents([Document(text=text, metadata={"title": "Big document"}, id_="big")],
-                                         embed_model=embed, config=IndexConfig(entities=entities), show_progress=True)
+                                         embed_model=embed, config=IndexConfig(entities=entities, ner_relations=ner_relations),
+                                         show_progress=True)
     seconds = time.perf_counter() - start
     print(json.dumps({"mb": round(len(text.encode()) / 1e6, 2), "seconds": round(seconds, 1),
                       "cpu": round(_cpu_seconds() - cpu_start, 1),
@@ -104,13 +106,15 @@ def main() -> None:
     ap.add_argument("--sizes", default="1,5,20", help="megabytes, comma-separated")
     ap.add_argument("--embed", default="hash", help="hash (LLM- and model-free) or all-MiniLM-L6-v2")
     ap.add_argument("--entities", default="ner", choices=("ner", "statistical", "both"))
+    ap.add_argument("--ner-relations", default="parse", choices=("parse", "cooccurrence"),
+                    help="IndexConfig.ner_relations: relations from the dependency parse, or co-occurrence (no parser)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        _build_one(args.child, args.embed, args.entities)
+        _build_one(args.child, args.embed, args.entities, args.ner_relations)
         return
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"embed={args.embed} entities={args.entities}, {cores} cores, load average at start "
+    print(f"embed={args.embed} entities={args.entities} ner_relations={args.ner_relations}, {cores} cores, load average at start "
           f"{os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC")
     print("| MB | seconds | s/MB | CPU s | chunks | entities | relations | stages: wall/CPU s | peak RSS MB (largest worker) |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -119,7 +123,7 @@ def main() -> None:
             path = Path(tmp) / f"doc-{mb}.txt"
             path.write_text(make_document(Path(args.datasets), mb), encoding="utf-8")
             out = subprocess.run([sys.executable, __file__, "--child", str(path), "--embed", args.embed,
-                                  "--entities", args.entities], capture_output=True, text=True, check=False)
+                                  "--entities", args.entities, "--ner-relations", args.ner_relations], capture_output=True, text=True, check=False)
             lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
             if out.returncode or not lines:
                 print(f"| {mb} | failed: {out.stderr.strip().splitlines()[-1:]} |")
