@@ -107,7 +107,7 @@ def test_output_contract_and_top_k_always_filled(index):
     chunks = chunks_of(nodes)
     assert len(chunks) == 6 and len(nodes) == 7 and nodes[-1].node.metadata["kind"] == "evidence"
     assert len(set(docs_of(nodes))) == 6  # no duplicates; the rest filled from the hybrid ranking
-    assert {n.node.metadata["a2rag_source"] for n in chunks} <= {"graph", "hybrid_fill"}
+    assert {n.node.metadata["a2rag_source"] for n in chunks} <= {"graph", "hybrid_fill", "hybrid_anchor"}
     assert json.loads(json.dumps(nodes[-1].node.metadata)) == nodes[-1].node.metadata
     assert {k: v for k, v in trace.items() if k != "timings_ms"} == nodes[-1].node.metadata["evidence"]
     assert set(trace["timings_ms"]) == {"local", "total"}
@@ -289,3 +289,44 @@ def test_prompts_are_listed_and_update_prompts_changes_what_the_llm_sees(index):
     r.update_prompts({"doc_summary": PromptTemplate("SUMMARISE {title} in {max_words} words: {text}")})
     assert r.summaries().kind == "llm" and llm.call_count == 6
     assert all(p.startswith("SUMMARISE ") for p in llm.prompts)
+
+
+# ---------------------------------------------------------------------- hybrid anchors and the chunk restart
+
+
+def test_with_anchors_keeps_the_first_evidence_chunk_and_replaces_from_the_bottom():
+    from llama_index_graphrag_suite.methods.a2rag.evidence import _with_anchors
+
+    hyb = np.array([0.1, 0.2, 0.3, 0.9, 1.0, 0.0])
+    out = [(0, 0.5, "graph"), (1, 0.3, "graph"), (2, 0.2, "graph"), (6, 0.1, "graph")]
+    got = _with_anchors(out, [4, 3], hyb, 3)  # anchors 4 and 3 are missing from the top 3
+    assert [c for c, _, _ in got] == [0, 4, 3, 6] and [s for _, _, s in got][1:3] == ["hybrid_anchor"] * 2
+    assert [c for c, _, _ in _with_anchors(out, [1], hyb, 3)] == [0, 1, 2, 6]  # already there: unchanged
+    assert [c for c, _, _ in _with_anchors(out, [4], hyb, 1)] == [0, 1, 2, 6]  # top_k 1: the evidence's first
+    assert [c for c, _, _ in _with_anchors(out[:1], [4, 5], hyb, 3)] == [0, 4]  # room: appended; score 0 skipped
+
+
+def test_hybrid_anchors_put_the_top_hybrid_chunks_in_every_answer(index):
+    from llama_index_graphrag_suite.methods.scoring import hybrid, top_k
+
+    queries = [EASY, TWO_HOP, NO_SEEDS, "Who founded the Vant Gallery?", "Which painter was born in a harbour town?"]
+    missing_without = 0
+    for q in queries:
+        h = hybrid(index.chunk_dense_scores(index.embed_query(q)), index.bm25.scores(q))
+        want = {index.chunk_order[c] for c in top_k(h, 2).tolist()}
+        with_anchors = {n.node.node_id for n in chunks_of(A2RAGRetriever(index, top_k=3, hybrid_anchors=2).retrieve(q))}
+        without = {n.node.node_id for n in chunks_of(A2RAGRetriever(index, top_k=3, hybrid_anchors=0).retrieve(q))}
+        assert want <= with_anchors
+        missing_without += len(want - without)
+    assert missing_without  # the evidence ranking alone leaves some top hybrid chunk out
+
+
+def test_passage_seeds_can_join_the_chunk_part_of_the_restart(index):
+    # EASY aligns to the entity "ada lorne" and to the passage titled "Ada Lorne"; by default both share
+    # Eq. 10's 1/deg part of the restart, with the option the passage joins the hybrid chunks' part.
+    plain = A2RAGRetriever(index, top_k=3, variant="global_only").retrieve_with_trace(EASY)[1]
+    moved = A2RAGRetriever(index, top_k=3, variant="global_only", ppr_passage_seeds_as_chunks=True,
+                           ppr_dense_seeds=0).retrieve_with_trace(EASY)[1]
+    assert plain["stages_tried"][0]["restart"]["seeds"] == 2
+    assert moved["stages_tried"][0]["restart"] == {"seeds": 1, "hybrid_chunks": 1}
+    assert moved["chunks"][0]["chunk_id"] == "p-ada#0"

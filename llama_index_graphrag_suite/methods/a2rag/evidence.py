@@ -59,8 +59,12 @@ def rank_chunks(index, g: A2RAGGraph, config: A2RAGConfig, top_k_chunks: int,
 
     ``evidence_first`` (default): the evidence chunks first, by PPR map-back score when stage 3 ran
     (or as ``global_order`` says), else by (seeds supported, hybrid score); then the remaining chunks
-    by hybrid score, so top_k are always returned. ``rrf``: reciprocal-rank fusion (k = 60) of that
-    evidence ranking and the hybrid one.
+    by hybrid score, so top_k are always returned. Then ``hybrid_anchors`` (default 2): each of the top
+    hybrid chunks missing from the first ``top_k`` takes the place of the lowest-ranked evidence chunk there
+    (never the first), source ``hybrid_anchor``. The walk restarts from the top hybrid chunk and ranks its
+    neighbourhood; the second-best hybrid chunk is often the other hop (a comparison question names two
+    entities, a bridge passage shares the query's words) but not linked to the first, so PPR misses it.
+    ``rrf``: reciprocal-rank fusion (k = 60) of that evidence ranking and the hybrid one (no anchors).
     """
     support = evidence_chunks(index, g, st)
     if st.ppr_chunks:
@@ -84,6 +88,8 @@ def rank_chunks(index, g: A2RAGGraph, config: A2RAGConfig, top_k_chunks: int,
         best = sorted(fused, key=lambda c: (-fused[c], c))[:top_k_chunks]
         return [(c, fused[c], "graph" if c in support else "hybrid") for c in best]
     out = [(c, float(st.ppr_chunks.get(c, support[c])), "graph") for c in graph_rank[:top_k_chunks]]
+    if config.hybrid_anchors:
+        out = _with_anchors(out, hybrid_rank[: config.hybrid_anchors], st.hybrid, top_k_chunks)
     taken = {c for c, _, _ in out}
     for c in hybrid_rank:
         if len(out) >= top_k_chunks:
@@ -92,6 +98,30 @@ def rank_chunks(index, g: A2RAGGraph, config: A2RAGConfig, top_k_chunks: int,
             out.append((c, float(st.hybrid[c]), "hybrid_fill"))
             taken.add(c)
     return out
+
+
+def _with_anchors(out: list[tuple[int, float, str]], anchors: list[int], hyb: np.ndarray,
+                  top_k_chunks: int) -> list[tuple[int, float, str]]:
+    """``out`` with every anchor chunk among its first ``top_k_chunks``: a missing anchor takes the place of
+    the lowest-ranked non-anchor chunk there (or is appended when there is room), best anchor first. The
+    first evidence chunk is never displaced, so ``top_k_chunks`` 1 is the evidence ranking unchanged."""
+    anchors = [c for c in anchors if hyb[c] > 0]
+    head = list(out[:top_k_chunks])
+    present = {c for c, _, _ in head}
+    for a in anchors:
+        if a in present:
+            continue
+        if len(head) < top_k_chunks:
+            head.append((a, float(hyb[a]), "hybrid_anchor"))
+        else:
+            drop = next((i for i in range(len(head) - 1, 0, -1) if head[i][0] not in anchors), None)
+            if drop is None:
+                break
+            present.discard(head[drop][0])
+            head[drop:drop + 1] = []
+            head.append((a, float(hyb[a]), "hybrid_anchor"))
+        present.add(a)
+    return head + [x for x in out[top_k_chunks:] if x[0] not in present]
 
 
 # ---------------------------------------------------------------------------------------- sufficiency

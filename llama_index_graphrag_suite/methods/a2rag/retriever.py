@@ -18,7 +18,8 @@ Time (``config.time_budget``, else the LLM's ``build_timeout``): ``retrieve`` ru
 any more: the evidence so far is ranked and returned, with ``time_budget_exhausted`` in the trace.
 
 Chunk ranking (what ``retrieve`` returns, best first): see :meth:`A2RAGRetriever.rank_chunks`; top_k
-chunks are always returned (the hybrid ranking fills what the stages did not give).
+chunks are always returned (the hybrid ranking fills what the stages did not give), and the top
+``hybrid_anchors`` hybrid chunks always among them.
 
 Every default, with the measurement behind it (recall@5 with all-MiniLM-L6-v2 on 2wiki_retrieval101 /
 musique_train100, ``benchmarks/tuning.py``), is in ``config.py``.
