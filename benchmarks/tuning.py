@@ -1,7 +1,7 @@
-"""The parameter sweeps behind the defaults that were tuned by measurement (A2RAG's restart and sufficiency,
-PathRAG's base score and path weight, ArchRAG's base score and item weight), so the figures quoted in their
-docstrings come from a written command. ``make bench`` runs it on the NER-graph indexes of 2wiki, HotpotQA and
-MuSiQue.
+"""The parameter sweeps behind the defaults that were tuned by measurement (A2RAG's restart, hybrid anchors
+and sufficiency, PathRAG's base score and path weight, ArchRAG's base score and item weight; HippoRAG's
+default for comparison), so the figures quoted in their docstrings come from a written command. ``make bench``
+runs it on the NER-graph indexes of 2wiki, HotpotQA and MuSiQue.
 
     .venv/bin/python benchmarks/tuning.py --index-dir /tmp/dev/2wiki_retrieval101 \
         --dataset /work/shared/datasets/2wiki_retrieval101 [--out results.md]
@@ -30,8 +30,16 @@ from llama_index_graphrag_suite.registry import get_retriever  # noqa: E402
 SWEEPS: list[tuple[str, dict, str]] = [
     ("hybrid", {}, "baseline"),
     ("dense", {}, "baseline"),
-    ("a2rag", {}, "default: restart share 0.75 on the top-1 hybrid chunk, min_term_coverage 1.0, order by PPR"),
-    ("a2rag", {"ppr_dense_seeds": 2, "ppr_dense_share": 0.5}, "previous default: top-2 hybrid chunks, share 0.5"),
+    ("a2rag", {}, "default: restart share 0.75 on the top-1 hybrid chunk, min_term_coverage 1.0, order by PPR, "
+                  "top-2 hybrid chunks anchored in the top 5"),
+    ("a2rag", {"hybrid_anchors": 0}, "control (previous default): no hybrid anchors"),
+    ("a2rag", {"hybrid_anchors": 1}, "top-1 hybrid chunk anchored"),
+    ("a2rag", {"hybrid_anchors": 3}, "top-3 hybrid chunks anchored"),
+    ("a2rag", {"ppr_passage_seeds_as_chunks": True}, "passage seeds in the chunk part of the restart"),
+    ("a2rag", {"ppr_passage_seeds_as_chunks": True, "hybrid_anchors": 0},
+     "passage seeds in the chunk part of the restart, no anchors"),
+    ("a2rag", {"ppr_dense_margin": 0.9}, "soft restart: every chunk with hybrid >= 0.9 x the top's"),
+    ("a2rag", {"ppr_dense_seeds": 2, "ppr_dense_share": 0.5}, "older default: top-2 hybrid chunks, share 0.5"),
     ("a2rag", {"ppr_dense_seeds": 2}, "top-2 hybrid chunks, share 0.75"),
     ("a2rag", {"ppr_dense_seeds": 3}, "top-3 hybrid chunks, share 0.75"),
     ("a2rag", {"ppr_dense_share": 0.5}, "restart share 0.5"),
@@ -61,6 +69,7 @@ SWEEPS: list[tuple[str, dict, str]] = [
     ("pathrag", {"sparse_weight": 0.5, "path_weight": 0.05}, "sparse_weight 0.5, path_weight 0.05"),
     ("pathrag", {"sparse_weight": 0.5, "path_weight": 0.1}, "sparse_weight 0.5, path_weight 0.1"),
     ("pathrag", {"chunk_ranking": "paths_first"}, "paths first (the literal reading)"),
+    ("hipporag", {}, "default (HippoRAG 2's code): linking_top_k 5, damping 0.5, passage_node_weight 0.05"),
     ("archrag", {}, "default: dense_boost, sparse_weight 0.25, item_weight 0.05"),
     ("archrag", {"item_weight": 0.0}, "control: the same blend without items"),
     ("archrag", {"sparse_weight": 0.0, "item_weight": 0.05}, "sparse_weight 0.0, item_weight 0.05"),
