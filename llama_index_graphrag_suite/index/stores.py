@@ -323,16 +323,13 @@ def _suite_ladybug() -> type:
                 else:
                     row["source"] = str(rel.properties.get("triplet_source_id") or "")
                     links[(rel.source_id, rel.target_id, rel.label)] = row
-            # MERGE looks for the edge among the source's edges, which grows slow on hubs; into an empty
-            # table (a new index's first build) every edge is new, so CREATE is exact and much faster.
-            self._write(f"MATCH (c:Chunk {{id: row.s}}), (e:Entity {{id: row.t}}) {self._merge_or_create('MENTIONS')} "
-                        "(c)-[r:MENTIONS]->(e) SET r.label = row.label", mentions)
-            self._write(f"MATCH (a:Entity {{id: row.s}}), (b:Entity {{id: row.t}}) {self._merge_or_create('LINKS')} "
-                        "(a)-[r:LINKS {label: row.label}]->(b) SET r.triplet_source_id = row.source", links)
-
-        def _merge_or_create(self, table: str) -> str:
-            rows = self.structured_query(f"MATCH ()-[r:{table}]->() RETURN r LIMIT 1")
-            return "MERGE" if rows else "CREATE"
+            # Each row is joined to the Entity table: about 0.05 ms a row at 1,000 documents, 1 ms at 6,000
+            # (measured; CREATE instead of MERGE into an empty table made no difference, and COPY, 50x faster,
+            # crashed LadybugDB 0.22 in one of our tests, so it is not used).
+            self._write("MATCH (c:Chunk {id: row.s}), (e:Entity {id: row.t}) MERGE (c)-[r:MENTIONS]->(e) "
+                        "SET r.label = row.label", mentions)
+            self._write("MATCH (a:Entity {id: row.s}), (b:Entity {id: row.t}) MERGE (a)-[r:LINKS {label: row.label}]->(b) "
+                        "SET r.triplet_source_id = row.source", links)
 
         def delete(self, entity_names=None, relation_names=None, properties=None, ids=None) -> None:
             with self._transaction():
