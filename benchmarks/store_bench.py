@@ -119,7 +119,8 @@ def main() -> None:
     lines = [
         f"# Graph store: SimplePropertyGraphStore vs LadybugDB ({len(docs)} documents)",
         "",
-        f"`python benchmarks/store_bench.py --corpus {args.corpus} --n-questions {len(questions)} --delete {args.delete}"
+        f"`python benchmarks/store_bench.py --corpus {args.corpus} --questions {args.questions} "
+        f"--n-questions {len(questions)} --delete {args.delete}"
         f"{f' --limit {args.limit}' if args.limit else ''}`",
         "",
         f"Corpus: {c['documents']} documents, {c['chunks']} chunks, {c['entities']} entities, {c['relations']} relations, "
