@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .cli_methods import cmd_methods
 from .cli_update import add_update_options, update_index
 from .cli_versions import add_version_commands, add_version_option
 
@@ -181,47 +182,6 @@ def _print_result(result: dict[str, Any], gold: set[str] | None = None) -> None:
         mark = "*" if gold and item["doc_id"] in gold else " "
         snippet = " ".join(item["text"].split())[:110]
         print(f"  {rank}.{mark} {item['score']:.3f}  {item['doc_id']}  {snippet}")
-
-
-def _entity_overview(path: Path, per_type: int = 6) -> list[str]:
-    """The most linked entities of each type, so a user can see what the graph is made of."""
-    try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    by_type: dict[str, list[tuple[int, str]]] = {}
-    for row in rows if isinstance(rows, list) else []:
-        if isinstance(row, dict):
-            by_type.setdefault(str(row.get("type") or "n-gram"), []).append((len(row.get("chunks", ())), str(row.get("surface"))))
-    lines = []
-    for type_, items in sorted(by_type.items(), key=lambda kv: -len(kv[1])):
-        items.sort(key=lambda x: (-x[0], x[1]))
-        names = ", ".join(f"{name} ({n})" for n, name in items[:per_type])
-        lines.append(f"  {len(items):6d} {type_:12s} e.g. {names}")
-    return ["entities by type (chunks linked):"] + lines if lines else []
-
-
-def cmd_methods(args) -> int:
-    from .index.storage import open_version
-    from .registry import available_methods, method_info
-
-    folder, manifest = open_version(args.index_dir, verify=False, version=args.version)
-    counts = manifest.get("counts", {})
-    extractor = manifest.get("config", {}).get("entities", "statistical")
-    print(f"index {args.index_dir}: {counts.get('chunks', '?')} chunks, {counts.get('entities', '?')} entities, "
-          f"{counts.get('relations', '?')} relations (extractor {extractor}, embed model {manifest.get('embed_model')})")
-    for line in _entity_overview(folder / "entities.json"):
-        print(line)
-    for name, desc in sorted(available_methods().items()):
-        print(f"  {name:10s} {desc}")
-        if args.settings:
-            info = method_info(name)
-            if info.variants:
-                print(f"  {'':10s}   variants: {', '.join(info.variants)}")
-            defaults = info.config_class().model_dump(mode="json")  # enums as their values, tuples as lists
-            for field, spec in info.config_class.model_fields.items():
-                print(f"  {'':10s}   {field} = {json.dumps(defaults[field])}: {spec.description}")
-    return 0
 
 
 def cmd_demo(args) -> int:

@@ -1,0 +1,50 @@
+"""`graphrag-suite methods INDEX`: what an index holds (counts, the most linked entities per type) and the
+methods that can run on it, with their settings (``--settings``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+__all__ = ["cmd_methods"]
+
+
+def _entity_overview(path: Path, per_type: int = 6) -> list[str]:
+    """The most linked entities of each type, so a user can see what the graph is made of."""
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    by_type: dict[str, list[tuple[int, str]]] = {}
+    for row in rows if isinstance(rows, list) else []:
+        if isinstance(row, dict):
+            by_type.setdefault(str(row.get("type") or "n-gram"), []).append((len(row.get("chunks", ())), str(row.get("surface"))))
+    lines = []
+    for type_, items in sorted(by_type.items(), key=lambda kv: -len(kv[1])):
+        items.sort(key=lambda x: (-x[0], x[1]))
+        names = ", ".join(f"{name} ({n})" for n, name in items[:per_type])
+        lines.append(f"  {len(items):6d} {type_:12s} e.g. {names}")
+    return ["entities by type (chunks linked):"] + lines if lines else []
+
+
+def cmd_methods(args) -> int:
+    from .index.storage import open_version
+    from .registry import available_methods, method_info
+
+    folder, manifest = open_version(args.index_dir, verify=False, version=args.version)
+    counts = manifest.get("counts", {})
+    extractor = manifest.get("config", {}).get("entities", "statistical")
+    print(f"index {args.index_dir}: {counts.get('chunks', '?')} chunks, {counts.get('entities', '?')} entities, "
+          f"{counts.get('relations', '?')} relations (extractor {extractor}, embed model {manifest.get('embed_model')})")
+    for line in _entity_overview(folder / "entities.json"):
+        print(line)
+    for name, desc in sorted(available_methods().items()):
+        print(f"  {name:10s} {desc}")
+        if args.settings:
+            info = method_info(name)
+            if info.variants:
+                print(f"  {'':10s}   variants: {', '.join(info.variants)}")
+            defaults = info.config_class().model_dump(mode="json")  # enums as their values, tuples as lists
+            for field, spec in info.config_class.model_fields.items():
+                print(f"  {'':10s}   {field} = {json.dumps(defaults[field])}: {spec.description}")
+    return 0
