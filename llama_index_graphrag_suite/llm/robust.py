@@ -200,18 +200,9 @@ class RobustLLM(FunctionCallingLLM):
         return CompletionResponse(text=text, raw=response.raw, additional_kwargs=response.additional_kwargs)
 
     def _stream_complete(self, prompt: str, formatted: bool, kwargs: dict[str, Any]) -> CompletionResponseGen:
-        key = self._cache_key(prompt, formatted, kwargs)
-        cached = self._cached(key)
-        if cached is not None:
-            return _once(CompletionResponse(text=cached, delta=cached))
-
-        def start() -> tuple[Any, CompletionResponse | None]:
-            # Connection errors may only surface at the first chunk; both are inside the retry.
-            stream = iter(self.llm.stream_complete(prompt, formatted=formatted, **kwargs))
-            return stream, next(stream, None)
-
-        (stream, first), seconds = self._with_retries(start)
-        return self._relay(prompt, key, stream, first, seconds, chat=False)
+        return self._stream(self._cache_key(prompt, formatted, kwargs), prompt,
+                            lambda: self.llm.stream_complete(prompt, formatted=formatted, **kwargs),
+                            lambda text: CompletionResponse(text=text, delta=text), chat=False)
 
     # -- chat ---------------------------------------------------------------------------------------
     # Over a completion-only LLM, chat is derived from completion (as CustomLLM does).
@@ -244,17 +235,10 @@ class RobustLLM(FunctionCallingLLM):
         if not self.llm.metadata.is_chat_model:
             prompt = self.messages_to_prompt(messages)
             return stream_completion_response_to_chat_response(self._stream_complete(prompt, True, kwargs))
-        key = self._chat_key(messages, kwargs)
-        cached = self._cached(key)
-        if cached is not None:
-            return _once(ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=cached), delta=cached))
-
-        def start() -> tuple[Any, ChatResponse | None]:
-            stream = iter(self.llm.stream_chat(messages, **kwargs))
-            return stream, next(stream, None)
-
-        (stream, first), seconds = self._with_retries(start)
-        return self._relay(_transcript(messages), key, stream, first, seconds, chat=True)
+        return self._stream(self._chat_key(messages, kwargs), _transcript(messages),
+                            lambda: self.llm.stream_chat(messages, **kwargs),
+                            lambda text: ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=text),
+                                                      delta=text), chat=True)
 
     def _chat_key(self, messages: Sequence[ChatMessage], kwargs: dict[str, Any]) -> str | None:
         """Plain-text chats only (no tools, images or tool turns). One user message has the key of
@@ -294,6 +278,21 @@ class RobustLLM(FunctionCallingLLM):
                                                              **kwargs)
 
     # -- one answer, and one stream -----------------------------------------------------------------
+    def _stream(self, key: str | None, prompt: str, open_stream: Callable[[], Any], replay: Callable[[str], Any],
+                chat: bool) -> Iterator[Any]:
+        """The cached answer as one chunk (``replay``), or the inner stream opened under retries and relayed."""
+        cached = self._cached(key)
+        if cached is not None:
+            return _once(replay(cached))
+
+        def start() -> tuple[Any, Any]:
+            # Connection errors may only surface at the first chunk; both are inside the retry.
+            stream = iter(open_stream())
+            return stream, next(stream, None)
+
+        (stream, first), seconds = self._with_retries(start)
+        return self._relay(prompt, key, stream, first, seconds, chat=chat)
+
     def _answer(self, key: str | None, prompt: str, request: Callable[[], Any], text_of: Callable[[Any], str]
                 ) -> tuple[str, Any]:
         """The cached answer (and None), or ``request()`` under retries (and its response), counted
@@ -304,8 +303,7 @@ class RobustLLM(FunctionCallingLLM):
         response, seconds = self._with_retries(request)
         text = self._clean(prompt, text_of(response))
         self._usage.record_call(prompt, text, seconds, reported=server_usage(getattr(response, "raw", None)))
-        if self._cache is not None and key and _cacheable(text):
-            self._cache.put(key, text)
+        self._store(key, text)
         return text, response
 
     def _relay(self, prompt: str, key: str | None, stream: Any, first: Any, seconds: float, chat: bool) -> Iterator[Any]:
@@ -347,8 +345,8 @@ class RobustLLM(FunctionCallingLLM):
             else:  # failed or abandoned: a call, its tokens so far, neither exact nor a full estimate
                 self._usage.add(calls=1, prompt_tokens=count_tokens(prompt), completion_tokens=count_tokens(emitted),
                                 seconds=spent)
-            if finished and self._cache is not None and key and _cacheable(emitted):
-                self._cache.put(key, emitted)
+            if finished:
+                self._store(key, emitted)
 
     # -- helpers ----------------------------------------------------------------------------------
     def _cache_key(self, prompt: str, formatted: bool, kwargs: dict[str, Any]) -> str | None:
@@ -368,6 +366,11 @@ class RobustLLM(FunctionCallingLLM):
         self._check_access()
         self._usage.add(cache_hits=1)
         return text
+
+    def _store(self, key: str | None, text: str) -> None:
+        """Cache an answer that passes the checks (non-empty, the caller's :func:`cache_only_if`)."""
+        if self._cache is not None and key and _cacheable(text):
+            self._cache.put(key, text)
 
     def _check_access(self) -> None:
         """Once per client: ask the server whether it accepts our key before replaying answers."""
