@@ -125,6 +125,9 @@ class LLMRelationExtractor(TransformComponent):
         """The budget of this run, and caching of parsable answers only."""
         return self.failure_policy.run_scope(_usable_answer)
 
+    def _count_failure(self) -> None:
+        self._count(failed_chunks=1)
+
     def _report(self, before: int, total: int) -> None:
         failed = self.stats["failed_chunks"] - before
         if failed:
@@ -176,25 +179,17 @@ class LLMRelationExtractor(TransformComponent):
         return {"text": node.get_content(), "entities": json.dumps(names, ensure_ascii=False)}
 
     def _ask(self, node: BaseNode) -> str | None:
-        self.failure_policy.check()
-        self._count(llm_calls=1)
-        try:
+        answer = None
+        with self.failure_policy.guard(node.node_id, self._count_failure):
+            self._count(llm_calls=1)
             answer = predict_json(self.llm, self.prompt, TRIPLES_SCHEMA, "triples", **self._prompt_args(node))
-        except Exception as exc:
-            self._count(failed_chunks=1)
-            return self.failure_policy.failed(node.node_id, exc)
-        self.failure_policy.succeeded()
         return answer
 
     async def _aask(self, node: BaseNode) -> str | None:
-        self.failure_policy.check()
-        self._count(llm_calls=1)
-        try:
+        answer = None
+        with self.failure_policy.guard(node.node_id, self._count_failure):
+            self._count(llm_calls=1)
             answer = await apredict_json(self.llm, self.prompt, TRIPLES_SCHEMA, "triples", **self._prompt_args(node))
-        except Exception as exc:
-            self._count(failed_chunks=1)
-            return self.failure_policy.failed(node.node_id, exc)
-        self.failure_policy.succeeded()
         return answer
 
     def _apply(self, node: BaseNode, answer: str | None) -> None:

@@ -221,6 +221,9 @@ class PathRAGExtractor(TransformComponent):
             self._failures = FailurePolicy(self, "PathRAG extraction", log)
         return self._failures
 
+    def _count_failure(self) -> None:
+        self._count(failed_chunks=1)
+
     def _run_scope(self):
         """The budget of this run, and caching of parsable answers only."""
         return self.failure_policy.run_scope(_parses)
@@ -267,25 +270,17 @@ class PathRAGExtractor(TransformComponent):
         return found
 
     def _ask(self, node: BaseNode, prompt: BasePromptTemplate, **args: str) -> str | None:
-        self.failure_policy.check()
-        self._count(llm_calls=1)
-        try:
+        answer = None
+        with self.failure_policy.guard(node.node_id, self._count_failure):
+            self._count(llm_calls=1)
             answer = predict_json(self.llm, prompt, PATHRAG_EXTRACTION_SCHEMA, "extraction", **args)
-        except Exception as exc:
-            self._count(failed_chunks=1)
-            return self.failure_policy.failed(node.node_id, exc)
-        self.failure_policy.succeeded()
         return answer
 
     async def _aask(self, node: BaseNode, prompt: BasePromptTemplate, **args: str) -> str | None:
-        self.failure_policy.check()
-        self._count(llm_calls=1)
-        try:
+        answer = None
+        with self.failure_policy.guard(node.node_id, self._count_failure):
+            self._count(llm_calls=1)
             answer = await apredict_json(self.llm, prompt, PATHRAG_EXTRACTION_SCHEMA, "extraction", **args)
-        except Exception as exc:
-            self._count(failed_chunks=1)
-            return self.failure_policy.failed(node.node_id, exc)
-        self.failure_policy.succeeded()
         return answer
 
     # -- merging and writing back -----------------------------------------------------------------

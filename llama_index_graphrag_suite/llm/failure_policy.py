@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from contextlib import ExitStack
-from typing import Any, Callable
+from contextlib import ExitStack, contextmanager
+from typing import Any, Callable, Iterator
 
 from .cache import cache_only_if
 from .deadline import llm_budget
@@ -33,14 +33,12 @@ __all__ = ["FailurePolicy"]
 class FailurePolicy:
     """The failure state of one job (``job`` has ``llm``, ``raise_on_error`` and the three settings).
 
-    Usage, around each request of the job::
+    Usage, around each request of the job (:meth:`guard` is :meth:`check`, then :meth:`failed` or
+    :meth:`succeeded`)::
 
-        policy.check()                       # raises the abort of an earlier item
-        try:
-            answer = llm.predict(...)
-        except Exception as exc:
-            return policy.failed(item_id, exc)   # None, or raises per the policy
-        policy.succeeded()
+        answer = None
+        with policy.guard(item_id):          # raises the abort of an earlier item
+            answer = llm.predict(...)        # a failure raises, or leaves answer None, per the policy
     """
 
     def __init__(self, job: Any, what: str, log: logging.Logger) -> None:
@@ -66,6 +64,21 @@ class FailurePolicy:
         stack.enter_context(llm_budget(self.settings()[2]))
         stack.enter_context(cache_only_if(cacheable))
         return stack
+
+    @contextmanager
+    def guard(self, item_id: str, on_failure: Callable[[], None] | None = None) -> Iterator[None]:
+        """Around one request of an item (sync or awaited alike): :meth:`check` first; a failure calls
+        ``on_failure`` then :meth:`failed`, whose verdict stands (raise, or end the block quietly);
+        an answer calls :meth:`succeeded`."""
+        self.check()
+        try:
+            yield
+        except Exception as exc:
+            if on_failure is not None:
+                on_failure()
+            self.failed(item_id, exc)
+        else:
+            self.succeeded()
 
     def check(self) -> None:
         """Once aborted, the job stays aborted: nothing more is sent."""
