@@ -38,6 +38,10 @@ from llama_index.core.base.llms.types import (
     LLMMetadata,
     MessageRole,
 )
+from llama_index.core.base.llms.generic_utils import (
+    completion_response_to_chat_response,
+    stream_completion_response_to_chat_response,
+)
 from llama_index.core.base.llms.generic_utils import messages_to_prompt as generic_messages_to_prompt
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
@@ -163,8 +167,7 @@ class HTTPCompletionLLM(FunctionCallingLLM):
     def _chat(self, messages: Sequence[ChatMessage], kwargs: dict[str, Any]) -> ChatResponse:
         if self.kind != "openai":
             self._no_tools(kwargs)
-            response = self._complete(generic_messages_to_prompt(messages), kwargs)
-            return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=response.text), raw=response.raw)
+            return completion_response_to_chat_response(self._complete(generic_messages_to_prompt(messages), kwargs))
         data = self._post(self._payload(messages, kwargs, stream=False))
         return ChatResponse(message=answer_message(data), raw=data)
 
@@ -179,9 +182,8 @@ class HTTPCompletionLLM(FunctionCallingLLM):
     def _stream_chat(self, messages: Sequence[ChatMessage], kwargs: dict[str, Any]) -> ChatResponseGen:
         if self.kind != "openai":
             self._no_tools(kwargs)
-            for chunk in self._stream_complete(generic_messages_to_prompt(messages), kwargs):
-                yield ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=chunk.text),
-                                   delta=chunk.delta, raw=chunk.raw)
+            yield from stream_completion_response_to_chat_response(
+                self._stream_complete(generic_messages_to_prompt(messages), kwargs))
             return
         answer = StreamAccumulator()
         for event in self._events(self._payload(messages, kwargs, stream=True)):
