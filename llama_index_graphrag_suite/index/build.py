@@ -43,6 +43,17 @@ log = logging.getLogger(__name__)
 DOC_HASH = "doc_hash"  # chunk-node metadata key carrying the document's content_hash() to its ChunkRecord
 
 
+def check_new_documents(index, documents: Sequence[Document]) -> None:
+    """ValueError naming the first document that is already in ``index`` or given twice (insert adds, refresh replaces)."""
+    seen = {c.doc_id for c in index.chunks.values()}
+    for doc in documents:
+        doc_id = document_key(doc)[0]
+        if doc_id in seen:
+            raise ValueError(f"document {doc_id!r} is already in the index; use refresh() to replace it "
+                             "(or delete it first)")
+        seen.add(doc_id)
+
+
 def document_body(doc: Document) -> tuple[str, str, str]:
     """``(doc_id, title, body)``: the text the index chunks is the title, a blank line, then the text
     (unless the text starts with its title); "" for an empty document."""
@@ -225,14 +236,10 @@ class IndexBuild:
     def _chunk(self, documents: Sequence[Document]) -> list[TextNode]:
         # TokenTextSplitter's chunks, computed without its per-word re-tokenising (see chunking.py)
         splitter = TokenChunker(self.config.chunk_size, self.config.chunk_overlap)
-        existing_docs = {c.doc_id for c in self.chunks.values()}
+        check_new_documents(self, documents)
         out: list[TextNode] = []
         for doc in documents:
             doc_id, title, body = document_body(doc)
-            if doc_id in existing_docs:
-                raise ValueError(f"document {doc_id!r} is already in the index; use refresh() to replace it "
-                                 "(or delete it first)")
-            existing_docs.add(doc_id)
             if not body:
                 log.warning("skipping empty document %s", doc_id)
                 continue

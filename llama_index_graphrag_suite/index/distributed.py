@@ -47,7 +47,6 @@ from llama_index.core.ingestion import run_transformations
 from llama_index.core.schema import BaseNode, MetadataMode, TextNode, TransformComponent
 
 from ..config import IndexConfig
-from ..documents import document_key
 from ..extractors.entity_stats import EntityStatistics
 from ..extractors.statistical import CooccurrenceRelationExtractor, StatisticalEntityExtractor
 
@@ -136,13 +135,9 @@ class RayRunner:
 
     def chunk(self, index, documents: Sequence[Document]) -> list[TextNode]:
         """The chunks ``index._chunk(documents)`` makes, split on Ray by document."""
-        seen = {c.doc_id for c in index.chunks.values()}
-        for doc in documents:  # a shard sees only its own documents: duplicates are caught here
-            doc_id = document_key(doc)[0]
-            if doc_id in seen:
-                raise ValueError(f"document {doc_id!r} is already in the index; use refresh() to replace it "
-                                 "(or delete it first)")
-            seen.add(doc_id)
+        from .build import check_new_documents  # build.py imports this module's runner lazily: no cycle
+
+        check_new_documents(index, documents)  # a shard sees only its own documents: duplicates are caught here
         docs = [d.to_dict() for d in documents]
         shards = self.shards(docs, [len(d.get("text") or "") for d in docs], per_cpu=2)
         out = self.map(_chunk_shard, shards, index.config.model_dump())
