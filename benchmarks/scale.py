@@ -69,13 +69,12 @@ def _count_stage_cpu(index_class, into: dict[str, float]) -> None:
     index_class._stage = stage
 
 
-def run_child(dataset: str, embed: str, entities: str, methods: list[str]) -> dict:
-    """In the child process: build, save, load, query; returns one row."""
+def run_child(dataset: str, embed: str, entities: str, methods: list[str], keep: str | None = None) -> dict:
+    """In the child process: build, save, load, query; returns one row. ``keep``: save the index there
+    (kept for ``--requery``) instead of in a temporary folder."""
     from llama_index_graphrag_suite.config import IndexConfig
     from llama_index_graphrag_suite.eval.datasets import load_dataset
-    from llama_index_graphrag_suite.eval.metrics import percentile, recall_at
     from llama_index_graphrag_suite.index.graph_index import GraphRAGIndex
-    from llama_index_graphrag_suite.registry import get_retriever
 
     ds = load_dataset(dataset)
     cpu_stages: dict[str, float] = {}
@@ -89,35 +88,57 @@ def run_child(dataset: str, embed: str, entities: str, methods: list[str]) -> di
            "index_cpu_seconds": round(build_cpu, 2), "stage_seconds": dict(index.build_info.get("stage_seconds", {})),
            "stage_cpu_seconds": dict(cpu_stages), **index.stats(),
            "peak_rss_build_mb": round(build_rss)}
-    with tempfile.TemporaryDirectory() as tmp:
+    with contextlib.ExitStack() as stack:
+        folder = keep or stack.enter_context(tempfile.TemporaryDirectory())
         start = time.perf_counter()
-        index.persist(tmp)
+        index.persist(folder)
         row["save_seconds"] = round(time.perf_counter() - start, 2)
-        row["disk_mb"] = round(_disk_mb(Path(tmp)), 1)
+        row["disk_mb"] = round(_disk_mb(Path(folder)), 1)
         start = time.perf_counter()
-        index = GraphRAGIndex.load(tmp, embed_model=index.embed_model)  # the model is already in memory
+        index = GraphRAGIndex.load(folder, embed_model=index.embed_model)  # the model is already in memory
         row["load_seconds"] = round(time.perf_counter() - start, 2)
-        row["methods"] = {}
-        for method in methods:
-            retriever = get_retriever(index, method, top_k=TOP_K)
-            first = ds.questions[0].question
-            index.embed_query(first)
-            start = time.perf_counter()
-            retriever.retrieve(first)  # untimed below: lazy per-index set-up is paid here
-            first_s = time.perf_counter() - start
-            times, recalls = [], []
-            for q in ds.questions:
-                index.embed_query(q.question)  # cached: the timed call below does not embed
-                start = time.perf_counter()
-                nodes = retriever.retrieve(q.question)
-                times.append((time.perf_counter() - start) * 1000)
-                ranked = [str(n.node.metadata.get("doc_id") or n.node.ref_doc_id or n.node.node_id) for n in nodes]
-                recalls.append(recall_at(ranked, q.supporting_ids, TOP_K))
-            row["methods"][method] = {"first_query_s": round(first_s, 2), "p50_ms": round(percentile(times, 50), 2),
-                                      "p95_ms": round(percentile(times, 95), 2),
-                                      "recall@5": round(sum(recalls) / len(recalls), 4)}
+        row["methods"] = query_methods(index, ds, methods)
     row["peak_rss_mb"] = round(_peak_rss_mb())
     return row
+
+
+def query_methods(index, ds, methods: list[str]) -> dict:
+    """Each method's first-query time, p50/p95 over the questions (query embedding excluded) and recall@5."""
+    from llama_index_graphrag_suite.eval.metrics import percentile, recall_at
+    from llama_index_graphrag_suite.registry import get_retriever
+
+    out = {}
+    for method in methods:
+        retriever = get_retriever(index, method, top_k=TOP_K)
+        first = ds.questions[0].question
+        index.embed_query(first)
+        start = time.perf_counter()
+        retriever.retrieve(first)  # untimed below: lazy per-index set-up is paid here
+        first_s = time.perf_counter() - start
+        times, recalls = [], []
+        for q in ds.questions:
+            index.embed_query(q.question)  # cached: the timed call below does not embed
+            start = time.perf_counter()
+            nodes = retriever.retrieve(q.question)
+            times.append((time.perf_counter() - start) * 1000)
+            ranked = [str(n.node.metadata.get("doc_id") or n.node.ref_doc_id or n.node.node_id) for n in nodes]
+            recalls.append(recall_at(ranked, q.supporting_ids, TOP_K))
+        out[method] = {"first_query_s": round(first_s, 2), "p50_ms": round(percentile(times, 50), 2),
+                       "p95_ms": round(percentile(times, 95), 2), "recall@5": round(sum(recalls) / len(recalls), 4)}
+    return out
+
+
+def requery_child(dataset: str, folder: str, embed: str, methods: list[str]) -> dict:
+    """In the child process: load a kept index and time the methods again (the build is not redone)."""
+    from llama_index_graphrag_suite.eval.datasets import load_dataset
+    from llama_index_graphrag_suite.index.graph_index import GraphRAGIndex
+
+    ds = load_dataset(dataset)
+    start = time.perf_counter()
+    index = GraphRAGIndex.load(folder, embed_model=None if embed == "minilm" else embed)
+    load_seconds = round(time.perf_counter() - start, 2)
+    return {"load_seconds": load_seconds, "methods": query_methods(index, ds, methods),
+            "peak_rss_query_mb": round(_peak_rss_mb())}
 
 
 # -- fitting and extrapolation ------------------------------------------------------------------------
@@ -196,8 +217,11 @@ def render(runs: list[dict], mmap_section: str = "") -> str:
             lines.append(f"| {r['n']:,} | {r['chunks']:,} | {r['entities']:,} | {r['relations']:,} | {total} | "
                          f"{stages} | {r['peak_rss_build_mb']} | {r['disk_mb']} | {r['save_seconds']} | {r['load_seconds']} |")
         methods = list(rows[0]["methods"])
+        again = run.get("requery")
         lines += ["", "Retrieval per method: p50 / p95 ms (query embedding excluded), recall@5 %, first query s "
-                  "(lazy set-up, untimed in p50/p95):", "",
+                  "(lazy set-up, untimed in p50/p95)" + (
+                      f"; measured again on the kept indexes with later code by `{again['command']}` on {again['date']} "
+                      f"(load s above is from that run too). {again.get('note', '')}" if again else "") + ":", "",
                   "| method | " + " | ".join(f"{r['n']:,}: p50 / p95 ms | recall@5 | first s" for r in rows) + " |",
                   "|---|" + "---:|---:|---:|" * len(rows)]
         for m in methods:
@@ -373,11 +397,20 @@ def main() -> None:
     ap.add_argument("--mmap-demo", type=int, default=0, metavar="ROWS",
                     help="only compare a ROWS x 384 vector table loaded into RAM and memory-mapped")
     ap.add_argument("--mmap-child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--keep", default=None, metavar="DIR",
+                    help="keep each size's corpus and saved index in DIR (synth-N, index-N) for --requery")
+    ap.add_argument("--requery", action="store_true",
+                    help="with --keep: reload the kept indexes of --sizes and time the methods again with the "
+                         "current code (the build columns stay as measured)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--child-index", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     methods = args.methods.split(",")
+    if args.child and args.requery:
+        print(json.dumps(requery_child(args.child, args.child_index, args.embed, methods)))
+        return
     if args.child:
-        print(json.dumps(run_child(args.child, args.embed, args.entities, methods)))
+        print(json.dumps(run_child(args.child, args.embed, args.entities, methods, args.child_index)))
         return
     if args.mmap_child:
         print(json.dumps(mmap_demo_child(args.mmap_child, args.mmap_demo, 384)))
@@ -396,18 +429,18 @@ def main() -> None:
 
     command = "python benchmarks/scale.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     print(f"embed={args.embed} entities={args.entities} methods={args.methods} sizes={sizes}", flush=True)
+    if args.requery:
+        requery(args, sizes, methods, command)
+        return
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with contextlib.ExitStack() as stack:
+        base = Path(args.keep) if args.keep else Path(stack.enter_context(tempfile.TemporaryDirectory()))
         for n in sizes:
-            folder = synth.write(Path(tmp) / f"synth-{n}", n, seed=args.seed, questions=args.questions)
-            env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-            out = subprocess.run([sys.executable, __file__, "--child", str(folder), "--embed", args.embed,
-                                  "--entities", args.entities, "--methods", args.methods],
-                                 capture_output=True, text=True, check=False, env=env)
-            lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
-            if out.returncode or not lines:
-                sys.exit(f"N={n} failed:\n{out.stderr[-3000:]}")
-            row = json.loads(lines[-1])
+            folder = base / f"synth-{n}"
+            if not (folder / "corpus.jsonl").is_file():
+                folder = synth.write(folder, n, seed=args.seed, questions=args.questions)
+            extra = ["--child-index", str(base / f"index-{n}")] if args.keep else []
+            row = _child(folder, args, extra)
             rows.append(row)
             print(f"N={n}: index {row['index_seconds']} s {row['stage_seconds']}, peak RSS {row['peak_rss_build_mb']} MB, "
                   f"disk {row['disk_mb']} MB; " + ", ".join(f"{m} {s['p50_ms']} ms r@5 {s['recall@5']}"
@@ -420,6 +453,43 @@ def main() -> None:
     runs.append({"embed": args.embed, "entities": args.entities, "command": command, "machine": _machine(),
                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "note": args.note, "rows": rows})
     store.write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")
+    write_report(results, runs)
+
+
+def _child(folder: Path, args, extra: list[str]) -> dict:
+    """Run one size in a fresh process (so peak memory is per size); its JSON row."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, __file__, "--child", str(folder), "--embed", args.embed,
+                          "--entities", args.entities, "--methods", args.methods, *extra],
+                         capture_output=True, text=True, check=False, env=env)
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+    if out.returncode or not lines:
+        sys.exit(f"{folder.name} failed:\n{out.stderr[-3000:]}")
+    return json.loads(lines[-1])
+
+
+def requery(args, sizes: list[int], methods: list[str], command: str) -> None:
+    """Reload the kept indexes and replace the retrieval columns of the stored run (the build columns stay)."""
+    if not args.keep:
+        sys.exit("--requery needs --keep DIR (where an earlier run kept its indexes)")
+    results = Path(args.results)
+    runs = json.loads((results / "scale.json").read_text())
+    run = next((r for r in runs if (r["embed"], r["entities"]) == (args.embed, args.entities)), None)
+    if run is None:
+        sys.exit(f"no stored run for embed={args.embed} entities={args.entities} in {results / 'scale.json'}")
+    for n in sizes:
+        row = next((r for r in run["rows"] if r["n"] == n), None)
+        index_dir = Path(args.keep) / f"index-{n}"
+        if row is None or not index_dir.is_dir():
+            sys.exit(f"N={n}: no stored row or no kept index at {index_dir}")
+        got = _child(Path(args.keep) / f"synth-{n}", args, ["--requery", "--child-index", str(index_dir)])
+        row["methods"].update(got["methods"])
+        row["load_seconds"] = got["load_seconds"]
+        print(f"N={n}: load {got['load_seconds']} s; " + ", ".join(f"{m} {s['p50_ms']} ms r@5 {s['recall@5']}"
+                                                                   for m, s in got["methods"].items()), flush=True)
+    run["requery"] = {"command": command, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                      "note": args.note}
+    (results / "scale.json").write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")
     write_report(results, runs)
 
 
