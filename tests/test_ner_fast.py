@@ -140,3 +140,21 @@ def test_ray_parse_shards_run_the_same_pipeline():
     assert not doc.has_annotation("DEP") and doc.has_annotation("SENT_START") and doc.ents
     (parsed,) = DocBin().from_bytes(_parse_shard(texts, resolve_model_name("auto"), 8)).get_docs(nlp.vocab)
     assert parsed.has_annotation("DEP")
+
+
+def test_a_big_input_is_announced_with_its_cost_before_the_parse(caplog, monkeypatch):
+    import logging
+
+    from llama_index_graphrag_suite.extractors import ner
+
+    with caplog.at_level(logging.INFO, logger=ner.__name__):
+        build("parse")
+    assert "MB of text" not in caplog.text  # a few hundred bytes: nothing to announce
+    monkeypatch.setattr(ner, "BIG_INPUT_MB", 0.0001)
+    for mode, per_mb in (("parse", 30.0), ("cooccurrence", 18.0)):
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger=ner.__name__):
+            build(mode)
+        line = next(r.getMessage() for r in caplog.records if "MB of text" in r.getMessage())
+        megabytes = sum(len(text) for _, _, text in DOCS) / 1e6
+        assert f"about {megabytes * per_mb:.0f} CPU s" in line and "--entities statistical" in line

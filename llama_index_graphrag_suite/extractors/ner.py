@@ -47,6 +47,11 @@ TITLE_TYPE = "TITLE"
 DEFAULT_TYPES = ("PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE")
 _SUBJECT_PRONOUNS = frozenset({"he", "she"})
 _POSSESSIVE_END = re.compile(r"(?:['’]s?)$")
+# spaCy CPU seconds per MB of text, measured on real English prose (benchmarks/results/big_document.md, 2 MB
+# and 20 MB builds): the parse mode runs tok2vec, the dependency parser and NER; the co-occurrence mode only
+# NER (0.6x, spacy_pipeline.py). Used only to tell the user what a big input will cost before it starts.
+PARSE_CPU_S_PER_MB = {"parse": 30.0, "cooccurrence": 18.0}
+BIG_INPUT_MB = 5.0
 
 
 def document_key(node: BaseNode) -> str:
@@ -140,6 +145,7 @@ class NEREntityExtractor(TransformComponent):
 
     def _parse(self, nlp, texts: list[str]):
         n_process = self.n_process or default_processes()
+        self._announce_cost(texts, n_process)
         docs = parse(nlp, texts, batch_size=self.batch_size, n_process=n_process)
         if not self.show_progress:
             return iter(docs)
@@ -147,6 +153,18 @@ class NEREntityExtractor(TransformComponent):
 
         desc = "Named entities (spaCy parse)" if self.relations_from == "parse" else "Named entities (spaCy NER)"
         return iter(tqdm(docs, total=len(texts), desc=desc))
+
+    def _announce_cost(self, texts: list[str], n_process: int) -> None:
+        """Say before a big parse starts what it will cost, and what the cheaper LLM-free graph costs."""
+        megabytes = sum(len(t) for t in texts) / 1e6  # characters: close to bytes for English
+        if megabytes < BIG_INPUT_MB:
+            return
+        cpu = megabytes * PARSE_CPU_S_PER_MB[self.relations_from]
+        log.info("NER over %.1f MB of text: spaCy needs about %.0f CPU s (about %.0f min with %d worker processes "
+                 "on an idle machine). The LLM-free graph without spaCy (entities='statistical', --entities "
+                 "statistical) is much cheaper: a whole 20 MB build took 94 CPU s against 679 with NER "
+                 "(benchmarks/results/big_document.md).",
+                 megabytes, cpu, cpu / max(n_process, 1) / 60, n_process)
 
     def _ner_mentions(self, doc) -> list[EntityMention]:
         out = []
