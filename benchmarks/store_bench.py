@@ -74,7 +74,8 @@ def build_and_load(store: str, docs, workdir: Path) -> tuple[dict, GraphRAGIndex
     folder, _ = open_version(out)
     row["disk_mb"] = _size(folder) / 1e6
     store_file = folder / (LADYBUG_FILE if store == "ladybug" else SIMPLE_FILE)
-    row["store_mb"] = store_file.stat().st_size / 1e6
+    # the simple store writes no file while it holds only the tables (index/lazy_store.py)
+    row["store_mb"] = store_file.stat().st_size / 1e6 if store_file.is_file() else 0.0
     del index
     start = time.perf_counter()
     loaded = GraphRAGIndex.load(out, embed_model=embed)

@@ -35,6 +35,7 @@ from . import provenance
 from .artefacts import ArtefactCache
 from .bm25 import BM25Table
 from .build import IndexBuild
+from .lazy_store import LazySimplePropertyGraphStore
 from .locking import ReadWriteLock
 from .mutation import IndexMutation
 from .persistence import IndexPersistence
@@ -81,6 +82,8 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
         self.embed_model = resolve_embed_model(embed_model, self.config.embed_batch_size)
         self.llm = llm
         self.property_graph_store = property_graph_store if property_graph_store is not None else create_store(store)
+        if isinstance(self.property_graph_store, LazySimplePropertyGraphStore):
+            self.property_graph_store.bind(self)  # filled from our tables on first use (lazy_store.py)
         self.extra_extractors = list(extra_extractors)
         self.show_progress = show_progress
         self.chunks: dict[str, ChunkRecord] = {}
@@ -270,7 +273,11 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
         """A LlamaIndex ``PropertyGraphIndex`` over the same store (for LlamaIndex's own retrievers)."""
         from llama_index.core import PropertyGraphIndex
 
-        return PropertyGraphIndex.from_existing(
+        pg = PropertyGraphIndex.from_existing(
             self.property_graph_store, llm=llm or self.llm, embed_model=self.embed_model, embed_kg_nodes=False,
             kg_extractors=[StatisticalEntityExtractor()], **kwargs,
         )
+        # The simple store is filled from this index's tables on first use and holds it only weakly: the
+        # PropertyGraphIndex keeps it alive (``index.as_property_graph_index()`` may be all a caller keeps).
+        pg._graphrag_index = self
+        return pg

@@ -5,12 +5,14 @@ A mixin of :class:`~.graph_index.GraphRAGIndex`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from llama_index.core import Document
 from llama_index.core.graph_stores.types import (
     EntityNode,
+    PropertyGraphStore,
     Relation,
 )
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
@@ -22,6 +24,7 @@ from ..extractors.statistical import (
 )
 from ..tracing import traced
 from . import provenance
+from .lazy_store import mirroring
 from .records import FactRecord
 from .refresh import Checkpoint, RefreshResult, plan_refresh
 
@@ -40,10 +43,10 @@ class IndexMutation:
         return TextNode(text=c.text, id_=cid, metadata={"doc_id": c.doc_id, "title": c.title},
                         relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=c.doc_id)})
 
-    def _upsert_chunks(self, chunk_ids: Iterable[str]) -> None:
+    def _upsert_chunks(self, store: PropertyGraphStore, chunk_ids: Iterable[str]) -> None:
         # upsert_llama_nodes stores the node as LlamaIndex expects, so get_llama_nodes() and
         # PGRetriever(include_text=True) find the chunk text behind a triple.
-        self.property_graph_store.upsert_llama_nodes([self._chunk_text_node(c) for c in chunk_ids])
+        store.upsert_llama_nodes([self._chunk_text_node(c) for c in chunk_ids])
 
     def _fact_relation(self, f: FactRecord) -> Relation:
         return Relation(label=f.predicate, source_id=f.subject, target_id=f.object,
@@ -53,9 +56,34 @@ class IndexMutation:
         return [Relation(label=CONTAINS, source_id=cid, target_id=key, properties={"kind": CONTAINS})
                 for cid in chunk_ids for key in self.chunks[cid].entities]
 
-    def _mirror_upsert(self, chunk_ids: list[str], entity_ids: Iterable[str], fact_ids: Iterable[str]) -> None:
+    @contextlib.contextmanager
+    def _mirror(self) -> Iterator[PropertyGraphStore | None]:
+        """The store to write a change of the tables into, or None while it needs none.
+
+        The one place that decides whether the mirror is live: a lazy ``simple`` store nobody has used yet
+        needs no updates (its first use fills it from the tables as they are then, ``lazy_store.py``);
+        every other store, a used lazy one included, is kept in step.
+        """
         store = self.property_graph_store
-        self._upsert_chunks(chunk_ids)
+        with mirroring(store, self) as live:
+            yield store if live else None
+
+    def _mirror_upsert(self, chunk_ids: list[str], entity_ids: Iterable[str], fact_ids: Iterable[str]) -> None:
+        with self._mirror() as store:
+            if store is not None:
+                self._write_mirror(store, chunk_ids, entity_ids, fact_ids)
+
+    def _mirror_all(self) -> None:
+        """Upsert the whole tables into the store (a store filled on load, one restored after a failed refresh)."""
+        self._mirror_upsert(list(self.chunks), set(self.entities), list(self.facts))
+
+    def _fill_mirror(self, store: PropertyGraphStore) -> None:
+        """Write the whole tables into ``store``, unconditionally (how a lazy store is filled on first use)."""
+        self._write_mirror(store, list(self.chunks), set(self.entities), list(self.facts))
+
+    def _write_mirror(self, store: PropertyGraphStore, chunk_ids: list[str], entity_ids: Iterable[str],
+                      fact_ids: Iterable[str]) -> None:
+        self._upsert_chunks(store, chunk_ids)
         store.upsert_nodes([self._entity_node(k) for k in entity_ids])
         rels = [self._fact_relation(self.facts[f]) for f in fact_ids] + self._relations_of_chunks(chunk_ids)
         rels += [Relation(label=SYNONYM, source_id=a, target_id=b, properties={"kind": SYNONYM, "score": s})
@@ -133,17 +161,7 @@ class IndexMutation:
                 gone_facts.add(fid)
         gone_syn = [p for p in self.synonyms if p[0] in gone_entities or p[1] in gone_entities]
 
-        # Which surviving store nodes must be re-written: endpoints of removed facts, and (because
-        # some stores delete a node's neighbours with it) the neighbours of everything deleted.
         deleted_ids = gone | gone_entities | {x for fid in gone_facts for x in (self.facts[fid].subject, self.facts[fid].object)}
-        snap = self.snapshot
-        around: set[str] = set()
-        for node_id in deleted_ids:
-            if snap.has(node_id):
-                nbrs, _ = snap.neighbours_of(snap.row(node_id))
-                around.update(snap.node_ids[i] for i in nbrs.tolist())
-        around |= deleted_ids
-
         for cid in gone_chunks:
             del self.chunks[cid]
         for key in gone_entities:
@@ -155,14 +173,33 @@ class IndexMutation:
         self.chunk_vectors.remove(gone_chunks)
         self.entity_vectors.remove(gone_entities)
         self.fact_vectors.remove(self._unused_texts())
+        with self._mirror() as store:
+            if store is not None:
+                self._mirror_delete(store, deleted_ids, gone, gone_entities)
+        provenance.prune(self, gone)
+        self._refresh_derived()
+        return len(gone_chunks)
 
-        store = self.property_graph_store
+    def _mirror_delete(self, store: PropertyGraphStore, deleted_ids: set[str], gone_chunks: set[str],
+                       gone_entities: set[str]) -> None:
+        """Remove ``deleted_ids`` (gone chunks and entities, endpoints of gone facts) from the store and write
+        back what survives around them. Runs after the tables changed, before the snapshot is rebuilt."""
+        # Which surviving store nodes must be re-written: endpoints of removed facts, and (because
+        # some stores delete a node's neighbours with it) the neighbours of everything deleted.
+        snap = self.snapshot  # still the one before the delete
+        around: set[str] = set()
+        for node_id in deleted_ids:
+            if snap.has(node_id):
+                nbrs, _ = snap.neighbours_of(snap.row(node_id))
+                around.update(snap.node_ids[i] for i in nbrs.tolist())
+        around |= deleted_ids
+
         store.delete(ids=sorted(deleted_ids))
-        survivors = around - gone - gone_entities
+        survivors = around - gone_chunks - gone_entities
         keep_chunks = [n for n in survivors if n in self.chunks]
         keep_entities = {n for n in survivors if n in self.entities}
         keep_facts = [f for f in self.facts.values() if f.subject in survivors or f.object in survivors]
-        self._upsert_chunks(keep_chunks)
+        self._upsert_chunks(store, keep_chunks)
         # endpoints of the kept facts may not have been touched; make sure they exist (one call: a database
         # store commits once per call)
         endpoints = {k for f in keep_facts for k in (f.subject, f.object)}
@@ -172,8 +209,5 @@ class IndexMutation:
         rels += [Relation(label=SYNONYM, source_id=a, target_id=b, properties={"kind": SYNONYM, "score": s})
                  for (a, b), s in self.synonyms.items() if a in survivors or b in survivors]
         if contains_of:  # their chunk nodes must exist before the relations point at them
-            self._upsert_chunks(c for c in contains_of if c not in survivors)
+            self._upsert_chunks(store, (c for c in contains_of if c not in survivors))
         store.upsert_relations(rels)
-        provenance.prune(self, gone)
-        self._refresh_derived()
-        return len(gone_chunks)

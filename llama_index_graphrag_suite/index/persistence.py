@@ -25,6 +25,7 @@ from ..fileio import sha256_file
 from ..graph.snapshot import GraphSnapshot
 from . import provenance
 from . import stores
+from .lazy_store import is_derived
 from .records import ChunkRecord, EntityRecord, FactRecord
 from .storage import (
     KEEP_VERSIONS,
@@ -46,7 +47,8 @@ STORE_FILE = stores.SIMPLE_FILE
 ARTEFACTS = "artefacts"  # sub-folder of a version holding methods' derived artefacts (see ArtefactCache.artefact)
 PROVENANCE = "provenance.json"  # what inserts changed in older chunks (see provenance.py); absent in older indexes
 # Files computed cheaply from the JSON tables: a load that finds one missing rebuilds it (the next save
-# writes it again). A missing table, or any file whose checksum differs, is still a corrupt index; so is a
+# writes it again; the simple store's JSON only if the store comes to hold more than the tables, see
+# lazy_store.py). A missing table, or any file whose checksum differs, is still a corrupt index; so is a
 # missing vector file (rebuilding it means embedding the corpus again: build the index again for that).
 DERIVED_FILES = {"graph.npz", STORE_FILE, stores.LADYBUG_FILE}
 
@@ -68,6 +70,8 @@ class IndexPersistence:
     def _persist(self, persist_dir: str | Path, keep_versions: int) -> Path:
         if self.snapshot is None:
             raise ValueError("nothing to persist: the index is empty")
+        store = self.property_graph_store
+        derived = is_derived(store, self)  # decided once: the files and the manifest must agree
 
         def write(folder: Path) -> None:
             write_json(folder / "chunks.json", [self.chunks[c].to_json() for c in self._chunk_order])
@@ -82,7 +86,7 @@ class IndexPersistence:
             self.chunk_vectors.save(folder / "chunks.faiss")
             self.entity_vectors.save(folder / "entities.faiss")
             self.fact_vectors.save(folder / "facts.faiss")
-            stores.save_store(self.property_graph_store, folder)  # a JSON file, a database file, or nothing (a server)
+            stores.save_store(store, folder, derived)  # a JSON file, a database file, or nothing (a server, a derived mirror)
             in_memory = self._artefacts_to_save()
             for name, obj in in_memory.items():
                 obj.save(folder / ARTEFACTS / name)
@@ -97,8 +101,8 @@ class IndexPersistence:
             "config": self.config.model_dump(),
             "embed_model": embed_model_name(self.embed_model),
             "embed_dim": self._dim,
-            "store": type(self.property_graph_store).__name__,  # read by older versions of the library
-            "store_backend": stores.manifest_record(self.property_graph_store),
+            "store": stores.legacy_name(store),  # read by older versions of the library
+            "store_backend": stores.manifest_record(store, derived),
             "counts": self.stats(),
             "build": self.build_info,
         }
@@ -178,7 +182,7 @@ class IndexPersistence:
                     snapshot = GraphSnapshot.from_arrays(list(index.entities) + list(index.chunks), arrays)
             index._refresh_derived(snapshot)
             if fill_store:  # an empty store (its file was missing, or another kind was asked for) or a server
-                index._mirror_upsert(list(index.chunks), set(index.entities), list(index.facts))
+                index._mirror_all()  # nothing for a lazy simple store: its first use fills it
             if (folder / ARTEFACTS).is_dir():
                 incomplete = {m.split("/")[1] for m in missing if m.startswith(f"{ARTEFACTS}/")}
                 index._saved_artefacts = {p.name: p for p in (folder / ARTEFACTS).iterdir()
@@ -190,8 +194,8 @@ class IndexPersistence:
                 raise
             raise CorruptIndexError(f"corrupt index at {persist_dir}: {type(exc).__name__}: {exc}") from exc
         if missing:
-            log.warning("index at %s: %s missing, rebuilt from the tables (method artefacts when first used); "
-                        "the next save writes them again", persist_dir, ", ".join(sorted(missing)))
+            log.warning("index at %s: %s missing, rebuilt from the tables (method artefacts when first used, "
+                        "the simple store too); the next save writes them again", persist_dir, ", ".join(sorted(missing)))
         probe = index.embed_model.get_query_embedding("dimension check")
         if len(probe) != dim:
             raise ValueError(f"embed model gives {len(probe)}-dim vectors but the index at {persist_dir} holds {dim}-dim ones")

@@ -133,6 +133,6 @@ class Checkpoint:
         index._refresh_derived(self.snapshot)
         index._memo, index._saved_artefacts = self.memo, self.saved_artefacts
         try:
-            index._mirror_upsert(list(index.chunks), set(index.entities), list(index.facts))
+            index._mirror_all()
         except Exception:  # the tables are whole again; the store is what could not be written
             log.exception("refresh failed and its property graph store could not be restored in full")

@@ -5,8 +5,12 @@ store is a mirror of them that LlamaIndex's own retrievers and tools can read (o
 derived arrays, never the store). Three kinds, named by ``store=`` / ``--store``:
 
 ``simple``
-    LlamaIndex's in-memory ``SimplePropertyGraphStore``, saved as ``property_graph_store.json`` in
-    each version folder (the default).
+    LlamaIndex's in-memory ``SimplePropertyGraphStore`` (the default), as a lazy mirror
+    (``lazy_store.py``): filled from the tables when something other than the index first uses it, and
+    not saved while it holds nothing else (the manifest says ``"derived": true``; ``load`` gives an
+    unfilled store). Once something else wrote to it (the PathRAG extractor's descriptions, a user's
+    upserts), each version folder holds it as ``property_graph_store.json``, as indexes saved before
+    the lazy mirror do.
 ``ladybug``
     LadybugDB (Kùzu's maintained successor), an embedded file-backed graph database, through
     ``llama-index-graph-stores-ladybug``. Each version folder holds its own database file,
@@ -43,6 +47,8 @@ from urllib.parse import unquote, urlsplit
 
 from llama_index.core.graph_stores import SimplePropertyGraphStore
 from llama_index.core.graph_stores.types import ChunkNode, EntityNode, LabelledNode, PropertyGraphStore, Relation
+
+from .lazy_store import LazySimplePropertyGraphStore
 
 log = logging.getLogger(__name__)
 
@@ -115,12 +121,12 @@ def store_kind(store: PropertyGraphStore) -> str:
 def create_store(spec: "str | StoreSpec | PropertyGraphStore | None") -> PropertyGraphStore:
     """A new, empty store for ``spec`` (a store instance is returned as it is)."""
     if spec is None:
-        return SimplePropertyGraphStore()
+        return LazySimplePropertyGraphStore()
     if isinstance(spec, PropertyGraphStore):
         return spec
     spec = spec if isinstance(spec, StoreSpec) else StoreSpec.parse(spec)
     if spec.kind == "simple":
-        return SimplePropertyGraphStore()
+        return LazySimplePropertyGraphStore()
     if spec.kind == "ladybug":
         return open_ladybug(None)
     return open_neo4j(spec.url)
@@ -170,24 +176,35 @@ def open_neo4j(url: str) -> PropertyGraphStore:
     return store
 
 
-def save_store(store: PropertyGraphStore, folder: Path) -> None:
-    """Write the store's part of a version into ``folder`` (nothing for a server or an external store)."""
+def save_store(store: PropertyGraphStore, folder: Path, derived: bool = False) -> None:
+    """Write the store's part of a version into ``folder`` (nothing for a server, an external store, or a
+    ``derived`` simple store: see :func:`~.lazy_store.is_derived`)."""
     kind = store_kind(store)
     if kind == "simple":
-        store.persist(str(folder / SIMPLE_FILE))
+        if not derived:
+            store.persist(str(folder / SIMPLE_FILE))
     elif kind == "ladybug":
         with getattr(store, "_lock", contextlib.nullcontext()):  # no other thread's statement in between
             store.connection.execute("CHECKPOINT;")  # fold the write-ahead log into the file before copying it
             shutil.copyfile(store.db.database_path, folder / LADYBUG_FILE)
 
 
-def manifest_record(store: PropertyGraphStore) -> dict[str, str]:
-    """The manifest's ``store_backend``: kind, class, and for a server its URL without the password."""
+def manifest_record(store: PropertyGraphStore, derived: bool = False) -> dict[str, Any]:
+    """The manifest's ``store_backend``: kind, class, for a server its URL without the password, and
+    ``"derived": true`` for a simple store saved as nothing (filled from the tables after ``load``)."""
     kind = store_kind(store)
-    record = {"kind": kind, "class": type(store).__name__}
+    record: dict[str, Any] = {"kind": kind, "class": type(store).__name__}
     if kind == "neo4j":
         record["url"] = redact(_neo4j_url(store))
+    if kind == "simple" and derived:
+        record["derived"] = True
     return record
+
+
+def legacy_name(store: PropertyGraphStore) -> str:
+    """The manifest's ``store`` (a class name, read by versions before ``store_backend``): the simple
+    kind is ``SimplePropertyGraphStore`` whichever subclass it is."""
+    return "SimplePropertyGraphStore" if store_kind(store) == "simple" else type(store).__name__
 
 
 def _neo4j_url(store: Any) -> str:
@@ -207,16 +224,18 @@ def open_store(folder: Path, manifest: dict, given: "str | PropertyGraphStore | 
     """The store of a saved version, and whether it must be filled from the tables.
 
     It must when its saved file is missing (deleted or never written: it is rebuilt from the tables,
-    like any derived file) or for a server (see the module docstring). A ``given`` store instance is
-    used as it is and never refilled (the caller owns it).
+    like any derived file) or for a server (see the module docstring). A simple store never needs it:
+    without its JSON (a derived store, or the file was deleted) it comes back lazy, filled from the
+    tables on first use; with it, the JSON is read (outside data: the next save writes it again). A
+    ``given`` store instance is used as it is and never refilled (the caller owns it).
     """
     if isinstance(given, PropertyGraphStore):
         return given, False
     kind = saved_kind(manifest)
     if kind == "simple":
         if (folder / SIMPLE_FILE).is_file():
-            return SimplePropertyGraphStore.from_persist_path(str(folder / SIMPLE_FILE)), False
-        return SimplePropertyGraphStore(), True
+            return LazySimplePropertyGraphStore.from_persist_path(str(folder / SIMPLE_FILE)), False
+        return LazySimplePropertyGraphStore(), False
     if kind == "ladybug":
         saved = folder / LADYBUG_FILE
         if not saved.is_file():

@@ -48,14 +48,16 @@ def _rows(path: Path) -> list[str]:
     return sorted(json.dumps(row, sort_keys=True) for row in json.loads(path.read_text()))
 
 
-def _tables(folder: Path) -> dict:
-    """A version folder's tables, up to row order (the manifest's build timings are left out)."""
+def _tables(folder: Path, index: GraphRAGIndex) -> dict:
+    """A version folder's tables, up to row order (the manifest's build timings are left out), and the
+    index's store mirror (the simple store is derived: not in the folder, filled on first use)."""
     out = {name: _rows(folder / name) for name in ("chunks.json", "entities.json", "facts.json", "synonyms.json")}
     out["vector_ids"] = json.loads((folder / "vector_ids.json").read_text())
     out["faiss"] = [(folder / f"{t}.faiss").read_bytes() for t in ("chunks", "entities", "facts")]
     with np.load(folder / "graph.npz") as arrays:
         out["graph"] = {k: arrays[k].tolist() for k in arrays.files}
-    store = json.loads((folder / "property_graph_store.json").read_text())
+    assert not (folder / "property_graph_store.json").exists()
+    store = json.loads(index.property_graph_store.graph.model_dump_json())
     out["store"] = (store["nodes"], store["relations"], sorted(map(tuple, store["triplets"])))
     out["counts"] = json.loads((folder / "manifest.json").read_text())["counts"]
     out["provenance"] = (folder / "provenance.json").exists()
@@ -80,7 +82,7 @@ def test_insert_then_delete_restores_results_and_tables(case, documents, tmp_pat
         base_docs = [make_document(i, text, title) for i, title, text in base]
         new_docs = [make_document(i, text, title) for i, title, text in new]
     index = GraphRAGIndex.from_documents(base_docs, embed_model=HashEmbedding(dim=128), config=config)
-    before_results, before_tables = _results(index), _tables(index.persist(tmp_path / "idx"))
+    before_results, before_tables = _results(index), _tables(index.persist(tmp_path / "idx"), index)
 
     index.insert(new_docs[:1])
     index.insert(new_docs[1:])  # two inserts; the first one's documents are deleted first
@@ -88,10 +90,11 @@ def test_insert_then_delete_restores_results_and_tables(case, documents, tmp_pat
     changed = _results(index)
     saved_between = index.persist(tmp_path / "idx")  # the records survive a save and a load
     index = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=128))
-    assert _results(index) == changed and _tables(saved_between)["provenance"]
+    assert _results(index) == changed and _tables(saved_between, index)["provenance"]  # fills the loaded store
+    assert index.property_graph_store.materialised  # so the deletes below keep it in step
     for doc in new_docs:
         index.delete(doc.id_)
 
     assert _results(index) == before_results
-    assert _tables(index.persist(tmp_path / "idx")) == before_tables
+    assert _tables(index.persist(tmp_path / "idx"), index) == before_tables
     assert index._provenance == []

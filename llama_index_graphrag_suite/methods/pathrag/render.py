@@ -20,6 +20,7 @@ from typing import Any, Sequence
 from ...extractors.entity_stats import find_mentions
 from ...graph.flow_paths import Path
 from ...graph.snapshot import RELATION, SYNONYM
+from ...index.lazy_store import holds_outside_data
 from ...llm.usage import count_tokens
 from ...text import split_sentences
 from .config import PathOrder
@@ -136,8 +137,14 @@ def node_source(index, key: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _stored_entity(index, key: str) -> dict:
-    """The entity's properties in the property graph store (the PathRAG extractor's description and type)."""
+    """The entity's properties in the property graph store (the PathRAG extractor's description and type).
+
+    A lazy simple store nothing but the index wrote to holds no descriptions (only the tables): it is not
+    filled for this (``index/lazy_store.py``).
+    """
     store = index.property_graph_store
+    if not holds_outside_data(store):
+        return {}
     graph = getattr(store, "graph", None)
     node = graph.nodes.get(key) if graph is not None else next(iter(store.get(ids=[key])), None)
     return dict(node.properties) if node is not None else {}
