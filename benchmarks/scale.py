@@ -27,6 +27,7 @@ import math
 import os
 import resource
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -439,7 +440,11 @@ def main() -> None:
             folder = base / f"synth-{n}"
             if not (folder / "corpus.jsonl").is_file():
                 folder = synth.write(folder, n, seed=args.seed, questions=args.questions)
-            extra = ["--child-index", str(base / f"index-{n}")] if args.keep else []
+            kept = base / f"index-{n}"
+            if args.keep and kept.exists():  # a save into it would add a version, and disk MB would count both
+                print(f"removing the index kept by an earlier run: {kept}", flush=True)
+                shutil.rmtree(kept)
+            extra = ["--child-index", str(kept)] if args.keep else []
             row = _child(folder, args, extra)
             rows.append(row)
             print(f"N={n}: index {row['index_seconds']} s {row['stage_seconds']}, peak RSS {row['peak_rss_build_mb']} MB, "
