@@ -186,6 +186,32 @@ def extrapolate(rows: list[dict], n: int = EXTRAPOLATE_TO) -> dict:
 
 
 # -- report ------------------------------------------------------------------------------------------
+TARGET_N, TARGET_HOURS, TARGET_RSS_GB, TARGET_P50_MS, TARGET_EXPONENT = 100_000, 2.0, 8.0, 100.0, 1.1
+
+
+def targets(rows: list[dict]) -> list[str]:
+    """The scale issue's targets at 100,000 passages, each with its measured value and whether it is met."""
+    top = max(rows, key=lambda r: r["n"])
+    base = [r for r in rows if r["n"] >= TARGET_N // 10 and r["n"] < top["n"]]
+    if top["n"] < TARGET_N or not base:
+        return []
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "**not met**"
+
+    cpu = slope([r for r in rows if r["n"] >= TARGET_N // 10], lambda r: r.get("index_cpu_seconds", r["index_seconds"]))
+    hours, rss = top["index_seconds"] / 3600, top["peak_rss_build_mb"] / 1024
+    out = ["", f"Targets at {top['n']:,} passages (scale issue):", "", "| target | measured | |", "|---|---|---|",
+           f"| index in ≤ {TARGET_HOURS:g} h | {top['index_seconds'] / 60:.0f} min wall "
+           f"({top.get('index_cpu_seconds', 0) / 60:.0f} min CPU) | {verdict(hours <= TARGET_HOURS)} |",
+           f"| peak RSS ≤ {TARGET_RSS_GB:g} GB (build) | {rss:.1f} GB (whole run with save, load and queries: "
+           f"{top.get('peak_rss_mb', 0) / 1024:.1f} GB) | {verdict(rss <= TARGET_RSS_GB)} |",
+           f"| index CPU time growth ≤ n^{TARGET_EXPONENT} from {min(r['n'] for r in base):,} | n^{cpu:.2f} | "
+           f"{verdict(cpu is not None and cpu <= TARGET_EXPONENT)} |"]
+    for method, stats in top["methods"].items():
+        out.append(f"| {method} p50 ≤ {TARGET_P50_MS:g} ms | {stats['p50_ms']:.1f} ms | "
+                   f"{verdict(stats['p50_ms'] <= TARGET_P50_MS)} |")
+    return out
 def _hms(seconds: float) -> str:
     if seconds < 120:
         return f"{seconds:.0f} s"
@@ -250,6 +276,7 @@ def render(runs: list[dict], mmap_section: str = "") -> str:
             if "peak_rss_build_mb" in ex:
                 lines += ["", f"Linear in N through the two largest sizes, 1M passages would need about "
                           f"{ex['peak_rss_build_mb'] / 1024:.0f} GB peak RSS to build and {ex['disk_mb'] / 1024:.1f} GB on disk."]
+            lines += targets(rows)
         lines.append("")
     lines += ["## Reading the numbers", "",
               "- recall@5 of 43.3 % is the first hop alone: every question names a work, whose passage any method "
