@@ -1,62 +1,259 @@
-"""Per-query cost matrices over a fixed edge list, without re-sorting the graph on every query.
+"""Per-query cost graphs over a fixed edge list, without re-sorting the graph or pricing every edge per query.
 
-AGRAG prices every edge by its similarity to the query (Eq. 14), so the cost matrix changes with
-each query while the graph does not. :class:`PairCostIndex` does the sorting once: it groups the
-edges by unordered node pair and lays out the symmetric CSR structure. For a query, ``matrix(costs)``
-takes the cheapest edge of every pair (parallel facts between two entities) and fills the CSR data
-in a few vectorised numpy steps.
+AGRAG prices every edge by its similarity to the query (Eq. 14), so the costs change with each query
+while the graph does not. :class:`PairCostIndex` does the sorting once: it groups the edges by unordered
+node pair and lays out the symmetric CSR structure (every pair twice, columns sorted per row).
+
+Each edge's cost is ``min(w[slot_a], w[slot_b])`` for a per-query vector ``w`` of *slot* costs (by
+default one slot per edge, so ``w`` is simply the edge costs). AGRAG's Eq. 14 fits this with far fewer
+slots than edges: a fact edge reads its fact's slot, a synonym edge the min of its two entities' slots
+(``(1 - max cos) / 2`` is the smaller of the two ``(1 - cos) / 2``), a contains edge its chunk's slot.
+A pair's cost is the cheapest of its parallel edges, so a CSR entry of a one-edge pair reads two slots and
+an entry of a multi-edge pair reads one extra slot holding that pair's minimum (computed per query for the
+few such pairs). :meth:`PairCostIndex.query` therefore costs O(slots), and the entries a search actually
+reads are priced on demand (:meth:`QueryCosts.entry_costs`) instead of all 2 x pairs of them.
+
+:class:`CostGraph` is what the Steiner tree and MCMI expansion read: a CSR structure whose entry costs
+come from a function. :class:`CSRCosts` wraps a plain scipy CSR matrix; :class:`QueryCosts` is one
+query's costs over a :class:`PairCostIndex`. Costs are stored as ``max(cost, 0) + ZERO_COST`` (scipy's
+csgraph reads a stored 0 as "no edge"), exactly what :meth:`PairCostIndex.matrix` puts in its matrix.
 """
 
 from __future__ import annotations
+
+import mmap
+import threading
+import weakref
 
 import numpy as np
 import scipy.sparse as sp
 
 ZERO_COST = 1e-12  # scipy's csgraph reads a stored 0 as "no edge": free edges get this instead
+_BLOCK = 1 << 16  # entries per slice when pricing the whole graph
+_MAX_IDLE_BUFFERS = 2  # entry-cost buffers kept for reuse per index (2 x pairs x 8 bytes each)
+
+
+def _scattered_buffer(size: int) -> np.ndarray:
+    """An uninitialised float64 array for scattered writes, in small pages where the OS allows choosing.
+
+    With transparent huge pages, the first write into each 2 MB page zeroes all of it; a query that prices
+    a few thousand rows spread over a 55 MB buffer would pay for zeroing the whole buffer.
+    """
+    nbytes = max(size, 1) * 8
+    if hasattr(mmap, "MADV_NOHUGEPAGE"):
+        try:
+            region = mmap.mmap(-1, nbytes)
+            region.madvise(mmap.MADV_NOHUGEPAGE)
+            return np.frombuffer(region, np.float64, count=size)
+        except (OSError, ValueError):
+            pass
+    return np.empty(size)
+
+
+def gather_rows(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR entry positions of ``rows`` (in that order) and, for each, the position in ``rows`` it came from."""
+    rows = np.asarray(rows, np.int64)
+    starts = indptr[rows].astype(np.int64)
+    counts = indptr[rows + 1].astype(np.int64) - starts
+    total = int(counts.sum())
+    if total == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    owner = np.repeat(np.arange(rows.size), counts)
+    offsets = np.cumsum(counts) - counts  # where each row's run starts in the output
+    entries = np.arange(total, dtype=np.int64) + (starts - offsets)[owner]
+    return entries, owner
+
+
+class CostGraph:
+    """A symmetric graph: a CSR structure (``indptr``, ``indices``, columns sorted per row) and entry costs.
+
+    Costs are positive (``max(cost, 0) + ZERO_COST``). Subclasses implement :meth:`entry_costs`.
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray  # int32
+    num_nodes: int
+
+    def entry_costs(self, entries: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The entries of ``rows`` (in that order): ``(entries, owner, costs)``, ``owner`` the position in
+        ``rows`` each entry belongs to (see :func:`gather_rows`)."""
+        entries, owner = gather_rows(self.indptr, rows)
+        return entries, owner, self.entry_costs(entries)
+
+    def row(self, u: int) -> tuple[np.ndarray, np.ndarray]:
+        """Neighbours of ``u`` and the costs of the edges to them."""
+        lo, hi = int(self.indptr[u]), int(self.indptr[u + 1])
+        return self.indices[lo:hi], self.entry_costs(np.arange(lo, hi))
+
+    def entry(self, u: int, v: int) -> int:
+        """CSR position of the pair (u, v); -1 if there is no edge."""
+        lo, hi = int(self.indptr[u]), int(self.indptr[u + 1])
+        at = lo + int(np.searchsorted(self.indices[lo:hi], v))
+        return at if at < hi and self.indices[at] == v else -1
+
+    def cost(self, u: int, v: int) -> float:
+        at = self.entry(u, v)
+        if at < 0:
+            raise KeyError(f"no edge between {u} and {v}")
+        return float(self.entry_costs(np.array([at]))[0])
+
+    def to_csr(self) -> sp.csr_matrix:
+        """The whole cost matrix (every entry priced), a copy."""
+        return self.shared_csr().copy()
+
+    def shared_csr(self) -> sp.csr_matrix:
+        """The whole cost matrix, possibly sharing this graph's arrays: valid only while this object lives
+        (and unchanged)."""
+        n = self.num_nodes
+        return sp.csr_matrix((self.entry_costs(np.arange(self.indices.size)), self.indices, self.indptr), shape=(n, n))
+
+
+class CSRCosts(CostGraph):
+    """A symmetric scipy CSR cost matrix (sorted indices) as a :class:`CostGraph`; its data are the costs."""
+
+    def __init__(self, matrix: sp.csr_matrix):
+        matrix = matrix.tocsr()
+        if not matrix.has_sorted_indices:
+            matrix = matrix.sorted_indices()
+        self.matrix = matrix
+        self.indptr, self.indices = matrix.indptr, matrix.indices
+        self.data = matrix.data
+        self.num_nodes = matrix.shape[0]
+
+    def entry_costs(self, entries: np.ndarray) -> np.ndarray:
+        return self.data[entries]
+
+    def shared_csr(self) -> sp.csr_matrix:
+        return self.matrix
 
 
 class PairCostIndex:
-    def __init__(self, src: np.ndarray, dst: np.ndarray, num_nodes: int):
+    """Pairs, symmetric CSR layout and slot lookups of a fixed edge list (built once per graph snapshot).
+
+    ``slot_a``/``slot_b`` (default: the edge id for both) say which entries of the per-query slot vector an
+    edge's cost is the minimum of; ``num_slots`` is that vector's length (default: the number of edges).
+    """
+
+    def __init__(self, src: np.ndarray, dst: np.ndarray, num_nodes: int, slot_a: np.ndarray | None = None,
+                 slot_b: np.ndarray | None = None, num_slots: int | None = None):
         src = np.asarray(src, np.int64)
         dst = np.asarray(dst, np.int64)
         if src.shape != dst.shape:
             raise ValueError("src and dst differ in length")
         self.num_nodes = num_nodes
         self.num_edges = src.size
+        if slot_a is None:
+            slot_a = np.arange(src.size, dtype=np.int32)
+            num_slots = src.size if num_slots is None else num_slots
+        slot_b = slot_a if slot_b is None else slot_b
+        self.slot_a = np.asarray(slot_a, np.int32)
+        self.slot_b = np.asarray(slot_b, np.int32)
+        if self.slot_a.shape != src.shape or self.slot_b.shape != src.shape:
+            raise ValueError("one slot per edge")
+        self.num_slots = int(num_slots if num_slots is not None else max(self.slot_a.max(initial=-1),
+                                                                          self.slot_b.max(initial=-1)) + 1)
         lo, hi = np.minimum(src, dst), np.maximum(src, dst)
         keep = lo != hi  # self-loops never help a path
         key = lo * num_nodes + hi
         order = np.argsort(np.where(keep, key, -1), kind="stable")
         order = order[keep[order]]
         sorted_keys = key[order]
+        del key
         starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]) if order.size else np.empty(0, np.int64)
-        self._order = order  # edge ids grouped by pair
-        self._starts = starts  # first position of each pair in _order
-        self._group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, order.size]))  # pair of each position
-        pair_lo, pair_hi = lo[order[starts]], hi[order[starts]]
+        del sorted_keys
+        self._bounds = np.r_[starts, order.size].astype(np.int64)  # pair p's edges: _order[_bounds[p]:_bounds[p + 1]]
+        self._starts = self._bounds[:-1]  # first position of each pair in _order
+        self._ends = self._bounds[1:]
+        node_type = np.int32 if num_nodes < 2**31 else np.int64
+        pair_lo, pair_hi = lo[order[starts]].astype(node_type), hi[order[starts]].astype(node_type)
+        del lo, hi
+        self._order = order.astype(np.int32) if src.size < 2**31 else order  # edge ids grouped by pair (ascending within one)
         self.pair_lo, self.pair_hi = pair_lo, pair_hi
-        # Symmetric CSR: every pair twice (lo->hi and hi->lo), rows sorted.
-        rows = np.concatenate([pair_lo, pair_hi])
+        # Symmetric CSR: every pair twice (lo->hi and hi->lo), rows sorted, columns sorted within a row.
+        rows = np.concatenate([pair_lo, pair_hi]).astype(np.int64)
         cols = np.concatenate([pair_hi, pair_lo])
-        self._pair_of_entry = np.concatenate([np.arange(pair_lo.size), np.arange(pair_lo.size)])
         entry_order = np.lexsort((cols, rows))
-        self._pair_of_entry = self._pair_of_entry[entry_order]
+        del rows
+        npairs = pair_lo.size
+        pair_of_entry = np.concatenate([np.arange(npairs), np.arange(npairs)])[entry_order]
+        self._pair_of_entry = pair_of_entry.astype(np.int32 if npairs < 2**31 else np.int64)
         self._indices = cols[entry_order].astype(np.int32)
-        counts = np.bincount(rows, minlength=num_nodes)
+        del cols, entry_order
+        counts = np.bincount(np.concatenate([pair_lo, pair_hi]).astype(np.int64), minlength=num_nodes)
         self._indptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
+        # scipy's csgraph wants int32 indices and indptr (it copies others): for whole-matrix searches
+        self._indptr32 = self._indptr.astype(np.int32) if self._indptr[-1] < 2**31 else self._indptr
+        # Slots per entry: a one-edge pair reads its edge's two slots; a multi-edge pair reads slot
+        # num_slots + m (both), where the per-query vector holds pair m's minimum.
+        sizes = self._ends - starts
+        multi = np.flatnonzero(sizes > 1)
+        first_edge = self._order[starts]
+        pair_a, pair_b = self.slot_a[first_edge], self.slot_b[first_edge]
+        extra = (self.num_slots + np.arange(multi.size)).astype(np.int64)
+        if self.num_slots + multi.size >= 2**31:
+            raise ValueError("too many slots")
+        pair_a[multi] = extra
+        pair_b[multi] = extra
+        self._entry_a = pair_a[pair_of_entry]
+        self._entry_b = pair_b[pair_of_entry]
+        del pair_of_entry
+        # The edges of the multi-edge pairs, grouped by pair, for the per-query minimum.
+        self._multi_pairs = multi
+        multi_sizes = sizes[multi]
+        self._multi_edges = self._order[np.repeat(starts[multi], multi_sizes)
+                                  + np.arange(int(multi_sizes.sum())) - np.repeat(np.cumsum(multi_sizes) - multi_sizes, multi_sizes)]
+        self._multi_starts = np.r_[0, np.cumsum(multi_sizes)[:-1]].astype(np.int64) if multi.size else np.empty(0, np.int64)
+        self._buffers: list[np.ndarray] = []  # idle entry-cost buffers of finished queries (see QueryCosts)
+        self._buffers_lock = threading.Lock()
+
+    def _borrow_buffer(self) -> np.ndarray:
+        """An entry-cost buffer (contents undefined) for one :class:`QueryCosts`; one per concurrent query."""
+        with self._buffers_lock:
+            if self._buffers:
+                return self._buffers.pop()
+        return _scattered_buffer(self._indices.size)
+
+    def _return_buffer(self, buffer: np.ndarray) -> None:
+        with self._buffers_lock:
+            if len(self._buffers) < _MAX_IDLE_BUFFERS:
+                self._buffers.append(buffer)
 
     @property
     def num_pairs(self) -> int:
         return int(self.pair_lo.size)
 
+    @property
+    def indptr(self) -> np.ndarray:
+        return self._indptr
+
+    @property
+    def indices(self) -> np.ndarray:
+        return self._indices
+
+    # ------------------------------------------------------------------ per query
+
+    def query(self, slot_costs: np.ndarray) -> "QueryCosts":
+        """One query's costs: ``slot_costs`` holds the ``num_slots`` slot values (float64 or float32)."""
+        return QueryCosts(self, slot_costs)
+
+    def edge_costs(self, slot_costs: np.ndarray) -> np.ndarray:
+        """The cost of every edge (``min`` of its two slots), as a float64 array."""
+        w = np.asarray(slot_costs, np.float64)
+        return np.minimum(w[self.slot_a], w[self.slot_b])
+
+    # ------------------------------------------------------------------ whole matrix (every entry priced)
+
     def cheapest(self, edge_costs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per pair: the lowest cost among its parallel edges, and the id of that edge."""
+        """Per pair: the lowest cost among its parallel edges, and the id of that edge (the first on ties)."""
         c = np.asarray(edge_costs, np.float64)[self._order]
         if c.size == 0:
             return c, self._order
         pair_cost = np.minimum.reduceat(c, self._starts)
         # the edge achieving it: first position in each group whose cost equals the group minimum
-        group = self._group
+        group = np.repeat(np.arange(self._starts.size), self._ends - self._starts)
         is_min = c == pair_cost[group]
         first = np.full(self._starts.size, -1, np.int64)
         pos = np.flatnonzero(is_min)
@@ -78,3 +275,78 @@ class PairCostIndex:
         if at < end and self._indices[at] == hi:
             return int(self._pair_of_entry[at])
         return -1
+
+
+class QueryCosts(CostGraph):
+    """One query's edge costs over a :class:`PairCostIndex`, priced per entry on demand (one thread).
+
+    Building it costs O(slots) (one pass over the slot vector and the multi-edge pairs); every entry a
+    search reads then costs two lookups. Entry costs are bit-identical to
+    ``PairCostIndex.matrix(PairCostIndex.edge_costs(slot_costs))`` (min and ``max(., 0) + ZERO_COST``
+    are monotone, so they commute).
+    """
+
+    def __init__(self, index: PairCostIndex, slot_costs: np.ndarray):
+        w = np.asarray(slot_costs, np.float64)
+        if w.shape != (index.num_slots,):
+            raise ValueError(f"expected {index.num_slots} slot costs, got {w.shape}")
+        self.index = index
+        self.slot_costs = w
+        self.indptr, self.indices = index.indptr, index.indices
+        self.num_nodes = index.num_nodes
+        stored = np.maximum(w, 0.0) + ZERO_COST
+        if index._multi_pairs.size:
+            e = index._multi_edges
+            per_edge = np.minimum(stored[index.slot_a[e]], stored[index.slot_b[e]])
+            stored = np.concatenate([stored, np.minimum.reduceat(per_edge, index._multi_starts)])
+        self._stored = stored
+        # Rows priced so far and their entry costs: searches read the same rows several times. The entry
+        # buffer is borrowed from the index and given back when this object goes: a fresh 2 x pairs float64
+        # array per query would be paged in (huge pages zeroed, sometimes compacted) wherever rows are
+        # priced, which costs more than the pricing. Only rows marked priced are read from it.
+        self._priced = np.zeros(self.num_nodes, bool)
+        self._data = index._borrow_buffer()
+        weakref.finalize(self, index._return_buffer, self._data)
+
+    def entry_costs(self, entries: np.ndarray) -> np.ndarray:
+        s = self._stored
+        return np.minimum(s[self.index._entry_a[entries]], s[self.index._entry_b[entries]])
+
+    def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rows = np.asarray(rows, np.int64)
+        entries, owner = gather_rows(self.indptr, rows)
+        fresh = ~self._priced[rows]
+        if fresh.all():
+            costs = self.entry_costs(entries)
+            self._data[entries] = costs
+            self._priced[rows] = True
+            return entries, owner, costs
+        if fresh.any():
+            new = entries[fresh[owner]]
+            self._data[new] = self.entry_costs(new)
+            self._priced[rows[fresh]] = True
+        return entries, owner, self._data[entries]
+
+    def shared_csr(self) -> sp.csr_matrix:
+        """The whole cost matrix: every row not priced yet is priced now. It shares this object's entry
+        buffer, which goes back to the index (for another query) when this object goes."""
+        if not self._priced.all():
+            # every entry, in slices: no index arrays, and temporaries small enough to stay in cache
+            s, a, b, data = self._stored, self.index._entry_a, self.index._entry_b, self._data
+            for lo in range(0, data.size, _BLOCK):
+                hi = min(lo + _BLOCK, data.size)
+                np.minimum(s[a[lo:hi]], s[b[lo:hi]], out=data[lo:hi])
+            self._priced[:] = True
+        n = self.num_nodes
+        return sp.csr_matrix((self._data, self.indices, self.index._indptr32), shape=(n, n), copy=False)
+
+    def best_edge(self, u: int, v: int) -> int:
+        """The id of the cheapest edge between u and v (the first on ties, as ``cheapest``); -1 if none."""
+        index = self.index
+        pair = index.pair_id(u, v)
+        if pair < 0:
+            return -1
+        edges = index._order[index._starts[pair]:index._ends[pair]]
+        w = self.slot_costs
+        costs = np.minimum(w[index.slot_a[edges]], w[index.slot_b[edges]])
+        return int(edges[int(np.argmin(costs))])

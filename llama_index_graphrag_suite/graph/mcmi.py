@@ -16,6 +16,11 @@ additions (20, as in the authors' code).
 run to the cap; ``ratio="mean"`` (the "average ratio" of the paper's Figure 3 caption) makes each
 addition lower the subgraph's ratio, so expansion stops by itself. Both are offered; see the
 retriever for the default.
+
+The frontier is kept as one number per node (its best ratio so far) rather than a heap of every push, and
+each added node's row is read once, vectorised; the result (nodes, edges, order, ratios, stop reason) is
+the same as the heap version's, including its ties (lowest ratio, then lowest node id) and its "cap"
+versus "frontier" stop (a heap still holding stale pushes counts as not empty).
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
+
+from .costs import CostGraph, CSRCosts
 
 _EPS = 1e-12
 
@@ -48,7 +55,7 @@ def _edge_ratio(cost: float, su: float, sv: float) -> float:
 
 
 def mcmi_expand(
-    costs: sp.csr_matrix,
+    costs: sp.spmatrix | CostGraph,
     scores: np.ndarray,
     tree_edges: list[tuple[int, int, float]],
     terminals,
@@ -57,12 +64,14 @@ def mcmi_expand(
 ) -> MCMIResult:
     """Grow the Steiner tree ``tree_edges`` into the MCMI subgraph.
 
-    ``costs`` is the symmetric sparse cost matrix the tree was computed on (cheapest parallel edge);
-    ``scores`` the influence of every node.
+    ``costs`` is the symmetric cost matrix the tree was computed on (cheapest parallel edge), or the
+    same as a :class:`~.costs.CostGraph` (only the rows of the subgraph's nodes are read); ``scores``
+    the influence of every node.
     """
     if ratio not in ("sum", "mean"):
         raise ValueError(f"ratio must be 'sum' or 'mean', got {ratio!r}")
-    costs = costs.tocsr()
+    graph = costs if isinstance(costs, CostGraph) else CSRCosts(sp.csr_matrix(costs))
+    scores = np.asarray(scores)
     nodes = {int(t) for t in terminals} | {x for u, v, _ in tree_edges for x in (u, v)}
     edges = {(min(u, v), max(u, v)): float(c) for u, v, c in tree_edges}
     total = sum(_edge_ratio(c, scores[u], scores[v]) for (u, v), c in edges.items())
@@ -71,39 +80,72 @@ def mcmi_expand(
         return total if ratio == "sum" else total / max(len(edges), 1)
 
     result = MCMIResult(nodes=[], edges=[], ratios=[current()])
-    frontier: list[tuple[float, int]] = []
+    n = graph.num_nodes
+    indices = graph.indices
+    in_nodes = np.zeros(n, bool)
+    in_nodes[list(nodes)] = True
+    # The frontier: every node ever pushed (cand), with its lowest push c(u, v) / s_v so far (its heap
+    # minimum; inf once added) in front_key, aligned with cand; pos maps a node to its place in cand.
+    key = np.full(n, np.inf)
+    pos = np.full(n, -1, np.int64)
+    cand = np.empty(0, np.int64)
+    front_key = np.empty(0)
+    stale: list[tuple[float, int]] = []  # the heap's other pushes for nodes since added (popped as stale)
 
-    def push_neighbours(u: int) -> None:
-        lo, hi = costs.indptr[u], costs.indptr[u + 1]
-        for v, c in zip(costs.indices[lo:hi].tolist(), costs.data[lo:hi].tolist()):
-            if v not in nodes and scores[v] > 0:
-                heapq.heappush(frontier, (c / scores[v], v))
+    def push_neighbours(us: np.ndarray) -> None:
+        nonlocal cand, front_key
+        entries, _, c = graph.gather(us)
+        v = indices[entries].astype(np.int64)
+        keep = ~in_nodes[v] & (scores[v] > 0)
+        v, c = v[keep], c[keep]
+        np.minimum.at(key, v, c / scores[v])
+        new = np.unique(v[pos[v] < 0]) if us.size > 1 else v[pos[v] < 0]  # one row has no repeats
+        pos[new] = np.arange(cand.size, cand.size + new.size)
+        cand = np.concatenate([cand, new])
+        front_key = np.concatenate([front_key, np.empty(new.size)])
+        front_key[pos[v]] = key[v]
 
-    for u in nodes:
-        push_neighbours(u)
+    push_neighbours(np.array(sorted(nodes), np.int64))
     result.stopped = "frontier"
-    while frontier:
+    while True:
+        head = None
+        if front_key.size:
+            best = front_key.min()
+            if best < np.inf:
+                v = int(cand[front_key == best].min())
+                head = (best, v)
+        if head is None and not stale:
+            break  # the heap is empty
         if len(result.added) >= max_iter:
             result.stopped = "cap"
             break
-        best, v = heapq.heappop(frontier)
-        if v in nodes:
-            continue  # stale entry: v was added through another edge
+        if stale and (head is None or stale[0] < head):
+            heapq.heappop(stale)  # a stale entry: v was added through another edge
+            continue
         if not best < current():
             result.stopped = "ratio"
             break
-        lo, hi = costs.indptr[v], costs.indptr[v + 1]
-        links = sorted((c, u) for u, c in zip(costs.indices[lo:hi].tolist(), costs.data[lo:hi].tolist()) if u in nodes)
+        cols, row_costs = graph.row(v)
+        linked = in_nodes[cols]
+        us, cs = cols[linked].astype(np.int64), row_costs[linked]
+        order = np.lexsort((us, cs))
+        links = list(zip(cs[order].tolist(), us[order].tolist()))
         for i, (c, u) in enumerate(links):
             # The cheapest link always joins; each further link joins only if it is itself better than the
             # subgraph's ratio, which is what closes useful cycles without diluting the subgraph.
             if i == 0 or _edge_ratio(c, scores[u], scores[v]) < current():
                 edges[(min(u, v), max(u, v))] = float(c)
                 total += _edge_ratio(c, scores[u], scores[v])
+        # every node of the subgraph next to v pushed v once; the lowest push was just popped
+        pushes = sorted(c / scores[v] for c, _ in links)
+        for r in pushes[1:]:
+            heapq.heappush(stale, (r, v))
+        key[v] = front_key[pos[v]] = np.inf
+        in_nodes[v] = True
         nodes.add(v)
         result.added.append(v)
         result.ratios.append(current())
-        push_neighbours(v)
+        push_neighbours(np.array([v], np.int64))
     result.nodes = sorted(nodes)
     result.edges = [(u, v, c) for (u, v), c in sorted(edges.items())]
     return result

@@ -1,10 +1,33 @@
-"""Mehlhorn's 2-approximate Steiner tree on a sparse cost matrix (AGRAG Algorithm 3, lines 1-10).
+"""Mehlhorn's 2-approximate Steiner tree on a sparse cost graph (AGRAG Algorithm 3, lines 1-10).
 
 Pure scipy: one multi-source Dijkstra gives every node its nearest terminal (Voronoi regions); edges
 between regions give the auxiliary terminal graph G1' (weight d(s,u) + c(u,v) + d(v,t)); its minimum
 spanning tree is expanded into shortest paths, the union gets its own spanning tree, and non-terminal
 leaves are pruned. The expansion uses the shortest terminal-to-terminal path, as networkx's
 ``steiner_tree(method="mehlhorn")`` does, so both return trees of equal cost.
+
+Only the part of the graph near the terminals is searched, and only its edges are priced (a
+:class:`~.costs.QueryCosts` graph prices an edge when a search first reads it). The tree is the one the
+whole-graph searches give, ties included:
+
+* **Voronoi search within a radius L.** Every G1' edge of weight w <= 2L is found exactly by a search
+  bounded at L: for a boundary edge (u, v), d(v) <= d(u) + c(u, v), so w >= 2 d(v) (and likewise for u),
+  so both ends lie within w / 2. When the spanning tree of what was found is connected and uses only
+  edges below 2L, it is the MST of the whole G1' (Kruskal never reaches a heavier edge). Otherwise the
+  search grows to a larger L: 1.4 L, or half the largest edge of a spanning tree of everything found
+  when that is smaller (it then suffices). The search grows from where it stopped.
+* **Path expansion.** As before, a tree edge (i, j) of the MST (row i) becomes the path to terminal j in
+  a Dijkstra rooted at terminal i with the limit of the largest tree edge. Only what that Dijkstra does
+  until i's targets are settled matters, and all of it lies within the largest of i's own tree edges.
+* **Searches on a subgraph.** A bounded search reads only the rows of the nodes within its bound: they
+  are found first by a vectorised label-correcting pass (numpy; its distances are the same floating-point
+  sums as Dijkstra's), then scipy's Dijkstra runs on the subgraph of those rows plus their neighbours as
+  row-less sinks, relabelled in the same order. scipy never puts a node beyond the limit on its heap, and
+  every node it scans has its whole row, so it performs the same heap operations as on the whole graph:
+  the same distances, nearest terminals and predecessors, ties included (the Fibonacci heap's order among
+  equal distances depends on what it holds, so this matters when costs repeat).
+* **Large searches.** A search that reads more than 1/8 of all row entries prices the whole graph once and
+  runs scipy on it instead (a per-terminal search then still runs on the subgraph within its own bound).
 """
 
 from __future__ import annotations
@@ -13,8 +36,15 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra, minimum_spanning_tree
 
+from .costs import ZERO_COST, CostGraph, CSRCosts
+
 # scipy's csgraph treats a stored 0 as "no edge"; costs are shifted by this so free edges stay edges.
-_ZERO = 1e-12
+_ZERO = ZERO_COST
+_GROWTH = 1.4  # next Voronoi search radius when a search was too small
+# A bounded search that reads more than this share of all row entries runs on the whole priced graph
+# instead (scipy's Dijkstra on all of it costs less than building a subgraph of most of it).
+_WHOLE_GRAPH_SHARE = 0.125
+_SLACK = 1e-9  # relative and absolute margin on search bounds (float sums of one path in two orders)
 
 
 def symmetric_min(costs: sp.spmatrix) -> sp.csr_matrix:
@@ -33,38 +63,156 @@ def symmetric_min(costs: sp.spmatrix) -> sp.csr_matrix:
     return sp.csr_matrix((np.maximum(data[first], 0.0) + _ZERO, (rows[first], cols[first])), shape=(n, n))
 
 
-def _terminal_mst(graph: sp.csr_matrix, terms: np.ndarray, limit: float):
-    """MST (COO, over terminal positions) of the terminal graph G1' found within ``limit``, or None."""
-    dist, _, nearest = dijkstra(graph, indices=terms, min_only=True, return_predecessors=True, limit=limit)
-    if np.isinf(dist[terms]).any():
-        return None
-    # G1': for each pair of regions, the cheapest connecting edge d(s,u) + c(u,v) + d(v,t). Only rows
-    # of reached nodes matter; the matrix is symmetric, so the upper triangle holds every edge once.
-    rows = np.flatnonzero(np.isfinite(dist))
-    starts, counts = graph.indptr[rows], np.diff(graph.indptr)[rows]
-    u = np.repeat(rows, counts)
-    entry = np.repeat(starts - np.r_[0, np.cumsum(counts)[:-1]], counts) + np.arange(counts.sum())
-    v, c = graph.indices[entry], graph.data[entry]
-    su, sv = nearest[u], nearest[v]
-    cross = (u < v) & (sv >= 0) & (su != sv)
-    u, v, c, su, sv = u[cross], v[cross], c[cross], su[cross], sv[cross]
+def as_cost_graph(costs, symmetric: bool = False) -> CostGraph:
+    """A :class:`CostGraph` as is; a sparse matrix through :func:`symmetric_min` (unless ``symmetric``)."""
+    if isinstance(costs, CostGraph):
+        return costs
+    return CSRCosts(costs.tocsr() if symmetric else symmetric_min(costs))
+
+
+# ---------------------------------------------------------------------------------------- bounded searches
+
+class Ball:
+    """The nodes within a limit of the nearest of ``sources`` (what Dijkstra with that limit reaches), for a
+    limit that may grow: :meth:`grow` continues from the last search instead of starting again.
+
+    Label-correcting in rounds: each round relaxes the rows of the nodes whose distance fell in the last
+    one, keeping candidates within the limit (and, for a later larger limit, those beyond it). It ends at
+    the fixpoint d(v) = min_u d(u) + c(u, v), the same floating-point sums Dijkstra settles on, so the set
+    is exactly Dijkstra's.
+    """
+
+    def __init__(self, graph: CostGraph, sources: np.ndarray, resumable: bool = True,
+                 max_entries: int | None = None):
+        self.graph, self.resumable = graph, resumable
+        # past this many row entries read, grow() gives up (returns None): a whole-graph search is cheaper
+        self.max_entries = max_entries
+        self.entries_read = 0
+        self.exceeded = False
+        self.dist = np.full(graph.num_nodes, np.inf)
+        self._pending_v = np.unique(np.asarray(sources, np.int64))  # candidates beyond the last limit
+        self._pending_c = np.zeros(self._pending_v.size)
+        self.limit = -1.0
+
+    def grow(self, limit: float) -> np.ndarray | None:
+        """Sorted nodes within ``limit`` (at least the last limit); None past ``max_entries``."""
+        if self.exceeded:
+            return None
+        graph, dist = self.graph, self.dist
+        self.limit = limit = max(limit, self.limit)
+        now = self._pending_c <= limit
+        v, cand = self._pending_v[now], self._pending_c[now]
+        later_v, later_c = [self._pending_v[~now]], [self._pending_c[~now]]
+        changed = np.zeros(graph.num_nodes, bool)
+        while v.size:
+            better = cand < dist[v]
+            v, cand = v[better], cand[better]
+            if not v.size:
+                break
+            np.minimum.at(dist, v, cand)
+            changed[v] = True
+            frontier = np.flatnonzero(changed)
+            changed[frontier] = False
+            entries, owner, costs = graph.gather(frontier)
+            self.entries_read += entries.size
+            if self.max_entries is not None and self.entries_read > self.max_entries:
+                self.exceeded = True  # the state is incomplete now: every later grow() gives up too
+                return None
+            v = graph.indices[entries]
+            cand = dist[frontier][owner] + costs
+            near = cand <= limit
+            if self.resumable:
+                far = ~near
+                later_v.append(v[far])
+                later_c.append(cand[far])
+            v, cand = v[near], cand[near]
+        self._pending_v = np.concatenate(later_v)
+        self._pending_c = np.concatenate(later_c)
+        if self._pending_v.size > 4 * graph.num_nodes:  # keep the best candidate per node only
+            order = np.lexsort((self._pending_c, self._pending_v))
+            first = np.r_[True, self._pending_v[order][1:] != self._pending_v[order][:-1]]
+            self._pending_v, self._pending_c = self._pending_v[order][first], self._pending_c[order][first]
+        return np.flatnonzero(dist <= limit)
+
+
+def ball(graph: CostGraph, sources: np.ndarray, limit: float,
+         max_entries: int | None = None) -> np.ndarray | None:
+    """Sorted nodes within ``limit`` of the nearest of ``sources`` (see :class:`Ball`); None past
+    ``max_entries`` row entries read."""
+    return Ball(graph, sources, resumable=False, max_entries=max_entries).grow(limit)
+
+
+class _Whole:
+    """The whole graph as a :class:`_Subgraph` look-alike (every entry priced; identity labels)."""
+
+    def __init__(self, graph: CostGraph):
+        self._graph = graph  # keeps the matrix's arrays alive
+        self.matrix = graph.shared_csr()
+        self.glob = self.local = np.arange(graph.num_nodes)
+
+    def row_entries(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        entries, owner, costs = self._graph.gather(rows)
+        return rows[owner], self._graph.indices[entries], costs
+
+
+class _Subgraph:
+    """The rows of ``nodes`` (sorted) as a scipy CSR over those nodes and their neighbours (sinks, no rows)."""
+
+    def __init__(self, graph: CostGraph, nodes: np.ndarray):
+        entries, owner, data = graph.gather(nodes)
+        cols = graph.indices[entries]
+        mark = np.zeros(graph.num_nodes, bool)
+        mark[nodes] = True
+        mark[cols] = True
+        glob = np.flatnonzero(mark)  # sorted: relabelling keeps every order scipy sees
+        local = np.empty(graph.num_nodes, np.int32)
+        local[glob] = np.arange(glob.size, dtype=np.int32)
+        counts = np.zeros(glob.size, np.int64)
+        counts[local[nodes]] = graph.indptr[nodes + 1] - graph.indptr[nodes]
+        indptr = np.zeros(glob.size + 1, np.int32)
+        np.cumsum(counts, out=indptr[1:])
+        m = glob.size
+        self.matrix = sp.csr_matrix((data, local[cols], indptr), shape=(m, m))
+        self.glob, self.local = glob, local
+        self._entries = (nodes[owner], cols, data)  # global row and column of every stored entry, its cost
+
+    def row_entries(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(row, column, cost) of the entries of ``rows``, which must be all the subgraph's rows."""
+        return self._entries
+
+
+def _terminal_mst(graph: CostGraph, terms: np.ndarray, near: Ball, limit: float):
+    """The MST of G1' found by a Voronoi search bounded at ``limit``: ``(mst, ok, top, searched)``.
+
+    ``mst`` is a COO over terminal positions (None if a terminal is not reached); ``ok`` when it spans the
+    terminals with edges all below 2 x limit (then it is the MST of the whole G1'); ``top`` is its largest
+    edge when it spans them; ``searched`` the subgraph (or whole graph) searched. ``near`` is the growing
+    search around the terminals.
+    """
+    nodes = near.grow(limit)
+    sub = _Subgraph(graph, nodes) if nodes is not None else _Whole(graph)
+    loc = sub.local[terms]
+    dist_l, _, nearest_l = dijkstra(sub.matrix, indices=loc, min_only=True, return_predecessors=True, limit=limit)
     k = terms.size
-    pos = np.full(graph.shape[0], -1, dtype=np.int64)
-    pos[terms] = np.arange(k)
+    if np.isinf(dist_l[loc]).any():
+        return None, False, None, sub
+    # G1': for each pair of regions, the cheapest connecting edge d(s,u) + c(u,v) + d(v,t). Only the rows
+    # of the reached nodes matter; the matrix is symmetric, so u < v holds every edge once.
+    u, v, c = sub.row_entries(sub.glob[np.flatnonzero(np.isfinite(dist_l))])
+    lu, lv = sub.local[u], sub.local[v]
+    su, sv = nearest_l[lu], nearest_l[lv]
+    cross = (u < v) & (sv >= 0) & (su != sv)
+    lu, lv, c, su, sv = lu[cross], lv[cross], c[cross], su[cross], sv[cross]
+    pos = np.full(sub.glob.size, -1, dtype=np.int64)
+    pos[loc] = np.arange(k)
     g1 = np.full((k, k), np.inf)
-    np.minimum.at(g1, (pos[su], pos[sv]), dist[u] + c + dist[v])
+    np.minimum.at(g1, (pos[su], pos[sv]), dist_l[lu] + c + dist_l[lv])
     g1 = np.minimum(g1, g1.T)
     mst = minimum_spanning_tree(sp.csr_matrix(np.where(np.isfinite(g1), g1, 0.0))).tocoo()
-    if mst.nnz < k - 1 or (mst.nnz and float(mst.data.max()) > limit):
-        return None
-    return mst
-
-
-def _cost(graph: sp.csr_matrix, x: int, y: int) -> float:
-    """graph[x, y] without scipy's slow scalar indexing (column indices are sorted per row)."""
-    lo, hi = graph.indptr[x], graph.indptr[x + 1]
-    at = lo + int(np.searchsorted(graph.indices[lo:hi], y))
-    return float(graph.data[at])
+    if mst.nnz < k - 1:
+        return mst, False, None, sub
+    top = float(mst.data.max()) if mst.nnz else 0.0
+    return mst, top < 2 * limit * (1 - _SLACK), top, sub
 
 
 def _path(pred_row: np.ndarray, source: int, target: int) -> list[int]:
@@ -77,56 +225,78 @@ def _path(pred_row: np.ndarray, source: int, target: int) -> list[int]:
     return path[::-1]
 
 
-def steiner_tree(costs: sp.spmatrix, terminals, symmetric: bool = False,
-                 first_radius: float = 0.75) -> list[tuple[int, int, float]]:
+def steiner_tree(costs, terminals, symmetric: bool = False,
+                 first_radius: float = 0.125) -> list[tuple[int, int, float]]:
     """Edges ``(u, v, cost)`` (u < v) of a Steiner tree spanning ``terminals``; cost <= 2 x optimum.
 
     ``costs`` is an n x n sparse matrix of non-negative edge costs (an undirected graph; pass
-    ``symmetric=True`` if it already went through :func:`symmetric_min`). Raises ValueError if the
+    ``symmetric=True`` if it already went through :func:`symmetric_min`), or a :class:`CostGraph`
+    (e.g. one query's :class:`~.costs.QueryCosts`, priced only where searched). Raises ValueError if the
     terminals are not connected. One terminal gives an empty tree.
 
-    ``first_radius`` bounds the first Voronoi search: every G1' edge of weight <= radius is found
-    exactly within it, so when the MST of what was found is connected and uses only such edges it is
-    the MST of the whole G1' (Kruskal never reaches a heavier edge). Otherwise the search is redone
-    without a bound. Same tree either way; on AGRAG's query graphs it is usually 5x less work.
+    ``first_radius`` bounds the first Voronoi search (see the module docstring); the tree does not
+    depend on it.
     """
     terms = np.unique(np.asarray(list(terminals), dtype=np.int64))
     if terms.size == 0:
         raise ValueError("no terminals")
     if terms.size == 1:
         return []
-    graph = costs.tocsr() if symmetric else symmetric_min(costs)
-    if not graph.has_sorted_indices:
-        graph = graph.sorted_indices()
+    graph = as_cost_graph(costs, symmetric)
 
     # 1-3. Voronoi regions, the terminal graph G1' and its MST; first within a small search radius.
-    mst1 = None
-    for limit in (first_radius, np.inf):
-        mst1 = _terminal_mst(graph, terms, limit)
-        if mst1 is not None:
+    big = max(int(graph.indices.size * _WHOLE_GRAPH_SHARE), 1)
+    limit, mst1, near = float(first_radius), None, Ball(graph, terms, max_entries=big)
+    while True:
+        mst1, ok, top, sub1 = _terminal_mst(graph, terms, near, limit)
+        if ok or np.isinf(limit):
             break
-    if mst1 is None:
+        # The searched area grows quickly with the radius (hubs), so the radius grows in small steps; when
+        # the found edges already span the terminals (largest `top`), a search to top / 2 finds every edge
+        # the MST needs, and when that is sooner it is the next radius.
+        grown = limit * _GROWTH
+        if top is not None:
+            grown = min(grown, top / 2 * (1 + _SLACK) + _SLACK)
+        limit = grown if grown < 1e6 else np.inf
+    if mst1 is None or mst1.nnz < terms.size - 1:
         raise ValueError("terminals are not connected")
 
     # 4. Each MST edge becomes a shortest terminal-to-terminal path; their union is G3.
-    sources = sorted({int(x) for x in mst1.row})
+    rows, cols, weights = mst1.row.tolist(), mst1.col.tolist(), mst1.data.tolist()
+    sources = sorted(set(rows))
     # A tree edge's path is never longer than its G1' weight: searching further is wasted work.
-    reach = float(mst1.data.max()) * (1 + 1e-9) + 1e-9
-    _, preds = dijkstra(graph, indices=[int(terms[s]) for s in sources], return_predecessors=True, limit=reach)
-    row_of = {s: i for i, s in enumerate(sources)}
+    reach = float(mst1.data.max()) * (1 + _SLACK) + _SLACK
+    preds: dict[int, tuple[_Subgraph | _Whole, np.ndarray]] = {}
+    whole = sub1 if isinstance(sub1, _Whole) else None  # set once the whole graph is priced
+    for s in sources:
+        own = min(max(w for i, w in zip(rows, weights) if i == s) * (1 + _SLACK) + _SLACK, reach)
+        nodes = ball(graph, terms[[s]], own, max_entries=big) if whole is None else None
+        if nodes is None and whole is None:
+            whole = _Whole(graph)
+        if nodes is not None:
+            sub = _Subgraph(graph, nodes)
+        elif own >= reach:
+            sub = whole  # this terminal's own search is the whole search
+        else:  # the whole graph is priced: Dijkstra finds the area within `own` faster than the label pass
+            dist = dijkstra(whole.matrix, indices=[int(terms[s])], limit=own)
+            sub = _Subgraph(graph, np.flatnonzero(np.isfinite(dist)))
+        _, pred = dijkstra(sub.matrix, indices=[int(sub.local[terms[s]])], return_predecessors=True, limit=reach)
+        preds[s] = (sub, pred[0])
     g3: dict[tuple[int, int], float] = {}
-    for i, j in zip(mst1.row.tolist(), mst1.col.tolist()):
-        path = _path(preds[row_of[i]], int(terms[i]), int(terms[j]))
+    for i, j in zip(rows, cols):
+        sub, pred = preds[i]
+        local_path = _path(pred, int(sub.local[terms[i]]), int(sub.local[terms[j]]))
+        path = sub.glob[local_path].tolist()
         for x, y in zip(path, path[1:]):
-            g3[(min(x, y), max(x, y))] = _cost(graph, x, y)
+            g3[(min(x, y), max(x, y))] = graph.cost(x, y)
 
     # 5. Spanning tree of G3, then prune leaves that are not terminals.
     nodes = sorted({x for e in g3 for x in e})
     local = {x: i for i, x in enumerate(nodes)}
     m = len(nodes)
-    rows = [local[x] for x, _ in g3]
-    cols = [local[y] for _, y in g3]
-    mst3 = minimum_spanning_tree(sp.csr_matrix((list(g3.values()), (rows, cols)), shape=(m, m))).tocoo()
+    rows3 = [local[x] for x, _ in g3]
+    cols3 = [local[y] for _, y in g3]
+    mst3 = minimum_spanning_tree(sp.csr_matrix((list(g3.values()), (rows3, cols3)), shape=(m, m))).tocoo()
     edges = {(nodes[i], nodes[j]) if nodes[i] < nodes[j] else (nodes[j], nodes[i]): float(cost)
              for i, j, cost in zip(mst3.row.tolist(), mst3.col.tolist(), mst3.data.tolist())}
     return _prune(edges, set(terms.tolist()))

@@ -11,6 +11,9 @@ Per query (paper Section III-C/D):
 4. Edge costs (Eq. 14): fact edges (1 - cos(q, fact)) / 2; synonym edges (1 - max cos(q, entity)) / 2;
    contains edges (1 - hybrid(q, chunk)) / 2 with the hybrid score in [0, 1]; a pseudo node joins every
    passage at cost ``pseudo_cost`` (10) so the graph is connected (as in HippoRAG 2 and the paper).
+   Per query only the per-fact, per-node numbers are computed; an edge is priced when the Steiner search
+   or the MCMI expansion reads it (``graph/costs.py``), so a query never pays for all 3.4M edges of a
+   100k-passage graph.
 5. Steiner tree over the kept facts' entities (Mehlhorn), then MCMI expansion (Eq. 15-17).
 6. Hybrid retrieval (Eq. 20-21): the ``hybrid_top_k`` (k_r = 5) chunks by averaged min-max dense and BM25.
 
@@ -34,7 +37,7 @@ from typing import Any
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from ...graph.costs import PairCostIndex
+from ...graph.costs import PairCostIndex, QueryCosts
 from ...graph.disjoint_sets import DisjointSets
 from ...graph.mcmi import mcmi_expand
 from ...graph.ppr import personalized_pagerank, transition_matrix
@@ -56,17 +59,20 @@ PSEUDO = "pseudo"
 
 @dataclass
 class _Graph:
-    """Per-snapshot structures (cached on the index): transition matrix and cost layout with the pseudo node."""
+    """Per-snapshot structures (cached on the index): transition matrix and cost layout with the pseudo node.
+
+    Eq. 14 prices edges from a few per-query numbers, the *slots* of :class:`PairCostIndex`: one per fact
+    (fact edges), one per node ((1 - cos) / 2 of an entity: a synonym edge is the cheaper of its two ends;
+    (1 - hybrid) / 2 of a chunk: its contains edges), and one for the pseudo edges. Slot layout:
+    ``[0, num_facts)`` facts, ``num_facts + node row`` nodes, ``num_facts + num_nodes`` the pseudo cost.
+    """
 
     transition: Any
     pairs: PairCostIndex
     chunk_rows: np.ndarray  # snapshot rows of index.chunk_order
     num_edges: int  # snapshot edges; edge ids >= this are pseudo edges (one per chunk, in chunk_order)
-    relation_edges: np.ndarray  # edge ids by kind, and what their costs are computed from
-    relation_facts: np.ndarray
-    synonym_edges: np.ndarray
-    contains_edges: np.ndarray
-    contains_chunks: np.ndarray  # the chunk end (snapshot row) of each contains edge
+    num_facts: int
+    num_nodes: int  # snapshot nodes (the pseudo node is this row)
 
 
 class AGRAGRetriever(GraphIndexRetriever):
@@ -89,17 +95,23 @@ class AGRAGRetriever(GraphIndexRetriever):
 
     def _graph(self) -> _Graph:
         def build() -> _Graph:
-            snap = self.index.snapshot
-            chunk_rows = snap.rows(self.index.chunk_order)
-            pseudo = snap.num_nodes
+            index, snap = self.index, self.index.snapshot
+            chunk_rows = snap.rows(index.chunk_order)
+            pseudo, nf = snap.num_nodes, len(index.fact_ids)
             src = np.concatenate([snap.edge_src, np.full(chunk_rows.size, pseudo)])
             dst = np.concatenate([snap.edge_dst, chunk_rows])
-            rel = np.flatnonzero(snap.edge_kind == RELATION)
-            con = np.flatnonzero(snap.edge_kind == CONTAINS)
+            # Eq. 14 slots per edge (see _Graph): fact edges their fact, synonym edges both entities,
+            # contains edges their chunk end, pseudo edges the pseudo slot.
+            slot_a = np.full(src.size, nf + pseudo, np.int64)
+            slot_b = slot_a.copy()
+            kind = snap.edge_kind
+            rel, syn, con = (np.flatnonzero(kind == k) for k in (RELATION, SYNONYM, CONTAINS))
+            slot_a[rel] = slot_b[rel] = snap.edge_fact[rel]
+            slot_a[syn], slot_b[syn] = nf + snap.edge_src[syn], nf + snap.edge_dst[syn]
             con_src, con_dst = snap.edge_src[con], snap.edge_dst[con]
-            return _Graph(transition_matrix(snap.adjacency("weight")), PairCostIndex(src, dst, pseudo + 1),
-                          chunk_rows, snap.num_edges, rel, snap.edge_fact[rel], np.flatnonzero(snap.edge_kind == SYNONYM),
-                          con, np.where(snap.node_kind[con_src] == CHUNK, con_src, con_dst))
+            slot_a[con] = slot_b[con] = nf + np.where(snap.node_kind[con_src] == CHUNK, con_src, con_dst)
+            pairs = PairCostIndex(src, dst, pseudo + 1, slot_a, slot_b, nf + pseudo + 1)
+            return _Graph(transition_matrix(snap.adjacency("weight")), pairs, chunk_rows, snap.num_edges, nf, pseudo)
 
         return self.index.cached("agrag.graph", build)
 
@@ -145,20 +157,51 @@ class AGRAGRetriever(GraphIndexRetriever):
                     kept[match[2]] = None
         return [mapped[i] for i in sorted(kept)]
 
-    def _edge_costs(self, graph: _Graph, query_vec: np.ndarray, hybrid_scores: np.ndarray) -> np.ndarray:
-        """Eq. 14 for every snapshot edge, then the pseudo edges."""
-        index, snap = self.index, self.index.snapshot
-        fact_cos = index.fact_vectors.scores(query_vec)[index.fact_text_rows] if index.fact_ids else np.zeros(0)
+    def _search_facts(self, fact_sims: np.ndarray | None, k: int) -> list[tuple[str, float]]:
+        """``index.search_facts`` (the same facts, order and scores) from the cosines with every fact text,
+        which Eq. 14 then reuses instead of a second pass over the fact table (checked in
+        tests/test_agrag_costs.py)."""
+        index = self.index
+        if k <= 0 or not index.facts:
+            return []
+        table = index.fact_vectors
+        # VectorTable.search(query, min(k, rows)): the top rows, best first, ties by row
+        n = min(k, len(table))
+        if n <= 0:
+            return []
+        part = np.argpartition(-fact_sims, n - 1)[:n] if n < fact_sims.size else np.arange(fact_sims.size)
+        rows = part[np.lexsort((part, -fact_sims[part]))]
+        out: list[tuple[str, float]] = []
+        for row, sim in zip(rows.tolist(), fact_sims[rows].tolist()):
+            for fid in index.facts_by_text.get(table.ids[row], []):
+                out.append((fid, float(sim)))
+                if len(out) == k:
+                    return out
+        return out
+
+    def _slot_costs(self, graph: _Graph, query_vec: np.ndarray, hybrid_scores: np.ndarray,
+                    fact_sims: np.ndarray | None = None) -> np.ndarray:
+        """Eq. 14's per-query numbers (the slots of ``graph.pairs``; layout in :class:`_Graph`).
+
+        ``fact_sims``: the query's cosines with every fact text when already computed (fact mapping).
+        Fact and entity costs are computed in float32 from the float32 cosines, chunk costs in float64, as
+        Eq. 14 was always computed here; a synonym edge's ``(1 - max cos) / 2`` is the min of its ends' slots.
+        """
+        index, nf, n = self.index, graph.num_facts, graph.num_nodes
+        slots = np.full(nf + n + 1, 0.5)  # a node that is neither entity nor chunk: cost of a hybrid score 0
+        if nf:
+            if fact_sims is None:
+                fact_sims = index.fact_vectors.scores(query_vec)
+            slots[:nf] = (1.0 - fact_sims[index.fact_text_rows]) / 2.0
         ent_cos = index.entity_vectors.scores(query_vec)[index.entity_vector_rows]
-        chunk_hybrid = np.zeros(snap.num_nodes)
-        chunk_hybrid[graph.chunk_rows] = hybrid_scores
-        cost = np.empty(graph.num_edges + graph.chunk_rows.size)
-        cost[graph.relation_edges] = (1.0 - fact_cos[graph.relation_facts]) / 2.0
-        syn = graph.synonym_edges
-        cost[syn] = (1.0 - np.maximum(ent_cos[snap.edge_src[syn]], ent_cos[snap.edge_dst[syn]])) / 2.0
-        cost[graph.contains_edges] = (1.0 - chunk_hybrid[graph.contains_chunks]) / 2.0
-        cost[graph.num_edges:] = self.config.pseudo_cost
-        return cost
+        slots[nf:nf + ent_cos.size] = (1.0 - ent_cos) / 2.0
+        slots[nf + graph.chunk_rows] = (1.0 - np.asarray(hybrid_scores, np.float64)) / 2.0
+        slots[nf + n] = self.config.pseudo_cost
+        return slots
+
+    def _edge_costs(self, graph: _Graph, query_vec: np.ndarray, hybrid_scores: np.ndarray) -> np.ndarray:
+        """Eq. 14 for every snapshot edge, then the pseudo edges (all edges priced: for benchmarks and tests)."""
+        return graph.pairs.edge_costs(self._slot_costs(graph, query_vec, hybrid_scores))
 
     # ------------------------------------------------------------------ retrieval
 
@@ -174,8 +217,9 @@ class AGRAGRetriever(GraphIndexRetriever):
         if not cfg.graph_retrieval:
             return self._finish([], hybrid_rank, hyb, None, evidence, "")
 
-        with stage("agrag.fact_mapping"):  # Eq. 7-8
-            mapped = index.search_facts(q, cfg.fact_top_k)
+        with stage("agrag.fact_mapping"):  # Eq. 7-8; the cosines with every fact are Eq. 14's fact costs too
+            fact_sims = index.fact_vectors.scores(q) if index.facts else None
+            mapped = self._search_facts(fact_sims, cfg.fact_top_k)
         with stage("agrag.triple_filter"):  # Eq. 9 (an LLM call when there is an llm)
             kept, how = self.filter_facts(question, mapped)
         evidence.update(mapped_facts=[self._fact_json(f, s) for f, s in mapped],
@@ -194,11 +238,10 @@ class AGRAGRetriever(GraphIndexRetriever):
             scores[graph.chunk_rows] *= cfg.passage_factor
             scores_ext = np.r_[scores, 0.0]  # the pseudo node has no influence of its own
 
-        with stage("agrag.steiner"):  # Eq. 14 edge costs, then the Steiner tree over the terminals
-            edge_costs = self._edge_costs(graph, q, hyb)
-            costs, best_edge = graph.pairs.matrix(edge_costs)
-            tree = steiner_tree(costs, terminals, symmetric=True)
-        evidence["steiner_edges"] = [self._edge_json(u, v, c, graph, best_edge) for u, v, c in tree]
+        with stage("agrag.steiner"):  # Eq. 14 edge costs (priced where the search reads them), then the Steiner tree
+            costs = graph.pairs.query(self._slot_costs(graph, q, hyb, fact_sims))
+            tree = steiner_tree(costs, terminals)
+        evidence["steiner_edges"] = [self._edge_json(u, v, c, graph, costs) for u, v, c in tree]
         if not cfg.mcmi:
             sub_nodes = sorted(set(terminals) | {x for u, v, _ in tree for x in (u, v)})
             sub_edges, ratio, added, stopped = tree, None, [], "no_mcmi"
@@ -208,7 +251,7 @@ class AGRAGRetriever(GraphIndexRetriever):
             sub_nodes, sub_edges, ratio = result.nodes, result.edges, result.ratio
             added, stopped = result.added, result.stopped
         pseudo = snap.num_nodes
-        edges_json = [self._edge_json(u, v, c, graph, best_edge) for u, v, c in sub_edges if pseudo not in (u, v)]
+        edges_json = [self._edge_json(u, v, c, graph, costs) for u, v, c in sub_edges if pseudo not in (u, v)]
         evidence.update(
             terminals=[snap.node_ids[t] for t in terminals],
             mcmi_nodes=[snap.node_ids[x] for x in sub_nodes if x != pseudo],
@@ -259,12 +302,11 @@ class AGRAGRetriever(GraphIndexRetriever):
         f = self.index.facts[fid]
         return {"id": fid, "subject": f.subject, "predicate": f.predicate, "object": f.object, "score": round(float(score), 6)}
 
-    def _edge_json(self, u: int, v: int, cost: float, graph: _Graph, best_edge: np.ndarray) -> dict:
+    def _edge_json(self, u: int, v: int, cost: float, graph: _Graph, costs: QueryCosts) -> dict:
         snap = self.index.snapshot
         names = [snap.node_ids[x] if x < snap.num_nodes else PSEUDO for x in (u, v)]
         out = {"u": names[0], "v": names[1], "cost": round(float(cost), 6)}
-        pair = graph.pairs.pair_id(u, v)
-        edge = int(best_edge[pair]) if pair >= 0 else -1
+        edge = costs.best_edge(u, v)  # the cheapest of the parallel edges (the first on ties)
         if edge < 0 or edge >= graph.num_edges:
             out["kind"] = "pseudo"
             return out
