@@ -282,9 +282,11 @@ def render(runs: list[dict], mmap_section: str = "") -> str:
               "- recall@5 of 43.3 % is the first hop alone: every question names a work, whose passage any method "
               "finds; the second and third gold passages are reached only by following the graph (60 two-hop and 40 "
               "three-hop questions: 60 x 1/2 + 40 x 1/3 = 43.3). Methods above it follow links.",
-              "- synonyms: every entity's nearest neighbours by exact search over all entity vectors (faiss "
-              "IndexFlatIP, graph/synonyms.py), so its cost is quadratic in entities; the fitted exponent is still "
-              "below 2 at these sizes (the per-query overhead is not yet negligible), so its 1M figure is a lower bound.",
+              "- synonyms: every entity's nearest neighbours over all entity vectors (graph/synonyms.py): an exact "
+              "faiss IndexFlatIP search below 20,000 entities searched (quadratic), a seeded IVF index above it "
+              "(4·√n lists, nprobe 16: 99.5-100 % of the exact pairs at about a tenth of the CPU at 100k-200k "
+              "names, benchmarks/results/synonyms.md), which grows as about n^1.3-1.5. A run's exponent for this "
+              "stage mixes both modes when its sizes straddle the threshold.",
               "- ArchRAG's first query builds its hierarchy (KNN graph, weighted Leiden per layer, C-HNSW); that "
               "one-off cost is the \"first s\" column (persist saves the hierarchy once built).",
               "- dense and hybrid p50 jump from ~0.2 ms to 10-15 ms at a few thousand chunks here: on this loaded "
@@ -301,9 +303,11 @@ def render(runs: list[dict], mmap_section: str = "") -> str:
     if mmap_section:
         lines += ["## Memory-mapped vector tables", "", mmap_section.strip(), ""]
     lines += ["## Larger runs", "",
-              "100k passages needs a quiet machine and hours with the bundled MiniLM and spaCy NER (the extrapolations "
-              "above say how long and how much memory; they were not run here):", "",
-              "```bash", "make bench-scale SIZES=10000,30000,100000 ARGS='--max-size 100000'",
+              "100k passages with the bundled MiniLM and spaCy NER takes about an hour here; `--keep DIR` keeps each "
+              "size's corpus and index, and `--requery` times the methods again on them with later code (the build "
+              "columns stay as measured):", "",
+              "```bash", "make bench-scale SIZES=10000,100000 ARGS='--max-size 100000 --keep /tmp/keep'",
+              "python benchmarks/scale.py --sizes 10000,100000 --keep /tmp/keep --requery   # after a retrieval change",
               "# or, model-free and much faster:",
               "python benchmarks/scale.py --sizes 10000,30000,100000 --max-size 100000 --embed hash --entities statistical", "```", "",
               "The synthetic corpus itself streams: `python benchmarks/synth.py --n 1000000 --out DIR` wrote 316 MB of "
