@@ -157,6 +157,16 @@ class AGRAGRetriever(GraphIndexRetriever):
                     kept[match[2]] = None
         return [mapped[i] for i in sorted(kept)]
 
+    def _facts_of_text_row(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per snapshot (cached): fact positions (in ``fact_ids``) grouped by fact-text row, in table order,
+        and each row's bounds in that grouping (the facts sharing a text, as ``index.facts_by_text`` lists them)."""
+        def build() -> tuple[np.ndarray, np.ndarray]:
+            rows = np.asarray(self.index.fact_text_rows, np.int64)
+            order = np.argsort(rows, kind="stable")
+            return order, np.searchsorted(rows[order], np.arange(len(self.index.fact_vectors) + 1))
+
+        return self.index.cached("agrag.facts_of_text_row", build)
+
     def _search_facts(self, fact_sims: np.ndarray | None, k: int) -> list[tuple[str, float]]:
         """``index.search_facts`` (the same facts, order and scores) from the cosines with every fact text,
         which Eq. 14 then reuses instead of a second pass over the fact table (checked in
@@ -164,7 +174,8 @@ class AGRAGRetriever(GraphIndexRetriever):
         index = self.index
         if k <= 0 or not index.facts:
             return []
-        table = index.fact_vectors
+        table, fact_ids = index.fact_vectors, index.fact_ids
+        order, bounds = self._facts_of_text_row()
         # VectorTable.search(query, min(k, rows)): the top rows, best first, ties by row
         n = min(k, len(table))
         if n <= 0:
@@ -173,8 +184,8 @@ class AGRAGRetriever(GraphIndexRetriever):
         rows = part[np.lexsort((part, -fact_sims[part]))]
         out: list[tuple[str, float]] = []
         for row, sim in zip(rows.tolist(), fact_sims[rows].tolist()):
-            for fid in index.facts_by_text.get(table.ids[row], []):
-                out.append((fid, float(sim)))
+            for position in order[bounds[row]:bounds[row + 1]].tolist():
+                out.append((fact_ids[position], float(sim)))
                 if len(out) == k:
                     return out
         return out
