@@ -354,7 +354,7 @@ def main() -> None:
     # ---- the other callers' graphs and settings
     others = () if args.quick else (
         ("binary adjacency (A2RAG): damping 0.5, tol 1e-4", ppr.binary_adjacency(a), 0.5, 1e-4),
-        ('"ones" adjacency (ArchRAG ppr_refine): damping 0.85, tol 1e-6', ppr.binary_adjacency(a), 0.85, 1e-6))
+        ('binary adjacency with ArchRAG ppr_refine's damping 0.85, tol 1e-6', ppr.binary_adjacency(a), 0.85, 1e-6))
     for label, adjacency, damping, tol in others:
         bpt, bdang = old_transition(adjacency)
         bnew = ppr.transition_matrix(adjacency)

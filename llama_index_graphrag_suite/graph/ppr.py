@@ -32,14 +32,15 @@ Two forms, chosen once by :func:`transition_matrix` (build it once and reuse it 
   ~1e-16).
 
 Measured on the 100k-passage index (229,528 nodes, 6.69M stored entries; 30 real AGRAG reset sets;
-``python benchmarks/ppr_bench.py --rounds 5``, output in ``benchmarks/results/ppr.md``; 2-core machine shared
-with other jobs, load average 4-5, so medians of interleaved runs), damping 0.5, tol 1e-7: the old power
-iteration took 19 mat-vecs, 143 ms CPU (274 ms wall) per PPR. Reverse Cuthill-McKee alone: 98 ms CPU (the
-mat-vec's gathers hit cache more often); Chebyshev: 16 mat-vecs instead of 19, error against the exact
-scores 4e-8 instead of 8e-8 (conjugate gradients: 14, but its extra vector passes cost more than they saved);
-float32 values and the numba loop: no measurable gain on this graph with the second core busy; together
-~100 ms CPU, 1.4-1.7x faster, same top-100 on all 30 resets. On A2RAG's binary matrix (no values stored)
-1.8x, on ArchRAG's (damping 0.85: 28 mat-vecs instead of 52) 2.8-3.3x.
+``python benchmarks/ppr_bench.py --rounds 3``, output in ``benchmarks/results/ppr.md``; 2-core machine
+shared with other jobs, load average 4-5, so medians of runs interleaved reset by reset), damping 0.5, tol
+1e-7: the old power iteration took 19 mat-vecs, 160 ms CPU (240 ms wall) per PPR. Reverse Cuthill-McKee
+alone: 102 ms CPU (the mat-vec's gathers hit cache more often). Chebyshev: 16 mat-vecs instead of 19, max
+L1 error against the exact scores 4e-8 instead of 8e-8 (conjugate gradients needed 14, but its extra vector
+passes cost more than they saved). Float32 values and 2 threads: no measurable gain with the second core
+busy. Committed form: 103 ms CPU, 152 ms wall (1.58x), same top-100 on all 30 resets; without numba 133 ms
+CPU (1.21x). On A2RAG's binary matrix (no values stored, tol 1e-4) 1.8x; with ArchRAG's damping 0.85 (28
+mat-vecs instead of 52) 3.4x.
 """
 
 from __future__ import annotations
