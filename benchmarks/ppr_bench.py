@@ -25,7 +25,7 @@ Variants:
   ``cheb numba f32 rcm 2t`` is what ``transition_matrix`` builds on a 2-core machine.
 
 Also timed: building the transition (old, and the fast form with its RCM ordering); and the binary (A2RAG,
-d = 0.5, tol 1e-4) and ``"ones"`` (ArchRAG, d = 0.85, tol 1e-6) variants of the same graph, old code
+d = 0.5, tol 1e-4) graph, and the binary graph with ArchRAG's ppr_refine settings (d = 0.85, tol 1e-6), old code
 against the fast form.
 """
 
@@ -354,7 +354,7 @@ def main() -> None:
     # ---- the other callers' graphs and settings
     others = () if args.quick else (
         ("binary adjacency (A2RAG): damping 0.5, tol 1e-4", ppr.binary_adjacency(a), 0.5, 1e-4),
-        ('binary adjacency with ArchRAG ppr_refine's damping 0.85, tol 1e-6', ppr.binary_adjacency(a), 0.85, 1e-6))
+        ("binary adjacency with ArchRAG ppr_refine's damping 0.85, tol 1e-6", ppr.binary_adjacency(a), 0.85, 1e-6))
     for label, adjacency, damping, tol in others:
         bpt, bdang = old_transition(adjacency)
         bnew = ppr.transition_matrix(adjacency)
