@@ -293,13 +293,13 @@ def render(runs: list[dict], mmap_section: str = "") -> str:
               "2-core machine OpenBLAS's two threads wait for each other in the one matrix-vector product (the same "
               "10,000 x 256 product timed 0.1 ms with one BLAS thread and 12-16 ms with two, measured separately "
               "under the same load). OPENBLAS_NUM_THREADS=1 avoids it on a busy server.",
-              "- Peak RSS includes the embedding model and spaCy (~0.5 GB with MiniLM and NER). It grows by about 63 KB "
-              "per passage between 3,000 and 10,000 passages with MiniLM; the vectors are at most 7 KB of that "
-              "(10,000 chunks + 13,088 entities + 22,468 relations, 1.5 KB each: an upper bound, relations share "
-              "sentence vectors), so most of the growth is elsewhere (the index's Python records, the in-memory "
-              "property graph store, BM25, transient build buffers; not broken down here). Vector tables of 128 MB or "
-              "more (GRAPHRAG_SUITE_MMAP_MIN_MB) are saved as .npy and memory-mapped on load; at these sizes every "
-              "table is below that.", ""]
+              "- Peak RSS includes the embedding model and spaCy (~0.5 GB with MiniLM and NER). The default `simple` "
+              "graph store is a lazy mirror (index/lazy_store.py): it is not filled during a build, saved or parsed on "
+              "load unless something outside the index uses it, so it is not in these figures (before, at 20,000 "
+              "statistical passages, its JSON was 145.5 of a version folder's 305 MB: benchmarks/results/lazy_store.md). Vector tables of 128 MB or more "
+              "(GRAPHRAG_SUITE_MMAP_MIN_MB) are saved as .npy and memory-mapped on load.",
+              "- --requery measures retrieval again on the kept indexes; on a loaded machine p50 can be twice what it "
+              "is on an idle one, so compare runs made under the same load (the run notes say which).", ""]
     if mmap_section:
         lines += ["## Memory-mapped vector tables", "", mmap_section.strip(), ""]
     lines += ["## Larger runs", "",

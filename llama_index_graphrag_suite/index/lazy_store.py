@@ -1,8 +1,9 @@
 """The ``simple`` store as a lazy mirror of the index's tables: filled on first use, saved only when it holds more.
 
-LlamaIndex's ``SimplePropertyGraphStore`` keeps every node and relation as a pydantic object. At 100,000
-synthetic passages that mirror was most of a build's peak memory, 1.46 GB of a 2.3 GB index on disk and
-most of a load (its JSON parsed whole), while the index's own methods never read it. So the ``simple``
+LlamaIndex's ``SimplePropertyGraphStore`` keeps every node and relation as a pydantic object. At 20,000
+synthetic passages its JSON was 145.5 of a version folder's 305 MB, and parsing it was most of a load
+(13.5-21.1 s against 3.5-5.4 s without it, ``benchmarks/results/lazy_store.md``), while the index's own
+methods never read it. So the ``simple``
 kind is a :class:`LazySimplePropertyGraphStore`:
 
 * **Filled on first use.** Bound to its index (by a weak reference: no cycle keeps a large index alive),
