@@ -8,6 +8,13 @@
     PYTHONPATH=/tmp/agrag/after .venv/bin/python benchmarks/agrag_latency.py --compare /tmp/agrag/before.json \\
         --save /tmp/agrag/after.json --out benchmarks/results/agrag_latency.md
     # run one at a time: each loads the index (~1-2 min, ~7 GB)
+    # the same without OpenBLAS worker threads (after each matrix-vector product they spin for a while and,
+    # on a busy machine, take the second core from the single-threaded steps that follow), added to the file:
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=/tmp/agrag/before .venv/bin/python benchmarks/agrag_latency.py \\
+        --save /tmp/agrag/before1.json
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=/tmp/agrag/after .venv/bin/python benchmarks/agrag_latency.py \\
+        --compare /tmp/agrag/before1.json --save /tmp/agrag/after1.json --out benchmarks/results/agrag_latency.md --append
+    # a table from two saved runs, without running: --compare BEFORE.json --saved AFTER.json --out FILE
 
 Defaults: the 100k-passage index ``/tmp/probe/idx100k_ner`` (``embed_model="hash"``), the first 20 questions
 of ``/tmp/probe/synth-100000``, ``get_retriever(index, "agrag", top_k=5)``. Each question is embedded first
@@ -56,6 +63,7 @@ ROWS = [  # (label, key)
     ("retrieve total", "total"),
     ("retrieve total without PPR", "non_ppr"),
 ]
+BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 COMPARED = ["steiner_edges", "mcmi_nodes", "mcmi_edges", "mcmi_added", "mcmi_ratio", "mcmi_stopped", "graph_chunks"]
 
 
@@ -158,6 +166,7 @@ def run(args) -> dict:
         per_question.append({k: statistics.median(s.get(k, 0.0) for s in samples) for k in keys})
     package = Path(llama_index_graphrag_suite.__file__).resolve().parent.parent
     return {"package": str(package), "commit": git_describe(package), "load_s": load_s, "first_query_s": build_s,
+            "blas_threads": {k: os.environ[k] for k in BLAS_ENV if k in os.environ},
             "questions": len(questions), "repeat": args.repeat, "loadavg": [load_before, os.getloadavg()],
             "nodes": index.snapshot.num_nodes, "edges": index.snapshot.num_edges,
             "per_question": per_question, "results": results}
@@ -182,10 +191,12 @@ def compare(before: dict, after: dict) -> tuple[int, list[str]]:
 def table(before: dict, after: dict, args) -> list[str]:
     same, notes = compare(before, after)
     n = after["questions"]
+    blas = ", ".join(f"{k}={v}" for k, v in after.get("blas_threads", {}).items())
     lines = [
-        "# AGRAG retrieval latency per step, 100k-passage index",
+        "# AGRAG retrieval latency per step, 100k-passage index" + (f" ({blas})" if blas else ""),
         "",
-        f"Command: `{args.command}` (see `benchmarks/agrag_latency.py`). Index `{args.index_dir}` "
+        f"Commands: `{before.get('command', '?')}`, then `{after.get('command', args.command)}` (see "
+        f"`benchmarks/agrag_latency.py`). Index `{args.index_dir}` "
         f"({after['nodes']:,} nodes, {after['edges']:,} edges), the first {n} questions of `{args.dataset}`, "
         f"`get_retriever(index, \"agrag\", top_k={args.top_k})`, query embedding excluded; per question the median "
         f"of {after['repeat']} runs, then the median (p50) and the largest over the {n} questions, in ms: wall time, "
@@ -228,12 +239,16 @@ def main() -> None:
     parser.add_argument("--save", help="write this run (timings and outputs) as JSON")
     parser.add_argument("--compare", help="a --save file of the code to compare with (the 'before')")
     parser.add_argument("--out", help="with --compare: write the markdown table here")
+    parser.add_argument("--append", action="store_true", help="add the table to --out instead of replacing it")
+    parser.add_argument("--saved", help="with --compare: the 'after' is this --save file (no run, no index load)")
     args = parser.parse_args()
     args.command = "python benchmarks/agrag_latency.py " + " ".join(
-        f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
+        f"--{k.replace('_', '-')}" + ("" if v is True else f" {v}") for k, v in vars(args).items()
         if v is not None and k not in ("command",) and v != parser.get_default(k))
-    result = run(args)
-    if args.save:
+    env = " ".join(f"{k}={os.environ[k]}" for k in (*BLAS_ENV, "PYTHONPATH") if k in os.environ)
+    args.command = f"{env} {args.command}" if env else args.command
+    result = json.loads(Path(args.saved).read_text(encoding="utf-8")) if args.saved else {**run(args), "command": args.command}
+    if args.save and not args.saved:
         Path(args.save).write_text(json.dumps(result), encoding="utf-8")
     for label, key in ROWS:
         p50, worst = summary(result["per_question"], key)
@@ -244,7 +259,10 @@ def main() -> None:
         lines = table(before, result, args)
         print("\n".join(lines))
         if args.out:
-            Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+            text = "\n".join(lines) + "\n"
+            if args.append and Path(args.out).exists():
+                text = Path(args.out).read_text(encoding="utf-8") + "\n" + text
+            Path(args.out).write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":
