@@ -108,6 +108,26 @@ def cmd_ask(args) -> int:
         sys.stdout.flush()
 
 
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def one_blas_thread() -> bool:
+    """Limit BLAS to one thread in a serving process, unless the user set a thread count; True if limited.
+
+    A query's matrix-vector products are small, and after each one OpenBLAS's other threads keep spinning on
+    the cores the graph searches and PageRank need: at 100,000 passages AGRAG's p50 was 127 ms with OpenBLAS's
+    default threads and 58 ms with one, HippoRAG's 84 and 49 (benchmarks/results/scale_one_blas_thread.md).
+    """
+    if any(os.environ.get(name) for name in BLAS_THREAD_VARIABLES):
+        return False
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return False
+    threadpool_limits(limits=1, user_api="blas")
+    return True
+
+
 def cmd_serve(args) -> int:
     from .serve.guards import is_loopback
 
@@ -127,6 +147,7 @@ def cmd_serve(args) -> int:
 
     start = time.perf_counter()
     index = _load(args, quiet_timing=True)
+    one_blas_thread()
     llm = build_llm_from_args(args)
     app = create_app(index, llm=llm, api_key=api_key, max_body=args.max_body, read_only=args.read_only,
                      persist_dir=None if args.no_persist or args.read_only else args.index_dir)
@@ -152,6 +173,7 @@ def cmd_mcp(args) -> int:
     from .serve.mcp_server import build_mcp
 
     index = _load(args, quiet_timing=True)
+    one_blas_thread()
     build_mcp(index, default_method=args.method, default_top_k=args.top_k).run("stdio")
     return 0
 
