@@ -271,7 +271,7 @@ def test_prompts_are_listed_and_update_prompts_changes_what_the_llm_sees(index):
     from llama_index.core import PromptTemplate
 
     r = A2RAGRetriever(index, llm=scripted("No.", "Yes."), top_k=3)
-    assert set(r.get_prompts()) == {"seed_extraction", "sufficiency", "doc_summary"}
+    assert set(r.get_prompts()) == {"seed_extraction", "sufficiency", "doc_summary", "answer"}
     r.retrieve_with_trace(TWO_HOP)
     assert SUFFICIENCY in r.llm.prompts[1]
 
@@ -282,7 +282,7 @@ def test_prompts_are_listed_and_update_prompts_changes_what_the_llm_sees(index):
     assert llm.prompts[1].startswith(f"CUSTOM CHECK for {TWO_HOP}") and SUFFICIENCY not in llm.prompts[1]
     assert [s["reason"] for s in trace["stages_tried"]] == ["LLM said no", "LLM said yes"]
     with pytest.raises(KeyError):
-        r.update_prompts({"answer": PromptTemplate("{query_str}")})
+        r.update_prompts({"no_such_prompt": PromptTemplate("{query_str}")})
     # The gate's LLM summaries follow a replaced doc_summary prompt too (and are not the default's cached ones).
     llm = ScriptedLLM(responder=lambda prompt: "summary")
     r = A2RAGRetriever(index, llm=llm, llm_summaries=True)

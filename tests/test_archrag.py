@@ -317,7 +317,7 @@ def test_hierarchy_digest_depends_on_the_hierarchy_fields_only(index):
 
 def test_prompts_are_listed_and_update_prompts_changes_the_summary_prompt(index):
     retriever = ArchRAGRetriever(index, config=CONFIG)
-    assert set(retriever.get_prompts()) == {"community_summary", "filter_analysis", "final_answer"}
+    assert set(retriever.get_prompts()) == {"community_summary", "filter_analysis", "final_answer", "answer"}
 
     from llama_index.core import PromptTemplate
 

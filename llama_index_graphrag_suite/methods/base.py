@@ -6,7 +6,12 @@ A method is a :class:`GraphIndexRetriever` subclass with three class attributes:
 * ``config_class``: a :class:`MethodConfig` (pydantic) holding every tunable with its default, a
   description and its paper reference; variants are named presets of that config (``PRESETS``);
 * ``default_prompts``: its LlamaIndex ``PromptTemplate`` s by name (``get_prompts()`` /
-  ``update_prompts()`` read and replace them; ``"answer"`` is the query engine's QA template).
+  ``update_prompts()`` read and replace them; ``"answer"`` is the query engine's QA template, by
+  default :data:`~llama_index_graphrag_suite.citations.CITED_QA_PROMPT`).
+
+The query engine numbers the passages ``[1]``, ``[2]``, ... and the answer cites them; the response's
+``source_nodes`` carry ``citation`` / ``cited`` and ``response.metadata["citations"]`` what was cited
+(see :mod:`llama_index_graphrag_suite.citations`).
 
 ``retrieve()`` returns exactly the ``top_k`` chunk nodes in rank order (fewer only when the method
 finds fewer); ``include_evidence=True`` appends the method's evidence node, and
@@ -23,12 +28,15 @@ metadata; its id is a content hash, so it is unique and stable; its score is the
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import json
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, ClassVar
 
+import numpy as np
 from llama_index.core import PropertyGraphIndex
+from llama_index.core.callbacks.schema import CBEventType, EventPayload
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.prompts import BasePromptTemplate
 from llama_index.core.query_engine import RetrieverQueryEngine
@@ -36,6 +44,7 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeRelationship, NodeWithScore, QueryBundle, RelatedNodeInfo, TextNode
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..citations import CITED_QA_PROMPT, CITED_REFINE_PROMPT, attach_citations, number_passages
 from ..index.derive import graph_index_of
 
 __all__ = [
@@ -177,6 +186,21 @@ def evidence_node(method: str, text: str, evidence: dict[str, Any], score: float
 
 # ---------------------------------------------------------------------------------------- retriever
 
+# How many chunks the method ranks in the call being run: top_k, or the hybrid guard's depth when the guard
+# will fuse and cut the ranking (methods/graph_guard.py). A context variable, so threads and asyncio tasks
+# retrieving with one retriever at once each see their own.
+_RANK_DEPTH: contextvars.ContextVar[int | None] = contextvars.ContextVar("graphrag_rank_depth", default=None)
+
+
+@contextmanager
+def _ranking_depth(depth: int | None):
+    token = _RANK_DEPTH.set(depth)
+    try:
+        yield
+    finally:
+        _RANK_DEPTH.reset(token)
+
+
 def _check_query(query: str | QueryBundle) -> None:
     """An empty question would rank arbitrary chunks: refuse it with a clear error instead."""
     text = query.query_str if isinstance(query, QueryBundle) else query
@@ -213,8 +237,61 @@ class GraphIndexRetriever(BaseRetriever):
         # read through the GraphIndexReader protocol (index/protocol.py)
         self.index = graph_index_of(index) if isinstance(index, PropertyGraphIndex) else index
         self.top_k = top_k
-        self._prompts: dict[str, BasePromptTemplate] = dict(self.default_prompts)
+        self.last_guard: dict[str, Any] | None = None  # the guard's weight and signals for the last query
+        # every method answers with [n] citations: its own "answer" prompt, or the plain cited one
+        self._prompts: dict[str, BasePromptTemplate] = {"answer": CITED_QA_PROMPT, **self.default_prompts}
         super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    @property
+    def top_k(self) -> int:
+        """Chunks to return; inside a guarded call, the depth the method ranks to before the fusion."""
+        depth = _RANK_DEPTH.get()
+        return depth if depth is not None else self._top_k
+
+    @top_k.setter
+    def top_k(self, value: int) -> None:
+        self._top_k = value
+
+    def _guarded(self) -> bool:
+        return bool(getattr(self.config, "hybrid_guard", False))
+
+    def _guard_depth(self) -> int | None:
+        return max(self._top_k, self.config.guard_depth) if self._guarded() else None
+
+    def _apply_guard(self, query, nodes: list[NodeWithScore]) -> list[NodeWithScore]:
+        """The method's ranking (to the guard's depth) fused with hybrid's; see methods/graph_guard.py."""
+        if not self._guarded():
+            return nodes
+        from . import graph_guard as guard
+
+        question = query.query_str if isinstance(query, QueryBundle) else str(query)
+        cfg, index, k = self.config, self.index, self._top_k
+        chunks = [n for n in nodes if n.node.metadata.get("kind") != "evidence"]
+        evidence = [n for n in nodes if n.node.metadata.get("kind") == "evidence"]
+        position = index.chunk_position
+        graph_rank = np.fromiter((position[n.node.node_id] for n in chunks if n.node.node_id in position), np.int64)
+        hybrid_rank, hybrid_scores = guard.hybrid_ranking(index, question, cfg.guard_depth)
+        n_chunks = len(position)
+        link, linked = guard.query_link(index, question, guard.hub_chunks(n_chunks, cfg.guard_hub_share,
+                                                                         cfg.guard_hub_min))
+        agree = len(set(graph_rank[:k].tolist()) & set(hybrid_rank[:k].tolist())) / max(1, min(k, len(hybrid_rank)))
+        weight = guard.guard_weight(link, agree, cfg)
+        fused = guard.fuse_rankings(graph_rank, hybrid_rank, weight, cfg.guard_rrf_k, k)
+        self.last_guard = {"graph_weight": round(weight, 4), "query_link": round(link, 4),
+                           "linked_entities": linked[:10], "agreement": round(agree, 4)}
+        by_id = {n.node.node_id: n for n in chunks}
+        order = index.chunk_order
+        out = []
+        for rank, c in enumerate(fused.tolist()):
+            cid = order[c]
+            node = by_id.get(cid) or chunk_node(index, cid, 0.0, self.method, guard_source="hybrid")
+            node.score = float(len(fused) - rank)  # the fused order; scaled to [0, 1] by _split
+            node.node.metadata.pop("raw_score", None)
+            node.node.metadata["graph_weight"] = self.last_guard["graph_weight"]
+            out.append(node)
+        for ev in evidence:
+            ev.node.metadata.setdefault("evidence", {})["hybrid_guard"] = self.last_guard
+        return out + evidence
 
     def reading(self) -> AbstractContextManager:
         """The index's read lock (re-entrant): an insert or delete in another thread waits until the block ends,
@@ -232,12 +309,13 @@ class GraphIndexRetriever(BaseRetriever):
     def retrieve_with_evidence(self, str_or_query_bundle) -> tuple[list[NodeWithScore], NodeWithScore | None]:
         """``(chunk nodes, evidence node or None)``: the chunks as ``retrieve`` returns them, and the structure."""
         _check_query(str_or_query_bundle)
-        with self.reading():
-            return self._split(super().retrieve(str_or_query_bundle))
+        with self.reading(), _ranking_depth(self._guard_depth()):
+            return self._split(self._apply_guard(str_or_query_bundle, super().retrieve(str_or_query_bundle)))
 
     async def aretrieve_with_evidence(self, str_or_query_bundle) -> tuple[list[NodeWithScore], NodeWithScore | None]:
         _check_query(str_or_query_bundle)
-        return self._split(await super().aretrieve(str_or_query_bundle))
+        with _ranking_depth(self._guard_depth()):  # the guard itself runs in the worker thread (_locked_retrieve)
+            return self._split(await super().aretrieve(str_or_query_bundle))
 
     def _split(self, nodes: list[NodeWithScore]) -> tuple[list[NodeWithScore], NodeWithScore | None]:
         chunks = [n for n in nodes if n.node.metadata.get("kind") != "evidence"]
@@ -256,7 +334,13 @@ class GraphIndexRetriever(BaseRetriever):
 
     def _locked_retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         with self.reading():
-            return self._retrieve(query_bundle)
+            return self._apply_guard(query_bundle, self._retrieve(query_bundle))
+
+    def guarded(self, query, run):
+        """``run()`` (the method's own retrieval, returning its nodes) ranked to the guard's depth, then fused
+        with hybrid's ranking (for entry points that call the method's internals, such as A2RAG's trace)."""
+        with _ranking_depth(self._guard_depth()):
+            return self._apply_guard(query, run())
 
     def query_vector(self, query_bundle: QueryBundle):
         """The query embedding with the index's model (a bundle's precomputed embedding may come from another model)."""
@@ -281,9 +365,10 @@ class GraphIndexRetriever(BaseRetriever):
 
     # -- query engine -----------------------------------------------------------------------------
     def as_query_engine(self, llm: Any = None, streaming: bool = False, **kwargs: Any) -> "GraphRAGQueryEngine":
-        """A query engine over this retriever with the method's answer prompt (when it has one)."""
+        """A query engine over this retriever with the method's answer prompt: numbered passages, [n] citations."""
         if "answer" in self._prompts:
             kwargs.setdefault("text_qa_template", self._prompts["answer"])
+        kwargs.setdefault("refine_template", CITED_REFINE_PROMPT)  # when the passages need a second call
         kwargs.setdefault("evidence", self.evidence_placement)
         return build_query_engine(self, resolve_llm(llm if llm is not None else self.llm), streaming=streaming, **kwargs)
 
@@ -334,7 +419,35 @@ class GraphRAGQueryEngine(RetrieverQueryEngine):
 
     It retrieves the chunks *and* the evidence node (``retrieve_with_evidence``), so the prompt has the
     method's structure even though the retriever's ``retrieve`` returns only the top_k chunks.
+
+    ``synthesize`` numbers the passages ``[1]``, ``[2]``, ... (the evidence node stays unnumbered) and
+    records the answer's citations: ``response.source_nodes`` are the numbered nodes in prompt order and
+    ``response.metadata["citations"]`` lists the cited chunk ids and any number that was never given
+    (see :mod:`llama_index_graphrag_suite.citations`). ``query`` goes through ``synthesize``.
     """
+
+    def synthesize(self, query_bundle: QueryBundle, nodes: list[NodeWithScore],
+                   additional_source_nodes: Any = None) -> Any:
+        response = super().synthesize(query_bundle, number_passages(nodes), additional_source_nodes)
+        return attach_citations(response)
+
+    async def asynthesize(self, query_bundle: QueryBundle, nodes: list[NodeWithScore],
+                          additional_source_nodes: Any = None) -> Any:
+        response = await super().asynthesize(query_bundle, number_passages(nodes), additional_source_nodes)
+        return attach_citations(response)
+
+    def _query(self, query_bundle: QueryBundle) -> Any:
+        # RetrieverQueryEngine._query calls its synthesizer directly; ours numbers the passages first
+        with self.callback_manager.event(CBEventType.QUERY, payload={EventPayload.QUERY_STR: query_bundle.query_str}) as event:
+            response = self.synthesize(query_bundle, self.retrieve(query_bundle))
+            event.on_end(payload={EventPayload.RESPONSE: response})
+        return response
+
+    async def _aquery(self, query_bundle: QueryBundle) -> Any:
+        with self.callback_manager.event(CBEventType.QUERY, payload={EventPayload.QUERY_STR: query_bundle.query_str}) as event:
+            response = await self.asynthesize(query_bundle, await self.aretrieve(query_bundle))
+            event.on_end(payload={EventPayload.RESPONSE: response})
+        return response
 
     def retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return self._apply_node_postprocessors(retrieve_nodes(self._retriever, query_bundle), query_bundle=query_bundle)

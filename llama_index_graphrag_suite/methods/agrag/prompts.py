@@ -3,10 +3,13 @@
 The retriever reads them by name through ``self.prompt(...)``, so ``update_prompts({"triple_filter": ...})``
 changes what the LLM filter is asked and ``update_prompts({"answer": ...})`` the query engine's QA template.
 A replacement triple filter keeps the variables ``{question}`` and ``{facts}`` (numbered candidate
-triples); the answer prompt keeps ``{context_str}`` and ``{query_str}``.
+triples); the answer prompt keeps ``{context_str}`` and ``{query_str}`` and asks for ``[n]`` citations of the
+numbered passages (``citations.py``).
 """
 
 from llama_index.core import PromptTemplate
+
+from ...citations import CITATION_RULES
 
 __all__ = ["AGRAG_QA_PROMPT", "AGRAG_QA_TEMPLATE", "DEFAULT_PROMPTS", "TRIPLE_FILTER_PROMPT", "TRIPLE_FILTER_TEMPLATE"]
 
@@ -26,16 +29,17 @@ Answer: """
 
 TRIPLE_FILTER_PROMPT = PromptTemplate(TRIPLE_FILTER_TEMPLATE)
 
-AGRAG_QA_TEMPLATE = """\
+AGRAG_QA_TEMPLATE = f"""\
 Answer the question from the context. The context starts with a reasoning graph: facts that link \
 the entities of the question, one per line as subject | relation | object, grouped by connected \
-component. Follow its links to see which passages matter and why; then read the passages that \
-follow for the details. Use only the context; if it does not contain the answer, say so.
+component. Follow its links to see which passages matter and why; then read the numbered passages \
+that follow for the details. Use only the context; if it does not contain the answer, say so. \
+{CITATION_RULES} The reasoning graph is not a passage: cite the passages its facts come from.
 
 Context:
-{context_str}
+{{context_str}}
 
-Question: {query_str}
+Question: {{query_str}}
 Answer: """
 
 AGRAG_QA_PROMPT = PromptTemplate(AGRAG_QA_TEMPLATE)

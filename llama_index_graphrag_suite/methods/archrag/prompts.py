@@ -2,10 +2,13 @@
 
 ``DEFAULT_PROMPTS`` names them for ``ArchRAGRetriever.get_prompts()`` / ``update_prompts()``:
 ``community_summary`` (the hierarchy's LLM summaries), ``filter_analysis`` and ``final_answer`` (the
-adaptive-filtering graph, ``langgraph_agents.archrag_filter``, reads them from the retriever it is given).
+adaptive-filtering graph, ``langgraph_agents.archrag_filter``, reads them from the retriever it is given),
+and ``answer``: the query engine's QA template, the layers searched then the numbered passages, cited as ``[n]``.
 """
 
 from llama_index.core import PromptTemplate
+
+from ...citations import CITATION_RULES
 
 COMMUNITY_SUMMARY_TEMPLATE = """\
 You write the summary of one community of a knowledge graph: a group of entities (or of smaller \
@@ -58,10 +61,27 @@ Answer: """
 
 FINAL_ANSWER_PROMPT = PromptTemplate(FINAL_ANSWER_TEMPLATE)
 
+ARCHRAG_QA_TEMPLATE = f"""\
+Answer the question from the context. The context starts with what a search of a hierarchy of \
+graph communities found, layer by layer: entities with their relations (layer 0) and summaries of \
+communities of entities (higher layers), each with its relevance score. The numbered passages that \
+follow are the source text. Use the summaries to see what the question is about and the passages \
+for the details. Use only the context; if it does not contain the answer, say so. {CITATION_RULES} \
+The layers are not passages: cite the passages their facts come from.
+
+Context:
+{{context_str}}
+
+Question: {{query_str}}
+Answer: """
+
+ARCHRAG_QA_PROMPT = PromptTemplate(ARCHRAG_QA_TEMPLATE)
+
 DEFAULT_PROMPTS: dict[str, PromptTemplate] = {
     "community_summary": COMMUNITY_SUMMARY_PROMPT,
     "filter_analysis": FILTER_ANALYSIS_PROMPT,
     "final_answer": FINAL_ANSWER_PROMPT,
+    "answer": ARCHRAG_QA_PROMPT,  # the query engine's text_qa_template (context_str, query_str), [n] citations
 }
 
-__all__ = ["COMMUNITY_SUMMARY_PROMPT", "DEFAULT_PROMPTS", "FILTER_ANALYSIS_PROMPT", "FINAL_ANSWER_PROMPT"]
+__all__ = ["ARCHRAG_QA_PROMPT", "COMMUNITY_SUMMARY_PROMPT", "DEFAULT_PROMPTS", "FILTER_ANALYSIS_PROMPT", "FINAL_ANSWER_PROMPT"]

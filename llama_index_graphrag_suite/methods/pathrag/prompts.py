@@ -11,6 +11,8 @@ template: the question first, the passages, then the paths with the most reliabl
 
 from llama_index.core import PromptTemplate
 
+from ...citations import CITATION_RULES
+
 __all__ = ["DEFAULT_PROMPTS", "KEYWORDS_PROMPT", "KEYWORDS_TEMPLATE", "PATH_QA_PROMPT", "PATH_QA_TEMPLATE"]
 
 KEYWORDS_TEMPLATE = """\
@@ -26,16 +28,16 @@ Answer: """
 
 KEYWORDS_PROMPT = PromptTemplate(KEYWORDS_TEMPLATE)
 
-PATH_QA_TEMPLATE = """\
-Question: {query_str}
+PATH_QA_TEMPLATE = f"""\
+Question: {{query_str}}
 
 Answer the question above. Below are relational paths from a knowledge graph, each a chain of \
 entities and the relations between them, in ascending order of reliability: the LAST path is the \
-most reliable. Passages from the source documents come before the paths. Follow the paths to \
-connect the facts the question needs; use only this context and say so if it does not contain \
-the answer.
+most reliable. Numbered passages from the source documents come before the paths. Follow the paths \
+to connect the facts the question needs; use only this context and say so if it does not contain \
+the answer. {CITATION_RULES} The paths are not passages: cite the passages their facts come from.
 
-{context_str}
+{{context_str}}
 
 Answer: """
 
