@@ -4,6 +4,13 @@
     retriever = get_retriever(index, "agrag", top_k=5)             # or "agrag:no_mcmi" for a variant
     register_method("mine", "my_package.retriever:MyRetriever", "what it does")
 
+Installed packages add methods through the entry-point group ``graphrag_suite.methods`` (name =
+``"package.module:Class"``), read on the first lookup, so a pip-installed method shows up in
+``graphrag-suite methods``, ``query``, ``bench``, the server and the MCP tool without code here::
+
+    [project.entry-points."graphrag_suite.methods"]
+    mine = "my_package.retriever:MyRetriever"
+
 A method class is a :class:`~llama_index_graphrag_suite.methods.base.GraphIndexRetriever` subclass
 (its ``config_class`` lists the settings ``--set key=value`` may change; its config's ``PRESETS`` are
 the variants). This module imports no method at import time, so loading it costs nothing and nothing
@@ -13,30 +20,40 @@ in the package imports back through it.
 from __future__ import annotations
 
 import importlib
+import logging
 import threading
 from dataclasses import dataclass
 from typing import Any
 
+from .request import MethodSpec, RequestError, resolve_method
+
 __all__ = [
     "DEFAULT_METHOD",
+    "ENTRY_POINT_GROUP",
     "MethodInfo",
+    "MethodSpec",
+    "RequestError",
     "UnknownMethodError",
     "as_query_engine",
     "as_retriever",
     "available_methods",
     "get_retriever",
     "method_info",
+    "method_names",
     "method_settings",
     "parse_method",
     "register_method",
+    "resolve_method",
     "unregister_method",
 ]
 
 DEFAULT_METHOD = "agrag"
+ENTRY_POINT_GROUP = "graphrag_suite.methods"
 _M = "llama_index_graphrag_suite.methods"
+log = logging.getLogger(__name__)
 
 
-class UnknownMethodError(ValueError):
+class UnknownMethodError(RequestError):
     """A method name (or variant) that is not registered."""
 
 
@@ -47,6 +64,7 @@ class MethodInfo:
     name: str
     target: str | type
     description: str
+    source: str = "built-in"  # "python" (register_method) or the distribution an entry point came from
 
     def load(self) -> type:
         """The retriever class (imported on first use)."""
@@ -60,11 +78,21 @@ class MethodInfo:
 
     @property
     def config_class(self):
-        return self.load().config_class
+        """The method's typed config (a ``MethodConfig``), or None for a retriever class without one."""
+        return getattr(self.load(), "config_class", None)
 
     @property
     def variants(self) -> list[str]:
-        return list(self.config_class.PRESETS)
+        return list(getattr(self.config_class, "PRESETS", {}))
+
+    def describe(self) -> str:
+        """The one-line description; a plugin's comes from its class docstring (imported here, not at discovery)."""
+        if not self.description and self.source not in ("built-in", "python"):
+            try:
+                self.description = (self.load().__doc__ or "").strip().split("\n")[0] or f"(from {self.source})"
+            except UnknownMethodError as exc:
+                return f"(cannot be imported: {exc.__cause__ or exc})"
+        return self.description
 
     def check_variant(self, variant: str) -> None:
         """Raise :class:`UnknownMethodError` unless ``variant`` is one of this method's presets."""
@@ -90,7 +118,35 @@ _BUILTIN = {
               "A2RAG: seeds -> 1-hop local -> K-hop bridges -> degree-normalised PPR, escalating until sufficient"),
 }
 _methods: dict[str, MethodInfo] = {name: MethodInfo(name, target, desc) for name, (target, desc) in _BUILTIN.items()}
-_lock = threading.Lock()
+_lock = threading.RLock()
+_discovered = False
+
+
+def _registered() -> dict[str, MethodInfo]:
+    """The methods, after reading the installed packages' entry points once (not at import: it costs ~20 ms)."""
+    global _discovered
+    if not _discovered:
+        with _lock:
+            if not _discovered:
+                _discover_plugins()
+                _discovered = True
+    return _methods
+
+
+def _discover_plugins() -> None:
+    """Add every ``graphrag_suite.methods`` entry point as a method; nothing is imported until it is used."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        source = f"{ep.dist.name} {ep.dist.version}" if getattr(ep, "dist", None) is not None else "a plugin"
+        if ep.name in _methods:  # a built-in or a method registered in Python keeps its name
+            log.warning("ignoring the method %r from %s: a method of that name is already registered", ep.name, source)
+            continue
+        if not ep.name or ":" in ep.name or "," in ep.name or ":" not in ep.value:
+            log.warning("ignoring the entry point %r = %r from %s: expected name = 'package.module:Class'",
+                        ep.name, ep.value, source)
+            continue
+        _methods[ep.name] = MethodInfo(ep.name, ep.value, "", source=source)
 
 
 def register_method(name: str, target: str | type, description: str = "", *, replace: bool = False) -> None:
@@ -105,21 +161,27 @@ def register_method(name: str, target: str | type, description: str = "", *, rep
     if isinstance(target, str) and ":" not in target:
         raise ValueError(f"target must be 'package.module:Class', got {target!r}")
     with _lock:
+        _registered()
         if name in _methods and not replace:
             raise ValueError(f"method {name!r} is already registered; pass replace=True to replace it")
         if not description and isinstance(target, type):  # a class describes itself; a path is not imported yet
             description = (target.__doc__ or "").strip().split("\n")[0]
-        _methods[name] = MethodInfo(name, target, description)
+        _methods[name] = MethodInfo(name, target, description, source="python")
 
 
 def unregister_method(name: str) -> None:
     with _lock:
-        _methods.pop(name, None)
+        _registered().pop(name, None)
 
 
 def available_methods(index: Any = None) -> dict[str, str]:
-    """Registered method names and their one-line descriptions (every method runs on the shared index)."""
-    return {name: info.description for name, info in _methods.items()}
+    """Registered method names (built-in, registered in Python, installed plugins) and their one-line descriptions."""
+    return {name: info.describe() for name, info in list(_registered().items())}
+
+
+def method_names() -> list[str]:
+    """The registered method names, sorted, without importing any method (for lists and error messages)."""
+    return sorted(_registered())
 
 
 def parse_method(spec: str) -> tuple[str, str | None]:
@@ -131,9 +193,9 @@ def parse_method(spec: str) -> tuple[str, str | None]:
 def method_info(method: str) -> MethodInfo:
     """The registered method called ``method`` (a ``name:variant`` spec names its method)."""
     name, _ = parse_method(method)
-    info = _methods.get(name)
+    info = _registered().get(name)
     if info is None:
-        raise UnknownMethodError(f"unknown method {name!r}; available: {', '.join(sorted(_methods))}")
+        raise UnknownMethodError(f"unknown method {name!r}; available: {', '.join(method_names())}")
     return info
 
 
@@ -148,13 +210,15 @@ def method_settings(pairs: list[str], methods: list[str]) -> dict[str, dict[str,
     for pair in pairs:
         key = pair.partition("=")[0].strip()
         target, dot, field = key.partition(".")
-        targets = [target] if dot else [n for n in names if key in method_info(n).config_class.model_fields]
+        targets = [target] if dot else [n for n in names if key in _fields(n)]
         if dot and target not in names:
             raise UnknownMethodError(f"--set {pair!r} names method {target!r}, which is not among {', '.join(names)}")
         if not targets:
             raise ValueError(f"no method among {', '.join(names)} has a setting {key!r}")
         for name in targets:
             config_class = method_info(name).config_class
+            if config_class is None:
+                raise ValueError(f"method {name!r} has no settings")
             k, value = config_class.parse_setting(pair[len(target) + 1:] if dot else pair)
             out.setdefault(name, {})[k] = value
     for name, values in out.items():
@@ -162,8 +226,15 @@ def method_settings(pairs: list[str], methods: list[str]) -> dict[str, dict[str,
     return out
 
 
-def get_retriever(index: Any, method: str, **params: Any):
-    """The named method's retriever over ``index`` (ours or a ``PropertyGraphIndex``); ``method`` may be ``name:variant``."""
+def _fields(name: str) -> dict[str, Any]:
+    return getattr(method_info(name).config_class, "model_fields", {})
+
+
+def get_retriever(index: Any, method: str | MethodSpec, **params: Any):
+    """The named method's retriever over ``index`` (ours or a ``PropertyGraphIndex``); ``method`` may be ``name:variant``
+    or a :class:`MethodSpec` already resolved (then ``params`` hold only ``top_k``, ``llm`` and the like)."""
+    if isinstance(method, MethodSpec):
+        return method.retriever(index, **params)
     info = method_info(method)
     _, variant = parse_method(method)
     if variant is not None:

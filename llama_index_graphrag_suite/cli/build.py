@@ -1,42 +1,75 @@
-"""`graphrag-suite index FOLDER --out INDEX --update [--prune]`: bring a saved index up to date with its corpus.
+"""`graphrag-suite index SRC --out INDEX`: build an index, or with ``--update [--prune]`` bring a saved one up to date.
 
-Re-reads the corpus and refreshes the index (``GraphRAGIndex.sync``): new documents are inserted,
-changed ones re-indexed, unchanged ones left alone; ``--prune`` also deletes documents whose files are
-gone. The result is saved as a new version of INDEX (``graphrag-suite rollback`` undoes it); when
-nothing changed, nothing is saved.
+``--update`` re-reads the corpus and refreshes the index (``GraphRAGIndex.sync``): new documents are
+inserted, changed ones re-indexed, unchanged ones left alone; ``--prune`` also deletes documents whose
+files are gone. The result is saved as a new version of INDEX (``graphrag-suite rollback`` undoes it);
+when nothing changed, nothing is saved.
 """
 
 from __future__ import annotations
 
-import argparse
+import importlib.util
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
-__all__ = ["add_update_options", "update_index"]
+from .common import CLIError, add_common, build_llm, index_config
+
+__all__ = ["add_commands", "cmd_index", "update_index"]
 
 # Settings that decide how an index is built: an update keeps the ones the index was built with.
 _BUILD_SETTINGS = ("chunk_size", "chunk_overlap", "entity_threshold", "entities", "ner_model", "ner_relations")
 
 
-def add_update_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--update", action="store_true",
-                   help="refresh the index already in --out: insert new documents, re-index changed ones, keep unchanged ones")
-    p.add_argument("--prune", action="store_true", help="with --update: also delete documents no longer in the corpus")
+def cmd_index(args) -> int:
+    from ..documents import load_documents
+    from ..index.storage import CURRENT
+
+    docs = load_documents(args.src)
+    if args.ray and (args.update or args.prune):
+        raise CLIError("--ray builds a new index; --update/--prune run in this process (in Python: with ray_build(...))")
+    if args.update or args.prune:  # refresh the saved index
+        return update_index(args, docs)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CLIError(f"{out} exists and is not a folder")
+    if (out / CURRENT).exists() and not args.overwrite:
+        raise CLIError(f"{out} already holds an index; pass --overwrite to replace it")
+    if args.ray and importlib.util.find_spec("ray") is None:  # one line naming the extra, before any work
+        raise CLIError("--ray needs the 'ray' extra: from a clone, pip install -c constraints.txt -e '.[ray]'")
+    llm = build_llm(args)
+    start = time.perf_counter()
+    from ..index import GraphRAGIndex
+
+    index = GraphRAGIndex.from_documents(
+        docs, embed_model=args.embed, config=index_config(args), llm=llm, show_progress=not args.quiet,
+        ray_address=args.ray, store=args.store,  # opened before extraction: a bad --store fails at once
+    )
+    index.persist(out, keep_versions=args.keep_versions)
+    stats = index.stats()
+    if llm is not None:
+        stats["llm_calls"] = index.build_info.get("llm_calls", 0)
+        if getattr(llm, "skipped_items", 0):
+            stats["chunks_without_llm_relations"] = llm.skipped_items
+    line = ", ".join(f"{k}={v}" for k, v in stats.items())
+    print(f"indexed {len(docs)} documents into {out} in {time.perf_counter() - start:.1f}s ({line})")
+    if getattr(llm, "usage", None) is not None:  # calls, tokens (exact from the server, or estimated), time
+        print(f"LLM: {llm.usage.cost()}")
+    return 0
 
 
-def update_index(args, docs: Sequence[Any], build_llm: Callable[[Any], Any], error: type[Exception]) -> int:
-    """Refresh the index in ``args.out`` with ``docs``; ``error`` is the CLI's one-line error type."""
-    from .index import GraphRAGIndex
+def update_index(args, docs: Sequence[Any]) -> int:
+    """Refresh the index in ``args.out`` with ``docs`` (``--update``, ``--prune``)."""
+    from ..index import GraphRAGIndex
 
     if not args.update:
-        raise error("--prune goes with --update (it deletes documents no longer in the corpus from an existing index)")
+        raise CLIError("--prune goes with --update (it deletes documents no longer in the corpus from an existing index)")
     if args.overwrite:
-        raise error("--update refreshes the index in --out and --overwrite replaces it; pass one of them")
+        raise CLIError("--update refreshes the index in --out and --overwrite replaces it; pass one of them")
     given = [f"--{name.replace('_', '-')}" for name in _BUILD_SETTINGS if getattr(args, name, None) is not None]
     if given:
-        raise error(f"--update keeps the settings the index was built with; drop {', '.join(given)} "
-                    "(or rebuild with --overwrite)")
+        raise CLIError(f"--update keeps the settings the index was built with; drop {', '.join(given)} "
+                       "(or rebuild with --overwrite)")
     out = Path(args.out)
     start = time.perf_counter()
     index = GraphRAGIndex.load(out, embed_model=args.embed, llm=build_llm(args), show_progress=not args.quiet)
@@ -49,3 +82,22 @@ def update_index(args, docs: Sequence[Any], build_llm: Callable[[Any], Any], err
     stats = ", ".join(f"{k}={v}" for k, v in index.stats().items())
     print(f"updated {out} from {args.src} in {time.perf_counter() - start:.1f}s: {counts} ({stats})")
     return 0
+
+
+def add_commands(sub) -> None:
+    """Register ``index``."""
+    p = sub.add_parser("index", help="build an index from a folder of .txt/.md files or a .jsonl corpus")
+    p.add_argument("src", help="folder or .jsonl file")
+    p.add_argument("--out", required=True, help="index folder to write")
+    p.add_argument("--overwrite", action="store_true", help="replace the index already in --out")
+    p.add_argument("--keep-versions", type=int, default=3, metavar="N",
+                   help="versions of --out kept for rollback, the new one included (default 3)")
+    p.add_argument("--ray", default=None, metavar="ADDRESS", help="shard chunking, extraction and embedding over "
+                   "Ray: local (start one here), auto (join this machine's cluster) or ray://HOST:10001 (extra 'ray')")
+    p.add_argument("--store", default="simple", help="graph store: simple (JSON; default), ladybug (embedded database, "
+                   "extra 'stores') or neo4j://user:password@host:7687 (extra 'neo4j'; loading reads GRAPHRAG_NEO4J_URL)")
+    p.add_argument("--update", action="store_true",
+                   help="refresh the index already in --out: insert new documents, re-index changed ones, keep unchanged ones")
+    p.add_argument("--prune", action="store_true", help="with --update: also delete documents no longer in the corpus")
+    add_common(p, index_settings=True, llm=True)
+    p.set_defaults(func=cmd_index)

@@ -1,4 +1,4 @@
-"""The CLI's LLM options and the LLM they describe (kept out of cli.py, which is long enough).
+"""The CLI's LLM options and the LLM they describe.
 
 ``--llm-timeout`` bounds one call (every retry included), ``--llm-build-timeout`` all calls of one
 index build or A2RAG loop; ``--on-llm-error`` decides what a build does when the server refuses
@@ -64,7 +64,7 @@ def build_llm_from_args(args: argparse.Namespace) -> Any:
     url = args.llm or os.environ.get("GRAPHRAG_LLM_URL")
     if not url:
         return None
-    from .llm import build_llm
+    from ..llm import build_llm
 
     cache = None
     if not getattr(args, "no_cache", False):

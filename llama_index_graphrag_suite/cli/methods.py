@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["cmd_methods"]
+from .common import add_common, add_version_option
+
+__all__ = ["add_commands", "cmd_methods"]
 
 
 def _entity_overview(path: Path, per_type: int = 6) -> list[str]:
@@ -28,8 +30,8 @@ def _entity_overview(path: Path, per_type: int = 6) -> list[str]:
 
 
 def cmd_methods(args) -> int:
-    from .index.storage import open_version
-    from .registry import available_methods, method_info
+    from ..index.storage import open_version
+    from ..registry import available_methods, method_info
 
     folder, manifest = open_version(args.index_dir, verify=False, version=args.version)
     counts = manifest.get("counts", {})
@@ -39,12 +41,23 @@ def cmd_methods(args) -> int:
     for line in _entity_overview(folder / "entities.json"):
         print(line)
     for name, desc in sorted(available_methods().items()):
-        print(f"  {name:10s} {desc}")
-        if args.settings:
-            info = method_info(name)
+        info = method_info(name)
+        plugin = f"  [plugin: {info.source}]" if info.source not in ("built-in", "python") else ""
+        print(f"  {name:10s} {desc}{plugin}")
+        if args.settings and info.config_class is not None:
             if info.variants:
                 print(f"  {'':10s}   variants: {', '.join(info.variants)}")
             defaults = info.config_class().model_dump(mode="json")  # enums as their values, tuples as lists
             for field, spec in info.config_class.model_fields.items():
                 print(f"  {'':10s}   {field} = {json.dumps(defaults[field])}: {spec.description}")
     return 0
+
+
+def add_commands(sub) -> None:
+    """Register ``methods``."""
+    p = sub.add_parser("methods", help="list the methods available on an index (built-in and installed plugins)")
+    p.add_argument("index_dir")
+    p.add_argument("--settings", action="store_true", help="also list each method's variants and settings with defaults")
+    add_version_option(p)
+    add_common(p)
+    p.set_defaults(func=cmd_methods)

@@ -1,113 +1,22 @@
-"""`graphrag-suite serve | ask | export | mcp`, and the answer of `query --llm` (kept out of cli.py).
+"""`graphrag-suite serve | export | mcp`: an index behind HTTP, written out as a graph, or as an MCP tool.
 
 ``serve`` runs the HTTP API and page on 127.0.0.1 (another host needs ``--allow-remote`` and an API
-key); ``ask`` keeps an index loaded and answers questions read from stdin; ``export`` writes the graph
-as GraphML, JSON or one offline HTML page; ``mcp`` offers a ``retrieve`` tool over stdio.
+key); ``export`` writes the graph as GraphML, JSON or one offline HTML page; ``mcp`` offers a
+``retrieve`` tool over stdio. The server and the tool run requests through the same runner as ``query``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
-from collections.abc import Callable
-from typing import Any
 
-__all__ = ["UsageError", "add_subcommands", "query_and_answer"]
+from .common import CLIError, add_common, build_llm, load_index
+
+__all__ = ["add_commands", "cmd_export", "cmd_mcp", "cmd_serve", "one_blas_thread"]
 
 API_KEY_ENV = "GRAPHRAG_SUITE_API_KEY"
-
-
-class UsageError(ValueError):
-    """A command-line request that cannot run as asked (printed as one line by the CLI)."""
-
-
-def _load(args, quiet_timing: bool = False):
-    from .index import GraphRAGIndex
-
-    start = time.perf_counter()
-    index = GraphRAGIndex.load(args.index_dir, embed_model=args.embed, llm=None, version=getattr(args, "version", None))
-    if not quiet_timing:
-        print(f"loaded {args.index_dir} in {time.perf_counter() - start:.1f}s", file=sys.stderr)
-    return index
-
-
-def _retrieval(index, question: str, method: str, top_k: int, settings: dict | None = None):
-    from .serve.runner import RequestError, retrieve
-
-    try:
-        return retrieve(index, question, method, top_k, settings)
-    except RequestError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def _print_answer(run, llm, stream: bool) -> str:
-    from .serve.runner import answer, stream_answer
-
-    print("answer: ", end="", flush=True)
-    if not stream:
-        text = answer(run, llm)
-        print(text)
-        return text
-    parts = []
-    for delta in stream_answer(run, llm):
-        parts.append(delta)
-        print(delta, end="", flush=True)
-    print()
-    return "".join(parts).strip()
-
-
-def query_and_answer(args, index, settings: dict, load_ms: float, print_result: Callable[[dict], None]) -> int:
-    """``query``: the evidence, then (with ``--llm``) the answer, streamed with ``--stream``."""
-    from .cli_llm import build_llm_from_args
-
-    run = _retrieval(index, args.question, args.method, args.top_k, settings)
-    run.result["timing_ms"]["load"] = round(load_ms, 2)
-    llm = build_llm_from_args(args) if hasattr(args, "llm") else None
-    if args.json:
-        if llm is not None:
-            from .serve.runner import answer
-
-            run.result["answer"] = answer(run, llm)
-        print(json.dumps(run.result, ensure_ascii=False))
-        return 0
-    print_result(run.result)
-    if llm is not None:
-        _print_answer(run, llm, getattr(args, "stream", False))
-    return 0
-
-
-def cmd_ask(args) -> int:
-    from .cli_llm import build_llm_from_args
-
-    index = _load(args, quiet_timing=args.quiet)
-    llm = build_llm_from_args(args)
-    interactive = sys.stdin.isatty()
-    while True:
-        if interactive:
-            print("question> ", end="", file=sys.stderr, flush=True)
-        line = sys.stdin.readline()
-        if not line:
-            return 0
-        question = line.strip()
-        if not question:
-            continue
-        try:
-            run = _retrieval(index, question, args.method, args.top_k)
-        except UsageError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            continue
-        r = run.result
-        print(f"[{r['method']}] {question}  ({r['timing_ms']['retrieve']:.1f} ms)")
-        for rank, item in enumerate((i for i in r["nodes"] if i["kind"] == "chunk"), 1):
-            print(f"  {rank}. {item['score']:.3f}  {item['doc_id']}  {' '.join(item['text'].split())[:110]}")
-        if llm is not None:
-            _print_answer(run, llm, stream=True)
-        sys.stdout.flush()
-
-
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -129,26 +38,25 @@ def one_blas_thread() -> bool:
 
 
 def cmd_serve(args) -> int:
-    from .serve.guards import is_loopback
+    from ..serve.guards import is_loopback
 
     api_key = args.api_key or os.environ.get(API_KEY_ENV) or None
     if not is_loopback(args.host):
         if not args.allow_remote:
-            raise UsageError(f"--host {args.host} is not a loopback address: pass --allow-remote (and an API key) "
-                             "to serve other machines")
+            raise CLIError(f"--host {args.host} is not a loopback address: pass --allow-remote (and an API key) "
+                           "to serve other machines")
         if not api_key:
-            raise UsageError(f"serving on {args.host} needs an API key: set {API_KEY_ENV} (or --api-key)")
+            raise CLIError(f"serving on {args.host} needs an API key: set {API_KEY_ENV} (or --api-key)")
     if args.max_body < 1:
-        raise UsageError("--max-body must be at least 1 byte")
+        raise CLIError("--max-body must be at least 1 byte")
     import uvicorn
 
-    from .cli_llm import build_llm_from_args
-    from .serve import create_app
+    from ..serve import create_app
 
     start = time.perf_counter()
-    index = _load(args, quiet_timing=True)
+    index = load_index(args)
     one_blas_thread()
-    llm = build_llm_from_args(args)
+    llm = build_llm(args)
     app = create_app(index, llm=llm, api_key=api_key, max_body=args.max_body, read_only=args.read_only,
                      persist_dir=None if args.no_persist or args.read_only else args.index_dir)
     print(f"serving {args.index_dir} ({len(index.chunks)} chunks, loaded in {time.perf_counter() - start:.1f}s) "
@@ -158,21 +66,23 @@ def cmd_serve(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from .export import write_export
+    from ..export import write_export
 
-    index = _load(args, quiet_timing=True)
+    index = load_index(args)
     try:
         g = write_export(index, args.out, args.format, around=args.around, hops=args.hops, limit=args.limit)
     except KeyError as exc:
-        raise UsageError(str(exc.args[0])) from None
+        raise CLIError(str(exc.args[0])) from None
     print(f"wrote {args.out}: {g.number_of_nodes()} nodes, {g.number_of_edges()} edges ({args.format})")
     return 0
 
 
 def cmd_mcp(args) -> int:
-    from .serve.mcp_server import build_mcp
+    from ..request import resolve_method
+    from ..serve.mcp_server import build_mcp
 
-    index = _load(args, quiet_timing=True)
+    resolve_method(args.method)  # an unknown default method fails before the load
+    index = load_index(args)
     one_blas_thread()
     build_mcp(index, default_method=args.method, default_top_k=args.top_k).run("stdio")
     return 0
@@ -188,9 +98,11 @@ def _port(text: str) -> int:
     return value
 
 
-def add_subcommands(sub, add_common: Callable[..., None]) -> None:
-    """Register ``serve``, ``ask``, ``export`` and ``mcp`` on the CLI's subparsers."""
-    from .export import FORMATS
+EXPORT_FORMATS = ("graphml", "json", "html")  # export.FORMATS, named here so `--help` imports no export code
+
+
+def add_commands(sub) -> None:
+    """Register ``serve``, ``export`` and ``mcp``."""
 
     p = sub.add_parser("serve", help="HTTP API and web page over an index (http://127.0.0.1:8000/)")
     p.add_argument("index_dir")
@@ -205,16 +117,9 @@ def add_subcommands(sub, add_common: Callable[..., None]) -> None:
     add_common(p, llm=True)
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("ask", help="keep an index loaded and answer questions read from stdin (one a line)")
-    p.add_argument("index_dir")
-    p.add_argument("--method", default="hybrid", help="a name from `graphrag-suite methods`, or name:variant")
-    p.add_argument("--top-k", type=int, default=5)
-    add_common(p, llm=True)
-    p.set_defaults(func=cmd_ask)
-
     p = sub.add_parser("export", help="write the index's graph as GraphML, JSON or a self-contained HTML page")
     p.add_argument("index_dir")
-    p.add_argument("--format", choices=FORMATS, default="graphml")
+    p.add_argument("--format", choices=EXPORT_FORMATS, default="graphml")
     p.add_argument("--out", required=True, help="file to write")
     p.add_argument("--around", default=None, metavar="ENTITY", help="only the neighbourhood of this entity")
     p.add_argument("--hops", type=int, default=2, help="neighbourhood radius for --around (default 2)")

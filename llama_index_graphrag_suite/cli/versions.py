@@ -7,17 +7,12 @@ anything, ``rollback`` makes it the current one (under the folder's writer lock)
 
 from __future__ import annotations
 
-import argparse
 import json
-from collections.abc import Callable
 from typing import Any
 
-__all__ = ["add_version_commands", "add_version_option"]
+from .common import add_common
 
-
-def add_version_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--version", type=int, default=None, metavar="N",
-                   help="read kept version N of the index instead of the current one (`graphrag-suite versions INDEX` lists them)")
+__all__ = ["add_commands", "cmd_rollback", "cmd_versions"]
 
 
 def _counts(row: dict[str, Any]) -> str:
@@ -26,7 +21,7 @@ def _counts(row: dict[str, Any]) -> str:
 
 
 def cmd_versions(args) -> int:
-    from .index.storage import list_versions
+    from ..index.storage import list_versions
 
     rows = list_versions(args.index_dir)
     if args.json:
@@ -42,14 +37,14 @@ def cmd_versions(args) -> int:
 
 
 def cmd_rollback(args) -> int:
-    from .index.storage import rollback
+    from ..index.storage import rollback
 
     folder = rollback(args.index_dir, args.version_number)
     print(f"{args.index_dir} now reads version {args.version_number} ({folder.name}); later versions are kept")
     return 0
 
 
-def add_version_commands(sub, add_common: Callable[[argparse.ArgumentParser], None]) -> None:
+def add_commands(sub) -> None:
     """Register ``versions`` and ``rollback`` on the CLI's subparsers."""
     p = sub.add_parser("versions", help="list the kept versions of an index (number, time, counts)")
     p.add_argument("index_dir")

@@ -1,5 +1,7 @@
 """The bench runner: one index, every named method on every question, one JSON report.
 
+Methods are resolved once into ``MethodSpec`` s (``request.resolve_method``) before the index is built, and every
+question runs through the one runner (``runner.run_request``), as in the CLI and the server.
 Latency is the wall time of ``retriever.retrieve(question)`` (query embedding included: the index's
 query-embedding cache is cleared before each method), measured after one untimed warm-up query per method so lazy set-up (model warm-up, cached matrices) is not
 charged to the first question. Context tokens count what the method would hand an LLM: the text of
@@ -8,7 +10,6 @@ its evidence node plus its chunk nodes, with LlamaIndex's tokenizer.
 
 from __future__ import annotations
 
-import inspect
 import os
 import platform
 import resource
@@ -19,8 +20,9 @@ from typing import Any, Callable
 from ..index import GraphRAGIndex
 from ..index.storage import CURRENT
 from ..llm.usage import count_tokens
-from ..methods.base import retrieve_nodes
-from ..registry import UnknownMethodError, available_methods, method_info, parse_method
+from ..registry import MethodInfo, UnknownMethodError, method_names
+from ..request import MethodSpec, Request, resolve_method
+from ..runner import run_request
 from .datasets import BenchDataset, load_dataset
 from .metrics import all_gold_at, percentile, recall_at
 
@@ -66,33 +68,54 @@ def build_or_load_index(dataset: BenchDataset, index_dir: str | Path | None, emb
     return index, {**index.build_info, "reused": False}
 
 
-def _uses_llm(factory: Callable[..., Any]) -> bool:
-    """Whether the bench's LLM should be handed to ``factory`` (a retriever class says so itself)."""
-    declared = getattr(factory, "uses_llm", None)
-    return declared if declared is not None else "llm" in inspect.signature(factory).parameters
+def resolve_methods(methods: list[str], extra_methods: dict[str, Callable[..., Any]] | None = None,
+                    settings: dict[str, dict[str, Any]] | None = None) -> list[MethodSpec]:
+    """``methods`` (names, ``name:variant``, ``all``) as checked specs, each once, before any work starts.
 
-
-def run_method(index, dataset: BenchDataset, factory: Callable[..., Any], method: str, variant: str | None,
-               llm=None, show_progress: bool = True, settings: dict[str, Any] | None = None) -> dict[str, float]:
-    """Recall, latency and context size of one method over the dataset's questions.
-
-    ``settings`` are config overrides for the method (the CLI's ``--set key=value``).
+    ``all`` expands in place (``"all,agrag:no_mcmi"`` is every method plus an ablation); ``extra_methods``
+    are retriever factories by name that are not registered; ``settings`` maps a method name to its overrides.
     """
+    extra_methods = dict(extra_methods or {})
+    settings = dict(settings or {})
+    names: list[str] = []
+    for m in methods:
+        names += method_names() + list(extra_methods) if m.strip() == "all" else [m.strip()]
+    names = list(dict.fromkeys(names))
+    specs: list[MethodSpec] = []
+    for label in names:
+        name, _, variant = label.partition(":")
+        if name in extra_methods:  # not registered: the factory takes the settings as given
+            info = MethodInfo(name, extra_methods[name], "", source="extra_methods")
+            specs.append(MethodSpec(name, variant or None, settings.get(name, {}), None, info))
+            continue
+        try:
+            specs.append(resolve_method(label, settings.get(name)))
+        except UnknownMethodError as exc:
+            if name in method_names():
+                raise
+            known = sorted(set(method_names()) | set(extra_methods))
+            raise UnknownMethodError(f"unknown method {name!r}; available: {', '.join(known)}") from exc
+    unknown = sorted(set(settings) - {s.name for s in specs})
+    if unknown:
+        raise UnknownMethodError(f"settings given for {unknown[0]!r}, which is not among the methods run")
+    return specs
+
+
+def run_method(index, dataset: BenchDataset, spec: MethodSpec, llm=None, show_progress: bool = True) -> dict[str, float]:
+    """Recall, latency and context size of one method (with its variant and settings) over the dataset's questions."""
     from tqdm.auto import tqdm
 
-    extra: dict[str, Any] = {"variant": variant} if variant else {}
-    if llm is not None and _uses_llm(factory):  # methods with an LLM step use the bench's LLM
-        extra["llm"] = llm
-    retriever = factory(index, top_k=TOP_K, **extra, **(settings or {}))
+    extra: dict[str, Any] = {"llm": llm} if llm is not None and spec.uses_llm else {}  # LLM steps use the bench's LLM
+    retriever = spec.retriever(index, top_k=TOP_K, **extra)
     retriever.retrieve(dataset.questions[0].question)  # warm-up, untimed
     index.clear_query_cache()  # every method pays for its own query embeddings
     usage = getattr(llm, "usage", None)
     r2, r5, g5, times, tokens, calls = [], [], [], [], [], []
-    for q in tqdm(dataset.questions, desc=method, disable=not show_progress):
+    for q in tqdm(dataset.questions, desc=spec.label, disable=not show_progress):
         before = usage.calls if usage is not None else 0
-        start = time.perf_counter()
-        nodes = retrieve_nodes(retriever, q.question)  # context tokens count the evidence the prompt gets
-        times.append((time.perf_counter() - start) * 1000)
+        run = run_request(index, Request(q.question, spec, TOP_K), retriever=retriever)
+        nodes = run.nodes  # context tokens count the evidence the prompt gets
+        times.append(run.result["timing_ms"]["retrieve"])
         calls.append((usage.calls - before) if usage is not None else 0)
         chunks = [n for n in nodes if n.node.metadata.get("kind", "chunk") == "chunk"]
         ranked = [str(n.node.metadata.get("doc_id") or n.node.ref_doc_id or n.node.node_id) for n in chunks]
@@ -131,33 +154,8 @@ def run_bench(
     ``config`` (an ``IndexConfig``) is how a new index is built; a reused one keeps its own.
     ``settings`` maps a method name to config overrides for it (see :func:`method_settings`).
     """
+    specs = resolve_methods(methods, extra_methods, settings)  # before the (possibly long) index build
     dataset = load_dataset(dataset_dir, limit)
-    extra_methods = dict(extra_methods or {})
-    names: list[str] = []
-    for m in methods:  # "all" expands in place: "all,agrag:no_mcmi" is every method plus an ablation
-        names += list(available_methods()) + list(extra_methods or {}) if m == "all" else [m]
-    names = list(dict.fromkeys(names))
-    specs = [parse_method(m) for m in names]
-    factories: dict[str, Callable[..., Any]] = {}
-    for name, variant in specs:  # before the (possibly long) index build
-        if name in extra_methods:
-            factories[name] = extra_methods[name]
-            continue
-        try:
-            info = method_info(name)
-        except UnknownMethodError:
-            known = sorted(set(available_methods()) | set(extra_methods))
-            raise UnknownMethodError(f"unknown method {name!r}; available: {', '.join(known)}") from None
-        if variant:
-            info.check_variant(variant)
-        factories[name] = info.load()
-    settings = settings or {}
-    for name, values in settings.items():  # validate overrides now too, not after an hour of indexing
-        if name not in factories:
-            raise UnknownMethodError(f"settings given for {name!r}, which is not among the methods run")
-        config_class = getattr(factories[name], "config_class", None)
-        if config_class is not None:
-            config_class.resolve(**values)
     index, build = build_or_load_index(dataset, index_dir, embed, llm, show_progress, config, index_version)
     stats = index.stats()
     report: dict[str, Any] = {
@@ -182,10 +180,9 @@ def run_bench(
     }
     if settings:
         report["settings"] = settings
-    for name, variant in specs:
-        label = f"{name}:{variant}" if variant else name
-        result = run_method(index, dataset, factories[name], label, variant, llm, show_progress, settings.get(name))
-        report["methods"][label] = {k: round(v, 4) for k, v in result.items()}
+    for spec in specs:
+        result = run_method(index, dataset, spec, llm, show_progress)
+        report["methods"][spec.label] = {k: round(v, 4) for k, v in result.items()}
     return report
 
 

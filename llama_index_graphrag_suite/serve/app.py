@@ -3,13 +3,17 @@
     from llama_index_graphrag_suite.serve import create_app
     app = create_app(index, llm=None, api_key=None)        # then: uvicorn.run(app, host="127.0.0.1")
 
-Routes: ``GET /health``, ``/methods``, ``/stats``, ``/graph/neighbourhood?entity=...&hops=2``;
+Routes: ``GET /health``, ``/methods``, ``/stats``, ``/documents``, ``/graph/neighbourhood?entity=...&hops=2``,
+``/graph/search?q=...``, ``/chunks/{chunk_id}``;
 ``POST /retrieve`` (ranked chunks + evidence + the evidence as a graph), ``POST /query`` (the same and
 the LLM's answer; ``"stream": true`` sends server-sent events), ``POST /documents`` and ``DELETE
 /documents/{doc_id}`` (through the index's own insert/delete, which hold its writer lock; saved to
 ``persist_dir`` when given). ``/`` is the page (``static/``). Handlers are plain functions, so FastAPI
 runs them in its thread pool: requests run in parallel, and the index's reader-writer lock keeps each
 query on one state of the index.
+
+Every request must name an allowed ``Host`` (``guards.HostAllowList``). Errors are JSON with a readable
+``detail`` string; a request that fails validation also lists ``errors`` (field and message).
 """
 
 from __future__ import annotations
@@ -18,16 +22,18 @@ import json
 import threading
 import time
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
 from .._version import __version__
 from ..registry import available_methods, method_info
 from .evidence import evidence_graph
-from .guards import BodyLimit, key_matches
+from .guards import BodyLimit, HostAllowList, ValidUnicodeBody, allowed_hosts, key_matches
 from .runner import RequestError, answer, retrieve, stream_answer
 from .schemas import DeleteResponse, InsertRequest, InsertResponse, QueryRequest, RetrieveRequest, RetrieveResponse
 
@@ -43,13 +49,52 @@ def _llm_errors() -> tuple[type[BaseException], ...]:
     return (LLMError, ConnectionError, TimeoutError)
 
 
+def _readable(errors: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Pydantic's errors as ``{"field", "message"}``, without the input (it may be huge, or not valid Unicode)."""
+    out = []
+    for e in errors:
+        where = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
+        message = str(e.get("msg", "invalid"))
+        for prefix in ("Value error, ", "Assertion failed, "):
+            message = message.removeprefix(prefix)
+        out.append({"field": where, "message": message})
+    return out
+
+
+def _setting_schema(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """A setting's JSON schema for a form: ``type`` (None allowed -> ``nullable``), bounds, ``enum`` (``$ref``s inlined)."""
+    def inline(p: dict[str, Any]) -> dict[str, Any]:
+        if "$ref" in p:
+            p = {**defs.get(p["$ref"].rsplit("/", 1)[-1], {}), **{k: v for k, v in p.items() if k != "$ref"}}
+        return p
+
+    prop = inline(prop)
+    out: dict[str, Any] = {}
+    options = [inline(o) for o in prop.get("anyOf", [prop])]
+    kinds = [o for o in options if o.get("type") != "null"]
+    out["nullable"] = len(kinds) < len(options)
+    chosen = kinds[0] if len(kinds) == 1 else prop
+    out["type"] = chosen.get("type", "string" if "enum" in chosen else "json")
+    for key in ("enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        if key in chosen:
+            out[key] = chosen[key]
+    if out["type"] == "array" and "enum" in inline(chosen.get("items", {})):
+        out["items"] = {"enum": inline(chosen["items"])["enum"]}
+    return out
+
+
 def _sse(event: str, data: Any) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
 def create_app(index: Any, llm: Any = None, api_key: str | None = None, *, max_body: int = DEFAULT_MAX_BODY,
-               persist_dir: str | Path | None = None, read_only: bool = False, title: str = "graphrag-suite") -> FastAPI:
-    """The app over ``index`` (see the module docstring). ``api_key`` makes every API route want ``Bearer KEY``."""
+               persist_dir: str | Path | None = None, read_only: bool = False, title: str = "graphrag-suite",
+               host: str | None = "127.0.0.1", allowed_host: Iterable[str] = ()) -> FastAPI:
+    """The app over ``index`` (see the module docstring). ``api_key`` makes every API route want ``Bearer KEY``.
+
+    Requests must name in their ``Host`` header a loopback name, ``host`` (the address the server is bound
+    to) or one of ``allowed_host`` (``"*"``: any).
+    """
 
     def authorised(request: Request) -> None:
         if api_key and not key_matches(request.headers.get("authorization"), api_key):
@@ -57,13 +102,21 @@ def create_app(index: Any, llm: Any = None, api_key: str | None = None, *, max_b
                                 headers={"WWW-Authenticate": "Bearer"})
 
     app = FastAPI(title=title, version=__version__, description="Graph RAG methods over one shared index.")
-    app.add_middleware(BodyLimit, max_bytes=max_body)
+    app.add_middleware(ValidUnicodeBody)
+    app.add_middleware(BodyLimit, max_bytes=max_body)  # outside ValidUnicodeBody: the body is bounded before it is read whole
+    app.add_middleware(HostAllowList, allowed=allowed_hosts(host, allowed_host))  # outermost: checked first
     write_lock = threading.Lock()  # one writer at a time: the duplicate check and the insert are one step
     guarded = [Depends(authorised)]
 
     @app.exception_handler(RequestError)
     async def _bad_request(request: Request, exc: RequestError):
         return JSONResponse({"detail": str(exc)}, status_code=400)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError):
+        errors = _readable(exc.errors())
+        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors) or "invalid request"
+        return JSONResponse({"detail": detail, "errors": errors}, status_code=422)
 
     @app.get("/", include_in_schema=False)
     def page():
@@ -83,8 +136,11 @@ def create_app(index: Any, llm: Any = None, api_key: str | None = None, *, max_b
             info = method_info(name)
             config = info.config_class
             defaults = config().model_dump(mode="json")
+            schema = config.model_json_schema()
+            props = schema.get("properties", {})
             out.append({"name": name, "description": description, "variants": info.variants,
-                        "settings": {f: {"default": defaults[f], "description": spec.description}
+                        "settings": {f: {"default": defaults[f], "description": spec.description,
+                                         "schema": _setting_schema(props.get(f, {}), schema.get("$defs", {}))}
                                      for f, spec in config.model_fields.items()}})
         return out
 
@@ -131,7 +187,7 @@ def create_app(index: Any, llm: Any = None, api_key: str | None = None, *, max_b
             except Exception as exc:  # noqa: BLE001 - the stream has started: report in-band
                 yield _sse("error", {"detail": f"the LLM failed: {exc}"})
                 return
-            yield _sse("done", {"answer": "".join(parts).strip(),
+            yield _sse("done", {"answer": "".join(parts).strip(), "citations": run.result.get("citations"),
                                 "timing_ms": {"answer": round((time.perf_counter() - start) * 1000, 2)}})
 
         return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
@@ -174,6 +230,54 @@ def create_app(index: Any, llm: Any = None, api_key: str | None = None, *, max_b
                 raise HTTPException(404, f"no document {doc_id!r} in the index") from None
             persisted = _persist()
         return {"deleted": doc_id, "chunks_removed": removed, "stats": index.stats(), "persisted": persisted}
+
+    @app.get("/documents", dependencies=guarded)
+    def list_documents(q: str = Query("", max_length=200, description="keep documents whose id or title contains this"),
+                       offset: int = Query(0, ge=0), limit: int = Query(200, ge=1, le=5000)) -> dict[str, Any]:
+        """The documents in index order: id, title, chunks, characters and entities (distinct, over its chunks)."""
+        needle = q.casefold().strip()
+        docs: dict[str, dict[str, Any]] = {}
+        with index.reading():
+            for cid in index.chunk_order:
+                c = index.chunks[cid]
+                row = docs.get(c.doc_id)
+                if row is None:
+                    row = docs[c.doc_id] = {"doc_id": c.doc_id, "title": c.title, "chunks": 0, "characters": 0,
+                                            "entities": set()}
+                row["chunks"] += 1
+                row["characters"] += len(c.text)
+                row["entities"].update(c.entities)
+        rows = [r for r in docs.values() if not needle or needle in r["doc_id"].casefold()
+                or needle in (r["title"] or "").casefold()]
+        page = [{**r, "entities": len(r["entities"])} for r in rows[offset:offset + limit]]
+        return {"total": len(rows), "offset": offset, "documents": page}
+
+    @app.get("/chunks/{chunk_id:path}", dependencies=guarded)
+    def get_chunk(chunk_id: str) -> dict[str, Any]:
+        """One chunk whole: its text, document, title and the entities it mentions."""
+        with index.reading():
+            c = index.chunks.get(chunk_id)
+            if c is None:
+                raise HTTPException(404, f"no chunk {chunk_id!r} in the index")
+            entities = [{"id": k, "label": index.entities[k].surface} for k in c.entities if k in index.entities]
+            return {"id": chunk_id, "doc_id": c.doc_id, "title": c.title, "text": c.text, "entities": entities}
+
+    @app.get("/graph/entities", dependencies=guarded)
+    def search_entities(q: str = Query(..., min_length=1, max_length=200, description="part of an entity's name"),
+                        limit: int = Query(20, ge=1, le=200)) -> dict[str, Any]:
+        """Entities whose name contains ``q``: exact matches first, then names starting with it, then the
+        rest; within each, the entities in more chunks first."""
+        needle = " ".join(q.casefold().split())
+        found = []
+        with index.reading():
+            for key, e in index.entities.items():
+                name = e.surface.casefold()
+                if needle in name or needle in key:
+                    rank = 0 if needle in (name, key) else 1 if name.startswith(needle) or key.startswith(needle) else 2
+                    found.append((rank, -len(e.chunks), e.surface, key))
+        found.sort()
+        return {"query": q, "total": len(found), "entities": [
+            {"id": key, "label": surface, "chunk_count": -neg} for _, neg, surface, key in found[:limit]]}
 
     @app.get("/graph/neighbourhood", dependencies=guarded)
     def neighbourhood(entity: str = Query(..., min_length=1, description="entity key or surface form"),

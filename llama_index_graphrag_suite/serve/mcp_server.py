@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..registry import available_methods
+from .guards import clean_text
 from .runner import MAX_TOP_K, RequestError, retrieve
 
 __all__ = ["build_mcp", "retrieve_tool"]
@@ -17,6 +18,10 @@ __all__ = ["build_mcp", "retrieve_tool"]
 
 def retrieve_tool(index: Any, question: str, method: str = "hybrid", top_k: int = 5) -> dict[str, Any]:
     """The tool's answer: chunks (doc id, title, score, text) in rank order and the evidence text."""
+    try:  # control and format characters (NUL, zero-width space) go before the emptiness check
+        question = clean_text(question, keep_newlines=False)
+    except ValueError as exc:  # a lone surrogate: not text
+        raise RequestError(str(exc)) from None
     if not 1 <= top_k <= MAX_TOP_K:
         raise RequestError(f"top_k must be between 1 and {MAX_TOP_K}, got {top_k}")
     result = retrieve(index, question, method, top_k).result

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..registry import DEFAULT_METHOD
+from .guards import clean_text, has_hidden_characters
 from .runner import MAX_TOP_K
 
 __all__ = ["DeleteResponse", "DocumentIn", "InsertRequest", "InsertResponse", "RetrieveRequest",
@@ -16,7 +17,8 @@ __all__ = ["DeleteResponse", "DocumentIn", "InsertRequest", "InsertResponse", "R
 class RetrieveRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(..., description="the question; must not be empty", max_length=4000)
+    question: str = Field(..., description="the question; control and format characters are dropped, and what is "
+                                           "left must not be empty", max_length=4000)
     method: str = Field(DEFAULT_METHOD, description="a name from GET /methods, or name:variant")
     top_k: int = Field(5, ge=1, le=MAX_TOP_K, description="chunks to return")
     settings: dict[str, Any] | None = Field(None, description="method settings to change (GET /methods lists them)")
@@ -25,6 +27,7 @@ class RetrieveRequest(BaseModel):
     @field_validator("question")
     @classmethod
     def _not_empty(cls, value: str) -> str:
+        value = clean_text(value, keep_newlines=False)
         if not value.strip():
             raise ValueError("the question is empty")
         return value
@@ -42,15 +45,38 @@ class RetrieveResponse(BaseModel):
     graph: dict[str, Any] | None = Field(None, description="the evidence as {nodes, edges, chunks}")
     timing_ms: dict[str, float]
     answer: str | None = None
+    citations: dict[str, Any] | None = Field(None, description="what the answer cites: passages (number, chunk_id, "
+                                             "doc_id, title, cited), cited, cited_chunk_ids, invalid, markers")
 
 
 class DocumentIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    doc_id: str = Field(..., min_length=1, max_length=512)
-    text: str = Field(..., min_length=1)
+    doc_id: str = Field(..., min_length=1, max_length=512, description="no control or format characters")
+    text: str = Field(..., min_length=1, description="control and format characters (but line breaks and tabs) are "
+                                                     "dropped; what is left must not be empty")
     title: str = ""
     metadata: dict[str, Any] | None = None
+
+    @field_validator("doc_id")
+    @classmethod
+    def _plain_id(cls, value: str) -> str:
+        if has_hidden_characters(value) or not value.strip():
+            raise ValueError("a doc_id must be visible text, without control or format characters")
+        return value
+
+    @field_validator("text")
+    @classmethod
+    def _text_not_empty(cls, value: str) -> str:
+        value = clean_text(value)
+        if not value.strip():
+            raise ValueError("the document text is empty")
+        return value
+
+    @field_validator("title")
+    @classmethod
+    def _clean_title(cls, value: str) -> str:
+        return clean_text(value, keep_newlines=False)
 
 
 class InsertRequest(BaseModel):

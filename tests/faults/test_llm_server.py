@@ -313,7 +313,7 @@ def test_llm_budget_bounds_a_whole_a2rag_loop():
 def test_cli_structured_output_flag_reaches_the_llm():
     import argparse
 
-    from llama_index_graphrag_suite.cli_llm import add_llm_arguments, build_llm_from_args
+    from llama_index_graphrag_suite.cli.llm import add_llm_arguments, build_llm_from_args
 
     parser = argparse.ArgumentParser()
     add_llm_arguments(parser)

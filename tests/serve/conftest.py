@@ -49,6 +49,13 @@ def fresh_index(fresh_index_dir):
     return GraphRAGIndex.load(fresh_index_dir, embed_model="hash")
 
 
+def api_client(app, host: str = "localhost"):
+    """FastAPI's TestClient with a loopback ``Host`` (its default, ``testserver``, is not an allowed host)."""
+    from fastapi.testclient import TestClient
+
+    return TestClient(app, base_url=f"http://{host}")
+
+
 @contextlib.contextmanager
 def running_server(app, timeout: float = 20.0):
     """Serve ``app`` with uvicorn on 127.0.0.1 and an ephemeral port in a thread; yields the base URL."""

@@ -5,19 +5,18 @@ from __future__ import annotations
 import json
 
 import pytest
-from fastapi.testclient import TestClient
 
 from llama_index_graphrag_suite.llm import ScriptedLLM
 from llama_index_graphrag_suite.registry import available_methods
 from llama_index_graphrag_suite.serve import create_app
 from llama_index_graphrag_suite.serve.guards import is_loopback, key_matches
 
-from .conftest import QUESTION
+from .conftest import QUESTION, api_client
 
 
 @pytest.fixture(scope="module")
 def client(index):
-    return TestClient(create_app(index))
+    return api_client(create_app(index))
 
 
 def test_health_methods_stats(client, index):
@@ -73,7 +72,7 @@ def test_bad_requests_have_clear_messages(client):
 
 
 def test_request_body_limit(index):
-    client = TestClient(create_app(index, max_body=200))
+    client = api_client(create_app(index, max_body=200))
     r = client.post("/retrieve", json={"question": "x" * 300})
     assert r.status_code == 413 and "limit is 200 bytes" in r.json()["detail"]
 
@@ -87,7 +86,7 @@ def test_request_body_limit(index):
 
 
 def test_api_key(index):
-    client = TestClient(create_app(index, api_key="s3cret"))
+    client = api_client(create_app(index, api_key="s3cret"))
     assert client.get("/health").status_code == 200 and client.get("/").status_code == 200  # page and probe open
     assert client.get("/stats").status_code == 401
     assert client.get("/stats", headers={"Authorization": "Bearer wrong"}).status_code == 401
@@ -100,7 +99,7 @@ def test_api_key(index):
 
 def test_query_with_llm_plain_and_streamed(index):
     llm = ScriptedLLM(responder=lambda prompt: "Cassia Dunmore-Reyes designed it.")
-    client = TestClient(create_app(index, llm=llm))
+    client = api_client(create_app(index, llm=llm))
     r = client.post("/query", json={"question": QUESTION, "method": "agrag"})
     assert r.status_code == 200 and r.json()["answer"] == "Cassia Dunmore-Reyes designed it."
     assert "Reasoning graph" in llm.prompts[-1]  # AGRAG's evidence reached the prompt
@@ -110,11 +109,12 @@ def test_query_with_llm_plain_and_streamed(index):
     events = [(b.split("\n")[0][7:], json.loads(b.split("\n")[1][6:])) for b in text.strip().split("\n\n")]
     assert events[0][0] == "retrieval" and events[0][1]["nodes"]
     assert [e for e, _ in events[1:-1]] == ["token"] * (len(events) - 2) and len(events) > 3
-    assert events[-1] == ("done", {"answer": "Cassia Dunmore-Reyes designed it.", "timing_ms": events[-1][1]["timing_ms"]})
+    assert events[-1][0] == "done" and events[-1][1]["answer"] == "Cassia Dunmore-Reyes designed it."
+    assert set(events[-1][1]) == {"answer", "citations", "timing_ms"}
 
 
 def test_query_llm_failure_is_502(index):
-    client = TestClient(create_app(index, llm=ScriptedLLM(fail_from=1)))
+    client = api_client(create_app(index, llm=ScriptedLLM(fail_from=1)))
     r = client.post("/query", json={"question": QUESTION, "method": "hybrid"})
     assert r.status_code == 502 and "LLM failed" in r.json()["detail"]
 
@@ -122,7 +122,7 @@ def test_query_llm_failure_is_502(index):
 def test_insert_and_delete_documents(fresh_index, fresh_index_dir):
     from llama_index_graphrag_suite.index import GraphRAGIndex
 
-    client = TestClient(create_app(fresh_index, persist_dir=fresh_index_dir))
+    client = api_client(create_app(fresh_index, persist_dir=fresh_index_dir))
     before = client.get("/stats").json()
     doc = {"doc_id": "new-1", "title": "Oren Vask", "text": "Oren Vask was a glassblower born in Tallow Reach. "
            "Oren Vask built the great lantern of the Cawl lighthouse in 1890."}
@@ -137,7 +137,7 @@ def test_insert_and_delete_documents(fresh_index, fresh_index_dir):
     assert client.get("/stats").json() == before
     assert client.delete("/documents/new-1").status_code == 404
     assert client.post("/documents", json={"documents": []}).status_code == 422
-    ro = TestClient(create_app(fresh_index, read_only=True))
+    ro = api_client(create_app(fresh_index, read_only=True))
     assert ro.post("/documents", json={"documents": [doc]}).status_code == 403
 
 
@@ -161,3 +161,44 @@ def test_page_and_vendored_library(client):
     assert lib.status_code == 200 and len(lib.content) > 100_000
     assert client.get("/static/vendor/cytoscape.LICENSE").status_code == 200
     assert client.get("/static/app.js").status_code == 200
+
+
+def test_documents_list(client, index):
+    from urllib.parse import quote
+
+    body = client.get("/documents").json()
+    assert body["total"] == index.stats()["documents"] == len(body["documents"])
+    first = body["documents"][0]
+    chunks = [c for c in index.chunks.values() if c.doc_id == first["doc_id"]]
+    assert first == {"doc_id": first["doc_id"], "title": chunks[0].title, "chunks": len(chunks),
+                     "characters": sum(len(c.text) for c in chunks),
+                     "entities": len({k for c in chunks for k in c.entities})}
+    page = client.get("/documents", params={"offset": 5, "limit": 3}).json()
+    assert [d["doc_id"] for d in page["documents"]] == [d["doc_id"] for d in body["documents"][5:8]]
+    found = client.get("/documents", params={"q": "KESTRIA"}).json()
+    assert found["total"] >= 1 and all("kestria" in (d["title"] + d["doc_id"]).lower() for d in found["documents"])
+    assert client.get("/documents", params={"limit": 0}).status_code == 422
+    cid = next(iter(index.chunks))
+    chunk = client.get("/chunks/" + quote(cid, safe="")).json()  # ids hold '#': sent encoded
+    assert chunk["text"] == index.chunks[cid].text and {e["id"] for e in chunk["entities"]} == set(index.chunks[cid].entities)
+    assert client.get("/chunks/nope").status_code == 404
+
+
+def test_entity_search(client, index):
+    body = client.get("/graph/entities", params={"q": "kov"}).json()
+    assert body["entities"][0]["id"] == "kovalen" and body["entities"][0]["chunk_count"] == len(index.entities["kovalen"].chunks)
+    many = client.get("/graph/entities", params={"q": "o", "limit": 50}).json()["entities"]
+    assert all("o" in e["label"].lower() or "o" in e["id"] for e in many)
+    counts = [e["chunk_count"] for e in many if not e["label"].lower().startswith("o")]
+    assert counts == sorted(counts, reverse=True)  # more chunks first within a rank
+    assert client.get("/graph/entities", params={"q": "zzzz"}).json()["entities"] == []
+    assert client.get("/graph/entities", params={"q": ""}).status_code == 422
+
+
+def test_methods_list_setting_schemas(client):
+    methods = {m["name"]: m for m in client.get("/methods").json()}
+    agrag = methods["agrag"]["settings"]
+    assert agrag["fact_top_k"]["schema"] == {"nullable": False, "type": "integer", "minimum": 1}
+    assert agrag["mcmi_ratio"]["schema"]["enum"] == ["sum", "mean"]
+    assert methods["pathrag"]["settings"]["max_hops"]["schema"]["nullable"] is True
+    assert methods["a2rag"]["settings"]["stages"]["schema"]["items"]["enum"] == ["local", "bridge", "global"]

@@ -1,4 +1,4 @@
-"""Serving processes run BLAS on one thread unless the user chose a thread count (cli_serve.one_blas_thread)."""
+"""Serving processes run BLAS on one thread unless the user chose a thread count (cli/serve.py one_blas_thread)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 CHECK = """
 import numpy, threadpoolctl
-from llama_index_graphrag_suite.cli_serve import one_blas_thread
+from llama_index_graphrag_suite.cli.serve import one_blas_thread
 limited = one_blas_thread()
 blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
 print(limited, sorted({i["num_threads"] for i in blas}))

@@ -9,7 +9,7 @@ import anyio
 import networkx as nx
 import pytest
 
-from llama_index_graphrag_suite import cli_llm
+from llama_index_graphrag_suite.cli import llm as cli_llm
 from llama_index_graphrag_suite.cli import main
 from llama_index_graphrag_suite.export import as_networkx, write_export
 from llama_index_graphrag_suite.llm import ScriptedLLM

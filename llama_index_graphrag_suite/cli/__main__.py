@@ -1,0 +1,7 @@
+"""`python -m llama_index_graphrag_suite.cli`: the same as `graphrag-suite`."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

