@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..registry import available_methods
+from ..registry import method_names
 from .guards import clean_text
-from .runner import MAX_TOP_K, RequestError, retrieve
+from .runner import MAX_TOP_K, Request, RequestError, run_request
 
 __all__ = ["build_mcp", "retrieve_tool"]
 
@@ -22,9 +22,7 @@ def retrieve_tool(index: Any, question: str, method: str = "hybrid", top_k: int 
         question = clean_text(question, keep_newlines=False)
     except ValueError as exc:  # a lone surrogate: not text
         raise RequestError(str(exc)) from None
-    if not 1 <= top_k <= MAX_TOP_K:
-        raise RequestError(f"top_k must be between 1 and {MAX_TOP_K}, got {top_k}")
-    result = retrieve(index, question, method, top_k).result
+    result = run_request(index, Request.make(question, method, top_k, max_top_k=MAX_TOP_K)).result
     chunks = [{"rank": i, "id": n["id"], "doc_id": n["doc_id"], "title": n["metadata"].get("title", ""), "score": n["score"], "text": n["text"]}
               for i, n in enumerate((n for n in result["nodes"] if n["kind"] == "chunk"), 1)]
     evidence = next((n["text"] for n in result["nodes"] if n["kind"] == "evidence"), "")
@@ -50,7 +48,7 @@ def build_mcp(index: Any, default_method: str = "hybrid", default_top_k: int = 5
     """The MCP server over ``index`` (call ``.run("stdio")``)."""
     server_class, tool_error = _server_classes()
     server = server_class("graphrag-suite", instructions="Retrieve passages and graph evidence from an indexed corpus.")
-    methods = ", ".join(sorted(available_methods(index)))
+    methods = ", ".join(method_names())  # built-in, registered and installed plugin methods
 
     @server.tool(name="retrieve", description=(
         "Find the passages of the indexed corpus that answer a question, with the graph evidence the method "
