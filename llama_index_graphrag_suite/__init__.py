@@ -3,7 +3,7 @@
 from ._version import __version__
 from .config import IndexConfig
 from .documents import CorpusError, load_documents
-from .index import CorruptIndexError, GraphRAGIndex, IndexFormatError, IndexNotFoundError
+from .index import CorruptIndexError, GraphRAGIndex, IndexConflictError, IndexFormatError, IndexNotFoundError
 from .registry import as_query_engine, as_retriever, available_methods, get_retriever, register_method
 
 __all__ = [
@@ -11,6 +11,7 @@ __all__ = [
     "CorruptIndexError",
     "GraphRAGIndex",
     "IndexConfig",
+    "IndexConflictError",
     "IndexFormatError",
     "IndexNotFoundError",
     "__version__",

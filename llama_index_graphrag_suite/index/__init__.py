@@ -2,6 +2,6 @@
 
 from .graph_index import GraphRAGIndex
 from .protocol import GraphIndexReader
-from .storage import CorruptIndexError, IndexFormatError, IndexLockedError, IndexNotFoundError
+from .storage import CorruptIndexError, IndexConflictError, IndexFormatError, IndexLockedError, IndexNotFoundError
 
-__all__ = ["CorruptIndexError", "GraphIndexReader", "GraphRAGIndex", "IndexFormatError", "IndexLockedError", "IndexNotFoundError"]
+__all__ = ["CorruptIndexError", "GraphIndexReader", "GraphRAGIndex", "IndexConflictError", "IndexFormatError", "IndexLockedError", "IndexNotFoundError"]

@@ -23,7 +23,7 @@ from llama_index.core.graph_stores.types import (
 from llama_index.core.schema import TransformComponent
 
 from ..config import IndexConfig
-from ..documents import warn_if_tiny
+from ..documents import document_key, warn_if_tiny
 from ..embeddings import resolve_embed_model
 from ..extractors.entity_stats import EntityStatistics
 from ..extractors.statistical import (
@@ -31,7 +31,7 @@ from ..extractors.statistical import (
 )
 from ..graph.snapshot import GraphSnapshot
 from ..registry import DEFAULT_METHOD, as_query_engine, as_retriever
-from . import provenance
+from . import pending, provenance, stores
 from .artefacts import ArtefactCache
 from .bm25 import BM25Table
 from .build import IndexBuild
@@ -40,6 +40,7 @@ from .locking import ReadWriteLock
 from .mutation import IndexMutation
 from .persistence import IndexPersistence
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
+from .storage import CorruptIndexError, IndexConflictError, current_token
 from .stores import create_store
 from .vectors import normalize_rows
 
@@ -103,6 +104,8 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
         self._query_cache_lock = threading.Lock()
         self._rw = ReadWriteLock()  # see reading(); insert and delete write
         self._provenance: list[dict] = []  # what inserts changed in older chunks (see provenance.py)
+        self._origin: tuple[Path, str] | None = None  # (folder, version token) loaded from or saved to
+        self._pending = pending.DocumentOps()  # document operations since then (pending.py)
         self._ray_runner = None  # during `with distributed.ray_build(index, ...)`: insert shards its work over Ray
 
     @classmethod
@@ -134,10 +137,98 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
         deleting the same documents afterwards restores the index (``provenance.py``).
         """
         with self._rw.writing():
+            new_chunks = self._insert_documents(documents)
+            for doc in documents:
+                self._record(document_key(doc)[0], None, doc)
+            return new_chunks
+
+    def _insert_documents(self, documents: Sequence[Document]) -> list[str]:
+        """:meth:`insert` without recording pending operations (refresh and rebase record their own)."""
+        with self._rw.writing():
             before = provenance.before_insert(self)
             new_chunks = IndexBuild.insert(self, documents)
             provenance.record_insert(self, before, new_chunks)
             return new_chunks
+
+    # --- the version on disk this index is based on (see pending.py) -------------------------------------
+
+    def _record(self, doc_id: str, before: str | None, after: Document | None) -> None:
+        if self._origin is not None:  # a fresh build saved nowhere yet replaces what a folder holds: nothing to replay
+            self._pending.record(doc_id, before, after)
+
+    @property
+    def loaded_version(self) -> str | None:
+        """The version name (``v-000007``) this in-memory index was loaded from or last saved as; None if neither."""
+        return self._origin[1].split("#", 1)[0] if self._origin is not None else None
+
+    def disk_version(self) -> str | None:
+        """The version name ``CURRENT`` points to now in the folder this index was loaded from or saved to
+        (one small file read); None when the index has no folder or the folder no index."""
+        if self._origin is None:
+            return None
+        token = current_token(self._origin[0])
+        return token.split("#", 1)[0] if token else None
+
+    def is_stale(self) -> bool:
+        """Whether another writer saved a newer version into this index's folder since it was loaded or saved
+        (cheap: one small file read; :meth:`reload` catches up)."""
+        if self._origin is None:
+            return False
+        token = current_token(self._origin[0])
+        return token is not None and token != self._origin[1]
+
+    def pending_documents(self) -> list[str]:
+        """Ids of the documents inserted, deleted or refreshed since the last load or save (what a save re-applies
+        on a newer version, see :meth:`persist`)."""
+        return self._pending.doc_ids()
+
+    def reload(self, discard_pending: bool = False) -> bool:
+        """Catch up with the folder: when :meth:`is_stale` (or ``discard_pending``), load its newest version and
+        take over its state in place, under the writer lock (queries see the old or the new index, never half).
+
+        Pending document operations are re-applied on it (IndexConflictError when another writer changed the
+        same document), unless ``discard_pending``: then they are dropped and the index is what is on disk
+        (how a failed save is rolled back). Returns whether the state was replaced.
+        """
+        if self._origin is None:
+            raise ValueError("this index was neither loaded from nor saved to a folder: there is nothing to reload")
+        with self._rw.writing():
+            if not discard_pending and not self.is_stale():
+                return False
+            fresh = self._load_newest(self._origin[0])
+            if discard_pending:
+                self._pending.clear()
+            else:
+                pending.apply(fresh, self._pending, str(self._origin[0]))
+            self._adopt(fresh)
+            return True
+
+    def _load_newest(self, folder: Path) -> "GraphRAGIndex":
+        """The folder's current version, loaded with this index's models and extractors (for reload and rebase)."""
+        store = self.property_graph_store
+        # a server or a user's store: the same one (refilled from the tables); a simple or ladybug store: the version's
+        given = store if stores.store_kind(store) in ("neo4j", "external") else None
+        try:
+            fresh = type(self).load(folder, embed_model=self.embed_model, llm=self.llm, property_graph_store=given,
+                                    show_progress=self.show_progress)
+        except ValueError as exc:
+            if isinstance(exc, CorruptIndexError):
+                raise
+            raise IndexConflictError(f"cannot take in the newer version in {folder}: {exc}") from exc
+        fresh.extra_extractors = self.extra_extractors
+        return fresh
+
+    # Everything a load sets: what makes one version's state (reload and rebase take it over from a fresh load).
+    _STATE = ("config", "chunks", "entities", "facts", "synonyms", "build_info", "_stats", "_dim",
+              "chunk_vectors", "entity_vectors", "fact_vectors", "snapshot", "bm25", "_chunk_order", "facts_by_text",
+              "entity_vector_rows", "fact_ids", "fact_text_rows", "_memo", "_saved_artefacts", "_provenance",
+              "property_graph_store", "_origin")
+
+    def _adopt(self, fresh: "GraphRAGIndex") -> None:
+        for name in self._STATE:
+            setattr(self, name, getattr(fresh, name))
+        if isinstance(self.property_graph_store, LazySimplePropertyGraphStore):
+            self.property_graph_store.rebind(self)
 
     def reading(self) -> AbstractContextManager:
         """The reader side of the index's lock: ``with index.reading(): ...`` reads a state no insert or

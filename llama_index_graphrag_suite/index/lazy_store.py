@@ -60,6 +60,11 @@ class LazySimplePropertyGraphStore(SimplePropertyGraphStore):
         if self._source is None:
             self._source = weakref.ref(index)
 
+    def rebind(self, index: Any) -> None:
+        """Mirror ``index`` from now on: it took over the state (tables and this store) of the index this store was
+        bound to (``GraphRAGIndex.reload`` and a save that re-applied its changes on a newer version)."""
+        self._source = weakref.ref(index)
+
     @property
     def materialised(self) -> bool:
         """Whether the graph is in memory (filled from the tables, loaded, or written to)."""

@@ -23,8 +23,10 @@ from ..extractors.statistical import (
     SYNONYM,
 )
 from ..tracing import traced
+from ..documents import document_key
 from . import provenance
 from .lazy_store import mirroring
+from .pending import document_hashes
 from .records import FactRecord
 from .refresh import Checkpoint, RefreshResult, plan_refresh
 
@@ -101,7 +103,10 @@ class IndexMutation:
         Raises KeyError for an unknown document.
         """
         with self._rw.writing():
-            return self._delete({doc_id})
+            before = document_hashes(self, [doc_id]).get(doc_id)
+            removed = self._delete({doc_id})
+            self._record(doc_id, before, None)
+            return removed
 
     def refresh(self, documents: Sequence[Document]) -> list[bool]:
         """Upsert: insert new documents, replace changed ones, skip unchanged ones (LlamaIndex's ``refresh_ref_docs``).
@@ -125,17 +130,27 @@ class IndexMutation:
         """
         with self._rw.writing():
             plan = plan_refresh(self, documents, prune)
-            if not plan.to_delete:
-                self.insert(plan.to_insert)  # an insert that fails undoes itself
-                return plan.result
+            before = document_hashes(self, plan.to_delete)
+            self._replace_documents(plan.to_delete, plan.to_insert)
+            inserted = {document_key(d)[0]: d for d in plan.to_insert}
+            for doc_id in dict.fromkeys([*plan.to_delete, *inserted]):
+                self._record(doc_id, before.get(doc_id), inserted.get(doc_id))
+            return plan.result
+
+    def _replace_documents(self, to_delete: set[str], to_insert: Sequence[Document]) -> None:
+        """Delete ``to_delete`` and insert ``to_insert`` as one change (the writer lock held): if it fails, the
+        index is left as it was. Not recorded as pending operations (callers record what they did)."""
+        with self._rw.writing():
+            if not to_delete:
+                self._insert_documents(to_insert)  # an insert that fails undoes itself
+                return
             checkpoint = Checkpoint(self)
             try:
-                self._delete(plan.to_delete)
-                self.insert(plan.to_insert)
+                self._delete(to_delete)
+                self._insert_documents(to_insert)
             except BaseException:
                 checkpoint.restore(self)
                 raise
-            return plan.result
 
     @traced("index.delete")
     def _delete(self, doc_ids: set[str]) -> int:

@@ -23,18 +23,21 @@ from ..config import IndexConfig
 from ..embeddings import embed_model_name
 from ..fileio import sha256_file
 from ..graph.snapshot import GraphSnapshot
-from . import provenance
-from . import stores
+from . import pending, provenance, stores
 from .lazy_store import is_derived
 from .records import ChunkRecord, EntityRecord, FactRecord
 from .storage import (
     KEEP_VERSIONS,
+    MANIFEST,
     CorruptIndexError,
+    current_token,
     current_version,
+    folder_writer,
     list_versions,
     open_version,
     read_json,
     save_version,
+    version_token,
     write_json,
 )
 from .storage import (
@@ -64,8 +67,24 @@ class IndexPersistence:
         then gets ``IndexLockedError``) and this index's reader lock: queries go on meanwhile, an insert
         or delete in another thread waits until the tables are on disk.
         """
-        with self._rw.reading():
-            return self._persist(persist_dir, keep_versions)
+        with folder_writer(persist_dir):  # held from the version check to the flip of CURRENT
+            with self._rw.reading():
+                if not self._behind(persist_dir):
+                    return self._persist(persist_dir, keep_versions)
+            with self._rw.writing():  # another writer saved meanwhile: re-apply our changes on its version
+                if self._behind(persist_dir):
+                    fresh = self._load_newest(Path(persist_dir))
+                    pending.apply(fresh, self._pending, str(persist_dir))  # or IndexConflictError: nothing saved
+                    self._adopt(fresh)
+                return self._persist(persist_dir, keep_versions)
+
+    def _behind(self, persist_dir: str | Path) -> bool:
+        """Whether ``persist_dir`` is the folder this index came from and another writer saved a version there since."""
+        origin = self._origin
+        if origin is None or Path(persist_dir).resolve() != origin[0]:
+            return False  # a fresh build, or a copy into another folder: it replaces what is there, as it always did
+        token = current_token(persist_dir)
+        return token is not None and token != origin[1]
 
     def _persist(self, persist_dir: str | Path, keep_versions: int) -> Path:
         if self.snapshot is None:
@@ -106,7 +125,9 @@ class IndexPersistence:
             "counts": self.stats(),
             "build": self.build_info,
         }
-        saved = save_version(persist_dir, write, manifest, keep=keep_versions)
+        saved = save_version(persist_dir, write, manifest, keep=keep_versions, lock_held=True)
+        self._origin = (Path(persist_dir).resolve(), version_token(saved, read_json(saved / MANIFEST)))
+        self._pending.clear()
         artefacts = saved / ARTEFACTS
         self._saved_artefacts = {p.name: p for p in artefacts.iterdir()} if artefacts.is_dir() else {}
         return saved
@@ -193,6 +214,7 @@ class IndexPersistence:
             if isinstance(exc, CorruptIndexError):
                 raise
             raise CorruptIndexError(f"corrupt index at {persist_dir}: {type(exc).__name__}: {exc}") from exc
+        index._origin = (Path(persist_dir).resolve(), version_token(folder, manifest))
         if missing:
             log.warning("index at %s: %s missing, rebuilt from the tables (method artefacts when first used, "
                         "the simple store too); the next save writes them again", persist_dir, ", ".join(sorted(missing)))

@@ -24,8 +24,10 @@ import json
 import os
 import re
 import shutil
+import uuid
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from filelock import FileLock, Timeout
 
@@ -59,6 +61,10 @@ class IndexFormatError(IndexError_, ValueError):
 
 class IndexLockedError(IndexError_, TimeoutError):
     """Another writer holds the index folder's lock for longer than we wait."""
+
+
+class IndexConflictError(IndexError_, RuntimeError):
+    """A save found a newer version on disk and could not re-apply this writer's changes on it (nothing was saved)."""
 
 
 def writer_lock(root: str | os.PathLike, timeout: float = WRITE_LOCK_TIMEOUT) -> FileLock:
@@ -100,6 +106,17 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+@contextmanager
+def folder_writer(root: str | os.PathLike, timeout: float = WRITE_LOCK_TIMEOUT) -> Iterator[Path]:
+    """Hold the folder's writer lock around a check-then-save (pass ``lock_held=True`` to :func:`save_version` inside)."""
+    root = Path(root)
+    lock = _locked(root, timeout)
+    try:
+        yield root
+    finally:
+        lock.release()
+
+
 def _locked(root: Path, timeout: float):
     lock = writer_lock(root, timeout)
     try:
@@ -111,14 +128,17 @@ def _locked(root: Path, timeout: float):
 
 
 def save_version(root: str | os.PathLike, write_files: Callable[[Path], None], manifest: dict,
-                 timeout: float = WRITE_LOCK_TIMEOUT, keep: int = KEEP_VERSIONS) -> Path:
+                 timeout: float = WRITE_LOCK_TIMEOUT, keep: int = KEEP_VERSIONS, lock_held: bool = False) -> Path:
     """Write a new version of the index under ``root`` and make it current, holding the writer lock.
 
     ``write_files(folder)`` writes the artefacts into an empty folder; the manifest (with a SHA-256
     of every file, so corruption is detected on load) is written last. A second writer waits up to
     ``timeout`` seconds, then gets :class:`IndexLockedError`. The newest ``keep`` versions stay.
+    ``lock_held``: the caller holds the lock already (:func:`folder_writer`).
     """
     root = Path(root)
+    if lock_held:
+        return _save_locked(root, write_files, manifest, max(1, int(keep)))
     lock = _locked(root, timeout)
     try:
         return _save_locked(root, write_files, manifest, max(1, int(keep)))
@@ -146,7 +166,7 @@ def _save_locked(root: Path, write_files: Callable[[Path], None], manifest: dict
         write_files(partial)
         # every file, those of method artefacts in sub-folders included (as relative paths)
         files = sorted(p.relative_to(partial).as_posix() for p in partial.rglob("*") if p.is_file())
-        manifest = {**manifest, "format_version": FORMAT_VERSION,
+        manifest = {**manifest, "format_version": FORMAT_VERSION, "version_id": uuid.uuid4().hex,
                     "files": {f: sha256_file(partial / f) for f in files}}
         write_json(partial / MANIFEST, manifest)
         for f in files + [MANIFEST]:
@@ -164,7 +184,8 @@ def _save_locked(root: Path, write_files: Callable[[Path], None], manifest: dict
 
 def _point_current(root: Path, name: str) -> None:
     tmp = root / f".{CURRENT}.tmp"
-    write_json(tmp, {"version": name})
+    # The version's unique id beside its name: a folder emptied and saved again reuses names, never ids.
+    write_json(tmp, {"version": name, "id": _version_id(root / name)})
     _fsync_file(tmp)
     os.replace(tmp, root / CURRENT)  # the atomic step
     _fsync_dir(root)
@@ -177,6 +198,36 @@ def current_version(root: str | os.PathLike) -> str | None:
     except (OSError, ValueError):
         return None
     return str(pointer.get("version")) if isinstance(pointer, dict) else None
+
+
+def _version_id(folder: Path) -> str:
+    try:
+        manifest = read_json(folder / MANIFEST)
+    except (OSError, CorruptIndexError):
+        return ""
+    return str(manifest.get("version_id", "")) if isinstance(manifest, dict) else ""
+
+
+def version_token(folder: Path, manifest: dict) -> str:
+    """What identifies a loaded version: its name and unique id (``v-000003#<id>``; only the name for
+    versions saved before ids existed)."""
+    vid = manifest.get("version_id")
+    return f"{folder.name}#{vid}" if vid else folder.name
+
+
+def current_token(root: str | os.PathLike) -> str | None:
+    """The :func:`version_token` of the version ``CURRENT`` names now (one small read), or None when there is none."""
+    try:
+        pointer = json.loads(Path(root, CURRENT).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(pointer, dict) or not isinstance(pointer.get("version"), str):
+        return None
+    name = pointer["version"]
+    vid = pointer.get("id")
+    if vid is None and VERSION_NAME.fullmatch(name):  # CURRENT written before ids: the manifest has it (if any)
+        vid = _version_id(Path(root, name))
+    return f"{name}#{vid}" if vid else name
 
 
 def list_versions(root: str | os.PathLike) -> list[dict[str, Any]]:
