@@ -58,7 +58,8 @@ def cmd_serve(args) -> int:
     one_blas_thread()
     llm = build_llm(args)
     app = create_app(index, llm=llm, api_key=api_key, max_body=args.max_body, read_only=args.read_only,
-                     persist_dir=None if args.no_persist or args.read_only else args.index_dir)
+                     persist_dir=None if args.no_persist or args.read_only else args.index_dir,
+                     host=args.host, allowed_host=args.allowed_host)
     print(f"serving {args.index_dir} ({len(index.chunks)} chunks, loaded in {time.perf_counter() - start:.1f}s) "
           f"at http://{args.host}:{args.port}/  (API docs: /docs; Ctrl-C stops)", file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning" if args.quiet else "info")
@@ -109,6 +110,9 @@ def add_commands(sub) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; others need --allow-remote)")
     p.add_argument("--port", type=_port, default=8000, help="port (default 8000)")
     p.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (an API key is then required)")
+    p.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                   help="a host name requests may use besides loopback names and --host (repeatable; '*': any); "
+                        "other Host headers get 400 (DNS rebinding)")
     p.add_argument("--api-key", default=None, help=f"bearer token the API wants (better: set {API_KEY_ENV}, "
                    "a flag shows in `ps`)")
     p.add_argument("--max-body", type=int, default=1_000_000, metavar="BYTES", help="largest request body (default 1 MB)")

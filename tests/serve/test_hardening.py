@@ -146,3 +146,17 @@ def test_mcp_tool_cleans_the_question(index):
         retrieve_tool(index, "Salt \udc00 Crown?")
     out = retrieve_tool(index, "\u200b" + QUESTION + "\x00", method="bm25", top_k=3)
     assert out["question"] == QUESTION and len(out["chunks"]) == 3
+
+
+def test_serve_cli_passes_allowed_hosts(index_dir, monkeypatch):
+    import uvicorn
+
+    from llama_index_graphrag_suite.cli import main
+
+    served = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: served.update(app=app, **kw))
+    assert main(["serve", str(index_dir), "--embed", "hash", "--quiet", "--no-persist",
+                 "--allowed-host", "rag.internal", "--allowed-host", "docs.internal"]) == 0
+    assert served["host"] == "127.0.0.1"
+    for host, code in [("rag.internal", 200), ("docs.internal:8000", 200), ("127.0.0.1:8000", 200), ("evil.test", 400)]:
+        assert api_client(served["app"], host=host).get("/stats").status_code == code, host
