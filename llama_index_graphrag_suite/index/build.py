@@ -32,11 +32,12 @@ from ..config import IndexConfig
 from ..documents import document_key
 from ..extractors.entity_stats import EntityStatistics
 from ..extractors.statistical import CONTAINS, SYNONYM
+from ..extractors.entity_resolution import keep_alias_pairs
 from ..graph.synonyms import synonym_pairs
 from ..tracing import stage, traced
 from .chunking import TokenChunker
 from .extraction import Extraction, extraction_for
-from .records import ChunkRecord, EntityRecord, FactRecord, content_hash, fact_id, text_key
+from .records import ChunkRecord, EntityRecord, FactRecord, content_hash, entity_attributes, fact_id, text_key
 from .vectors import VectorTable
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,7 @@ class IndexBuild:
         graph = getattr(store, "graph", None)
         triplets = graph.get_triplets() if graph is not None else store.get_triplets(ids=[n.id for n in nodes])
         surfaces = {n.id: n.properties.get("surface", n.id) for n in nodes if n.label != "text_chunk"}
+        entity_nodes = [n for n in nodes if isinstance(n, EntityNode)]
         for n in chunk_nodes:
             doc_id = str(n.properties.get("ref_doc_id") or n.properties.get("doc_id") or n.id)
             index.chunks[n.id] = ChunkRecord(n.id, doc_id, n.text, str(n.properties.get("title", "")))
@@ -109,6 +111,7 @@ class IndexBuild:
                     index._support_entity(key, surfaces.get(key, key), source, new_entities)
                     index.chunks[source].entities.append(key)
             index._support_fact(rel, source, new_facts)
+        index._take_attributes(entity_nodes)
         chunk_text_nodes = [index._chunk_text_node(c) for c in index.chunks]
         index._embed_new(chunk_text_nodes, new_entities, new_facts)
         index._add_synonyms(new_entities)
@@ -175,6 +178,7 @@ class IndexBuild:
         new_facts: set[str] = set()
         new_chunks = [n.node_id for n in chunk_nodes]
         old_lists = {cid: list(rec.entities) for cid, rec in self.chunks.items()}
+        old_attributes = {k: e.attributes for k, e in self.entities.items()}  # dicts are replaced, never changed
         try:
             for node in chunk_nodes:
                 self._add_chunk(node, new_entities, new_facts)
@@ -185,6 +189,8 @@ class IndexBuild:
                 self._add_synonyms(new_entities)
         except BaseException:
             self._undo_insert(new_chunks, new_entities, new_facts, old_lists)
+            for key, attributes in old_attributes.items():
+                self.entities[key].attributes = attributes
             stats.forget(n.text for n in chunk_nodes)
             raise
         self._mirror_upsert(new_chunks + touched_old, new_entities, new_facts)
@@ -274,6 +280,7 @@ class IndexBuild:
         contained = [r.target_id for r in kg_rels if r.label == CONTAINS]
         for key in dict.fromkeys(contained):
             self._support_entity(key, surfaces.get(key, key), rec.id, new_entities, types.get(key, ""))
+        self._take_attributes(kg_nodes)
         rec.entities = list(dict.fromkeys(contained))
         self.chunks[rec.id] = rec
         for r in kg_rels:
@@ -293,6 +300,16 @@ class IndexBuild:
         elif type_ and not ent.type:
             ent.type = type_
         ent.chunks.add(chunk_id)
+
+    def _take_attributes(self, kg_nodes: list) -> None:
+        """Entity attributes the extractors gave (records.entity_attributes) into the entity records: a later
+        non-empty value replaces an earlier one (the PathRAG extractor hands the description merged so far)."""
+        for n in kg_nodes:
+            if isinstance(n, EntityNode) and n.name in self.entities:
+                attrs = entity_attributes(n.properties)
+                ent = self.entities[n.name]
+                if attrs and any(ent.attributes.get(k) != v for k, v in attrs.items()):
+                    ent.attributes = {**ent.attributes, **attrs}
 
     def _support_fact(self, r: Relation, chunk_id: str, new_facts: set[str]) -> None:
         fid = fact_id(r.source_id, r.label, r.target_id)
@@ -394,5 +411,7 @@ class IndexBuild:
         src, dst, sim = synonym_pairs(
             self.entity_vectors.vectors(), self.config.synonym_threshold, self.config.synonym_max_per_entity, rows, eligible
         )
+        # Not between names their words tell apart: two people sharing a surname, "sars cov" / "sars cov 2".
+        src, dst, sim = keep_alias_pairs(ids, lambda k: getattr(self.entities.get(k), "type", ""), src, dst, sim)
         for i, j, s in zip(src.tolist(), dst.tolist(), sim.tolist()):
             self.synonyms[(ids[i], ids[j])] = float(s)

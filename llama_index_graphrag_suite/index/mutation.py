@@ -38,7 +38,8 @@ class IndexMutation:
 
     def _entity_node(self, key: str) -> EntityNode:
         e = self.entities[key]
-        return EntityNode(name=key, label=ENTITY_LABEL, properties={"surface": e.surface})
+        # The whole node from the tables (attributes included): upserting it again never loses what an extractor said.
+        return EntityNode(name=key, label=ENTITY_LABEL, properties={"surface": e.surface, **e.attributes})
 
     def _chunk_text_node(self, cid: str) -> TextNode:
         c = self.chunks[cid]

@@ -24,8 +24,8 @@ from ..embeddings import embed_model_name
 from ..fileio import sha256_file
 from ..graph.snapshot import GraphSnapshot
 from . import pending, provenance, stores
-from .lazy_store import is_derived
-from .records import ChunkRecord, EntityRecord, FactRecord
+from .lazy_store import LazySimplePropertyGraphStore, is_derived
+from .records import ChunkRecord, EntityRecord, FactRecord, entity_attributes
 from .storage import (
     KEEP_VERSIONS,
     MANIFEST,
@@ -202,6 +202,7 @@ class IndexPersistence:
                 with np.load(folder / "graph.npz", allow_pickle=False) as arrays:
                     snapshot = GraphSnapshot.from_arrays(list(index.entities) + list(index.chunks), arrays)
             index._refresh_derived(snapshot)
+            _attributes_from_saved_store(index, store)
             if fill_store:  # an empty store (its file was missing, or another kind was asked for) or a server
                 index._mirror_all()  # nothing for a lazy simple store: its first use fills it
             if (folder / ARTEFACTS).is_dir():
@@ -222,6 +223,18 @@ class IndexPersistence:
         if len(probe) != dim:
             raise ValueError(f"embed model gives {len(probe)}-dim vectors but the index at {persist_dir} holds {dim}-dim ones")
         return index
+
+
+def _attributes_from_saved_store(index, store) -> None:
+    """Entity attributes of an index saved before the tables held them: they lived only in the saved simple
+    store's nodes (the PathRAG extractor's descriptions); the tables take them over."""
+    graph = store._graph if isinstance(store, LazySimplePropertyGraphStore) else None
+    if graph is None:
+        return
+    for key, node in graph.nodes.items():
+        ent = index.entities.get(key)
+        if ent is not None and not ent.attributes:
+            ent.attributes = entity_attributes(node.properties)
 
 
 def _verify(folder: Path, manifest: dict, persist_dir) -> set[str]:

@@ -28,22 +28,43 @@ class ChunkRecord:
         return self.__dict__.copy()
 
 
+# Entity-node properties that are not attributes: the record's own fields, and what LlamaIndex adds itself.
+NOT_ATTRIBUTES = frozenset({"surface", "type", "triplet_source_id", "chunk_id"})
+
+
+def entity_attributes(properties: dict) -> dict[str, str | int | float | bool]:
+    """The attributes an extractor gave an entity node (the PathRAG extractor's ``description`` and
+    ``entity_type``, say): its properties other than ``NOT_ATTRIBUTES``, JSON scalars only, empty strings
+    left out (an empty value never erases a known one)."""
+    return {k: v for k, v in properties.items()
+            if k not in NOT_ATTRIBUTES and isinstance(v, (str, int, float, bool)) and v != ""}
+
+
 @dataclass
 class EntityRecord:
     key: str  # normalised name = node id
     surface: str  # display form
     chunks: set[str] = field(default_factory=set)  # chunks that contain it
     type: str = ""  # NER label (PERSON, GPE, ...), TITLE for a document title, "" from the statistical extractor
+    # What extractors said about the entity beyond its name and type (see entity_attributes): held here, so the
+    # graph store's node is written from the tables whole and a re-upsert never loses a description. Replaced,
+    # never changed in place (copies of a record share it).
+    attributes: dict[str, str | int | float | bool] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         d = {"key": self.key, "surface": self.surface, "chunks": sorted(self.chunks)}
         if self.type:
             d["type"] = self.type
+        if self.attributes:
+            d["attributes"] = dict(self.attributes)
         return d
 
     @classmethod
     def from_json(cls, d: dict) -> "EntityRecord":
-        return cls(d["key"], d["surface"], set(d["chunks"]), str(d.get("type", "")))
+        attributes = d.get("attributes", {})
+        if not isinstance(attributes, dict) or entity_attributes(attributes) != attributes:
+            raise ValueError(f"entity {d.get('key')!r} has attributes that are not a mapping of names to scalars")
+        return cls(d["key"], d["surface"], set(d["chunks"]), str(d.get("type", "")), dict(attributes))
 
 
 def content_hash(title: str, body: str) -> str:
