@@ -19,10 +19,11 @@ Every request must name an allowed ``Host`` (``guards.HostAllowList``). Errors a
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
@@ -39,6 +40,7 @@ from .schemas import DeleteResponse, InsertRequest, InsertResponse, QueryRequest
 
 __all__ = ["DEFAULT_MAX_BODY", "STATIC", "create_app"]
 
+log = logging.getLogger(__name__)
 STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_MAX_BODY = 1_000_000
 
@@ -47,6 +49,12 @@ def _llm_errors() -> tuple[type[BaseException], ...]:
     from ..llm.errors import LLMError
 
     return (LLMError, ConnectionError, TimeoutError)
+
+
+def _stale(index: Any) -> bool:
+    """Whether another writer saved a newer version of ``index`` (False for an index saved nowhere)."""
+    is_stale = getattr(index, "is_stale", None)
+    return bool(is_stale and is_stale())
 
 
 def _readable(errors: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -106,7 +114,17 @@ def create_app(index: Any, llm: Any = None, api_key: str | None = None, *, max_b
     app.add_middleware(BodyLimit, max_bytes=max_body)  # outside ValidUnicodeBody: the body is bounded before it is read whole
     app.add_middleware(HostAllowList, allowed=allowed_hosts(host, allowed_host))  # outermost: checked first
     write_lock = threading.Lock()  # one writer at a time: the duplicate check and the insert are one step
-    guarded = [Depends(authorised)]
+
+    def caught_up() -> None:
+        """Take in a newer version another process saved into the index's folder (a CLI ``--update``):
+        one small file read when nothing changed. A read goes on with the state it has if that fails."""
+        try:
+            if _stale(index):
+                index.reload()
+        except Exception as exc:  # noqa: BLE001 - a read still has a whole index to answer from
+            log.warning("could not take in the newer index version on disk: %s", exc)
+
+    guarded = [Depends(authorised), Depends(caught_up)]
 
     @app.exception_handler(RequestError)
     async def _bad_request(request: Request, exc: RequestError):
@@ -196,11 +214,51 @@ def create_app(index: Any, llm: Any = None, api_key: str | None = None, *, max_b
         if read_only:
             raise HTTPException(403, "this server is read-only (started with --read-only)")
 
-    def _persist() -> bool:
+    def _catch_up_for_write() -> None:
+        """Before a write, under ``write_lock``: the newest version on disk, so the save does not rebase."""
+        from ..index.storage import IndexConflictError
+
+        if not _stale(index):
+            return
+        try:
+            index.reload()
+        except IndexConflictError as exc:
+            raise HTTPException(409, f"the index changed on disk and cannot be taken in: {exc}") from None
+
+    def _save_or_roll_back(undo_insert: list[str] | None = None) -> bool:
+        """Save the change just made; if the save fails, put the index back as it was and answer 5xx.
+
+        The save is atomic, so the folder still holds the state before the change: reloading it with the
+        pending change discarded is the roll-back (for an index saved nowhere yet, an insert is deleted again).
+        """
+        from ..index.storage import IndexConflictError, IndexLockedError
+
         if persist_dir is None:
             return False
-        index.persist(persist_dir)
-        return True
+        try:
+            index.persist(persist_dir)
+            return True
+        except Exception as exc:  # noqa: BLE001 - any failed save: roll back, then say what failed
+            saved_error = exc
+        rolled_back = _roll_back(undo_insert)
+        code, what = ((409, "another writer changed the same document") if isinstance(saved_error, IndexConflictError)
+                      else (503, "the index folder is locked by another writer") if isinstance(saved_error, IndexLockedError)
+                      else (500, "saving the index failed"))
+        state = ("the change was rolled back: the index is as it was" if rolled_back else
+                 "and rolling the change back failed too: restart the server to read the index from disk")
+        raise HTTPException(code, f"{what} ({type(saved_error).__name__}: {saved_error}); {state}")
+
+    def _roll_back(undo_insert: list[str] | None) -> bool:
+        try:
+            if getattr(index, "loaded_version", None) is not None:
+                index.reload(discard_pending=True)
+                return True
+            for doc_id in undo_insert or ():
+                index.delete(doc_id)
+            return undo_insert is not None
+        except Exception:  # noqa: BLE001 - reported to the client, logged here
+            log.exception("rolling back a change whose save failed")
+            return False
 
     @app.post("/documents", dependencies=guarded, response_model=InsertResponse)
     def insert_documents(req: InsertRequest) -> dict[str, Any]:
@@ -211,25 +269,27 @@ def create_app(index: Any, llm: Any = None, api_key: str | None = None, *, max_b
         if len(set(ids)) != len(ids):
             raise HTTPException(400, "the same doc_id appears twice in the request")
         with write_lock:
+            _catch_up_for_write()
             with index.reading():
                 present = sorted(set(ids) & {c.doc_id for c in index.chunks.values()})
             if present:
                 raise HTTPException(409, f"already in the index: {', '.join(present)} (DELETE /documents/ID first)")
             docs = [make_document(d.doc_id, d.text, d.title, d.metadata) for d in req.documents]
             new_chunks = index.insert(docs)
-            persisted = _persist()
-        return {"inserted": ids, "chunks": new_chunks, "stats": index.stats(), "persisted": persisted}
+            persisted = _save_or_roll_back(undo_insert=ids)
+            return {"inserted": ids, "chunks": new_chunks, "stats": index.stats(), "persisted": persisted}
 
     @app.delete("/documents/{doc_id:path}", dependencies=guarded, response_model=DeleteResponse)
     def delete_document(doc_id: str) -> dict[str, Any]:
         _writable()
         with write_lock:
+            _catch_up_for_write()
             try:
                 removed = index.delete(doc_id)
             except KeyError:
                 raise HTTPException(404, f"no document {doc_id!r} in the index") from None
-            persisted = _persist()
-        return {"deleted": doc_id, "chunks_removed": removed, "stats": index.stats(), "persisted": persisted}
+            persisted = _save_or_roll_back()
+            return {"deleted": doc_id, "chunks_removed": removed, "stats": index.stats(), "persisted": persisted}
 
     @app.get("/documents", dependencies=guarded)
     def list_documents(q: str = Query("", max_length=200, description="keep documents whose id or title contains this"),
