@@ -22,10 +22,9 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
-
-from .request import MethodSpec, RequestError, resolve_method
 
 __all__ = [
     "DEFAULT_METHOD",
@@ -53,6 +52,10 @@ _M = "llama_index_graphrag_suite.methods"
 log = logging.getLogger(__name__)
 
 
+class RequestError(ValueError):
+    """A request that cannot run as asked (empty question, unknown method, variant or setting, bad top_k)."""
+
+
 class UnknownMethodError(RequestError):
     """A method name (or variant) that is not registered."""
 
@@ -78,12 +81,17 @@ class MethodInfo:
 
     @property
     def config_class(self):
-        """The method's typed config (a ``MethodConfig``), or None for a retriever class without one."""
-        return getattr(self.load(), "config_class", None)
+        """The method's typed config (a ``MethodConfig``: its settings and, in ``PRESETS``, its variants)."""
+        cls = self.load()
+        config_class = getattr(cls, "config_class", None)
+        if config_class is None:
+            raise UnknownMethodError(f"method {self.name!r} ({self.target!r}) is not a method class: it has no "
+                                     "config_class (subclass methods.base.GraphIndexRetriever)")
+        return config_class
 
     @property
     def variants(self) -> list[str]:
-        return list(getattr(self.config_class, "PRESETS", {}))
+        return list(self.config_class.PRESETS)
 
     def describe(self) -> str:
         """The one-line description; a plugin's comes from its class docstring (imported here, not at discovery)."""
@@ -199,6 +207,78 @@ def method_info(method: str) -> MethodInfo:
     return info
 
 
+@dataclass(frozen=True)
+class MethodSpec:
+    """One method as a request names it: registry entry, variant and validated settings (config overrides).
+
+    ``config`` is the method's resolved config (defaults, then the variant's preset, then ``settings``);
+    every method class has one (``GraphIndexRetriever`` gives ``NoConfig``).
+    """
+
+    name: str
+    variant: str | None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    config: Any = field(default=None, compare=False, repr=False)
+    info: Any = field(default=None, compare=False, repr=False)  # registry.MethodInfo
+
+    @property
+    def label(self) -> str:
+        """``name`` or ``name:variant``: how results and reports name this method."""
+        return f"{self.name}:{self.variant}" if self.variant else self.name
+
+    @property
+    def retriever_class(self) -> type:
+        return self.info.load()
+
+    @property
+    def uses_llm(self) -> bool:
+        """Whether an ``llm=`` changes what the method does (a retriever class declares it, or takes ``llm``)."""
+        import inspect
+
+        cls = self.retriever_class
+        declared = getattr(cls, "uses_llm", None)
+        return declared if declared is not None else "llm" in inspect.signature(cls).parameters
+
+    def retriever(self, index: Any, top_k: int = 5, **extra: Any):
+        """The method's retriever over ``index`` with this spec's variant and settings (``extra``: ``llm=`` ...)."""
+        params: dict[str, Any] = dict(self.settings)
+        if self.variant is not None:
+            params["variant"] = self.variant
+        return self.retriever_class(index, top_k=top_k, **params, **extra)
+
+
+def resolve_method(method: str | MethodSpec, settings: Mapping[str, Any] | None = None) -> MethodSpec:
+    """``"name"`` or ``"name:variant"`` and config overrides -> a checked :class:`MethodSpec`.
+
+    Raises :class:`RequestError` (``registry.UnknownMethodError`` for an unknown name or variant) naming
+    what is available. A :class:`MethodSpec` passes through (``settings`` must then be empty).
+    """
+    if isinstance(method, MethodSpec):
+        if settings:
+            raise RequestError(f"settings given twice: in the method spec {method.label!r} and as {dict(settings)!r}")
+        return method
+    if not isinstance(method, str) or not method.strip():
+        raise RequestError("the method is empty: name one from `graphrag-suite methods` (name or name:variant)")
+    name, _, variant = method.strip().partition(":")
+    info = method_info(name)  # UnknownMethodError lists the registered names
+    if variant:
+        info.check_variant(variant)
+    settings = dict(settings or {})
+    config_class = info.config_class
+    fields = config_class.model_fields
+    unknown = sorted(set(settings) - set(fields))
+    if unknown:
+        raise RequestError(f"method {name!r} has no setting {', '.join(map(repr, unknown))}; "
+                           f"settings: {', '.join(sorted(fields)) or '(none)'}")
+    try:
+        config = config_class.resolve(variant=variant or None, **settings)
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        first = exc.errors()[0] if hasattr(exc, "errors") else {"msg": str(exc), "loc": ()}
+        where = ".".join(str(x) for x in first.get("loc", ())) or "settings"
+        raise RequestError(f"bad setting for {name}: {where}: {first['msg']}") from None
+    return MethodSpec(name, variant or None, settings, config, info)
+
+
 def method_settings(pairs: list[str], methods: list[str]) -> dict[str, dict[str, Any]]:
     """Config overrides per method from ``--set`` pairs: ``key=value`` or ``method.key=value``.
 
@@ -210,24 +290,18 @@ def method_settings(pairs: list[str], methods: list[str]) -> dict[str, dict[str,
     for pair in pairs:
         key = pair.partition("=")[0].strip()
         target, dot, field = key.partition(".")
-        targets = [target] if dot else [n for n in names if key in _fields(n)]
+        targets = [target] if dot else [n for n in names if key in method_info(n).config_class.model_fields]
         if dot and target not in names:
             raise UnknownMethodError(f"--set {pair!r} names method {target!r}, which is not among {', '.join(names)}")
         if not targets:
             raise ValueError(f"no method among {', '.join(names)} has a setting {key!r}")
         for name in targets:
             config_class = method_info(name).config_class
-            if config_class is None:
-                raise ValueError(f"method {name!r} has no settings")
             k, value = config_class.parse_setting(pair[len(target) + 1:] if dot else pair)
             out.setdefault(name, {})[k] = value
     for name, values in out.items():
         method_info(name).config_class.resolve(**values)  # every value checked before any work starts
     return out
-
-
-def _fields(name: str) -> dict[str, Any]:
-    return getattr(method_info(name).config_class, "model_fields", {})
 
 
 def get_retriever(index: Any, method: str | MethodSpec, **params: Any):

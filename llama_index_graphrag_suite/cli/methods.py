@@ -44,7 +44,7 @@ def cmd_methods(args) -> int:
         info = method_info(name)
         plugin = f"  [plugin: {info.source}]" if info.source not in ("built-in", "python") else ""
         print(f"  {name:10s} {desc}{plugin}")
-        if args.settings and info.config_class is not None:
+        if args.settings:
             if info.variants:
                 print(f"  {'':10s}   variants: {', '.join(info.variants)}")
             defaults = info.config_class().model_dump(mode="json")  # enums as their values, tuples as lists
