@@ -9,22 +9,27 @@ Nodes: entities (``kind="entity"``, ``label`` = surface form, ``type``) and chun
 ``doc_id``, ``title``, ``text``). Edges: relations (entity -> entity, ``predicate``, ``relation``
 kind, ``fact_id``, ``text``), ``contains`` (chunk -> entity) and ``synonym`` (entity -> entity, ``score``).
 ``graphrag-suite export`` runs this from the command line.
+
+The HTML page is readable at 10,000 nodes: communities (Leiden) are coloured islands laid out in Python
+(:mod:`.graph.layout`), drawn with WebGL by sigma.js over graphology (both vendored in ``export_assets/``
+with their licences and inlined, so the file opens offline); a search box finds entities and passages by
+name, a click lists a node's links and shows a passage's text.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import re
 from collections import deque
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
-__all__ = ["FORMATS", "as_networkx", "find_entity", "graph_json", "nodes_around", "write_export"]
+__all__ = ["FORMATS", "as_networkx", "find_entity", "graph_json", "html_data", "nodes_around", "write_export"]
 
 FORMATS = ("graphml", "json", "html")
-VENDOR = Path(__file__).resolve().parent / "serve" / "static" / "vendor"
 
 
 def find_entity(index: Any, name: str) -> str:
@@ -103,50 +108,102 @@ def graph_json(g: nx.MultiDiGraph, text_chars: int | None = None) -> dict[str, A
     return {"nodes": nodes, "edges": edges}
 
 
-_PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>
-body {{ margin: 0; font: 14px system-ui, sans-serif; display: flex; height: 100vh; }}
-#cy {{ flex: 3; border-right: 1px solid #ccc; }}
-#side {{ flex: 1; padding: 12px; overflow: auto; }}
-.chunk {{ white-space: pre-wrap; background: #f6f6f6; padding: 8px; border-radius: 4px; }}
-</style></head>
-<body><div id="cy"></div><div id="side"><h3>{title}</h3><p>{summary}</p>
-<p>Click a node to see its text.</p><div id="info"></div></div>
-<script>{library}</script>
-<script>
-const data = {data};
-const cy = cytoscape({{
-  container: document.getElementById('cy'),
-  elements: {{nodes: data.nodes.map(n => ({{data: n}})), edges: data.edges.map(e => ({{data: e}}))}},
-  style: [
-    {{selector: 'node', style: {{label: 'data(label)', 'font-size': 9, width: 14, height: 14,
-      'background-color': '#4c78a8', 'text-wrap': 'ellipsis', 'text-max-width': 120}}}},
-    {{selector: 'node[kind = "chunk"]', style: {{shape: 'round-rectangle', 'background-color': '#f58518'}}}},
-    {{selector: 'edge', style: {{width: 1, 'line-color': '#bbb', 'curve-style': 'bezier',
-      'target-arrow-shape': 'triangle', 'target-arrow-color': '#bbb', 'arrow-scale': 0.6}}}},
-    {{selector: 'edge[kind = "relation"]', style: {{'line-color': '#54a24b', 'target-arrow-color': '#54a24b'}}}},
-  ],
-  layout: {{name: data.nodes.length > 400 ? 'grid' : 'cose', animate: false}},
-}});
-cy.on('tap', 'node', ev => {{
-  const d = ev.target.data(), info = document.getElementById('info');
-  info.replaceChildren();
-  const h = document.createElement('h4'); h.textContent = d.label + ' (' + d.kind + ')'; info.append(h);
-  const p = document.createElement('div'); p.className = 'chunk';
-  p.textContent = d.text || ev.target.connectedEdges().map(e => e.data('label') + ': ' +
-    (e.data('source') === d.id ? e.data('target') : e.data('source'))).join('\\n');
-  info.append(p);
-}});
-</script></body></html>
-"""
+ASSETS = Path(__file__).resolve().parent / "export_assets"
+TEXT_CHARS = 1500  # passage text kept per chunk node in the HTML page (the page shows it on click)
+
+
+def _hsl_hex(hue: float, saturation: float, lightness: float) -> str:
+    import colorsys
+
+    r, g, b = colorsys.hls_to_rgb(hue % 1.0, lightness, saturation)
+    return "#{:02x}{:02x}{:02x}".format(round(r * 255), round(g * 255), round(b * 255))
+
+
+def html_data(g: nx.MultiDiGraph, seed: int = 0, text_chars: int = TEXT_CHARS) -> dict[str, Any]:
+    """What the HTML page draws: nodes with positions, sizes and community colours, the edges, the communities.
+
+    Communities: Leiden (modularity, :func:`~.graph.communities.leiden_membership`) on the undirected graph.
+    Positions: :func:`~.graph.layout.community_layout` (each community an island). Columns, not objects,
+    to keep a 10,000-node page small: ``nodes`` = ``{"id": [...], "label": [...], "kind": ["e" | "c"], "type",
+    "x", "y", "size", "color", "community", "text"}``, ``edges`` = ``{"s", "t", "kind": ["r" | "c" | "s"],
+    "label"}`` (node rows), ``communities`` = ``[{"id", "size", "color", "name", "zoom"}]``, largest first.
+    """
+    import numpy as np
+
+    from .graph.communities import leiden_membership
+    from .graph.layout import community_layout
+
+    ids = list(g.nodes)
+    row = {n: i for i, n in enumerate(ids)}
+    n = len(ids)
+    src = np.fromiter((row[u] for u, _ in g.edges()), np.int64, g.number_of_edges())
+    dst = np.fromiter((row[v] for _, v in g.edges()), np.int64, g.number_of_edges())
+    lo, hi = np.minimum(src, dst), np.maximum(src, dst)
+    pairs, weight = np.unique(np.column_stack([lo, hi])[lo != hi], axis=0, return_counts=True)
+    pairs = pairs.reshape(-1, 2)
+    membership = leiden_membership(n, pairs[:, 0], pairs[:, 1], weight.astype(np.float64), max_cluster_size=max(n, 1),
+                                   seed=seed) if n else np.zeros(0, np.int64)
+    pos = community_layout(n, pairs[:, 0], pairs[:, 1], membership, seed=seed)
+    degree = np.bincount(pairs.ravel(), minlength=n)
+
+    # communities of linked nodes, largest first; their colours go round the hue circle by the golden angle
+    linked = degree > 0
+    sizes = np.bincount(membership[linked], minlength=int(membership.max()) + 1 if n else 0)
+    ranked = [int(c) for c in np.argsort(-sizes, kind="stable") if sizes[c] > 0]
+    extent = float(np.ptp(pos, axis=0).max()) if n > 1 else 1.0
+    colour: dict[int, str] = {}
+    communities = []
+    for rank, c in enumerate(ranked):
+        colour[c] = _hsl_hex(0.07 + rank * 0.381966, 0.62 if rank % 2 else 0.72, 0.42 if rank % 3 else 0.5)
+        members = np.flatnonzero((membership == c) & linked)
+        names = [g.nodes[ids[m]].get("label") or ids[m]
+                 for m in members[np.argsort(-degree[members], kind="stable")] if g.nodes[ids[m]].get("kind") == "entity"]
+        span = float(np.ptp(pos[members], axis=0).max()) if members.size > 1 else 1.0
+        communities.append({"id": c, "size": int(members.size), "color": colour[c], "name": ", ".join(names[:3]),
+                            "zoom": round(min(1.0, max(0.02, 1.4 * span / max(extent, 1e-9))), 4)})
+
+    attrs = [g.nodes[i] for i in ids]
+    is_chunk = [a.get("kind") == "chunk" for a in attrs]
+    size = np.clip(1.5 + 1.2 * np.sqrt(degree), 1.5, 14.0)
+    size[np.asarray(is_chunk, bool)] *= 0.8  # passages a little smaller: the entities carry the names
+    kinds = {"relation": "r", "contains": "c", "synonym": "s"}
+    edges = list(g.edges(data=True))
+    return {
+        "nodes": {
+            "id": ids,
+            "label": [str(a.get("label") or i) for i, a in zip(ids, attrs)],
+            "kind": ["c" if c else "e" for c in is_chunk],
+            "type": [a.get("type") or "" for a in attrs],
+            "x": np.round(pos[:, 0], 3).tolist(), "y": np.round(pos[:, 1], 3).tolist(),
+            "size": np.round(size, 2).tolist(),
+            "color": [colour.get(int(membership[i]), "#9a9a9a") if linked[i] else "#9a9a9a" for i in range(n)],
+            "community": [int(membership[i]) if linked[i] else -1 for i in range(n)],
+            "text": [(a.get("text") or "")[:text_chars] if c else "" for a, c in zip(attrs, is_chunk)],
+        },
+        "edges": {
+            "s": src.tolist(), "t": dst.tolist(),
+            "kind": [kinds.get(a.get("kind"), "r") for _, _, a in edges],
+            "label": [(a.get("predicate") or "") if a.get("kind") == "relation" else "" for _, _, a in edges],
+        },
+        "communities": communities,
+    }
 
 
 def _html(g: nx.MultiDiGraph, title: str) -> str:
-    library = (VENDOR / "cytoscape.min.js").read_text(encoding="utf-8")
-    data = json.dumps(graph_json(g), ensure_ascii=False).replace("</", "<\\/")  # cannot close the script
-    summary = f"{g.number_of_nodes()} nodes, {g.number_of_edges()} edges"
-    return _PAGE.format(title=html.escape(title), summary=summary, library=library, data=data)
+    """One self-contained page: graphology + sigma.js (WebGL) inlined, the data as JSON, no network needed."""
+    page = (ASSETS / "explorer.html").read_text(encoding="utf-8")
+    data = json.dumps(html_data(g), ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    summary = f"{g.number_of_nodes():,} nodes, {g.number_of_edges():,} edges"
+    parts = {
+        "/*__GRAPHOLOGY__*/": (ASSETS / "graphology.umd.min.js").read_text(encoding="utf-8"),
+        "/*__SIGMA__*/": (ASSETS / "sigma.min.js").read_text(encoding="utf-8"),
+        "/*__DATA__*/": data,  # inside <script type="application/json">: "</" escaped, so it cannot end the script
+        "__TITLE__": html.escape(title),
+        "__SUMMARY__": summary,
+    }
+    # one pass, so text inside the data can never be taken for a placeholder
+    pattern = re.compile("|".join(re.escape(k) for k in parts))
+    return pattern.sub(lambda m: parts[m.group(0)], page)
 
 
 def write_export(index: Any, out: str | Path, fmt: str, around: str | None = None, hops: int = 2,

@@ -18,6 +18,9 @@ arrays out: node ``i`` is row ``i``.
 
 from __future__ import annotations
 
+import random
+from contextlib import contextmanager
+
 import numpy as np
 
 from .communities import next_layer_edges
@@ -85,12 +88,30 @@ def push_apart(centres: np.ndarray, radii: np.ndarray, gap: float = 1.0, iterati
     return centres
 
 
+@contextmanager
+def _igraph_seeded(seed: int):
+    """igraph draws from Python's ``random`` module: give it its own seeded generator for the block, then put
+    the module back (igraph's default), so the layout repeats and nobody else's random state is touched."""
+    import igraph as ig
+
+    ig.set_random_number_generator(random.Random(seed))
+    try:
+        yield
+    finally:
+        ig.set_random_number_generator(random)
+
+
 def community_layout(n: int, src, dst, membership, seed: int = 0) -> np.ndarray:
     """``(n, 2)`` positions: communities (``membership[i]`` = community of node ``i``) as separate discs.
 
     ``src``/``dst`` are the edges (any direction; repeats and self-loops are ignored). Nodes without edges
     are laid out in rows under the communities.
     """
+    with _igraph_seeded(seed):
+        return _community_layout(n, src, dst, membership, seed)
+
+
+def _community_layout(n: int, src, dst, membership, seed: int) -> np.ndarray:
     src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
     membership = np.asarray(membership, np.int64)
     if membership.shape != (n,):

@@ -40,8 +40,8 @@ def test_json_and_html_exports(index, tmp_path):
     assert "kovalen" in ids and all(e["source"] in ids and e["target"] in ids for e in data["edges"])
     g = write_export(index, tmp_path / "g.html", "html", around="kovalen", hops=2)
     page = (tmp_path / "g.html").read_text()
-    assert "cytoscape" in page and "/static/" not in page and "<script src" not in page  # self-contained
-    assert page.count("</script>") == 2 and f"{g.number_of_nodes()} nodes" in page
+    assert "graphology" in page and "Sigma" in page and "/static/" not in page and "<script src" not in page  # self-contained
+    assert page.count("</script>") == 4 and f"{g.number_of_nodes():,} nodes" in page  # libraries, data, page script
     with pytest.raises(KeyError, match="no entity"):
         write_export(index, tmp_path / "x.json", "json", around="Nobody")
 
