@@ -58,6 +58,13 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
     Thread safety: ``insert`` and ``delete`` hold the index's writer lock, retrievers and ``persist``
     its reader lock (:meth:`reading`), so a query running beside an insert sees the index before or
     after it, and ``persist`` writes a consistent state.
+
+    Several processes on one folder (``pending.py``): an index loaded from (or saved to) a folder knows that
+    version (:attr:`loaded_version`) and the documents it changed since (:meth:`pending_documents`).
+    :meth:`persist` re-applies those on a newer version another process saved meanwhile, or raises
+    ``IndexConflictError`` and saves nothing. :meth:`is_stale` (one small file read) says whether the folder
+    moved on; :meth:`reload` takes in its newest version in place (``discard_pending=True``: and drops unsaved
+    changes); :meth:`disk_version` names the version on disk.
     """
 
     def __init__(

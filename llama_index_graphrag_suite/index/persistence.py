@@ -24,6 +24,7 @@ from ..embeddings import embed_model_name
 from ..fileio import sha256_file
 from ..graph.snapshot import GraphSnapshot
 from . import pending, provenance, stores
+from .checks import check_tables, check_vector_rows
 from .lazy_store import LazySimplePropertyGraphStore, is_derived
 from .records import ChunkRecord, EntityRecord, FactRecord, entity_attributes
 from .storage import (
@@ -187,9 +188,10 @@ class IndexPersistence:
             dim = int(manifest["embed_dim"])
             index._dim = dim
             chunk_rows = read_json(folder / "chunks.json")
+            entity_rows, fact_rows = read_json(folder / "entities.json"), read_json(folder / "facts.json")
             index.chunks = {d["id"]: ChunkRecord(**d) for d in chunk_rows}
-            index.entities = {d["key"]: EntityRecord.from_json(d) for d in read_json(folder / "entities.json")}
-            index.facts = {d["id"]: FactRecord.from_json(d) for d in read_json(folder / "facts.json")}
+            index.entities = {d["key"]: EntityRecord.from_json(d) for d in entity_rows}
+            index.facts = {d["id"]: FactRecord.from_json(d) for d in fact_rows}
             index.synonyms = {(a, b): float(s) for a, b, s in read_json(folder / "synonyms.json")}
             index.build_info = dict(manifest.get("build", {}))
             index._stats = None  # recomputed from chunk texts if an insert or delete needs it
@@ -197,6 +199,8 @@ class IndexPersistence:
             index.chunk_vectors = VectorTable.load(folder / "chunks.faiss", ids["chunks"], dim)
             index.entity_vectors = VectorTable.load(folder / "entities.faiss", ids["entities"], dim)
             index.fact_vectors = VectorTable.load(folder / "facts.faiss", ids["facts"], dim)
+            check_tables(index, {"chunks": [d["id"] for d in chunk_rows], "entities": [d["key"] for d in entity_rows],
+                                 "facts": [d["id"] for d in fact_rows]}, str(persist_dir))
             snapshot = None  # rebuilt from the tables by _refresh_derived when its file is missing
             if "graph.npz" not in missing:
                 with np.load(folder / "graph.npz", allow_pickle=False) as arrays:
@@ -219,7 +223,10 @@ class IndexPersistence:
         if missing:
             log.warning("index at %s: %s missing, rebuilt from the tables (method artefacts when first used, "
                         "the simple store too); the next save writes them again", persist_dir, ", ".join(sorted(missing)))
-        probe = index.embed_model.get_query_embedding("dimension check")
+        if embed_model_name(index.embed_model) == manifest["embed_model"]:  # rows must hold their ids' vectors
+            probe = check_vector_rows(index, str(persist_dir))
+        else:  # another model of the same dimension may be used (at the user's risk): only the dimension is checked
+            probe = index.embed_model.get_query_embedding("dimension check")
         if len(probe) != dim:
             raise ValueError(f"embed model gives {len(probe)}-dim vectors but the index at {persist_dir} holds {dim}-dim ones")
         return index

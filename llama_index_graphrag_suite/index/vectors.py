@@ -115,6 +115,10 @@ class VectorTable:
             return self._mapped
         return self._index.reconstruct_n(0, len(self.ids))
 
+    def rows_of(self, ids: list[str]) -> np.ndarray:
+        """The stored vectors of ``ids`` (a copy; a mapped table reads just those rows)."""
+        return np.array(self._matrix()[[self._row[i] for i in ids]], dtype=np.float32)
+
     def _matrix(self) -> np.ndarray:
         if self._mapped is not None:
             return self._mapped

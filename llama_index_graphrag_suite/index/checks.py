@@ -1,0 +1,99 @@
+"""Semantic checks of a loaded index: tables that are wrong but carry valid checksums are a corrupt index.
+
+Checksums catch a damaged file, not a consistent-looking one that says the wrong thing (an edited table whose
+manifest was updated, a tool that wrote its own). Before this, such an index loaded: a reversed
+``vector_ids.json`` made four methods return other chunks, an entity pointing at a missing chunk raised
+``KeyError`` deep in PathRAG, a fact on an unknown entity loaded without a word. Now :func:`check_tables`
+raises :class:`~.storage.CorruptIndexError` with one line naming the first violation:
+
+* ids unique in every table and vector table;
+* every link between known rows: an entity's chunks, a chunk's entities, a fact's endpoints and chunks, a
+  synonym pair's ends;
+* each vector table indexes exactly its table: chunk ids, entity keys, the facts' text keys;
+* and, when the index is loaded with the embed model it was built with, that rows hold the vectors of their
+  ids (:func:`check_vector_rows`): the first and last rows of the chunk and entity tables are embedded again,
+  and each must be nearer its own row than the other's (a reordered id list swaps them).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+import numpy as np
+
+from .records import text_key
+from .storage import CorruptIndexError
+
+__all__ = ["check_tables", "check_vector_rows"]
+
+
+def _duplicate(ids: Iterable[str]) -> str | None:
+    counts = Counter(ids)
+    return next((i for i, n in counts.items() if n > 1), None)
+
+
+def check_tables(index, rows: dict[str, list[str]], where: str) -> None:
+    """``rows``: the ids as read, per table (``chunks``, ``entities``, ``facts``), before dicts merged duplicates."""
+    def fail(what: str) -> None:
+        raise CorruptIndexError(f"corrupt index at {where}: {what}")
+
+    for table, ids in rows.items():
+        dup = _duplicate(ids)
+        if dup is not None:
+            fail(f"{table}.json lists {dup!r} twice")
+    chunks, entities, facts = index.chunks, index.entities, index.facts
+    for cid, rec in chunks.items():
+        for key in rec.entities:
+            if key not in entities:
+                fail(f"chunk {cid!r} contains unknown entity {key!r}")
+    for key, ent in entities.items():
+        for cid in ent.chunks:
+            if cid not in chunks:
+                fail(f"entity {key!r} links missing chunk {cid!r}")
+    for fid, fact in facts.items():
+        for end in (fact.subject, fact.object):
+            if end not in entities:
+                fail(f"fact {fid!r} is on unknown entity {end!r}")
+        for cid in fact.chunks:
+            if cid not in chunks:
+                fail(f"fact {fid!r} links missing chunk {cid!r}")
+    for a, b in index.synonyms:
+        if a not in entities or b not in entities:
+            fail(f"synonym pair ({a!r}, {b!r}) is on an unknown entity")
+    expected = {"chunks": set(chunks), "entities": set(entities), "facts": {text_key(f.text) for f in facts.values()}}
+    for name, table in (("chunks", index.chunk_vectors), ("entities", index.entity_vectors), ("facts", index.fact_vectors)):
+        dup = _duplicate(table.ids)
+        if dup is not None:
+            fail(f"vector_ids.json lists {name} id {dup!r} twice")
+        extra = set(table.ids) - expected[name]
+        missing = expected[name] - set(table.ids)
+        if extra or missing:
+            odd = sorted(extra)[0] if extra else sorted(missing)[0]
+            fail(f"vector_ids.json {name} ids do not match the {name} table ({odd!r} "
+                 f"{'has a vector but no row' if extra else 'has no vector'})")
+
+
+def check_vector_rows(index, where: str) -> np.ndarray:
+    """Embed the first and last chunk texts and entity names again: each must be nearer its own row than the
+    other's. Returns one of the fresh vectors (for the caller's dimension check)."""
+    probes: list[tuple[object, list[str], list[str]]] = []  # (table, ids, texts)
+    for table, text_of in ((index.chunk_vectors, lambda i: index.chunks[i].text),
+                           (index.entity_vectors, lambda k: index.entities[k].surface)):
+        if len(table) >= 2:
+            ids = [table.ids[0], table.ids[-1]]
+            probes.append((table, ids, [text_of(i) for i in ids]))
+    texts = [t for _, _, ts in probes for t in ts] or ["dimension check"]
+    fresh = np.asarray(index.embed_model.get_text_embedding_batch(texts), dtype=np.float32)
+    if fresh.shape[1] != index._dim:
+        return fresh[0]
+    at = 0
+    for table, ids, pair in probes:
+        vecs, at = fresh[at:at + 2], at + 2
+        if pair[0] == pair[1]:
+            continue
+        sims = vecs @ table.rows_of(ids).T  # fresh probe x stored row
+        if sims[0, 0] < sims[0, 1] or sims[1, 1] < sims[1, 0]:
+            raise CorruptIndexError(f"corrupt index at {where}: vector_ids.json does not match the vectors' rows "
+                                    f"({ids[0]!r} is nearer the vector stored for {ids[1]!r})")
+    return fresh[0]
