@@ -25,6 +25,15 @@ class IndexConfig(BaseModel):
         "parse", description="Relations of entities='ner'|'both': parse (spaCy's dependency parse: svo, "
         "prepositional, appositive, copula; co-occurrence as fallback) or cooccurrence (no parser runs, spaCy "
         "~1.7x faster; each name is related to the nearest name of its sentence). Entities are the same.")
+    terms: bool = Field(True, description="entities='ner'|'both': the corpus's salient noun phrases (written in 2 or "
+                        "more chunks, at most term_hub_share of them) are TERM entities too (extractors/terms.py).")
+    term_hub_share: float = Field(0.05, gt=0.0, le=1.0, description="A term written in more than this share of the "
+                                  "chunks (and in more than 20) is a hub, not a term; the ceiling is computed from "
+                                  "the corpus at build time.")
+    title_link_max_chunks: int = Field(8, ge=1, description="A document with more chunks links its title only to its "
+                                       "first chunk and to chunks that write it (no title hub for long documents).")
+    lowercase_names: bool = Field(False, description="Keep one-word names the corpus mostly writes in lower case "
+                                  "(NER's 'Blood' ORG in clinical text); dropped by default.")
     chunk_size: int = Field(256, ge=16, description="Chunk length in tokens (AGRAG l_t).")
     chunk_overlap: int = Field(32, ge=0, description="Token overlap between chunks (AGRAG l_o).")
     max_ngram: int = Field(3, ge=1, le=7, description="b: longest entity in words.")
@@ -45,4 +54,6 @@ class IndexConfig(BaseModel):
     @classmethod
     def from_manifest(cls, saved: dict) -> "IndexConfig":
         """The config a saved index was built with (older manifests predate ``entities``)."""
-        return cls(**{"entities": "statistical", **saved})
+        # Indexes saved before terms and the junk rules existed keep extracting as they were built.
+        before_terms = {"terms": False, "title_link_max_chunks": 1_000_000, "lowercase_names": True}
+        return cls(**{"entities": "statistical", **(before_terms if "terms" not in saved else {}), **saved})

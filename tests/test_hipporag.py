@@ -101,7 +101,7 @@ def test_dense_fallback_without_facts(embed):
     index = GraphRAGIndex.from_documents(docs, embed_model=embed, config=IndexConfig(entities="statistical", entity_threshold=0.6))
     assert not index.facts
     query = "which birds hunt at night"
-    chunks, evidence = split(HippoRAGRetriever(index, top_k=2).retrieve(query))
+    chunks, evidence = split(HippoRAGRetriever(index, top_k=2, hybrid_guard=False).retrieve(query))
     dense = get_retriever(index, "dense", top_k=2).retrieve(query)
     assert [n.node.node_id for n in chunks] == [n.node.node_id for n in dense]
     assert [n.node.metadata["raw_score"] for n in chunks] == pytest.approx([n.score for n in dense])  # raw cosines

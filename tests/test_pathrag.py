@@ -31,7 +31,7 @@ def split(nodes):
 
 
 def test_llm_free_retrieval_returns_chunks_and_paths(index):
-    nodes = PathRAGRetriever(index, top_k=3).retrieve(QUESTION)
+    nodes = PathRAGRetriever(index, top_k=3, hybrid_guard=False).retrieve(QUESTION)
     chunks, evidence = split(nodes)
     assert len(chunks) == 3 and len(evidence) == 1 and nodes[-1] is evidence[0]
     ev = evidence[0].node.metadata["evidence"]
@@ -179,7 +179,7 @@ def test_config_defaults_validation_and_sources():
 def test_variants_are_presets_of_the_config():
     from llama_index_graphrag_suite.methods.pathrag import VARIANTS, ChunkRanking, PathOrder, PathRAGConfig
 
-    assert set(VARIANTS) == set(PathRAGConfig.PRESETS) == {"random_order", "hop_first", "flat", "paths_only"}
+    assert set(VARIANTS) == set(PathRAGConfig.PRESETS) == {"random_order", "hop_first", "flat", "paths_only", "paper"}
     assert PathRAGConfig.resolve(variant="random_order").order is PathOrder.RANDOM
     assert PathRAGConfig.resolve(variant="hop_first").order is PathOrder.HOP_FIRST
     assert PathRAGConfig.resolve(variant="flat").flat is True

@@ -10,7 +10,17 @@
 3. makes each document's title (and markdown headings) an entity of the document (:mod:`.gazetteer`);
 4. links every chunk to every known name written in it, so a name found anywhere is found everywhere;
 5. adds relations between names of one sentence from the dependency parse
-   (:mod:`.dependency_relations`), each carrying its sentence as the fact text.
+   (:mod:`.dependency_relations`), each carrying its sentence as the fact text;
+6. (``terms=True``, the default) adds the corpus's salient terms, noun phrases of the parse written in
+   at least two chunks and in at most a corpus-computed share of them (:mod:`.terms`), as ``TERM``
+   entities that take part in steps 4 and 5 like names.
+
+Two rules keep junk out of the graph whatever the corpus: a one-word name that the corpus mostly writes
+in lower case ("Blood", "Imaging", "Types" in a clinical guideline: heading words NER took for names) is
+not a name; and a document's title is linked to all of its chunks only when the document has at most
+``title_link_max_chunks`` chunks (a Wikipedia article: the title is what every chunk is about), else only
+to its first chunk and to the chunks that write it (a long guideline or book: its title would be a hub
+that every walk runs through).
 
 ``relations_from="cooccurrence"`` (``IndexConfig.ner_relations``, ``--ner-relations``) skips the dependency
 parser (spaCy ~1.7x faster): spaCy runs only ``ner`` (and what it listens to) with the model's ``senter``
@@ -26,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from typing import Any, Literal, Sequence
 
 from llama_index.core.graph_stores.types import KG_NODES_KEY, KG_RELATIONS_KEY, EntityNode, Relation
@@ -38,6 +49,8 @@ from .entity_resolution import EntityMention, majority_type, mention_from, resol
 from .entity_stats import EntityStatistics, find_mentions
 from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from_metadata
 from .spacy_pipeline import default_processes, dominant_script, load_pipeline, parse, readable_by
+from .terms import TERM_TYPE, hub_ceiling, noun_phrases, salient_terms, term_key
+from ..text import words
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +90,15 @@ class NEREntityExtractor(TransformComponent):
     max_path: int = Field(default=4, ge=1, description="Longest dependency path (words) a relation may span")
     max_pairs_per_sentence: int = Field(default=12, ge=1)
     max_text_chars: int = Field(default=400, ge=40, description="Longer sentences are cut around the pair")
+    terms: bool = Field(default=True, description="Salient noun phrases of the parse are TERM entities (terms.py)")
+    term_min_chunks: int = Field(default=2, ge=1, description="A term must be written in this many chunks")
+    term_hub_share: float = Field(default=0.05, gt=0.0, le=1.0, description="A term written in more than this "
+                                  "share of the chunks (and more than term_hub_floor) is a hub and dropped")
+    term_hub_floor: int = Field(default=20, ge=1)
+    title_link_max_chunks: int = Field(default=8, ge=1, description="Longer documents link their title to their "
+                                       "first chunk and to chunks that write it, not to every chunk")
+    lowercase_names: bool = Field(default=False, description="Keep one-word names the corpus mostly writes in "
+                                  "lower case (off: 'Blood' as an ORG in a clinical text is dropped)")
     batch_size: int = Field(default=64, ge=1)
     n_process: int = Field(default=0, ge=0, description="spaCy worker processes; 0 = one per core (at most 4)")
     show_progress: bool = False
@@ -97,10 +119,13 @@ class NEREntityExtractor(TransformComponent):
 
     def add_vocabulary(self, vocabulary: dict[str, tuple[str, str] | str]) -> None:
         """Seed the names (e.g. from an existing index) so new chunks link to known entities."""
+        names = []
         for key, value in vocabulary.items():
             surface, type_ = (value, "") if isinstance(value, str) else value
             self._vocabulary.setdefault(key, (surface, type_))
-        self._matcher.add(vocabulary)
+            if type_ != TERM_TYPE:  # terms are matched in any case, by _term_mentions, not as names
+                names.append(key)
+        self._matcher.add(names)
 
     # ------------------------------------------------------------------ the pipeline
 
@@ -115,6 +140,8 @@ class NEREntityExtractor(TransformComponent):
         self._warn_unreadable(nlp, texts, readable)
 
         mentions = [self._ner_mentions(doc) if doc is not None else [] for doc in parsed]
+        if not self.lowercase_names:
+            mentions = self._drop_common_words(texts, mentions)
         titles = self._titles(nodes, texts, nlp) if self.titles else {}
         aliases: dict[str, dict[str, str]] = {}
         by_doc: dict[str, list[int]] = {}
@@ -124,16 +151,20 @@ class NEREntityExtractor(TransformComponent):
             title_key, title_type = titles.get(doc_key, ("", ""))
             aliases[doc_key] = resolve_document([m for p in positions for m in mentions[p]], title_key, title_type)
         self._learn(mentions, titles)
+        terms = self._term_mentions(parsed, texts, mentions) if self.terms else [[] for _ in texts]
         fallback = self._statistical(texts, readable)
+        first_chunk = {d: ps[0] for d, ps in by_doc.items()}
 
         # After the parse, the longest step of a big build (~1 s per MB): show it too.
         linking = get_tqdm_iterable(list(enumerate(nodes)), self.show_progress, "Entity links and relations")
         for pos, node in linking:
             doc_key = document_key(node)
-            found = mentions[pos] + fallback.get(pos, [])
+            found = mentions[pos] + terms[pos] + fallback.get(pos, [])
             if self.link_passages:
                 found += self._known_names(texts[pos], found, aliases[doc_key])
             title_key, title_type = titles.get(doc_key, ("", ""))
+            if len(by_doc[doc_key]) > self.title_link_max_chunks and pos != first_chunk[doc_key]:
+                title_key = ""  # a long document's title is linked only where it is written (found above)
             rels = self._relations(parsed[pos], found, title_key, title_type) if parsed[pos] is not None else []
             if pos in fallback:
                 rels += self._fallback_relations(texts[pos], fallback[pos])
@@ -176,6 +207,41 @@ class NEREntityExtractor(TransformComponent):
                 if m is not None and sum(ch.isalnum() for ch in m.key) >= 2:
                     out.append(m)
         return out
+
+    def _drop_common_words(self, texts: list[str], mentions: list[list[EntityMention]]) -> list[list[EntityMention]]:
+        """Without one-word names that the texts write more often in lower case than capitalised."""
+        singles = {m.surface for ms in mentions for m in ms if " " not in m.surface.strip()}
+        if not singles:
+            return mentions
+        lowered = {w.lower() for w in singles}
+        counts: Counter = Counter(w for t in texts for w in words(t) if w.lower() in lowered)
+        common = {w for w in singles if counts[w.lower()] > counts[w] and w != w.lower()}
+        return [[m for m in ms if m.surface not in common] for ms in mentions]
+
+    def _term_mentions(self, parsed: list, texts: list[str],
+                       names: list[list[EntityMention]]) -> list[list[EntityMention]]:
+        """Salient terms (see terms.py) written in each chunk, outside its name mentions."""
+        candidates = NameMatcher()
+        candidates.add(term_key(texts[p][a:b]) for p, doc in enumerate(parsed) if doc is not None
+                       for a, b in noun_phrases(doc))
+        known = {k for k, (_, t) in self._vocabulary.items() if t == TERM_TYPE}
+        candidates.add(known)
+        per_chunk: list[list[EntityMention]] = []
+        for text, taken in zip(texts, names):
+            spans = [(m.start, m.end) for m in taken]
+            per_chunk.append([EntityMention(key, text[a:b], TERM_TYPE, a, b)
+                              for key, a, b in candidates.find(text, require_capital=False)
+                              if not any(a < e and s < b for s, e in spans)])
+        ceiling = hub_ceiling(len(texts), self.term_hub_share, self.term_hub_floor)
+        keep = salient_terms(([m.key for m in ms] for ms in per_chunk), self.term_min_chunks, ceiling) | known
+        new = {}
+        for ms in per_chunk:
+            for m in ms:
+                if m.key in keep and m.key not in self._vocabulary:
+                    new.setdefault(m.key, (m.surface, TERM_TYPE))
+        self._vocabulary.update(new)
+        # a key that is also a name keeps the name's type; a term is one entity per chunk however often written
+        return [[m for m in ms if m.key in keep] for ms in per_chunk]
 
     def _titles(self, nodes: Sequence[BaseNode], texts: list[str], nlp) -> dict[str, tuple[str, str]]:
         """document key -> (title key, type). The type is NER's label for the title alone, else TITLE."""

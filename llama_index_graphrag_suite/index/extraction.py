@@ -41,7 +41,10 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
         from ..extractors.ner import NEREntityExtractor  # imports spaCy only when asked for
 
         ner = NEREntityExtractor(model=config.ner_model, relations_from=config.ner_relations,
-                                 max_pairs_per_sentence=config.max_pairs_per_sentence, show_progress=show_progress)
+                                 max_pairs_per_sentence=config.max_pairs_per_sentence, show_progress=show_progress,
+                                 terms=config.terms, term_hub_share=config.term_hub_share,
+                                 title_link_max_chunks=config.title_link_max_chunks,
+                                 lowercase_names=config.lowercase_names)
         ner.add_vocabulary(vocabulary)
         extractors.append(ner)
     cooc = None

@@ -276,7 +276,7 @@ class GraphIndexRetriever(BaseRetriever):
                                                                          cfg.guard_hub_min))
         agree = len(set(graph_rank[:k].tolist()) & set(hybrid_rank[:k].tolist())) / max(1, min(k, len(hybrid_rank)))
         weight = guard.guard_weight(link, agree, cfg)
-        fused = guard.fuse_rankings(graph_rank, hybrid_rank, weight, cfg.guard_rrf_k, k)
+        fused, fused_scores = guard.fuse_rankings(graph_rank, hybrid_rank, weight, cfg.guard_rrf_k, k)
         self.last_guard = {"graph_weight": round(weight, 4), "query_link": round(link, 4),
                            "linked_entities": linked[:10], "agreement": round(agree, 4)}
         by_id = {n.node.node_id: n for n in chunks}
@@ -284,10 +284,13 @@ class GraphIndexRetriever(BaseRetriever):
         out = []
         for rank, c in enumerate(fused.tolist()):
             cid = order[c]
-            node = by_id.get(cid) or chunk_node(index, cid, 0.0, self.method, guard_source="hybrid")
-            node.score = float(len(fused) - rank)  # the fused order; scaled to [0, 1] by _split
-            node.node.metadata.pop("raw_score", None)
+            node = by_id.get(cid)
+            if node is None:  # a hybrid chunk the method did not rank
+                node = chunk_node(index, cid, 0.0, self.method)
+            node.node.metadata["method_score"] = float(node.score or 0.0)
             node.node.metadata["graph_weight"] = self.last_guard["graph_weight"]
+            node.node.metadata.pop("raw_score", None)
+            node.score = fused_scores[rank]  # the fusion's score; _split scales it to [0, 1]
             out.append(node)
         for ev in evidence:
             ev.node.metadata.setdefault("evidence", {})["hybrid_guard"] = self.last_guard

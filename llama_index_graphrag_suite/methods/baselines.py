@@ -15,6 +15,7 @@ the largest weights seed the walk.
 from __future__ import annotations
 
 from abc import abstractmethod
+from typing import Any, ClassVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +23,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ..graph.ppr import Transition, personalized_pagerank, transition_matrix
 from .base import GraphIndexRetriever, MethodConfig, chunk_node, evidence_node, param
+from .graph_guard import GuardedConfig
 from .scoring import hybrid, minmax, top_k
 
 __all__ = ["BM25Retriever", "DenseRetriever", "HippoRAGConfig", "HippoRAGRetriever", "HybridRetriever"]
@@ -82,7 +84,7 @@ class HybridRetriever(_ScoredChunksRetriever):
         return hybrid(dense, self.index.bm25.scores(query_bundle.query_str))
 
 
-class HippoRAGConfig(MethodConfig):
+class HippoRAGConfig(GuardedConfig):
     """HippoRAG 2's retrieval settings (LLM-free: no recognition-memory filter)."""
 
     linking_top_k: int = param(5, "Facts mapped to the query, and entities kept as walk seeds.",
@@ -91,6 +93,10 @@ class HippoRAGConfig(MethodConfig):
                            "HippoRAG 2 code (damping 0.5)", ge=0.0, lt=1.0)
     passage_node_weight: float = param(0.05, "Weight of every passage's min-max dense score in the restart vector.",
                                        "HippoRAG 2 code (passage_node_weight 0.05)", ge=0.0)
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "paper": GuardedConfig.PAPER_VARIANT,  # HippoRAG 2's own ranking, no hybrid guard
+    }
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,8 @@ from typing import Any, ClassVar
 
 from pydantic import field_validator
 
-from ..base import MethodConfig, param
+from ..base import param
+from ..graph_guard import GuardedConfig
 
 __all__ = ["A2RAGConfig", "ChunkRanking", "GlobalOrder", "Stage"]
 
@@ -85,7 +86,7 @@ class ChunkRanking(str, Enum):
     RRF = "rrf"  # reciprocal-rank fusion (k = 60) of the evidence and hybrid rankings
 
 
-class A2RAGConfig(MethodConfig):
+class A2RAGConfig(GuardedConfig):
     """Every number the paper leaves open (DESIGN.md: "A2RAG τ_g, K, α, L, I_max: not given")."""
 
     # -- which parts run (the variants switch these) ----------------------------------------------
@@ -177,6 +178,7 @@ class A2RAGConfig(MethodConfig):
     sufficiency_max_chunks: int = param(5, "Chunks shown to the LLM sufficiency check.", paper="ours", ge=1)
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "paper": GuardedConfig.PAPER_VARIANT,  # the paper's own ranking, no hybrid guard
         # Table IV's ablation: S_V only, no relation seeds, everything else unchanged.
         "node_only": {"relation_seeds": False},
         # Stop escalating after the graph stages: no PPR fallback.

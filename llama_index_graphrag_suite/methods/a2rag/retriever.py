@@ -206,8 +206,18 @@ class A2RAGRetriever(GraphIndexRetriever):
         evidence node leaves out so that its id (a content hash) is the same on every run.
         """
         bundle = query if isinstance(query, QueryBundle) else QueryBundle(query)
-        with self.reading():
+        traces: list[dict] = []
+
+        def run() -> list[NodeWithScore]:
             nodes, trace = self._run(bundle)
+            traces.append(trace)
+            return nodes
+
+        with self.reading():
+            nodes = self.guarded(bundle, run)
+        trace = traces[0]
+        if self.last_guard is not None and self._guarded():
+            trace["hybrid_guard"] = self.last_guard
         chunks, evidence = self._split(nodes)  # scores in [0, 1], as retrieve() gives them
         return chunks + [evidence], trace
 

@@ -1,0 +1,93 @@
+"""A corpus's own terms, LLM-free: noun phrases read off spaCy's dependency parse, kept when salient.
+
+Named entities make a good graph of Wikipedia, and a nearly empty one of clinical guidelines or research
+articles, whose subjects are terms ("basal cell carcinoma", "viral load", "spike protein") that no NER
+model labels. The NER extractor therefore also reads noun phrases from the parse it already runs (no
+tagger: the parser's labels say which words head a nominal and which modify it), and keeps a phrase as a
+``TERM`` entity only when the corpus says it is one:
+
+* **form** (:func:`noun_phrases`): a nominal head (subject, object, object of a preposition, attribute,
+  apposition, or a conjunct of one) with its compound and simple adjectival modifiers; leading stop words,
+  numbers and punctuation dropped; at least one word of three letters; at most ``MAX_TERM_WORDS`` words;
+* **salience** (:func:`salient_terms`): written in at least ``min_chunks`` chunks (a phrase seen once joins
+  nothing) and in at most ``max_chunks`` (a word such as "patients" in a clinical guideline or "film" in
+  Wikipedia is in so many chunks that it is a hub, not a topic). The ceiling is computed from the corpus
+  (:func:`hub_ceiling`: a share of the chunks, with a floor), and recorded in the index's build info.
+
+A term is linked to every chunk that writes it (case-insensitively; :class:`~.gazetteer.NameMatcher` with
+``require_capital=False``), not only to the chunks whose parse marked it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+from ..text import STOP_WORDS, normalize_entity
+
+TERM_TYPE = "TERM"
+MAX_TERM_WORDS = 4
+# dependency labels of a token that heads a nominal phrase, and of the modifiers kept in front of it
+NOMINAL_HEADS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "appos", "dative", "oprd", "ROOT"})
+MODIFIERS = frozenset({"compound", "amod", "nmod"})
+HUB_SHARE = 0.05  # a term in more than 5 % of the chunks ...
+HUB_FLOOR = 20  # ... and in more than 20 chunks is a hub
+
+
+def hub_ceiling(n_chunks: int, share: float = HUB_SHARE, floor: int = HUB_FLOOR) -> int:
+    """Most chunks a salient term may be written in: ``max(floor, share · n_chunks)``."""
+    return max(floor, int(share * n_chunks))
+
+
+def _content_word(token) -> bool:
+    return token.is_alpha and token.lower_ not in STOP_WORDS and not token.like_num
+
+
+def _is_head(token) -> bool:
+    dep = token.dep_
+    if dep == "conj":  # "fever and cough": cough is a conjunct of a nominal head
+        return token.head.dep_ in NOMINAL_HEADS and token.head.dep_ != "ROOT"
+    if dep == "ROOT":  # a heading or fragment ("Skin lesions"), not an imperative ("Keep reading"): the
+        # root must carry a nominal modifier, since without a tagger a bare root is as likely a verb
+        return any(c.dep_ in ("det", "compound", "amod") and c.i < token.i for c in token.children) and \
+            not any(c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass", "dobj", "xcomp") for c in token.children)
+    return dep in NOMINAL_HEADS
+
+
+def noun_phrases(doc) -> list[tuple[int, int]]:
+    """Character spans ``(start, end)`` of the noun phrases of a parsed spaCy ``Doc`` (see the module doc)."""
+    spans = []
+    for token in doc:
+        if not _is_head(token) or not _content_word(token) or len(token) < 3:
+            continue
+        # the contiguous run of modifiers directly left of the head, each without children of its own
+        # except further compounds (so "most common type" gives "type", "basal cell carcinoma" stays whole)
+        left = token.i
+        while left > token.sent.start:
+            prev = doc[left - 1]
+            if prev.head.i < left or prev.head.i > token.i or prev.dep_ not in MODIFIERS:
+                break
+            if prev.dep_ == "amod" and any(c.dep_ != "compound" for c in prev.children):
+                break
+            left -= 1
+        while left < token.i and not _content_word(doc[left]):  # no leading stop word or number
+            left += 1
+        if token.i - left + 1 > MAX_TERM_WORDS:
+            left = token.i - MAX_TERM_WORDS + 1
+        if any(not (t.is_alpha or t.text in "-/") for t in doc[left:token.i + 1]):
+            continue  # "covid-19"-like tokens are left to the NER and n-gram extractors
+        spans.append((doc[left].idx, token.idx + len(token)))
+    return spans
+
+
+def term_key(surface: str) -> str:
+    """The entity key of a term (the same normalisation as every other entity key)."""
+    return normalize_entity(surface)
+
+
+def salient_terms(chunk_terms: Iterable[Iterable[str]], min_chunks: int, max_chunks: int) -> set[str]:
+    """Term keys written in ``min_chunks``..``max_chunks`` of the chunks (each chunk's keys counted once)."""
+    df: Counter = Counter()
+    for keys in chunk_terms:
+        df.update(set(keys))
+    return {k for k, n in df.items() if min_chunks <= n <= max_chunks}

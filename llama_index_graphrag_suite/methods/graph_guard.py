@@ -1,0 +1,132 @@
+"""The hybrid guard: how far a graph method may re-rank hybrid retrieval, decided per query.
+
+Every graph method (agrag, pathrag, archrag, a2rag, hipporag) ranks chunks its own way. On corpora where
+the entity graph is thin or noisy (clinical guidelines, research articles) that ranking can fall well below
+plain hybrid retrieval (issue 25). The guard fuses the method's ranking with hybrid's, with a weight that
+depends on what the graph offers *this* query:
+
+* ``link``: how much of the query the graph knows: the share of the query's content words that lie inside
+  mentions of *specific* entities (entities linked to at most ``hub_chunks`` chunks; a hub such as a long
+  document's title, linked to all of its chunks, tells the walk nothing);
+* ``agree``: how much the graph's top-k already agrees with hybrid's (shared chunks / k). A graph ranking
+  that keeps hybrid's best chunks and adds a few is the multi-hop pattern the graph is for; one that
+  replaces all of them is a walk that went astray.
+
+``w = max_weight · clip(link_gain · link + agree_gain · agree + bias, 0, 1)`` when ``link > 0``, else 0 (a
+question that names nothing the graph knows is answered by hybrid alone). The fused order is a
+weighted reciprocal-rank fusion, ``(1 - w) / (k0 + rank_hybrid) + w / (k0 + rank_graph)``, over the union
+of both top-``depth`` lists. ``w = 0`` gives hybrid's order exactly; ``w = 1`` the method's own.
+The defaults were chosen by leave-one-dataset-out over five datasets (``benchmarks/domain_tuning.py``,
+BENCHMARKS.md "Any corpus"). Each method's ``paper`` variant turns the guard off.
+
+The arithmetic is pure numpy (:func:`guard_weight`, :func:`fuse_rankings`); :func:`query_link` reads the
+index's entity table only.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..extractors.gazetteer import canonical_key
+from ..index.bm25 import bm25_tokens
+from ..text import words
+from .base import MethodConfig, param
+from .scoring import hybrid, top_k
+
+__all__ = ["GuardedConfig", "fuse_rankings", "guard_weight", "query_link"]
+
+MAX_QUERY_NGRAM = 6  # longest entity name looked up in a question, in words
+
+
+class GuardedConfig(MethodConfig):
+    """Settings of the hybrid guard, shared by every graph method's config (see the module doc)."""
+
+    hybrid_guard: bool = param(True, "Fuse the method's ranking with hybrid's, weighted per query by what the graph "
+                               "knows of it (methods/graph_guard.py); False is the paper's own ranking.",
+                               "ours (issue 25, leave-one-dataset-out)")
+    guard_depth: int = param(20, "Chunks of each ranking (the method's and hybrid's) the fusion reads.", "ours", ge=1)
+    guard_max_weight: float = param(0.8, "Largest weight the graph ranking gets.", "ours (LODO)", ge=0.0, le=1.0)
+    guard_link_gain: float = param(1.0, "Weight of the query's share of words in specific entities.", "ours (LODO)")
+    guard_agree_gain: float = param(0.5, "Weight of the top-k overlap of graph and hybrid.", "ours (LODO)")
+    guard_bias: float = param(0.0, "Constant term of the graph weight before clipping.", "ours (LODO)")
+    guard_rrf_k: int = param(10, "k0 of the reciprocal-rank fusion.", "ours (LODO)", ge=1)
+    guard_hub_share: float = param(0.05, "Entities linked to more than this share of chunks (and more than "
+                                   "guard_hub_min chunks) are hubs: they do not count as linking the query.",
+                                   "ours", gt=0.0, le=1.0)
+    guard_hub_min: int = param(20, "Chunk count below which an entity is never a hub.", "ours", ge=1)
+
+    PAPER_VARIANT: ClassVar[dict[str, Any]] = {"hybrid_guard": False}
+
+
+def hub_chunks(n_chunks: int, share: float, floor: int) -> int:
+    """Most chunks a specific entity may be linked to: ``max(floor, share · n_chunks)``."""
+    return max(floor, int(share * n_chunks))
+
+
+def query_link(index, question: str, max_chunks: int) -> tuple[float, list[str]]:
+    """``(share of the question's content words inside specific entity mentions, those entity keys)``.
+
+    Entity keys are looked up as word n-grams of the question, longest first (a word belongs to at most one
+    mention); an entity counts when it is linked to 1..``max_chunks`` chunks.
+    """
+    tokens = list(words(question))
+    content = [i for i, w in enumerate(tokens) if bm25_tokens(w)]  # stop words and punctuation do not count
+    if not content:
+        return 0.0, []
+    entities = index.entities
+    covered: set[int] = set()
+    found: list[str] = []
+    n = len(tokens)
+    for size in range(min(MAX_QUERY_NGRAM, n), 0, -1):
+        for start in range(0, n - size + 1):
+            span = range(start, start + size)
+            if any(i in covered for i in span):
+                continue
+            key = canonical_key(" ".join(tokens[start:start + size]))
+            rec = entities.get(key) if key else None
+            if rec is None or not (0 < len(rec.chunks) <= max_chunks):
+                continue
+            if size == 1 and not bm25_tokens(tokens[start]):
+                continue  # a lone stop word that happens to be an entity key
+            covered.update(span)
+            found.append(key)
+    share = sum(1 for i in content if i in covered) / len(content)
+    return share, found
+
+
+def guard_weight(link: float, agree: float, cfg: GuardedConfig) -> float:
+    """The graph ranking's weight in [0, ``max_weight``] from the two signals (see the module doc); 0 when no
+    word of the query is in a specific entity: then the graph knows nothing of the question."""
+    if link <= 0.0:
+        return 0.0
+    raw = cfg.guard_link_gain * link + cfg.guard_agree_gain * agree + cfg.guard_bias
+    return cfg.guard_max_weight * float(min(1.0, max(0.0, raw)))
+
+
+def fuse_rankings(graph_rank: np.ndarray, hybrid_rank: np.ndarray, weight: float, k0: int,
+                  k: int) -> tuple[np.ndarray, list[float]]:
+    """Weighted reciprocal-rank fusion of two rankings (arrays of chunk positions, best first): the top ``k``
+    positions and their fused scores.
+
+    ``weight`` is the graph ranking's share. With weight 0 the result is ``hybrid_rank[:k]``; with 1 it is
+    ``graph_rank[:k]`` (filled from hybrid when the graph ranked fewer). Ties go to the hybrid order.
+    """
+    score: dict[int, float] = {}
+    for rank, c in enumerate(hybrid_rank.tolist()):
+        score[c] = score.get(c, 0.0) + (1.0 - weight) / (k0 + rank + 1)
+    for rank, c in enumerate(graph_rank.tolist()):
+        score[c] = score.get(c, 0.0) + weight / (k0 + rank + 1)
+    hybrid_pos = {c: i for i, c in enumerate(hybrid_rank.tolist())}
+    tail = len(hybrid_pos)
+    graph_pos = {c: i for i, c in enumerate(graph_rank.tolist())}
+    order = sorted(score, key=lambda c: (-score[c], hybrid_pos.get(c, tail + graph_pos.get(c, 0))))[:k]
+    return np.asarray(order, dtype=np.int64), [score[c] for c in order]
+
+
+def hybrid_ranking(index, question: str, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(top-depth chunk positions, all hybrid scores)`` of AGRAG's hybrid score (Eq. 21)."""
+    dense = index.chunk_dense_scores(index.embed_query(question))
+    scores = hybrid(dense, index.bm25.scores(question))
+    return top_k(scores, depth), scores

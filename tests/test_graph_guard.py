@@ -1,0 +1,101 @@
+"""Issue 25: the hybrid guard. Where the graph knows nothing of a question, every graph method ranks as hybrid
+does; where it does, the method may re-rank as far as the per-query weight allows; ``paper`` turns it off."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+from llama_index_graphrag_suite.methods.graph_guard import (
+    GuardedConfig,
+    fuse_rankings,
+    guard_weight,
+    hub_chunks,
+    hybrid_ranking,
+    query_link,
+)
+
+GRAPH_METHODS = ("hipporag", "agrag", "pathrag", "archrag", "a2rag")
+
+
+def test_fusion_is_hybrid_at_weight_zero_and_the_graph_at_one():
+    graph, hyb = np.array([7, 3, 9, 1]), np.array([1, 2, 3, 4, 5])
+    assert fuse_rankings(graph, hyb, 0.0, 10, 3)[0].tolist() == [1, 2, 3]
+    assert fuse_rankings(graph, hyb, 1.0, 10, 3)[0].tolist() == [7, 3, 9]
+    mid, scores = fuse_rankings(graph, hyb, 0.5, 10, 5)
+    assert mid[:2].tolist() == [1, 3] and scores == sorted(scores, reverse=True)  # 1 and 3 are in both lists
+    assert fuse_rankings(np.array([], np.int64), hyb, 0.9, 10, 2)[0].tolist() == [1, 2]  # nothing ranked: hybrid
+
+
+def test_weight_is_zero_when_nothing_links_and_grows_with_the_link():
+    cfg = GuardedConfig(guard_max_weight=0.8, guard_link_gain=1.0, guard_agree_gain=0.5, guard_bias=0.0)
+    assert guard_weight(0.0, 1.0, cfg) == 0.0
+    assert 0 < guard_weight(0.3, 0.0, cfg) < guard_weight(0.6, 0.0, cfg) <= 0.8
+    assert guard_weight(1.0, 1.0, cfg) == pytest.approx(0.8)  # clipped at max_weight
+
+
+@pytest.fixture(scope="module")
+def index():
+    from llama_index_graphrag_suite.embeddings import HashEmbedding
+
+    texts = {
+        "ada": "Ada Lorne was a painter born in Grey Harbour. She studied at the Vant Gallery school.",
+        "vant": "The Vant Gallery was founded by Tomas Reed in Grey Harbour in 1890.",
+        "reed": "Tomas Reed was a merchant who collected paintings by Ada Lorne.",
+        "tea": "Green tea is brewed at low temperature; black tea needs boiling water.",
+        "bread": "Sourdough bread rises slowly because wild yeast ferments the dough.",
+        "rain": "Rain gauges measure how much water falls during a storm.",
+    }
+    from llama_index.core import Document
+
+    docs = [Document(text=t, doc_id=k, metadata={"title": k.title()}) for k, t in texts.items()]
+    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=64), config=IndexConfig())
+
+
+def test_query_link_counts_only_specific_entities(index):
+    share, found = query_link(index, "Who founded the Vant Gallery?", max_chunks=3)
+    assert "vant gallery" in found and share == pytest.approx(2 / 3)  # founded, vant, gallery: 2 of 3 covered
+    assert query_link(index, "Who founded the Vant Gallery?", max_chunks=0) == (0.0, [])  # every entity a hub
+    assert query_link(index, "how much water falls", max_chunks=3)[0] == 0.0
+    assert hub_chunks(10_000, 0.05, 20) == 500 and hub_chunks(100, 0.05, 20) == 20
+
+
+@pytest.mark.parametrize("method", GRAPH_METHODS)
+def test_a_question_the_graph_does_not_know_gets_hybrids_ranking(index, method):
+    from llama_index_graphrag_suite.registry import get_retriever
+
+    question = "what do gauges measure during a storm"
+    retriever = get_retriever(index, method, top_k=3)
+    chunks = [n.node.node_id for n in retriever.retrieve(question)]
+    expected = [index.chunk_order[c] for c in hybrid_ranking(index, question, 3)[0].tolist()]
+    assert chunks == expected
+    assert retriever.last_guard["graph_weight"] == 0.0 and retriever.last_guard["query_link"] == 0.0
+
+
+@pytest.mark.parametrize("method", GRAPH_METHODS)
+def test_the_paper_variant_is_the_methods_own_ranking(index, method):
+    from llama_index_graphrag_suite.registry import get_retriever
+
+    question = "Which painter did the founder of the Vant Gallery collect?"
+    paper = get_retriever(index, f"{method}:paper", top_k=3)
+    unguarded = get_retriever(index, method, top_k=3, hybrid_guard=False)
+    assert [n.node.node_id for n in paper.retrieve(question)] == [n.node.node_id for n in unguarded.retrieve(question)]
+    assert paper.last_guard is None
+    guarded = get_retriever(index, method, top_k=3)
+    nodes = guarded.retrieve(question)
+    assert len(nodes) == 3 and guarded.last_guard["query_link"] > 0
+    assert all(n.node.metadata["graph_weight"] == guarded.last_guard["graph_weight"] for n in nodes)
+    scores = [n.score for n in nodes]
+    assert scores == sorted(scores, reverse=True) and scores[0] == 1.0
+
+
+def test_async_retrieval_is_guarded_too(index):
+    import asyncio
+
+    from llama_index_graphrag_suite.registry import get_retriever
+
+    retriever = get_retriever(index, "a2rag", top_k=3)
+    question = "what do gauges measure during a storm"
+    sync = [n.node.node_id for n in retriever.retrieve(question)]
+    assert [n.node.node_id for n in asyncio.run(retriever.aretrieve(question))] == sync

@@ -1,0 +1,91 @@
+"""Issue 25: the corpus's own terms in the LLM-free graph, and the two junk rules (common words taken for
+names, titles of long documents as hubs), on hand-written clinical, biomedical and encyclopaedic text."""
+
+from __future__ import annotations
+
+from llama_index.core.graph_stores.types import KG_NODES_KEY, KG_RELATIONS_KEY
+from llama_index.core.schema import TextNode
+
+from llama_index_graphrag_suite import IndexConfig
+from llama_index_graphrag_suite.extractors.ner import NEREntityExtractor
+from llama_index_graphrag_suite.extractors.spacy_pipeline import load_pipeline
+from llama_index_graphrag_suite.extractors.terms import TERM_TYPE, hub_ceiling, noun_phrases, salient_terms
+
+CLINICAL = [
+    "Basal cell carcinoma is the most common type of skin cancer. It grows slowly.",
+    "Blood tests check the liver before treatment. Basal cell carcinoma rarely spreads.",
+    "Imaging of the chest shows whether skin cancer has spread. The blood supply is checked too.",
+    "A dermatologist removes basal cell carcinoma with Mohs surgery.",
+]
+
+
+def _nodes(texts, doc_of=None, title="Guide"):
+    return [TextNode(id_=f"c{i}", text=t, metadata={"doc_id": (doc_of or (lambda i: f"d{i}"))(i), "title": title})
+            for i, t in enumerate(texts)]
+
+
+def _graph(nodes):
+    """entity key -> (type, set of chunk ids linked to it) from the extractor's output."""
+    out: dict[str, tuple[str, set[str]]] = {}
+    for node in nodes:
+        for entity in node.metadata[KG_NODES_KEY]:
+            out.setdefault(entity.name, (entity.properties["type"], set()))
+        for rel in node.metadata[KG_RELATIONS_KEY]:
+            if rel.label == "contains":
+                out[rel.target_id][1].add(node.node_id)
+    return out
+
+
+def test_noun_phrases_keep_compounds_and_drop_determiners_and_verbs():
+    nlp = load_pipeline()
+    text = "Basal cell carcinoma is the most common type of skin cancer. Keep reading the guide."
+    doc = nlp(text)
+    phrases = {text[a:b] for a, b in noun_phrases(doc)}
+    assert "Basal cell carcinoma" in phrases and "skin cancer" in phrases
+    assert "type" in phrases  # "the most common" is not part of the term
+    assert not any(p.lower().startswith(("the ", "keep")) for p in phrases)
+
+
+def test_salient_terms_need_two_chunks_and_are_not_hubs():
+    chunks = [["viral load", "cough"], ["viral load"], ["cough", "spike protein"], ["cough"]]
+    assert salient_terms(chunks, 2, 2) == {"viral load"}  # cough is in 3 chunks: a hub at ceiling 2
+    assert salient_terms(chunks, 2, 3) == {"viral load", "cough"}
+    assert hub_ceiling(100) == 20 and hub_ceiling(10_000) == 500  # floor 20, else 5 % of the chunks
+
+
+def test_clinical_terms_become_entities_linked_wherever_written():
+    nodes = NEREntityExtractor(term_hub_floor=3)(_nodes(CLINICAL))
+    graph = _graph(nodes)
+    # written in three chunks, found by the parse in some and by the case-insensitive matcher in all
+    assert graph["basal cell carcinoma"] == (TERM_TYPE, {"c0", "c1", "c3"})
+    assert graph["skin cancer"][1] == {"c0", "c2"}
+    assert "chest" not in graph  # written once: it joins nothing
+    # relations between terms of one sentence come from the parse like those between names
+    rels = {(r.source_id, r.target_id) for n in nodes for r in n.metadata[KG_RELATIONS_KEY] if r.label != "contains"}
+    assert any("basal cell carcinoma" in pair for pair in rels)
+
+
+def test_common_words_are_not_names_unless_asked():
+    texts = ["Blood\n\nThe blood count is low.", "Blood cells and blood plasma differ.", "Red blood cells carry oxygen."]
+    default = _graph(NEREntityExtractor(terms=False)(_nodes(texts)))
+    assert all(t != "ORG" or k != "blood" for k, (t, _) in default.items())
+    kept = NEREntityExtractor(terms=False, lowercase_names=True)
+    nlp = load_pipeline()
+    if any(e.text == "Blood" for e in nlp(texts[0]).ents):  # only meaningful when the model tags it
+        assert "blood" in _graph(kept(_nodes(texts)))
+
+
+def test_long_document_title_is_not_a_hub_but_an_article_title_is():
+    texts = [f"Paragraph {i} of the guideline discusses follow-up visits after surgery." for i in range(10)]
+    long_doc = _graph(NEREntityExtractor(terms=False, title_link_max_chunks=8)(
+        _nodes(texts, doc_of=lambda i: "guide", title="Medical")))
+    assert long_doc["medical"][1] == {"c0"}  # only the first chunk (the title is written nowhere else)
+    article = _graph(NEREntityExtractor(terms=False)(
+        _nodes(texts[:3], doc_of=lambda i: "article", title="Ada Lorne")))
+    assert article["ada lorne"][1] == {"c0", "c1", "c2"}
+
+
+def test_old_manifests_keep_extracting_as_they_were_built():
+    old = IndexConfig.from_manifest({"entities": "ner"})
+    assert (old.terms, old.lowercase_names) == (False, True) and old.title_link_max_chunks >= 10**6
+    assert IndexConfig().terms and IndexConfig.from_manifest(IndexConfig().model_dump()).terms
