@@ -55,30 +55,59 @@ def onnx_cache_dir() -> Path:
     return Path(root) / "onnx"
 
 
-def _model_digest(model_dir: Path) -> str:
-    """A digest of what determines the exported graph: the weights, the model config, the exporter's version."""
-    import torch
+def _model_digest(model_dir: Path, out_dir: Path | None = None) -> str:
+    """A digest of what determines the exported graph: the weights, the model config, the exporter's version.
 
-    h = hashlib.sha256(torch.__version__.encode())
-    for name in ("config.json", "model.safetensors", "pytorch_model.bin"):
-        path = model_dir / name
+    Read without importing torch (its version from the package metadata: importing it costs seconds), and
+    remembered in ``out_dir`` by file size and modification time, so a query does not hash 90 MB of weights.
+    """
+    from importlib.metadata import version
+
+    files = [model_dir / name for name in ("config.json", "model.safetensors", "pytorch_model.bin")]
+    torch_version = version("torch")
+    key = json.dumps([str(model_dir.resolve()), torch_version] +
+                     [[p.stat().st_size, p.stat().st_mtime_ns] for p in files if p.exists()])
+    memo = (out_dir / "digests.json") if out_dir else None
+    known = _read_json(memo) if memo else {}
+    if key in known:
+        return known[key]
+    h = hashlib.sha256(torch_version.encode())
+    for path in files:
         if path.exists():
             with open(path, "rb") as fh:
                 for block in iter(lambda: fh.read(1 << 20), b""):
                     h.update(block)
-    return h.hexdigest()[:16]
+    digest = h.hexdigest()[:16]
+    if memo is not None:
+        try:  # a cache: losing a race or a read-only folder only costs the hashing next time
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=memo.parent, suffix=".json.partial")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({**known, key: digest}, fh)
+            os.replace(tmp, memo)
+        except OSError:
+            pass
+    return digest
+
+
+def _read_json(path: Path) -> dict[str, str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
 
 
 def export_onnx(model_dir: str | Path, cache_dir: str | Path | None = None) -> Path:
     """The ONNX file of the transformer in ``model_dir`` (exported on first use, then reused)."""
+    model_dir = Path(model_dir)
+    out_dir = Path(cache_dir) if cache_dir else onnx_cache_dir()
+    target = out_dir / f"{model_dir.name}-{_model_digest(model_dir, out_dir)}.onnx"
+    if target.exists():  # the usual case: no torch or transformers import at all
+        return target
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    model_dir = Path(model_dir)
-    out_dir = Path(cache_dir) if cache_dir else onnx_cache_dir()
-    target = out_dir / f"{model_dir.name}-{_model_digest(model_dir)}.onnx"
-    if target.exists():
-        return target
     out_dir.mkdir(parents=True, exist_ok=True)
     log.info("exporting %s to ONNX (once) at %s", model_dir, target)
     model = AutoModel.from_pretrained(str(model_dir)).eval()
