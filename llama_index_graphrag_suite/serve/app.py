@@ -145,7 +145,7 @@ def create_app(index: Any, llm: Any = None, api_key: str | None = None, *, max_b
     @app.get("/health")
     def health() -> dict[str, Any]:
         return {"status": "ok", "version": __version__, "llm": llm is not None, "auth": bool(api_key),
-                "read_only": read_only, "chunks": len(index.chunks)}
+                "read_only": read_only, "max_body": max_body, "chunks": len(index.chunks)}
 
     @app.get("/methods", dependencies=guarded)
     def methods() -> list[dict[str, Any]]:
