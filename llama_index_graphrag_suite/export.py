@@ -126,7 +126,7 @@ def html_data(g: nx.MultiDiGraph, seed: int = 0, text_chars: int = TEXT_CHARS) -
     Positions: :func:`~.graph.layout.community_layout` (each community an island). Columns, not objects,
     to keep a 10,000-node page small: ``nodes`` = ``{"id": [...], "label": [...], "kind": ["e" | "c"], "type",
     "x", "y", "size", "color", "community", "text"}``, ``edges`` = ``{"s", "t", "kind": ["r" | "c" | "s"],
-    "label"}`` (node rows), ``communities`` = ``[{"id", "size", "color", "name", "zoom"}]``, largest first.
+    "label"}`` (node rows), ``communities`` = ``[{"id", "size", "color", "name"}]``, largest first.
     """
     import numpy as np
 
@@ -141,8 +141,10 @@ def html_data(g: nx.MultiDiGraph, seed: int = 0, text_chars: int = TEXT_CHARS) -
     lo, hi = np.minimum(src, dst), np.maximum(src, dst)
     pairs, weight = np.unique(np.column_stack([lo, hi])[lo != hi], axis=0, return_counts=True)
     pairs = pairs.reshape(-1, 2)
-    membership = leiden_membership(n, pairs[:, 0], pairs[:, 1], weight.astype(np.float64), max_cluster_size=max(n, 1),
-                                   seed=seed) if n else np.zeros(0, np.int64)
+    # a community bigger than ~2.5% of the graph is split again (Leiden on its own subgraph): one island of 1,500
+    # nodes is a blob, and its pieces still sit together because they stay linked
+    membership = leiden_membership(n, pairs[:, 0], pairs[:, 1], weight.astype(np.float64),
+                                   max_cluster_size=max(150, n // 40), seed=seed) if n else np.zeros(0, np.int64)
     pos = community_layout(n, pairs[:, 0], pairs[:, 1], membership, seed=seed)
     degree = np.bincount(pairs.ravel(), minlength=n)
 
@@ -150,7 +152,6 @@ def html_data(g: nx.MultiDiGraph, seed: int = 0, text_chars: int = TEXT_CHARS) -
     linked = degree > 0
     sizes = np.bincount(membership[linked], minlength=int(membership.max()) + 1 if n else 0)
     ranked = [int(c) for c in np.argsort(-sizes, kind="stable") if sizes[c] > 0]
-    extent = float(np.ptp(pos, axis=0).max()) if n > 1 else 1.0
     colour: dict[int, str] = {}
     communities = []
     for rank, c in enumerate(ranked):
@@ -158,9 +159,7 @@ def html_data(g: nx.MultiDiGraph, seed: int = 0, text_chars: int = TEXT_CHARS) -
         members = np.flatnonzero((membership == c) & linked)
         names = [g.nodes[ids[m]].get("label") or ids[m]
                  for m in members[np.argsort(-degree[members], kind="stable")] if g.nodes[ids[m]].get("kind") == "entity"]
-        span = float(np.ptp(pos[members], axis=0).max()) if members.size > 1 else 1.0
-        communities.append({"id": c, "size": int(members.size), "color": colour[c], "name": ", ".join(names[:3]),
-                            "zoom": round(min(1.0, max(0.02, 1.4 * span / max(extent, 1e-9))), 4)})
+        communities.append({"id": c, "size": int(members.size), "color": colour[c], "name": ", ".join(names[:3])})
 
     attrs = [g.nodes[i] for i in ids]
     is_chunk = [a.get("kind") == "chunk" for a in attrs]
