@@ -9,12 +9,18 @@ without the deadline travelling through LlamaIndex's call signatures.
 
 from __future__ import annotations
 
+import contextvars
+import threading
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
-__all__ = ["attempt_deadline", "budget_deadline", "llm_budget", "publish_attempt_deadline"]
+from .errors import LLMTimeoutError
+
+__all__ = ["attempt_deadline", "budget_deadline", "call_within_budget", "llm_budget", "publish_attempt_deadline"]
+
+T = TypeVar("T")
 
 _BUDGET: ContextVar[float | None] = ContextVar("llm_budget_deadline", default=None)
 _ATTEMPT: ContextVar[float | None] = ContextVar("llm_attempt_deadline", default=None)
@@ -58,3 +64,34 @@ def attempt_deadline(default_seconds: float | None) -> float:
         published = time.monotonic() + (default_seconds if default_seconds is not None else 3600.0)
     budget = _BUDGET.get()
     return published if budget is None else min(published, budget)
+
+
+def call_within_budget(fn: Callable[[], T], what: str = "LLM call") -> T:
+    """``fn()``, bounded by the active ``llm_budget`` (see the module docstring); plain ``fn()`` without one.
+
+    Here rather than in ``langchain_bridge`` so that A2RAG's retriever does not import LangChain (~0.6 s).
+    """
+    end = budget_deadline()
+    if end is None:
+        return fn()
+    left = end - time.monotonic()
+    if left <= 0:
+        raise LLMTimeoutError(None, TimeoutError(f"the time budget ran out before the {what}"))
+    done = threading.Event()
+    box: dict[str, Any] = {}
+    context = contextvars.copy_context()  # budget, ledgers and LangChain's run config follow the call
+
+    def run() -> None:
+        try:
+            box["value"] = context.run(fn)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="graphrag-budgeted-call", daemon=True).start()
+    if not done.wait(left):
+        raise LLMTimeoutError(None, TimeoutError(f"the time budget ran out during the {what} ({left:.2f}s were left)"))
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

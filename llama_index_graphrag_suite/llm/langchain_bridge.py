@@ -18,10 +18,7 @@ langchain-core is imported here only, so ``llm`` stays usable without it.
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import threading
-import time
-from typing import Any, Callable, TypeVar
+from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models.llms import LLM as LangChainLLM
@@ -30,12 +27,9 @@ from llama_index.core.bridge.pydantic import Field
 from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.llms.custom import CustomLLM
 
-from .deadline import budget_deadline
-from .errors import LLMTimeoutError
+from .deadline import call_within_budget  # noqa: F401 - its old home; it lives in deadline.py
 
 __all__ = ["LangChainTextLLM", "LlamaIndexChatModel", "as_llama_index_llm", "call_within_budget", "message_text"]
-
-T = TypeVar("T")
 
 
 def message_text(out: Any) -> str:
@@ -51,34 +45,6 @@ def message_text(out: Any) -> str:
     if text is not None:
         return str(text)
     raise TypeError(f"cannot read text from an LLM result of type {type(out).__name__}")
-
-
-def call_within_budget(fn: Callable[[], T], what: str = "LLM call") -> T:
-    """``fn()``, bounded by the active ``llm_budget`` (see the module docstring); plain ``fn()`` without one."""
-    end = budget_deadline()
-    if end is None:
-        return fn()
-    left = end - time.monotonic()
-    if left <= 0:
-        raise LLMTimeoutError(None, TimeoutError(f"the time budget ran out before the {what}"))
-    done = threading.Event()
-    box: dict[str, Any] = {}
-    context = contextvars.copy_context()  # budget, ledgers and LangChain's run config follow the call
-
-    def run() -> None:
-        try:
-            box["value"] = context.run(fn)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name="graphrag-budgeted-call", daemon=True).start()
-    if not done.wait(left):
-        raise LLMTimeoutError(None, TimeoutError(f"the time budget ran out during the {what} ({left:.2f}s were left)"))
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 class LangChainTextLLM(LangChainLLM):

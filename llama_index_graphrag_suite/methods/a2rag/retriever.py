@@ -35,8 +35,7 @@ from typing import Any
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ...graph.snapshot import CHUNK
-from ...llm.deadline import budget_deadline, llm_budget
-from ...llm.langchain_bridge import call_within_budget
+from ...llm.deadline import budget_deadline, call_within_budget, llm_budget
 from ...llm.usage import LLMUsage
 from ...llm.verdicts import yes_no
 from ...tracing import traced
