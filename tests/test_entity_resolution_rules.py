@@ -218,7 +218,8 @@ def test_biomedical_terms_in_a_both_index_keep_the_two_viruses_apart():
                                   "Patients with COVID 19 were treated in Wuhan.", "Coronaviruses"),
             make_document("mers", "MERS-CoV was found in camels. The virus spread to hospitals in Riyadh in 2012.",
                           "Middle East respiratory syndrome"),
-            make_document("flu", "Influenza A causes seasonal epidemics. Vaccines are updated every year.", "Influenza")]
+            make_document("flu", "Influenza A causes seasonal epidemics. Vaccines are updated every year.",
+                          "Influenza")]
     config = IndexConfig(entities="both", entity_threshold=0.1, synonym_threshold=0.4)
     index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=256), config=config)
     assert frozenset(("sars cov", "sars cov 2")) in proposed(index)

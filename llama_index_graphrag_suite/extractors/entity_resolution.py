@@ -201,8 +201,9 @@ def can_be_aliases(name_a: str, type_a: str, name_b: str, type_b: str) -> bool:
       "christopher"), they are two spellings of one name (:data:`SPELLING_RATIO`), or one is the initials of
       the other's given names ("jrr"). The surname may also be any non-first word of the other name
       (middle names, "christopher nolan" / "christopher nolan filmography"); the same words in another
-      order or spaced differently are the same name ("senda aisa", "huang youdi" / "huang you di"). A one-word name ("nolan", "tolkien") is never ruled out: it may
-      be a surname used alone (what it resolves to is decided per document, :func:`resolve_document`).
+      order or spaced differently are the same name ("senda aisa", "huang youdi" / "huang you di").
+      A one-word name ("nolan", "tolkien") is never ruled out: it may be a surname used alone (what it
+      resolves to is decided per document, :func:`resolve_document`).
 
     Names of other types sharing a word ("renal failure" / "kidney failure") are left to the embedding:
     substituted words are often synonyms there.

@@ -18,7 +18,11 @@ Entity seeds S_V:
    Longer mentions win: once a span aligns, its sub-spans are not tried.
 
 Relation seeds S_R (optional): the query's relation phrases aligned to the index's relation labels
-(``FactRecord.predicate``) by rapidfuzz ``token_set_ratio``. An index built without an LLM has one
+(``FactRecord.predicate``) by rapidfuzz ``token_set_ratio``, kept only when the label is one of a
+relation the query names an end of (``anchors``: the entity seeds), at most ``MAX_RELATION_SEEDS``.
+The LLM-free NER graph labels relations with words of their sentence ("was born in", "hat schwer is
+film"), thousands of labels, so one question word ("film") matched about 90 of them on HotpotQA, most on
+relations far from anything the question names. An index built with the statistical extractor has one
 label ("co-occurs with"), so S_R is empty there and no edge is filtered.
 """
 
@@ -106,6 +110,7 @@ class SeedIndex:
     predicates: list[str] = field(default_factory=list)
     predicates_by_word: dict[str, list[int]] = field(default_factory=dict)  # stemmed word -> predicate positions
     predicate_words: list[frozenset] = field(default_factory=list)  # stemmed words of each predicate
+    predicate_ends: list[frozenset] = field(default_factory=list)  # entity keys at either end of its relations
 
     @classmethod
     def build(cls, index, align_titles: bool = True, max_names_per_word: int = 200) -> "SeedIndex":
@@ -127,7 +132,10 @@ class SeedIndex:
                     by_word.setdefault(w, []).append(i)
         # A word in very many names ("film", "river") picks no particular node: not an index key.
         by_word = {w: ids for w, ids in by_word.items() if len(ids) <= max_names_per_word}
-        predicates = sorted({f.predicate for f in index.facts.values()})
+        ends: dict[str, set[str]] = {}
+        for f in index.facts.values():
+            ends.setdefault(f.predicate, set()).update((f.subject, f.object))
+        predicates = sorted(ends)
         predicates_by_word: dict[str, list[int]] = {}
         predicate_words = []
         for i, label in enumerate(predicates):
@@ -137,7 +145,7 @@ class SeedIndex:
                 if is_candidate_token(w):
                     predicates_by_word.setdefault(stem(w), []).append(i)
         return cls(names, [rows_of[n] for n in names], {n: i for i, n in enumerate(names)}, by_word, predicates,
-                   predicates_by_word, predicate_words)
+                   predicates_by_word, predicate_words, [frozenset(ends[p]) for p in predicates])
 
 
 def align_mentions(seed_index: SeedIndex, mentions: list[Mention], node_similarity, config: A2RAGConfig,
@@ -195,16 +203,38 @@ def stem(word: str) -> str:
     return _SUFFIX.sub("", word) if len(word) > 4 else word
 
 
-def align_relations(seed_index: SeedIndex, phrases: list[str], min_score: float) -> list[dict]:
-    """Relation seeds S_R: relation labels close to one of the query's relation phrases.
+# Most relation seeds kept. Stage 1 keeps, of a seed's relation edges, those whose label is in S_R; a seed
+# has at most ``local_max_neighbours`` (30) neighbours kept anyway, and the evidence text lists S_R, so a
+# longer list only adds noise to the context.
+MAX_RELATION_SEEDS = 12
+
+
+def align_relations(seed_index: SeedIndex, phrases: list[str], min_score: float, anchors=None,
+                    max_relations: int | None = None) -> list[dict]:
+    """Relation seeds S_R: relation labels close to one of the query's relation phrases, best first.
 
     Candidates are the labels that share a (stemmed) content word with the phrase (a word index, so
-    the thousands of sentence-derived labels of a co-occurrence graph are not scanned); a candidate is
-    kept when every content word of the phrase is in it (score 1) or, failing that, when rapidfuzz's
+    the thousands of sentence-derived labels of a co-occurrence graph are not scanned); a candidate
+    matches when every content word of the phrase is in it (score 1) or, failing that, when rapidfuzz's
     ``token_set_ratio`` of phrase and label reaches ``min_score``.
+
+    ``anchors`` (the graph nodes the query names: its entity seeds' node ids) keeps a matching label
+    only when it names a relation of the graph that the query also names: one of the label's relations
+    has an anchor at one end, or the label writes an anchor's name. Why: S_R is used to filter the
+    relation edges *of the seeds* (stage 1), so a label on no seed's edge filters nothing and is noise
+    in the evidence ("hat schwer is film" for a question about Christopher Nolan's films). Filtering by
+    anchors therefore leaves stage 1's kept edges as they were, save for the cap. ``anchors=None``
+    skips this filter and keeps every matching label (the behaviour before anchors existed).
+
+    Ranked by score, then by the share of the label's words the query's phrases hold ("born in" before
+    "born painter images of" for "born"), then alphabetically; at most ``max_relations`` are kept
+    (default: ``MAX_RELATION_SEEDS`` with anchors, no cap without: a cap over labels that are not the
+    seeds' would drop seed edges at random).
     """
     from rapidfuzz import fuzz
 
+    anchor_set = None if anchors is None else {str(a) for a in anchors}
+    phrase_words = {stem(w) for phrase in phrases for w in normalize_entity(phrase).split()}
     out: dict[str, dict] = {}
     for phrase in phrases:
         p = normalize_entity(phrase)
@@ -214,10 +244,26 @@ def align_relations(seed_index: SeedIndex, phrases: list[str], min_score: float)
         pool = set.union(*(set(seed_index.predicates_by_word.get(w, ())) for w in words))
         for i in sorted(pool):
             label = seed_index.predicates[i]
+            if anchor_set is not None and not _names_an_anchor(seed_index, i, anchor_set):
+                continue
             score = 1.0 if words <= seed_index.predicate_words[i] else fuzz.token_set_ratio(p, normalize_entity(label)) / 100.0
             if score >= min_score and score > out.get(label, {}).get("score", -1):
-                out[label] = {"phrase": phrase, "label": label, "score": round(score, 4)}
-    return sorted(out.values(), key=lambda r: (-r["score"], r["label"]))
+                label_words = seed_index.predicate_words[i]
+                coverage = len(label_words & phrase_words) / max(1, len(label_words))
+                out[label] = {"phrase": phrase, "label": label, "score": round(score, 4),
+                              "coverage": round(coverage, 4)}
+    ranked = sorted(out.values(), key=lambda r: (-r["score"], -r["coverage"], r["label"]))
+    if max_relations is None:
+        max_relations = MAX_RELATION_SEEDS if anchor_set is not None else len(ranked)
+    return ranked[:max(0, max_relations)]
+
+
+def _names_an_anchor(seed_index: SeedIndex, label_pos: int, anchors: set[str]) -> bool:
+    """Whether a relation with this label has an anchor at one end, or the label writes an anchor's name."""
+    if not anchors.isdisjoint(seed_index.predicate_ends[label_pos]):
+        return True
+    label = " " + normalize_entity(seed_index.predicates[label_pos]) + " "
+    return any(len(a) >= 3 and f" {a} " in label for a in anchors)
 
 
 def parse_llm_seeds(answer: str) -> tuple[list[str], list[str]] | None:
