@@ -89,3 +89,22 @@ def test_old_manifests_keep_extracting_as_they_were_built():
     old = IndexConfig.from_manifest({"entities": "ner"})
     assert (old.terms, old.lowercase_names) == (False, True) and old.title_link_max_chunks >= 10**6
     assert IndexConfig().terms and IndexConfig.from_manifest(IndexConfig().model_dump()).terms
+
+
+def test_a_term_new_to_the_index_is_linked_to_old_chunks_that_write_it():
+    from llama_index.core import Document
+
+    from llama_index_graphrag_suite import GraphRAGIndex
+    from llama_index_graphrag_suite.embeddings import HashEmbedding
+
+    old = [Document(text="Their viral load fell after a week of rest.", doc_id="old", metadata={"title": "Case one"}),
+           Document(text="Masks cut the spread in clinics.", doc_id="other", metadata={"title": "Case two"})]
+    index = GraphRAGIndex.from_documents(old, embed_model=HashEmbedding(dim=64), config=IndexConfig())
+    assert "viral load" not in index.entities  # written once: not yet a term
+    index.insert([Document(text="Fever came first. The viral load peaks early in the infection.", doc_id="n1",
+                           metadata={"title": "A"}),
+                  Document(text="Cough is common. A high viral load predicts a longer illness.", doc_id="n2",
+                           metadata={"title": "B"})])
+    entity = index.entities["viral load"]
+    assert entity.type == TERM_TYPE
+    assert {index.chunks[c].doc_id for c in entity.chunks} == {"old", "n1", "n2"}

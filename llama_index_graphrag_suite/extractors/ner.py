@@ -49,7 +49,7 @@ from .entity_resolution import EntityMention, majority_type, mention_from, resol
 from .entity_stats import EntityStatistics, find_mentions
 from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from_metadata
 from .spacy_pipeline import default_processes, dominant_script, load_pipeline, parse, readable_by
-from .terms import TERM_TYPE, hub_ceiling, noun_phrases, salient_terms, term_key
+from .terms import TERM_TYPE, find_terms, hub_ceiling, noun_phrases, phrase_keys, salient_terms
 from ..text import words
 
 log = logging.getLogger(__name__)
@@ -221,16 +221,15 @@ class NEREntityExtractor(TransformComponent):
     def _term_mentions(self, parsed: list, texts: list[str],
                        names: list[list[EntityMention]]) -> list[list[EntityMention]]:
         """Salient terms (see terms.py) written in each chunk, outside its name mentions."""
-        candidates = NameMatcher()
-        candidates.add(term_key(texts[p][a:b]) for p, doc in enumerate(parsed) if doc is not None
-                       for a, b in noun_phrases(doc))
         known = {k for k, (_, t) in self._vocabulary.items() if t == TERM_TYPE}
-        candidates.add(known)
+        candidates = {key for p, doc in enumerate(parsed) if doc is not None
+                      for span in noun_phrases(doc) for key in phrase_keys(texts[p], span)} | known
+        candidates = {k for k in candidates if sum(ch.isalpha() for ch in k) >= 3}
         per_chunk: list[list[EntityMention]] = []
         for text, taken in zip(texts, names):
             spans = [(m.start, m.end) for m in taken]
             per_chunk.append([EntityMention(key, text[a:b], TERM_TYPE, a, b)
-                              for key, a, b in candidates.find(text, require_capital=False)
+                              for key, a, b in find_terms(text, candidates)
                               if not any(a < e and s < b for s, e in spans)])
         ceiling = hub_ceiling(len(texts), self.term_hub_share, self.term_hub_floor)
         keep = salient_terms(([m.key for m in ms] for ms in per_chunk), self.term_min_chunks, ceiling) | known

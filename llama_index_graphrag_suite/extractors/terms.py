@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from ..text import STOP_WORDS, normalize_entity
+from ..text import STOP_WORDS, normalize_entity, word_spans
 
 TERM_TYPE = "TERM"
 MAX_TERM_WORDS = 4
@@ -78,6 +78,30 @@ def noun_phrases(doc) -> list[tuple[int, int]]:
             continue  # "covid-19"-like tokens are left to the NER and n-gram extractors
         spans.append((doc[left].idx, token.idx + len(token)))
     return spans
+
+
+def phrase_keys(text: str, span: tuple[int, int]) -> list[str]:
+    """Keys of a noun phrase and of its parts of two or more words ("high viral load" -> also "viral load";
+    a misparsed "viral load peaks" -> also "viral load"): the corpus's counts decide which are terms."""
+    words_ = text[span[0]:span[1]].split()
+    if len(words_) == 1:
+        return [k for k in (term_key(words_[0]),) if k]
+    parts = {" ".join(words_[i:j]) for i in range(len(words_)) for j in range(i + 2, len(words_) + 1)}
+    return [k for k in map(term_key, parts) if k]
+
+
+def find_terms(text: str, keys: set[str]) -> list[tuple[str, int, int]]:
+    """``(key, start, end)`` of every written occurrence of a known term key, in any case; nested ones
+    too ("viral load" inside "high viral load"), since each is a term of its own."""
+    spans = word_spans(text)
+    toks = [normalize_entity(text[a:b]) for a, b in spans]
+    out = []
+    for i in range(len(toks)):
+        for n in range(1, min(MAX_TERM_WORDS, len(toks) - i) + 1):
+            key = " ".join(t for t in toks[i:i + n] if t)
+            if key in keys:
+                out.append((key, spans[i][0], spans[i + n - 1][1]))
+    return out
 
 
 def term_key(surface: str) -> str:

@@ -39,6 +39,7 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
     extractors: list[TransformComponent] = []
     if config.entities in ("ner", "both"):
         from ..extractors.ner import NEREntityExtractor  # imports spaCy only when asked for
+        from ..extractors.terms import TERM_TYPE, find_terms
 
         ner = NEREntityExtractor(model=config.ner_model, relations_from=config.ner_relations,
                                  max_pairs_per_sentence=config.max_pairs_per_sentence, show_progress=show_progress,
@@ -64,7 +65,11 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
     def find_known(text: str, new_keys: frozenset[str]) -> set[str]:
         found: set[str] = set()
         if config.entities in ("ner", "both"):
-            found |= {key for key, _, _ in NameMatcher(new_keys).find(text)}
+            # names are matched where written as names; terms (TERM) wherever written, in any case
+            terms = frozenset(k for k in new_keys if ner.vocabulary.get(k, ("", ""))[1] == TERM_TYPE)
+            found |= {key for key, _, _ in NameMatcher(new_keys - terms).find(text)}
+            if terms:
+                found |= {key for key, _, _ in find_terms(text, terms)}
         if config.entities in ("statistical", "both"):
             found |= {m.key for m in find_mentions(text, new_keys, config.max_ngram)}
         return found
