@@ -71,17 +71,22 @@ def _engine_and_nodes(retrieval: Retrieval, llm: Any, streaming: bool):
 
 
 def answer(retrieval: Retrieval, llm: Any) -> str:
-    """The method's answer prompt filled with the nodes already retrieved (no second retrieval)."""
+    """The method's answer prompt filled with the nodes already retrieved (no second retrieval).
+
+    What the answer cites goes to ``retrieval.result["citations"]`` (see :mod:`.citations`)."""
     engine, bundle, nodes = _engine_and_nodes(retrieval, llm, streaming=False)
-    return str(engine.synthesize(bundle, nodes)).strip()
+    response = engine.synthesize(bundle, nodes)
+    retrieval.result["citations"] = (response.metadata or {}).get("citations")
+    return str(response).strip()
 
 
 def stream_answer(retrieval: Retrieval, llm: Any) -> Iterator[str]:
-    """Like :func:`answer`, piece by piece as the LLM produces it."""
+    """Like :func:`answer`, piece by piece as the LLM produces it; the citations are recorded after the last piece."""
     engine, bundle, nodes = _engine_and_nodes(retrieval, llm, streaming=True)
     response = engine.synthesize(bundle, nodes)
     gen = getattr(response, "response_gen", None)
     if gen is None:  # a synthesizer that does not stream: one piece
         yield str(response)
-        return
-    yield from gen
+    else:
+        yield from gen
+    retrieval.result["citations"] = (response.metadata or {}).get("citations")  # known once the stream has ended

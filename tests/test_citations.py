@@ -4,6 +4,7 @@ names the cited chunks; a number that no passage has is flagged (issue 27, item 
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
@@ -120,3 +121,21 @@ def test_resolve_flags_numbers_no_passage_has():
     found = resolve_citations("B [2]. A [1] and [0], [3], [2].", nodes)
     assert found.cited == [2, 1] and found.invalid == [0, 3] and found.cited_chunk_ids == ["c2", "c1"]
     assert resolve_citations("no citations at all", nodes).to_json()["cited_chunk_ids"] == []
+
+
+# ------------------------------------------------------------------------------- the one query path (runner)
+
+def test_runner_answer_records_the_citations_in_the_result(graph_index):
+    from llama_index_graphrag_suite.runner import answer, retrieve, stream_answer
+
+    run = retrieve(graph_index, QUESTION, "agrag", top_k=TOP_K)
+    text = answer(run, ScriptedLLM(responder=lambda prompt: "The Vant Gallery [2][7]."))
+    chunk_ids = [n["id"] for n in run.result["nodes"] if n["kind"] == "chunk"]
+    cites = run.result["citations"]
+    assert text == "The Vant Gallery [2][7]." and cites["cited_chunk_ids"] == [chunk_ids[1]] and cites["invalid"] == [7]
+    assert [p["chunk_id"] for p in cites["passages"]] == chunk_ids  # passage n is the n-th chunk of the result
+    json.dumps(run.result)  # the server returns it as JSON
+
+    run = retrieve(graph_index, QUESTION, "a2rag", top_k=TOP_K)
+    pieces = list(stream_answer(run, ScriptedLLM(responder=lambda prompt: "It is the Vant Gallery [3].")))
+    assert "".join(pieces).strip() == "It is the Vant Gallery [3]." and run.result["citations"]["cited"] == [3]
