@@ -62,6 +62,7 @@ from langgraph_agents.a2rag_validators import (CHECK_ORDER, MeteredLLM, Validato
                                                default_validators, evidence_facts, ledger, parse_rewrite,
                                                run_validator, split_nodes)
 from llama_index_graphrag_suite.llm.langchain_bridge import call_within_budget
+from llama_index_graphrag_suite.citations import cite_passages
 from llama_index_graphrag_suite.methods.a2rag.loop_prompts import A2RAG_ANSWER_PROMPT, HUMAN_REVIEW_TEXT, REWRITE_PROMPTS
 from llama_index_graphrag_suite.methods.base import retrieve_nodes
 
@@ -350,6 +351,9 @@ def _tool_output(result: Mapping, config: dict | None) -> tuple[str, dict]:
     sources = [{k: d.get(k) for k in ("id", "doc_id", "title", "score")} for d in result.get("documents", [])]
     artifact = {"status": result.get("status"), "answer": result.get("answer"), "query": result.get("query"),
                 "sources": sources, "error": result.get("error"), "cost": result.get("cost")}
+    if result.get("answer"):  # which sources the answer cites as [n], and numbers no source has
+        artifact["citations"] = cite_passages(result["answer"], [
+            {"chunk_id": s["id"], "doc_id": s.get("doc_id"), "title": s.get("title")} for s in sources]).to_json()
     if result.get("__interrupt__"):
         thread = (config or {}).get("configurable", {}).get("thread_id")
         artifact.update(status="interrupted", thread_id=thread)

@@ -32,6 +32,7 @@ __all__ = [
     "CITED_REFINE_PROMPT",
     "Citations",
     "attach_citations",
+    "cite_passages",
     "citation_markers",
     "number_passages",
     "resolve_citations",
@@ -139,8 +140,19 @@ def resolve_citations(answer: str, source_nodes: Sequence[NodeWithScore]) -> Cit
         if isinstance(number, int):
             meta = nws.node.metadata
             passages.append({"number": number, "chunk_id": nws.node.node_id, "doc_id": meta.get("doc_id"),
-                             "title": meta.get("title"), "cited": False})
-    known = {p["number"]: p for p in passages}
+                             "title": meta.get("title")})
+    return cite_passages(answer, passages)
+
+
+def cite_passages(answer: str, passages: Sequence[dict[str, Any]]) -> Citations:
+    """The citations of ``answer`` against ``passages`` shown as ``[1]``, ``[2]``, ... in that order.
+
+    Each passage is a dict with ``chunk_id`` (and ``doc_id``, ``title`` when known); ``number`` defaults to
+    its position from 1. For prompts that number passages themselves (the A2RAG control loop).
+    """
+    rows = [{"number": p.get("number", i), "chunk_id": p.get("chunk_id"), "doc_id": p.get("doc_id"),
+             "title": p.get("title"), "cited": False} for i, p in enumerate(passages, 1)]
+    known = {p["number"]: p for p in rows}
     markers = citation_markers(answer)
     cited: list[int] = []
     invalid: list[int] = []
@@ -151,7 +163,7 @@ def resolve_citations(answer: str, source_nodes: Sequence[NodeWithScore]) -> Cit
                 bucket.append(n)
     for n in cited:
         known[n]["cited"] = True
-    return Citations(passages=passages, cited=cited, invalid=invalid, markers=markers)
+    return Citations(passages=rows, cited=cited, invalid=invalid, markers=markers)
 
 
 def _record(response: Any, answer: str) -> Citations:

@@ -372,6 +372,7 @@ def test_tool_returns_answer_with_sources_and_an_artifact():
     assert content == "Ada Lorne was born in Marlow [1].\n\nSources:\n[1] Ada Lorne (p-ada#0)"
     message = tool.invoke({"type": "tool_call", "id": "call-1", "name": tool.name, "args": {"question": QUESTION}})
     assert message.artifact["status"] == "answered" and message.artifact["sources"][0]["doc_id"] == "p-ada"
+    assert message.artifact["citations"]["cited_chunk_ids"] == ["p-ada#0"] and message.artifact["citations"]["invalid"] == []
     assert tool.invoke({"question": "Who won the World Cup?"}).startswith("ABSTAIN")
     # a compiled graph with a checkpointer works too: each call gets its own thread
     graph = build_a2rag_graph(retriever, script(fail={"adequacy": ["no"] * 4}), checkpointer=InMemorySaver())

@@ -14,6 +14,8 @@ Each prompt opens with a distinct task line, so logs (and scripted test LLMs) ca
 
 from llama_index.core import PromptTemplate
 
+from ...citations import CITATION_RULES
+
 __all__ = [
     "A2RAG_ANSWER_PROMPT",
     "ADEQUACY_CHECK_PROMPT",
@@ -24,19 +26,19 @@ __all__ = [
     "VALIDATOR_PROMPTS",
 ]
 
-A2RAG_ANSWER_TEMPLATE = """\
+A2RAG_ANSWER_TEMPLATE = f"""\
 Task: answer a question from retrieved evidence.
 Use only the evidence below: knowledge-graph facts (subject | relation | object) and numbered \
 passages. If the evidence does not contain the answer, say that it does not. Answer in one or two \
-sentences and name the passage numbers you used, like [1].
+sentences. {CITATION_RULES} The facts are not passages: cite the passages they come from.
 
-Question: {question}
-{refined}
+Question: {{question}}
+{{refined}}
 Evidence facts:
-{facts}
+{{facts}}
 
 Passages:
-{passages}
+{{passages}}
 
 Answer: """
 
