@@ -1,4 +1,4 @@
-"""Entity resolution for named-entity mentions: which mentions are one entity. Pure Python.
+"""Entity resolution for named-entity mentions: which mentions are one entity, which names are different things.
 
 * Across documents, mentions merge when their canonical keys are equal (case, articles, possessives
   and punctuation do not matter: see :func:`~.gazetteer.canonical_key`).
