@@ -136,6 +136,14 @@ class IndexBuild:
         If extraction or embedding fails (say the LLM server is down), the index is left exactly as
         it was and the error is raised.
         """
+        with self._journal.change() as scope:  # a failure anywhere below rolls the index back (journal.py)
+            new_chunks = self._insert_in(documents)
+            record = self._journal.insert_record(scope, new_chunks)
+            if record is not None:  # what the insert changed in older chunks, for a later delete
+                self._provenance.append(record)
+            return new_chunks
+
+    def _insert_in(self, documents: Sequence[Document]) -> list[str]:
         start = time.perf_counter()
         ray = self._ray_runner  # None: every step runs in this process; else see index/distributed.py
         with self._stage("chunk"):
@@ -154,19 +162,17 @@ class IndexBuild:
             extractors.append(llm_extractor)
         extractors += self.extra_extractors
         usage = getattr(self.llm, "usage", None)  # a RobustLLM counts requests, cache hits and tokens
+        texts = [n.text for n in chunk_nodes]
         with self._stage("statistics"):  # corpus n-gram counts (AGRAG Eq. 2): seconds per MB on big inputs
             if ray:
-                ray.fit_statistics(stats, [n.text for n in chunk_nodes])
+                ray.fit_statistics(stats, texts)
             else:
-                stats.fit(n.text for n in chunk_nodes)
-        try:
-            with usage.track() if usage is not None else contextlib.nullcontext() as used:
-                with self._stage("extract"):
-                    (ray.run_transformations if ray else run_transformations)(
-                        chunk_nodes, extractors, show_progress=self.show_progress)
-        except BaseException:
-            stats.forget(n.text for n in chunk_nodes)
-            raise
+                stats.fit(texts)
+        self._journal.on_undo(lambda: stats.forget(texts))
+        with usage.track() if usage is not None else contextlib.nullcontext() as used:
+            with self._stage("extract"):
+                (ray.run_transformations if ray else run_transformations)(
+                    chunk_nodes, extractors, show_progress=self.show_progress)
         if self.llm is not None:
             self.build_info["llm_calls"] += llm_extractor.stats.get("llm_calls", 0)
             if used is not None:  # requests (retries included), cache hits, tokens, failures, seconds
@@ -177,27 +183,18 @@ class IndexBuild:
         new_entities: set[str] = set()
         new_facts: set[str] = set()
         new_chunks = [n.node_id for n in chunk_nodes]
-        old_lists = {cid: list(rec.entities) for cid, rec in self.chunks.items()}
-        old_attributes = {k: e.attributes for k, e in self.entities.items()}  # dicts are replaced, never changed
-        try:
-            for node in chunk_nodes:
-                self._add_chunk(node, new_entities, new_facts)
-            touched_old = self._link_new_entities_to_old_chunks(new_entities, set(new_chunks), extraction, new_facts)
-            with self._stage("embed"):
-                self._embed_new(chunk_nodes, new_entities, new_facts)
-            with self._stage("synonyms"):
-                self._add_synonyms(new_entities)
-        except BaseException:
-            self._undo_insert(new_chunks, new_entities, new_facts, old_lists)
-            for key, attributes in old_attributes.items():
-                self.entities[key].attributes = attributes
-            stats.forget(n.text for n in chunk_nodes)
-            raise
+        for node in chunk_nodes:
+            self._add_chunk(node, new_entities, new_facts)
+        touched_old = self._link_new_entities_to_old_chunks(new_entities, set(new_chunks), extraction, new_facts)
+        with self._stage("embed"):
+            self._embed_new(chunk_nodes, new_entities, new_facts)
+        with self._stage("synonyms"):
+            self._add_synonyms(new_entities)
         self._mirror_upsert(new_chunks + touched_old, new_entities, new_facts)
         with self._stage("graph"):
             self._refresh_derived()
         self.build_info["seconds"] += time.perf_counter() - start
-        return [n.node_id for n in chunk_nodes]
+        return new_chunks
 
     @contextlib.contextmanager
     def _stage(self, name: str):
@@ -215,30 +212,6 @@ class IndexBuild:
             stages[name] = round(stages.get(name, 0.0) + seconds, 3)
             if self.show_progress:
                 log.info("index: %s took %.1f s", name, seconds)
-
-    def _undo_insert(self, new_chunks: list[str], new_entities: set[str], new_facts: set[str], old_lists: dict) -> None:
-        """Put the tables and vectors back as they were before a failed insert."""
-        added = set(new_chunks)
-        for cid in new_chunks:
-            self.chunks.pop(cid, None)
-        for cid, entities in old_lists.items():
-            rec = self.chunks[cid]
-            for key in set(rec.entities) - set(entities):
-                self.entities[key].chunks.discard(cid)
-            rec.entities = entities
-        for key in new_entities:
-            self.entities.pop(key, None)
-        for ent in self.entities.values():
-            ent.chunks -= added
-        for fid in new_facts:
-            self.facts.pop(fid, None)
-        for fact in self.facts.values():
-            fact.chunks -= added
-        self.synonyms = {p: s for p, s in self.synonyms.items() if p[0] not in new_entities and p[1] not in new_entities}
-        for table, ids in ((self.chunk_vectors, added), (self.entity_vectors, new_entities),
-                           (self.fact_vectors, self._unused_texts())):
-            if table is not None:
-                table.remove(ids)
 
     def _chunk(self, documents: Sequence[Document]) -> list[TextNode]:
         # TokenTextSplitter's chunks, computed without its per-word re-tokenising (see chunking.py)
@@ -282,6 +255,7 @@ class IndexBuild:
             self._support_entity(key, surfaces.get(key, key), rec.id, new_entities, types.get(key, ""))
         self._take_attributes(kg_nodes)
         rec.entities = list(dict.fromkeys(contained))
+        self._journal.touch("chunks", rec.id)
         self.chunks[rec.id] = rec
         for r in kg_rels:
             if r.label in (CONTAINS, SYNONYM):
@@ -293,6 +267,7 @@ class IndexBuild:
             self._support_fact(r, rec.id, new_facts)
 
     def _support_entity(self, key: str, surface: str, chunk_id: str, new_entities: set[str], type_: str = "") -> None:
+        self._journal.touch("entities", key)
         ent = self.entities.get(key)
         if ent is None:
             ent = self.entities[key] = EntityRecord(key, surface, type=type_)
@@ -309,10 +284,12 @@ class IndexBuild:
                 attrs = entity_attributes(n.properties)
                 ent = self.entities[n.name]
                 if attrs and any(ent.attributes.get(k) != v for k, v in attrs.items()):
+                    self._journal.touch("entities", n.name)
                     ent.attributes = {**ent.attributes, **attrs}
 
     def _support_fact(self, r: Relation, chunk_id: str, new_facts: set[str]) -> None:
         fid = fact_id(r.source_id, r.label, r.target_id)
+        self._journal.touch("facts", fid)
         fact = self.facts.get(fid)
         if fact is None:
             text = str(r.properties.get("text") or f"{r.source_id} {r.label} {r.target_id}")
@@ -336,7 +313,9 @@ class IndexBuild:
             if not found:
                 continue
             touched.append(cid)
+            self._journal.touch("chunks", cid)
             for key in found:
+                self._journal.touch("entities", key)
                 self.entities[key].chunks.add(cid)
                 rec.entities.append(key)
             if extraction.cooccurrence is not None:
@@ -388,12 +367,14 @@ class IndexBuild:
         chunk_vecs = self._embed([n.get_content(metadata_mode="embed") for n in chunk_nodes], "chunks")
         ent_ids = sorted(new_entities)
         ent_vecs = self._embed([self.entities[k].surface for k in ent_ids], "entities")
-        self.chunk_vectors.add([n.node_id for n in chunk_nodes], chunk_vecs)
-        self.entity_vectors.add(ent_ids, ent_vecs)
         # Many relations come from one sentence: each distinct fact text is embedded and stored once.
         texts = {text_key(self.facts[f].text): self.facts[f].text for f in sorted(new_facts)}
         keys = [k for k in texts if k not in self.fact_vectors]
-        self.fact_vectors.add(keys, self._embed([texts[k] for k in keys], "fact texts"))
+        fact_vecs = self._embed([texts[k] for k in keys], "fact texts")
+        for table, ids, vecs in ((self.chunk_vectors, [n.node_id for n in chunk_nodes], chunk_vecs),
+                                 (self.entity_vectors, ent_ids, ent_vecs), (self.fact_vectors, keys, fact_vecs)):
+            table.add(ids, vecs)
+            self._journal.on_undo(lambda table=table, ids=ids: table.remove(ids))
 
     def _unused_texts(self) -> set[str]:
         """Fact-text vectors no remaining fact uses."""
@@ -414,4 +395,5 @@ class IndexBuild:
         # Not between names their words tell apart: two people sharing a surname, "sars cov" / "sars cov 2".
         src, dst, sim = keep_alias_pairs(ids, lambda k: getattr(self.entities.get(k), "type", ""), src, dst, sim)
         for i, j, s in zip(src.tolist(), dst.tolist(), sim.tolist()):
+            self._journal.touch("synonyms", (ids[i], ids[j]))
             self.synonyms[(ids[i], ids[j])] = float(s)

@@ -31,10 +31,11 @@ from ..extractors.statistical import (
 )
 from ..graph.snapshot import GraphSnapshot
 from ..registry import DEFAULT_METHOD, as_query_engine, as_retriever
-from . import pending, provenance, stores
+from . import pending, stores
 from .artefacts import ArtefactCache
 from .bm25 import BM25Table
 from .build import IndexBuild
+from .journal import Journal
 from .lazy_store import LazySimplePropertyGraphStore
 from .locking import ReadWriteLock
 from .mutation import IndexMutation
@@ -110,7 +111,8 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
         self._query_cache: dict[str, np.ndarray] = {}  # see embed_query()
         self._query_cache_lock = threading.Lock()
         self._rw = ReadWriteLock()  # see reading(); insert and delete write
-        self._provenance: list[dict] = []  # what inserts changed in older chunks (see provenance.py)
+        self._provenance: list[dict] = []  # what inserts changed in older chunks (see journal.py)
+        self._journal = Journal(self)  # row-level changes of the change in progress: undo, provenance
         self._origin: tuple[Path, str] | None = None  # (folder, version token) loaded from or saved to
         self._pending = pending.DocumentOps()  # document operations since then (pending.py)
         self._ray_runner = None  # during `with distributed.ray_build(index, ...)`: insert shards its work over Ray
@@ -141,7 +143,7 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
 
         Holds the writer lock: queries in other threads wait and see the index before or after the
         insert, never half of it. What the insert changes in older chunks is recorded, so that
-        deleting the same documents afterwards restores the index (``provenance.py``).
+        deleting the same documents afterwards restores the index (``journal.py``).
         """
         with self._rw.writing():
             new_chunks = self._insert_documents(documents)
@@ -152,10 +154,7 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
     def _insert_documents(self, documents: Sequence[Document]) -> list[str]:
         """:meth:`insert` without recording pending operations (refresh and rebase record their own)."""
         with self._rw.writing():
-            before = provenance.before_insert(self)
-            new_chunks = IndexBuild.insert(self, documents)
-            provenance.record_insert(self, before, new_chunks)
-            return new_chunks
+            return IndexBuild.insert(self, documents)
 
     # --- the version on disk this index is based on (see pending.py) -------------------------------------
 

@@ -24,11 +24,11 @@ from ..extractors.statistical import (
 )
 from ..tracing import traced
 from ..documents import document_key
-from . import provenance
+from .journal import prune, undo_for_delete
 from .lazy_store import mirroring
 from .pending import document_hashes
 from .records import FactRecord
-from .refresh import Checkpoint, RefreshResult, plan_refresh
+from .refresh import RefreshResult, plan_refresh
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +69,8 @@ class IndexMutation:
         """
         store = self.property_graph_store
         with mirroring(store, self) as live:
+            if live:
+                self._journal.mirrored = True  # a rollback of this change writes the store back
             yield store if live else None
 
     def _mirror_upsert(self, chunk_ids: list[str], entity_ids: Iterable[str], fact_ids: Iterable[str]) -> None:
@@ -98,7 +100,7 @@ class IndexMutation:
 
         Corpus statistics forget its chunks; entities of the remaining chunks are not re-scored. What
         the document's insert changed in older chunks (entities linked there, co-occurrence relations
-        recomputed, types given) is undone too (see ``provenance.py``), so an insert followed by the
+        recomputed, types given) is undone too (see ``journal.py``), so an insert followed by the
         delete of the same documents restores the index. Queries in other threads wait for the delete
         to finish (they see the index before or after it). Returns the number of chunks removed.
         Raises KeyError for an unknown document.
@@ -142,38 +144,45 @@ class IndexMutation:
         """Delete ``to_delete`` and insert ``to_insert`` as one change (the writer lock held): if it fails, the
         index is left as it was. Not recorded as pending operations (callers record what they did)."""
         with self._rw.writing():
-            if not to_delete:
-                self._insert_documents(to_insert)  # an insert that fails undoes itself
-                return
-            checkpoint = Checkpoint(self)
-            try:
-                self._delete(to_delete)
+            with self._journal.change():  # one change: if the insert fails, the delete is rolled back too
+                if to_delete:
+                    self._delete(to_delete)
                 self._insert_documents(to_insert)
-            except BaseException:
-                checkpoint.restore(self)
-                raise
 
     @traced("index.delete")
     def _delete(self, doc_ids: set[str]) -> int:
+        with self._journal.change():  # a failure half-way rolls the delete back (journal.py)
+            return self._delete_in(doc_ids)
+
+    def _delete_in(self, doc_ids: set[str]) -> int:
+        journal = self._journal
         gone_chunks = [c for c, rec in self.chunks.items() if rec.doc_id in doc_ids]
         missing = set(doc_ids) - {self.chunks[c].doc_id for c in gone_chunks}
         if missing:
             raise KeyError(f"no document {sorted(missing)[0]!r} in the index")
         gone = set(gone_chunks)
-        self.entity_statistics().forget(self.chunks[c].text for c in gone_chunks)
+        texts = [self.chunks[c].text for c in gone_chunks]
+        stats = self.entity_statistics()
+        stats.forget(texts)
+        journal.on_undo(lambda: stats.fit(texts))
         gone_entities, gone_facts, touched = set(), set(), set()
         for cid in gone_chunks:
+            journal.touch("chunks", cid)
             for key in self.chunks[cid].entities:
                 ent = self.entities.get(key)
                 if ent is not None:
+                    journal.touch("entities", key)
                     touched.add(key)
                     ent.chunks.discard(cid)
                     if not ent.chunks:
                         gone_entities.add(key)
-        provenance.undo_for_delete(self, gone, touched, gone_entities)
+        undo_for_delete(self, gone, touched, gone_entities)
         for fid, f in self.facts.items():
-            f.chunks -= gone
+            if f.chunks & gone:
+                journal.touch("facts", fid)
+                f.chunks -= gone
             if not f.chunks or f.subject in gone_entities or f.object in gone_entities:
+                journal.touch("facts", fid)
                 gone_facts.add(fid)
         gone_syn = [p for p in self.synonyms if p[0] in gone_entities or p[1] in gone_entities]
 
@@ -181,20 +190,48 @@ class IndexMutation:
         for cid in gone_chunks:
             del self.chunks[cid]
         for key in gone_entities:
+            journal.touch("entities", key)
             del self.entities[key]
         for fid in gone_facts:
             del self.facts[fid]
         for p in gone_syn:
+            journal.touch("synonyms", p)
             del self.synonyms[p]
-        self.chunk_vectors.remove(gone_chunks)
-        self.entity_vectors.remove(gone_entities)
-        self.fact_vectors.remove(self._unused_texts())
+        self._remove_vectors(self.chunk_vectors, gone_chunks)
+        self._remove_vectors(self.entity_vectors, gone_entities)
+        self._remove_vectors(self.fact_vectors, self._unused_texts())
         with self._mirror() as store:
             if store is not None:
                 self._mirror_delete(store, deleted_ids, gone, gone_entities)
-        provenance.prune(self, gone)
+        prune(self, gone)
         self._refresh_derived()
         return len(gone_chunks)
+
+    def _remove_vectors(self, table, ids) -> None:
+        """Remove rows of a vector table; inside a change, with what puts them back in their places."""
+        ids = [i for i in ids if i in table]
+        if not ids:
+            return
+        if self._journal.active:
+            order, rows = list(table.ids), dict(zip(ids, table.rows_of(ids)))
+            self._journal.on_undo(lambda: table.put_back(order, rows))
+        table.remove(ids)
+
+    def _mirror_restore(self, chunk_ids: list[str], entity_ids: list[str], fact_ids: list[str], added: list[str]) -> None:
+        """After a rollback (journal.py): the store's nodes of rows the failed change added go, and the rows it
+        changed or removed are written again, with everything around them."""
+        with self._mirror() as store:
+            if store is None:
+                return
+            if added:
+                store.delete(ids=sorted(added))
+            chunks = [c for c in chunk_ids if c in self.chunks]
+            entities = {k for k in entity_ids if k in self.entities}
+            facts = {f for f in fact_ids if f in self.facts}
+            facts |= {f for f, rec in self.facts.items() if rec.subject in entities or rec.object in entities}
+            chunks += [c for c, rec in self.chunks.items() if c not in set(chunks) and entities.intersection(rec.entities)]
+            endpoints = {k for f in facts for k in (self.facts[f].subject, self.facts[f].object)}
+            self._write_mirror(store, chunks, entities | endpoints, sorted(facts))
 
     def _mirror_delete(self, store: PropertyGraphStore, deleted_ids: set[str], gone_chunks: set[str],
                        gone_entities: set[str]) -> None:

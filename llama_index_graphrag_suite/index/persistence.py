@@ -23,8 +23,9 @@ from ..config import IndexConfig
 from ..embeddings import embed_model_name
 from ..fileio import sha256_file
 from ..graph.snapshot import GraphSnapshot
-from . import pending, provenance, stores
+from . import pending, stores
 from .checks import check_tables, check_vector_rows
+from .journal import checked as checked_provenance
 from .lazy_store import LazySimplePropertyGraphStore, is_derived
 from .records import ChunkRecord, EntityRecord, FactRecord, entity_attributes
 from .storage import (
@@ -49,7 +50,7 @@ from .vectors import VectorTable
 log = logging.getLogger(__name__)
 STORE_FILE = stores.SIMPLE_FILE
 ARTEFACTS = "artefacts"  # sub-folder of a version holding methods' derived artefacts (see ArtefactCache.artefact)
-PROVENANCE = "provenance.json"  # what inserts changed in older chunks (see provenance.py); absent in older indexes
+PROVENANCE = "provenance.json"  # what inserts changed in older chunks (see journal.py); absent in older indexes
 # Files computed cheaply from the JSON tables: a load that finds one missing rebuilds it (the next save
 # writes it again; the simple store's JSON only if the store comes to hold more than the tables, see
 # lazy_store.py). A missing table, or any file whose checksum differs, is still a corrupt index; so is a
@@ -214,7 +215,7 @@ class IndexPersistence:
                 index._saved_artefacts = {p.name: p for p in (folder / ARTEFACTS).iterdir()
                                           if p.is_dir() and p.name not in incomplete}
             if (folder / PROVENANCE).is_file():
-                index._provenance = provenance.checked(read_json(folder / PROVENANCE))
+                index._provenance = checked_provenance(read_json(folder / PROVENANCE))
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             if isinstance(exc, CorruptIndexError):
                 raise

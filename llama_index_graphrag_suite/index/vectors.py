@@ -119,6 +119,21 @@ class VectorTable:
         """The stored vectors of ``ids`` (a copy; a mapped table reads just those rows)."""
         return np.array(self._matrix()[[self._row[i] for i in ids]], dtype=np.float32)
 
+    def put_back(self, order: list[str], rows: dict[str, np.ndarray]) -> None:
+        """Rows removed earlier back in their places: the ids become ``order`` (those in the table now keep their
+        vectors, the others are taken from ``rows``). How a failed change's removals are undone."""
+        now = self._matrix()
+        matrix = np.empty((len(order), self.dim), np.float32)
+        here = np.fromiter((self._row.get(i, -1) for i in order), np.int64, len(order))
+        matrix[here >= 0] = now[here[here >= 0]]
+        for n in np.flatnonzero(here < 0).tolist():
+            matrix[n] = rows[order[n]]
+        index = faiss.IndexFlatIP(self.dim)
+        index.add(matrix)
+        self._index, self._mapped = index, None
+        self.ids = list(order)
+        self._row = {i: r for r, i in enumerate(self.ids)}
+
     def _matrix(self) -> np.ndarray:
         if self._mapped is not None:
             return self._mapped

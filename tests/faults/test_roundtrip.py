@@ -1,7 +1,7 @@
 """Insert then delete of the same documents restores the index exactly (issue 18, case 9).
 
 An insert links the entities it extracts first to older chunks that mention them (and, with the
-statistical extractor, recomputes those chunks' co-occurrence relations); before ``provenance.py`` the
+statistical extractor, recomputes those chunks' co-occurrence relations); before these records (``index/journal.py``) the
 delete left all that behind and changed about half the query results. Compared here: every method's
 results and scores, and every persisted table (as sets of rows; faiss and graph arrays byte for byte).
 """

@@ -1,0 +1,259 @@
+"""One journal of row-level changes: undo of a failed change, and what inserts changed in older chunks.
+
+Every change of the index's tables (an insert, a delete, a refresh) runs inside ``journal.change()``. Before a
+row of ``chunks``, ``entities``, ``facts`` or ``synonyms`` is changed, added or removed, the code changing it
+calls :meth:`Journal.touch`, which keeps a copy of the row as it was (once per change). Vector tables and corpus
+statistics register how to undo their step (:meth:`Journal.on_undo`). So:
+
+* **A failed change is rolled back** from those copies (:meth:`Journal.rollback`): rows as they were, in their
+  order, vector rows back in place, statistics and bookkeeping as before, the graph store re-written for the
+  rows involved. Costs: a copy of each row the change touches, and of removed vectors; never the whole index.
+  (Replaces the insert's own undo and the refresh's copy of every table and vector table.)
+* **An insert's effects on older chunks are recorded** from the same copies: when an insert commits, the
+  difference between its old rows' copies and the rows now is the record that lets a later delete of the
+  inserted documents undo them (:func:`insert_record`, :func:`undo_for_delete`; saved as ``provenance.json``).
+
+An insert links the entities it extracted first to older chunks that mention them, recomputes those chunks'
+co-occurrence relations (statistical extractor: new facts, or an old chunk's support for a fact), and may give
+an untyped old entity the type its new mention has. A plain delete of the inserted documents would keep that,
+so ``insert`` then ``delete`` would not restore the index. Each such insert leaves a record::
+
+    {"chunks": [its new chunk ids], "links": {old chunk: [entity keys linked]},
+     "facts": {old chunk: [fact ids it started supporting]}, "types": [entity keys it typed]}
+
+and ``delete`` then also (:func:`undo_for_delete`):
+
+1. removes an entity whose remaining chunks are all ones it was only linked to, and unlinks it there;
+2. takes back an old chunk's fact support once every entity a record linked to that chunk is gone (a fact left
+   with no support goes, as in any delete);
+3. clears the types a record set once all of its chunks are deleted (when the entity stays).
+
+Changes nest (a refresh deletes and inserts in one change): copies go to every open scope, the insert's record
+comes from its own scope, and only the outermost scope rolls back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import logging
+import weakref
+from dataclasses import replace
+from typing import Any, Callable, Iterator
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Journal", "checked", "prune", "undo_for_delete"]
+
+TABLES = ("chunks", "entities", "facts", "synonyms")
+_ABSENT = object()  # a row that did not exist before the change
+
+
+def _copy_row(row: Any) -> Any:
+    """A copy of a table row that later in-place changes of the row do not reach (its mutable fields copied)."""
+    if hasattr(row, "entities") and isinstance(row.entities, list):  # ChunkRecord
+        return replace(row, entities=list(row.entities))
+    if hasattr(row, "chunks"):  # EntityRecord, FactRecord (an entity's attributes dict is replaced, never changed)
+        return replace(row, chunks=set(row.chunks))
+    return row  # a synonym score
+
+
+class _Scope:
+    def __init__(self) -> None:
+        self.before: dict[str, dict[Any, Any]] = {t: {} for t in TABLES}
+
+
+class Journal:
+    """See the module docstring. One per index; changes run under the index's writer lock."""
+
+    def __init__(self, index: Any) -> None:
+        self._index_ref = weakref.ref(index)  # no cycle: an index nobody holds is freed at once (lazy_store.py)
+        self._scopes: list[_Scope] = []
+        self._orders: dict[str, list] = {}  # table -> its keys in order when the outermost change first touched it
+        self._undo: list[Callable[[], None]] = []
+        self._start: dict[str, Any] = {}
+        self.mirrored = False  # the change wrote to the graph store (so a rollback must write it back)
+
+    @property
+    def _index(self) -> Any:
+        return self._index_ref()
+
+    @property
+    def active(self) -> bool:
+        return bool(self._scopes)
+
+    @contextlib.contextmanager
+    def change(self) -> Iterator[_Scope]:
+        """Scope of one change: rolled back if it raises (when it is the outermost one)."""
+        outermost = not self._scopes
+        if outermost:
+            index = self._index
+            self._start = {"build_info": copy.deepcopy(index.build_info), "provenance": list(index._provenance),
+                           "snapshot": index.snapshot, "memo": index._memo, "saved": dict(index._saved_artefacts),
+                           "stats": index._stats, "dim": index._dim}
+        scope = _Scope()
+        self._scopes.append(scope)
+        try:
+            yield scope
+        except BaseException:
+            if outermost:
+                self.rollback()
+            raise
+        finally:
+            self._scopes.pop()
+            if outermost:
+                self._orders, self._undo, self._start, self.mirrored = {}, [], {}, False
+
+    def touch(self, table: str, key: Any) -> None:
+        """Keep the row ``key`` of ``table`` as it is now (or its absence), before the caller changes it."""
+        if not self._scopes:
+            return  # not inside a change (a build from a PropertyGraphIndex): nothing to undo
+        rows = getattr(self._index, table)
+        if table not in self._orders:
+            self._orders[table] = list(rows)
+        old: Any = None
+        for scope in self._scopes:
+            before = scope.before[table]
+            if key not in before:
+                if old is None:
+                    row = rows.get(key, _ABSENT)
+                    old = row if row is _ABSENT else _copy_row(row)
+                before[key] = old
+
+    def on_undo(self, undo: Callable[[], None]) -> None:
+        """How to undo a step that is not a table row (vectors, statistics); run last-first by a rollback."""
+        if self._scopes:
+            self._undo.append(undo)
+
+    def rollback(self) -> None:
+        """Put everything the outermost change touched back as it was (see the module docstring)."""
+        index, scope = self._index, self._scopes[0]
+        for undo in reversed(self._undo):
+            undo()
+        restored: dict[str, list] = {}
+        for table in TABLES:
+            before = scope.before[table]
+            if not before:
+                continue
+            current = getattr(index, table)
+            rows = {}
+            for key in self._orders[table]:  # the old order; rows added by the change are not in it
+                row = before.get(key, current.get(key, _ABSENT))
+                if row is not _ABSENT:
+                    rows[key] = row
+            setattr(index, table, rows)
+            restored[table] = [k for k, row in before.items() if row is not _ABSENT]
+        start = self._start
+        index.build_info, index._provenance = start["build_info"], start["provenance"]
+        index._stats, index._dim = start["stats"], start["dim"]
+        if index.snapshot is not start["snapshot"]:  # derived state was rebuilt mid-change: the old one is whole
+            index._refresh_derived(start["snapshot"])
+            index._memo, index._saved_artefacts = start["memo"], start["saved"]
+        if self.mirrored:
+            added = [k for t in ("chunks", "entities") for k, row in scope.before[t].items() if row is _ABSENT]
+            try:
+                index._mirror_restore(restored.get("chunks", []), restored.get("entities", []),
+                                      restored.get("facts", []), added)
+            except Exception:  # the tables are whole again; the store is what could not be written
+                log.exception("a failed change could not be undone in the property graph store")
+
+    def insert_record(self, scope: _Scope, new_chunks: list[str]) -> dict | None:
+        """The record of an insert that just succeeded in ``scope`` (None when it left older chunks alone)."""
+        index = self._index
+        new = set(new_chunks)
+        links = {}
+        for cid, old in scope.before["chunks"].items():
+            if old is not _ABSENT and cid not in new and cid in index.chunks:
+                now = index.chunks[cid].entities
+                if len(now) > len(old.entities):
+                    links[cid] = list(now[len(old.entities):])
+        facts: dict[str, list[str]] = {}
+        for fid, old in scope.before["facts"].items():
+            fact = index.facts.get(fid)
+            if fact is None:
+                continue
+            had = set() if old is _ABSENT else old.chunks
+            for cid in sorted(fact.chunks - had - new):
+                facts.setdefault(cid, []).append(fid)
+        types = sorted(k for k, old in scope.before["entities"].items()
+                       if old is not _ABSENT and not old.type and k in index.entities and index.entities[k].type)
+        if not (links or facts or types) or len(index.chunks) == len(new):
+            return None
+        facts = {c: sorted(fids) for c, fids in sorted(facts.items())}
+        return {"chunks": list(new_chunks), "links": links, "facts": facts, "types": types}
+
+
+def _linked_only(records: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Entity key -> the chunks it was linked to by mention (never extracted from)."""
+    out: dict[str, set[str]] = {}
+    for rec in records:
+        for c, keys in rec["links"].items():
+            for k in keys:
+                out.setdefault(k, set()).add(c)
+    return out
+
+
+def undo_for_delete(index, gone: set[str], candidates: set[str], gone_entities: set[str]) -> None:
+    """Steps 1-3 of the module docstring, before ``delete`` removes anything.
+
+    ``candidates``: entities that lost a chunk; ``gone_entities`` (extended here): entities left with none.
+    """
+    records = index._provenance
+    if not records:
+        return
+    journal = index._journal
+    linked = _linked_only(records)
+    for key in candidates - gone_entities:
+        ent = index.entities.get(key)
+        if ent is not None and key in linked and ent.chunks <= linked[key]:
+            journal.touch("entities", key)
+            for c in ent.chunks:
+                journal.touch("chunks", c)
+                index.chunks[c].entities.remove(key)
+            ent.chunks.clear()
+            gone_entities.add(key)
+    for rec in records:
+        for c, keys in rec["links"].items():
+            if c in gone or not all(k in gone_entities or k not in index.entities for k in keys):
+                continue
+            for fid in rec["facts"].get(c, ()):
+                fact = index.facts.get(fid)
+                if fact is not None:
+                    journal.touch("facts", fid)
+                    fact.chunks.discard(c)
+        if all(c in gone or c not in index.chunks for c in rec["chunks"]):
+            for key in rec["types"]:
+                ent = index.entities.get(key)
+                if ent is not None and key not in gone_entities:
+                    journal.touch("entities", key)
+                    ent.type = ""
+
+
+def prune(index, gone: set[str]) -> None:
+    """Forget what the delete just undid or removed (after the tables are updated)."""
+    kept = []
+    for rec in index._provenance:
+        chunks = [c for c in rec["chunks"] if c not in gone]
+        links = {c: [k for k in keys if k in index.entities] for c, keys in rec["links"].items() if c not in gone}
+        links = {c: keys for c, keys in links.items() if keys}
+        facts = {c: [f for f in fids if f in index.facts] for c, fids in rec["facts"].items() if c in links}
+        facts = {c: fids for c, fids in facts.items() if fids}
+        types = [k for k in rec["types"] if k in index.entities] if chunks else []
+        if links or facts or types:
+            kept.append({"chunks": chunks, "links": links, "facts": facts, "types": types})
+    index._provenance = kept
+
+
+def checked(data: Any) -> list[dict[str, Any]]:
+    """Records read from ``provenance.json``, or ValueError when they are not what an insert writes."""
+    def strings(x: Any) -> bool:
+        return isinstance(x, list) and all(isinstance(v, str) for v in x)
+
+    def mapping(x: Any) -> bool:
+        return isinstance(x, dict) and all(strings(v) for v in x.values())
+
+    if not isinstance(data, list) or not all(
+            isinstance(r, dict) and strings(r.get("chunks")) and mapping(r.get("links"))
+            and mapping(r.get("facts")) and strings(r.get("types")) for r in data):
+        raise ValueError("provenance.json is not a list of insert records")
+    return data
