@@ -56,6 +56,7 @@ def test_two_people_told_apart_by_their_names_get_no_synonym_edge(a, b):
     ("Tolkien", P, "J. R. R. Tolkien", P),  # a surname alone is never ruled out
     ("Ann B. Davis", P, "Ann Bradford Davis", P),
     ("Anthony Chandris", P, "Antony Chandris", P),  # two spellings of one given name
+    ("Johnnie Bailes", P, "Johnny Bailes", P),
     ("Martin Luther King Jr.", P, "Martin Luther King", P),
     ("Dr. Marie Curie", P, "Marie Curie", P),
     ("Christopher Nolan", P, "Christopher Nolan filmography", "TITLE"),

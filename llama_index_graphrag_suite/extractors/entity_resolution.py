@@ -179,6 +179,7 @@ _NAME_SUFFIXES = frozenset({"jr", "sr", "jnr", "snr"})
 _ROMAN = re.compile(r"^x{0,3}(?:ix|iv|v?i{0,3})$")  # i-xxxix: "l" is left out, "li" is more often a name
 _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10}
 _CODE_PART = re.compile(r"\d+|[^\W\d_]+")
+_DIMINUTIVE_END = re.compile(r"(?:ie|y)$")  # "johnnie" / "johnny", "bobbie" / "bobby"
 # Two spellings of one given name or surname ("anthony"/"antony", "jonathan"/"johnathan") are this similar
 # (difflib ratio) or more; two different names of one initial rarely are ("john"/"joan" 0.75, "mark"/"mary" 0.75).
 SPELLING_RATIO = 0.8
@@ -247,8 +248,9 @@ def _person_tokens(name: str) -> list[str]:
 
 def _same_name_word(x: str, y: str) -> bool:
     """Whether two words can name one given name or surname: equal, an initial, a shortening ("chris",
-    "christopher"; "nolan", "nolans"), or two spellings of one name ("anthony", "antony")."""
-    if x == y:
+    "christopher"; "nolan", "nolans"), or two spellings of one name ("anthony", "antony"; "johnnie",
+    "johnny")."""
+    if x == y or _DIMINUTIVE_END.sub("", x) == _DIMINUTIVE_END.sub("", y):
         return True
     if x[0] != y[0]:
         return False
