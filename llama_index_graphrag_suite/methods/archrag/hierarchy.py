@@ -25,8 +25,9 @@ hierarchy fields of :class:`ArchRAGConfig`:
 * **C-HNSW** over ``[entities, layer-1 communities, layer-2, ...]`` (:class:`graph.chnsw.CHNSW`).
 
 Index-time cost (``cost``): communities per layer, summary LLM calls/tokens/failures, seconds per step.
-Saved to a folder atomically (``index/storage.py`` versioned folders: JSON + ``.npy`` + ``CHNSW.save``,
-no pickle) and loaded back against the same index.
+Built once per saved index version: the first process that needs it adds it to the version it was built for
+(``index/artefacts.py``), and later processes load it. Saved to a folder atomically (``index/storage.py`` versioned
+folders: JSON + ``.npy`` + ``CHNSW.save``, no pickle) and loaded back against the same index.
 """
 
 from __future__ import annotations
