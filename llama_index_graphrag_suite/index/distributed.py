@@ -52,7 +52,7 @@ from ..extractors.statistical import CooccurrenceRelationExtractor, StatisticalE
 
 log = logging.getLogger(__name__)
 
-RAY_HINT = "pip install 'llama-index-graphrag-suite[ray]'"
+RAY_HINT = "pip install -c constraints.txt -e '.[ray]' (from a clone of the repository)"
 # Environment the workers of a cluster need to build the same embedder and pipeline as the driver.
 _FORWARDED_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "GRAPHRAG_SUITE_EMBED_BACKEND", "GRAPHRAG_SUITE_CACHE")
 _PROBE = "Ray probe: the same text embedded on the driver and by the copy a worker would get."
