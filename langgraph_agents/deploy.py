@@ -3,9 +3,10 @@
 Importing this module loads nothing: the server calls a factory with the run's config, and the index
 and LLM are loaded at the first call (then kept for the process) from the environment:
 
-* ``GRAPHRAG_INDEX_DIR`` - a folder written by ``GraphRAGIndex.persist()`` / ``graphrag-suite build``;
-* ``GRAPHRAG_LLM_URL`` (and ``GRAPHRAG_LLM_API_KEY``) - the vLLM or OpenAI-compatible server, as for
-  the CLI.
+* ``GRAPHRAG_INDEX_DIR`` - a folder written by ``GraphRAGIndex.persist()`` / ``graphrag-suite index SRC --out DIR``;
+* ``GRAPHRAG_LLM_URL`` (and ``GRAPHRAG_LLM_API_KEY``, ``GRAPHRAG_LLM_MODEL``) - the vLLM or OpenAI-compatible
+  server, as for the CLI. The server is first contacted by the first LLM call of a run, not when a graph is
+  built, so ``langgraph dev`` starts (and draws the graphs) while the LLM server is still down.
 
 Per-run settings come from ``config["configurable"]``: ``top_k`` (5), ``max_iterations`` (2),
 ``time_budget`` (seconds, default "auto": see ``build_a2rag_graph``) for the A2RAG loop; ``top_k``,
@@ -34,23 +35,66 @@ def load_index(path: str | None = None) -> Any:
     """The index in ``path`` (default: ``$GRAPHRAG_INDEX_DIR``), loaded once per process."""
     path = path or os.environ.get("GRAPHRAG_INDEX_DIR")
     if not path:
-        raise RuntimeError("set GRAPHRAG_INDEX_DIR to the folder of a persisted index (graphrag-suite build ... "
-                           "--persist-dir DIR) before serving the graphs")
+        raise RuntimeError("set GRAPHRAG_INDEX_DIR to the folder of a persisted index (graphrag-suite index SRC "
+                           "--out DIR) before serving the graphs")
     from llama_index_graphrag_suite import GraphRAGIndex
 
     return GraphRAGIndex.load(path)
 
 
-@functools.lru_cache(maxsize=1)
 def llm_from_env() -> Any:
-    """The LLM named by ``$GRAPHRAG_LLM_URL`` (``build_llm``), built once per process."""
+    """The LLM named by ``$GRAPHRAG_LLM_URL``: a stand-in that builds it (``build_llm``) on its first call.
+
+    ``build_llm`` asks an OpenAI-compatible server for its model name unless ``$GRAPHRAG_LLM_MODEL`` gives it,
+    so building it here would need a live server just to build a graph. A missing URL is still an error now.
+    """
     url = os.environ.get("GRAPHRAG_LLM_URL")
     if not url:
         raise RuntimeError("set GRAPHRAG_LLM_URL to a vLLM or OpenAI-compatible server (e.g. http://localhost:8000/v1); "
                            "the graphs need an LLM to answer")
-    from llama_index_graphrag_suite.llm import build_llm
+    return _first_use_llm()
 
-    return build_llm(url, api_key=os.environ.get("GRAPHRAG_LLM_API_KEY"))
+
+_BUILT: dict[str, Any] = {}  # "llm": the server's LLM once a call has needed it
+
+
+def _server_llm() -> Any:
+    """The real LLM, built once per process at the first call that needs it."""
+    if "llm" not in _BUILT:
+        from llama_index_graphrag_suite.llm import build_llm
+
+        _BUILT["llm"] = build_llm(os.environ["GRAPHRAG_LLM_URL"], model=os.environ.get("GRAPHRAG_LLM_MODEL") or None,
+                                  api_key=os.environ.get("GRAPHRAG_LLM_API_KEY"))
+    return _BUILT["llm"]
+
+
+@functools.lru_cache(maxsize=1)
+def _first_use_llm() -> Any:
+    from llama_index.core.base.llms.types import CompletionResponse, LLMMetadata
+    from llama_index.core.llms.callbacks import llm_completion_callback
+    from llama_index.core.llms.custom import CustomLLM
+
+    class FirstUseLLM(CustomLLM):
+        """A LlamaIndex LLM that builds the server's LLM on its first call and hands every call to it."""
+
+        @classmethod
+        def class_name(cls) -> str:
+            return "FirstUseLLM"
+
+        @property
+        def metadata(self) -> LLMMetadata:
+            # LlamaIndex's defaults until the first call: reading the real ones would contact the server
+            return _BUILT["llm"].metadata if "llm" in _BUILT else LLMMetadata()
+
+        @llm_completion_callback()
+        def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+            return _server_llm().complete(prompt, formatted=formatted, **kwargs)
+
+        @llm_completion_callback()
+        def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any):
+            yield from _server_llm().stream_complete(prompt, formatted=formatted, **kwargs)
+
+    return FirstUseLLM()
 
 
 def _settings(config: RunnableConfig | None) -> dict:
