@@ -100,12 +100,13 @@ def rank(args, ds: str) -> None:
     from llama_index_graphrag_suite.eval.datasets import load_dataset
     from llama_index_graphrag_suite.index import GraphRAGIndex
     from llama_index_graphrag_suite.methods import graph_guard as guard
+    from llama_index_graphrag_suite.methods.scoring import top_k
 
     folder = Path(args.work) / args.tag / ds
     out = folder / "rankings.json"
     have = json.loads(out.read_text()) if out.exists() else {}
     todo = [m for m in args.methods if m not in have.get("methods", {})]
-    if not todo and have:
+    if not todo and have and "dense" in have:
         return
     dataset = load_dataset(Path(args.datasets) / ds)
     index = GraphRAGIndex.load(folder / "index", embed_model=resolve_embed_model("all-MiniLM-L6-v2"),
@@ -124,6 +125,12 @@ def rank(args, ds: str) -> None:
             have["hybrid"].append(guard.hybrid_ranking(index, q.question, DEPTH)[0].tolist())
             for h, cap in hubs.items():
                 have["link"][h].append(round(guard.query_link(index, q.question, cap)[0], 4))
+    if "dense" not in have:  # the two single-signal baselines, for the table
+        have["dense"], have["bm25"] = [], []
+        for q in questions:
+            have["dense"].append(top_k(index.chunk_dense_scores(index.embed_query(q.question)), DEPTH).tolist())
+            have["bm25"].append(top_k(index.bm25.scores(q.question), DEPTH).tolist())
+        out.write_text(json.dumps(have))
     for m in todo:
         start = time.perf_counter()
         retriever = retriever_class(m)(index, top_k=DEPTH, hybrid_guard=False)
@@ -177,7 +184,8 @@ def hybrid_recall(data) -> float:
 
 
 def own_recall(data, method) -> float:
-    return 100.0 * float(np.mean([recall5(r, data["doc_of"], g) for r, g in zip(data["methods"][method], data["gold"])]))
+    ranks = data[method] if method in ("dense", "bm25") else data["methods"][method]
+    return 100.0 * float(np.mean([recall5(r, data["doc_of"], g) for r, g in zip(ranks, data["gold"])]))
 
 
 GRID = {"max_weight": (0.5, 0.7, 0.85, 1.0), "link_gain": (0.0, 0.5, 1.0, 2.0), "agree_gain": (0.0, 0.5, 1.0),
@@ -214,10 +222,16 @@ def tune(args) -> None:
         rest = [d for d in args.sets if d != ds]
         chosen = pick(rest, args.methods)
         report["left_out"][ds] = json.loads(chosen)
-        report["table"][ds] = {"hybrid": round(table[ds]["hybrid"], 1), **{
+        report["table"][ds] = {"hybrid": round(table[ds]["hybrid"], 1), "questions": len(data[ds]["gold"]),
+                               **{b: round(own_recall(data[ds], b), 1) for b in ("dense", "bm25") if b in data[ds]}, **{
             m: {"paper": round(table[ds][m]["own"], 1), "in_sample": round(table[ds][m][shared_all], 1),
                 "left_out": round(table[ds][m][chosen], 1)} for m in args.methods}}
-    print(json.dumps(report, indent=1))
+    report["graphs"] = {}
+    for ds in args.sets:
+        graph = Path(args.work) / args.tag / ds / "graph.json"
+        if graph.exists():
+            report["graphs"][ds] = json.loads(graph.read_text())
+    print(json.dumps({k: v for k, v in report.items() if k != "graphs"}, indent=1))
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1))
 

@@ -138,6 +138,7 @@ def main() -> None:
         "```",
         "",
     ]
+    lines += domain_tuning_section(results / "domain_tuning.json")
     for name, report in reports.items():
         plot(report, plots / f"{name}.png")
         skipped = f", {report['questions_without_gold']} without gold skipped" if report.get("questions_without_gold") else ""
@@ -208,6 +209,41 @@ def main() -> None:
             lines += [f"## {title}", "", f"Output of `benchmarks/{script}` (see run_all.sh):", "", body, ""]
     out.write_text("\n".join(lines), encoding="utf-8")
     print(f"wrote {out} and {len(reports)} plot(s) in {plots}")
+
+
+def domain_tuning_section(path: Path) -> list[str]:
+    """Issue 25: five sets, each graph method as its paper ranking and with the hybrid guard, the guard's settings
+    chosen on all five sets (in-sample) and on the other four (left-out); entity counts and top entities."""
+    if not path.exists():
+        return []
+    r = load(path)
+    methods = [m for m in next(iter(r["table"].values())) if isinstance(r["table"][next(iter(r["table"]))][m], dict)]
+    lines = ["## Any corpus: five sets, in-sample and left-out (issue 25)", "",
+             "Output of `benchmarks/domain_tuning.py` (see run_all.sh). recall@5 in %, all questions with gold, MiniLM, "
+             "default index (NER + salient terms). *paper*: the method's own ranking (`method:paper`, guard off, ranked "
+             "to depth 20 and cut at 5). *in-sample*: with the hybrid guard at the settings best on all five sets. "
+             "*left-out*: at the settings chosen on the other four sets only (leave-one-dataset-out). "
+             f"Settings chosen on all five: `{json.dumps(r['in_sample'], sort_keys=True)}`.", "",
+             "| dataset | questions | dense | bm25 | hybrid | " + " | ".join(
+                 f"{m} paper / in / out" for m in methods) + " |",
+             "|---|---:|---:|---:|---:|" + "---|" * len(methods)]
+    for ds, row in r["table"].items():
+        cells = [f"{row[m]['paper']:.1f} / {row[m]['in_sample']:.1f} / **{row[m]['left_out']:.1f}**" for m in methods]
+        lines.append(f"| {ds} | {row.get('questions', '')} | {row.get('dense', float('nan')):.1f} | "
+                     f"{row.get('bm25', float('nan')):.1f} | {row['hybrid']:.1f} | " + " | ".join(cells) + " |")
+    lines += ["", "Settings chosen with each set left out:", ""]
+    for ds, chosen in r["left_out"].items():
+        lines.append(f"- {ds}: `{json.dumps(chosen, sort_keys=True)}`")
+    if r.get("graphs"):
+        lines += ["", "The graph per set (default index): entities by type and the 15 most linked entities "
+                  "(chunks linked):", "",
+                  "| dataset | chunks | entities | of which TERM | index s (wall / CPU) | 15 most linked |",
+                  "|---|---:|---:|---:|---|---|"]
+        for ds, g in r["graphs"].items():
+            top = ", ".join(f"`{k}` ({n}, {t})" for k, n, t in g["top_linked"])
+            lines.append(f"| {ds} | {g['chunks']} | {g['entities']} | {g['types'].get('TERM', 0)} | "
+                         f"{g['seconds']:.0f} / {g.get('cpu_seconds', 0):.0f} | {top} |")
+    return lines + [""]
 
 
 def _demote_headings(markdown: str) -> str:

@@ -8,17 +8,24 @@ mkdir -p "$OUT"
 .venv/bin/python benchmarks/json_repair_compare.py --out "$OUT/json_repair.md"
 rm -rf "$OUT/index-2wiki" "$OUT/index-hotpot" "$OUT/index-musique"  # built fresh below (reused by the micro-benchmarks), never committed
 export HF_HUB_OFFLINE=1
-for ds in 2wiki_retrieval101 hotpotqa_train100 musique_train100; do
+# the five shared sets: Wikipedia multi-hop and two domains (clinical guidelines, biomedical articles); every
+# graph method runs with its defaults (the hybrid guard on) and as its paper variant (":paper", guard off)
+PAPER=hipporag:paper,agrag:paper,pathrag:paper,archrag:paper,a2rag:paper
+for ds in 2wiki_retrieval101 hotpotqa_train100 musique_train100 graphrag_bench_medical covidqa_dev; do
   keep=()
   [ "$ds" = 2wiki_retrieval101 ] && keep=(--index-dir "$OUT/index-2wiki")
   [ "$ds" = hotpotqa_train100 ] && keep=(--index-dir "$OUT/index-hotpot")
   [ "$ds" = musique_train100 ] && keep=(--index-dir "$OUT/index-musique")
-  .venv/bin/graphrag-suite bench --dataset "$DATA/$ds" --methods all,agrag:no_mcmi,agrag:no_filter,agrag:hybrid_only,pathrag:paths_only,archrag:no_knn,archrag:best_item,a2rag:no_global,a2rag:global_only \
+  .venv/bin/graphrag-suite bench --dataset "$DATA/$ds" --methods all,$PAPER,agrag:no_mcmi,agrag:no_filter,agrag:hybrid_only,pathrag:paths_only,archrag:no_knn,archrag:best_item,a2rag:no_global,a2rag:global_only \
     --out "$OUT/$ds.json" --quiet "${keep[@]}"
   # the same methods on AGRAG's statistical graph (the paper-faithful extractor), side by side in the report
   .venv/bin/graphrag-suite bench --dataset "$DATA/$ds" --methods all --entities statistical \
     --out "$OUT/$ds-statistical.json" --quiet
 done
+# issue 25: the hybrid guard's defaults by leave-one-dataset-out over the five sets (in-sample and left-out
+# columns, entity counts and the most linked entities per set); indexes in a scratch folder, not committed
+.venv/bin/python benchmarks/domain_tuning.py build rank tune --datasets "$DATA" --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" \
+  --out "$OUT/domain_tuning.json"
 .venv/bin/python benchmarks/ner_speed.py --corpus "$DATA/musique_train100/corpus.jsonl" --n 1200 > "$OUT/ner_speed.txt"
 .venv/bin/python benchmarks/scaling.py --data "$DATA" --out "$OUT/scaling"
 .venv/bin/python benchmarks/agrag_steiner.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \

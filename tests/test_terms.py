@@ -9,7 +9,7 @@ from llama_index.core.schema import TextNode
 from llama_index_graphrag_suite import IndexConfig
 from llama_index_graphrag_suite.extractors.ner import NEREntityExtractor
 from llama_index_graphrag_suite.extractors.spacy_pipeline import load_pipeline
-from llama_index_graphrag_suite.extractors.terms import TERM_TYPE, hub_ceiling, noun_phrases, salient_terms
+from llama_index_graphrag_suite.extractors.terms import TERM_TYPE, hub_ceiling, noun_phrases, salient_terms, word_ceiling
 
 CLINICAL = [
     "Basal cell carcinoma is the most common type of skin cancer. It grows slowly.",
@@ -51,6 +51,8 @@ def test_salient_terms_need_two_chunks_and_are_not_hubs():
     assert salient_terms(chunks, 2, 2) == {"viral load"}  # cough is in 3 chunks: a hub at ceiling 2
     assert salient_terms(chunks, 2, 3) == {"viral load", "cough"}
     assert hub_ceiling(100) == 20 and hub_ceiling(10_000) == 500  # floor 20, else 5 % of the chunks
+    assert word_ceiling(100) == 10 and word_ceiling(10_000) == 100  # one word: floor 10, else √chunks
+    assert salient_terms([["cough", "viral load"]] * 3, 2, 3, 2) == {"viral load"}  # a word is held to less
 
 
 def test_clinical_terms_become_entities_linked_wherever_written():

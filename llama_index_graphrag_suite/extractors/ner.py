@@ -49,7 +49,7 @@ from .entity_resolution import EntityMention, majority_type, mention_from, resol
 from .entity_stats import EntityStatistics, find_mentions
 from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from_metadata
 from .spacy_pipeline import default_processes, dominant_script, load_pipeline, parse, readable_by
-from .terms import TERM_TYPE, find_terms, hub_ceiling, noun_phrases, phrase_keys, salient_terms
+from .terms import TERM_TYPE, find_terms, hub_ceiling, noun_phrases, phrase_keys, salient_terms, word_ceiling
 from ..text import words
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,13 @@ _POSSESSIVE_END = re.compile(r"(?:['’]s?)$")
 # NER (0.6x, spacy_pipeline.py). Used only to tell the user what a big input will cost before it starts.
 PARSE_CPU_S_PER_MB = {"parse": 30.0, "cooccurrence": 18.0}
 BIG_INPUT_MB = 5.0
+
+
+def _outside_entities(spans: list[tuple[int, int]], doc) -> list[tuple[int, int]]:
+    """The spans that overlap no entity spaCy's NER marked, of any label (dates and numbers are no terms;
+    names are entities already)."""
+    ents = [(e.start_char, e.end_char) for e in doc.ents]
+    return [(a, b) for a, b in spans if not any(a < e and s < b for s, e in ents)]
 
 
 def document_key(node: BaseNode) -> str:
@@ -223,7 +230,8 @@ class NEREntityExtractor(TransformComponent):
         """Salient terms (see terms.py) written in each chunk, outside its name mentions."""
         known = {k for k, (_, t) in self._vocabulary.items() if t == TERM_TYPE}
         candidates = {key for p, doc in enumerate(parsed) if doc is not None
-                      for span in noun_phrases(doc) for key in phrase_keys(texts[p], span)} | known
+                      for span in _outside_entities(noun_phrases(doc), doc)
+                      for key in phrase_keys(texts[p], span)} | known
         candidates = {k for k in candidates if sum(ch.isalpha() for ch in k) >= 3}
         per_chunk: list[list[EntityMention]] = []
         for text, taken in zip(texts, names):
@@ -232,7 +240,8 @@ class NEREntityExtractor(TransformComponent):
                               for key, a, b in find_terms(text, candidates)
                               if not any(a < e and s < b for s, e in spans)])
         ceiling = hub_ceiling(len(texts), self.term_hub_share, self.term_hub_floor)
-        keep = salient_terms(([m.key for m in ms] for ms in per_chunk), self.term_min_chunks, ceiling) | known
+        keep = salient_terms(([m.key for m in ms] for ms in per_chunk), self.term_min_chunks, ceiling,
+                             word_ceiling(len(texts))) | known
         new = {}
         for ms in per_chunk:
             for m in ms:

@@ -10,9 +10,12 @@ tagger: the parser's labels say which words head a nominal and which modify it),
   apposition, or a conjunct of one) with its compound and simple adjectival modifiers; leading stop words,
   numbers and punctuation dropped; at least one word of three letters; at most ``MAX_TERM_WORDS`` words;
 * **salience** (:func:`salient_terms`): written in at least ``min_chunks`` chunks (a phrase seen once joins
-  nothing) and in at most ``max_chunks`` (a word such as "patients" in a clinical guideline or "film" in
-  Wikipedia is in so many chunks that it is a hub, not a topic). The ceiling is computed from the corpus
-  (:func:`hub_ceiling`: a share of the chunks, with a floor), and recorded in the index's build info.
+  nothing) and in at most ``max_chunks`` (a phrase such as "side effects" in a clinical guideline is in so
+  many chunks that it is a hub, not a topic). The ceilings are computed from the corpus at build time:
+  :func:`hub_ceiling` (a share of the chunks, with a floor) for phrases, the lower :func:`word_ceiling`
+  (√chunks) for single words;
+* **not a name's or a number's**: no part of a span spaCy's NER labelled (dates, quantities, and the names
+  themselves, which are entities of their own).
 
 A term is linked to every chunk that writes it (case-insensitively; :class:`~.gazetteer.NameMatcher` with
 ``require_capital=False``), not only to the chunks whose parse marked it.
@@ -20,6 +23,7 @@ A term is linked to every chunk that writes it (case-insensitively; :class:`~.ga
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Iterable
 
@@ -35,8 +39,15 @@ HUB_FLOOR = 20  # ... and in more than 20 chunks is a hub
 
 
 def hub_ceiling(n_chunks: int, share: float = HUB_SHARE, floor: int = HUB_FLOOR) -> int:
-    """Most chunks a salient term may be written in: ``max(floor, share · n_chunks)``."""
+    """Most chunks a salient term of two or more words may be written in: ``max(floor, share · n_chunks)``."""
     return max(floor, int(share * n_chunks))
+
+
+def word_ceiling(n_chunks: int, floor: int = HUB_FLOOR // 2) -> int:
+    """Most chunks a one-word term may be written in: ``max(floor, √n_chunks)``. A single word is a term only
+    when it is about as rare as a name ("epidermis", "melanin"); "song", "actor" or "cases", written in a few
+    percent of the chunks, describe many things and would join unrelated passages."""
+    return max(floor, int(math.sqrt(n_chunks)))
 
 
 def _content_word(token) -> bool:
@@ -109,9 +120,12 @@ def term_key(surface: str) -> str:
     return normalize_entity(surface)
 
 
-def salient_terms(chunk_terms: Iterable[Iterable[str]], min_chunks: int, max_chunks: int) -> set[str]:
-    """Term keys written in ``min_chunks``..``max_chunks`` of the chunks (each chunk's keys counted once)."""
+def salient_terms(chunk_terms: Iterable[Iterable[str]], min_chunks: int, max_chunks: int,
+                  max_chunks_one_word: int | None = None) -> set[str]:
+    """Term keys written in ``min_chunks``..``max_chunks`` of the chunks (each chunk's keys counted once); one-word
+    keys at most in ``max_chunks_one_word`` (default: ``max_chunks``)."""
     df: Counter = Counter()
     for keys in chunk_terms:
         df.update(set(keys))
-    return {k for k, n in df.items() if min_chunks <= n <= max_chunks}
+    one_word = max_chunks if max_chunks_one_word is None else max_chunks_one_word
+    return {k for k, n in df.items() if min_chunks <= n <= (max_chunks if " " in k else one_word)}
