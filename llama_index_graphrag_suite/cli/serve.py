@@ -53,17 +53,44 @@ def cmd_serve(args) -> int:
 
     from ..serve import create_app
 
-    start = time.perf_counter()
-    index = load_index(args)
-    one_blas_thread()
-    llm = build_llm(args)
-    app = create_app(index, llm=llm, api_key=api_key, max_body=args.max_body, read_only=args.read_only,
-                     persist_dir=None if args.no_persist or args.read_only else args.index_dir,
-                     host=args.host, allowed_host=args.allowed_host)
-    print(f"serving {args.index_dir} ({len(index.chunks)} chunks, loaded in {time.perf_counter() - start:.1f}s) "
-          f"at http://{args.host}:{args.port}/  (API docs: /docs; Ctrl-C stops)", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning" if args.quiet else "info")
+    sock = bind_port(args.host, args.port)  # a busy port fails now, before the load and before "serving at"
+    try:
+        start = time.perf_counter()
+        index = load_index(args)
+        one_blas_thread()
+        llm = build_llm(args)
+        app = create_app(index, llm=llm, api_key=api_key, max_body=args.max_body, read_only=args.read_only,
+                         persist_dir=None if args.no_persist or args.read_only else args.index_dir,
+                         host=args.host, allowed_host=args.allowed_host)
+        port = sock.getsockname()[1]  # the real one when --port 0 asked for any free port
+        print(f"serving {args.index_dir} ({len(index.chunks)} chunks, loaded in {time.perf_counter() - start:.1f}s) "
+              f"at http://{args.host}:{port}/  (API docs: /docs; Ctrl-C stops)", file=sys.stderr, flush=True)
+        config = uvicorn.Config(app, log_level="warning" if args.quiet else "info")
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
     return 0
+
+
+def bind_port(host: str, port: int):
+    """A listening socket on ``host:port``, or a one-line CLIError saying the port is taken (and what to do)."""
+    import errno
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a restart can rebind at once
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise CLIError(f"port {port} on {host} is already in use (another server?): stop it, or pass "
+                           "--port N (--port 0 takes any free port)") from None
+        raise CLIError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
 
 
 def cmd_export(args) -> int:
@@ -108,7 +135,7 @@ def add_commands(sub) -> None:
     p = sub.add_parser("serve", help="HTTP API and web page over an index (http://127.0.0.1:8000/)")
     p.add_argument("index_dir")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; others need --allow-remote)")
-    p.add_argument("--port", type=_port, default=8000, help="port (default 8000)")
+    p.add_argument("--port", type=_port, default=8000, help="port (default 8000; 0: any free port)")
     p.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (an API key is then required)")
     p.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
                    help="a host name requests may use besides loopback names and --host (repeatable; '*': any); "
