@@ -19,12 +19,10 @@ from llama_index.core.graph_stores.types import (
     EntityNode,
     Relation,
 )
-from llama_index.core.ingestion import run_transformations
 from llama_index.core.schema import (
     NodeRelationship,
     RelatedNodeInfo,
     TextNode,
-    TransformComponent,
 )
 from typing_extensions import Self  # the GraphRAGIndex these mixins are part of
 
@@ -36,12 +34,12 @@ from ..extractors.entity_resolution import keep_alias_pairs
 from ..graph.synonyms import synonym_pairs
 from ..tracing import stage, traced
 from .chunking import TokenChunker
-from .extraction import Extraction, extraction_for
+from .extraction import Extraction
+from .pipeline import STEPS, BuildRun
 from .records import ChunkRecord, EntityRecord, FactRecord, content_hash, entity_attributes, fact_id, text_key
 from .vectors import VectorTable
 
 log = logging.getLogger(__name__)
-EMBED_BLOCK = 8192  # texts per get_text_embedding_batch call (see IndexBuild._embed_in_blocks)
 DOC_HASH = "doc_hash"  # chunk-node metadata key carrying the document's content_hash() to its ChunkRecord
 
 
@@ -144,57 +142,16 @@ class IndexBuild:
             return new_chunks
 
     def _insert_in(self, documents: Sequence[Document]) -> list[str]:
+        """The named steps of ``pipeline.py``, each a timed stage, run by ``self.executor``."""
         start = time.perf_counter()
-        ray = self._ray_runner  # None: every step runs in this process; else see index/distributed.py
-        with self._stage("chunk"):
-            chunk_nodes = ray.chunk(self, documents) if ray else self._chunk(documents)
-        if not chunk_nodes:
-            return []
-        stats = self.entity_statistics()
-        extraction = extraction_for(self.config, stats, {k: (e.surface, e.type) for k, e in self.entities.items()},
-                                    self.show_progress)
-        extractors: list[TransformComponent] = list(extraction.extractors)
-        llm_extractor = None
-        if self.llm is not None:
-            from ..extractors.llm_relations import LLMRelationExtractor
-
-            llm_extractor = LLMRelationExtractor(llm=self.llm, show_progress=self.show_progress)
-            extractors.append(llm_extractor)
-        extractors += self.extra_extractors
-        usage = getattr(self.llm, "usage", None)  # a RobustLLM counts requests, cache hits and tokens
-        texts = [n.text for n in chunk_nodes]
-        with self._stage("statistics"):  # corpus n-gram counts (AGRAG Eq. 2): seconds per MB on big inputs
-            if ray:
-                ray.fit_statistics(stats, texts)
-            else:
-                stats.fit(texts)
-        self._journal.on_undo(lambda: stats.forget(texts))
-        with usage.track() if usage is not None else contextlib.nullcontext() as used:
-            with self._stage("extract"):
-                (ray.run_transformations if ray else run_transformations)(
-                    chunk_nodes, extractors, show_progress=self.show_progress)
-        if self.llm is not None:
-            self.build_info["llm_calls"] += llm_extractor.stats.get("llm_calls", 0)
-            if used is not None:  # requests (retries included), cache hits, tokens, failures, seconds
-                total = self.build_info.setdefault("llm_usage", {})
-                for key, value in used.snapshot().items():
-                    total[key] = total.get(key, 0) + value
-
-        new_entities: set[str] = set()
-        new_facts: set[str] = set()
-        new_chunks = [n.node_id for n in chunk_nodes]
-        for node in chunk_nodes:
-            self._add_chunk(node, new_entities, new_facts)
-        touched_old = self._link_new_entities_to_old_chunks(new_entities, set(new_chunks), extraction, new_facts)
-        with self._stage("embed"):
-            self._embed_new(chunk_nodes, new_entities, new_facts)
-        with self._stage("synonyms"):
-            self._add_synonyms(new_entities)
-        self._mirror_upsert(new_chunks + touched_old, new_entities, new_facts)
-        with self._stage("graph"):
-            self._refresh_derived()
+        run = BuildRun(documents)
+        for name, step in STEPS:
+            with self._stage(name):
+                step(self, run, self.executor)
+            if not run.chunk_nodes:  # nothing to index (empty documents)
+                return []
         self.build_info["seconds"] += time.perf_counter() - start
-        return new_chunks
+        return run.new_chunks
 
     @contextlib.contextmanager
     def _stage(self, name: str):
@@ -330,37 +287,12 @@ class IndexBuild:
             log.info("embedding %d %s", len(texts), what)
         # Batches of similar length waste little on padding: about 1.5x faster on CPU (measured on hotpotqa facts).
         order = np.array(sorted(range(len(texts)), key=lambda i: len(texts[i])), dtype=np.int64)
-        if self._ray_runner:  # rows come back as one array
-            vecs = self._ray_runner.embedder(self.embed_model)([texts[i] for i in order], show_progress=self.show_progress)
-            arr = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
-            arr[order] = vecs
-        else:
-            arr = self._embed_in_blocks(texts, order)
+        vecs = self.executor.embed(self.embed_model, [texts[i] for i in order], show_progress=self.show_progress)
+        arr = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
+        arr[order] = vecs
         if self._dim is None:
             self._dim = arr.shape[1]
             self.chunk_vectors, self.entity_vectors, self.fact_vectors = (VectorTable(self._dim) for _ in range(3))
-        return arr
-
-    def _embed_in_blocks(self, texts: list[str], order: np.ndarray) -> np.ndarray:
-        """``get_text_embedding_batch`` over ``texts`` in ``order``, EMBED_BLOCK texts at a time.
-
-        LlamaIndex returns Python lists of floats, about 12 KB per 384-d vector (40x the float32 row): 100,000
-        texts at once would hold over a gigabyte of them. Each block is copied into the float32 table at once.
-        """
-        arr = None
-        blocks = range(0, len(order), EMBED_BLOCK)
-        many = len(blocks) > 1
-        if self.show_progress and many:
-            from tqdm.auto import tqdm
-
-            blocks = tqdm(blocks, desc=f"Embedding ({EMBED_BLOCK} texts a step)")
-        for start in blocks:
-            rows = order[start:start + EMBED_BLOCK]
-            vecs = self.embed_model.get_text_embedding_batch([texts[i] for i in rows],
-                                                             show_progress=self.show_progress and not many)
-            if arr is None:
-                arr = np.empty((len(texts), len(vecs[0])), dtype=np.float32)
-            arr[rows] = np.asarray(vecs, dtype=np.float32)
         return arr
 
     def _embed_new(self, chunk_nodes: list[TextNode], new_entities: set[str], new_facts: set[str]) -> None:

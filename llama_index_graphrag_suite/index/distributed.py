@@ -1,8 +1,9 @@
 """Indexing on a Ray cluster: the per-chunk work of a build is sharded, the index is the one a local build makes.
 
 ``GraphRAGIndex.from_documents(docs, ray_address="local" | "auto" | "ray://head:10001")`` and
-``graphrag-suite index SRC --out DIR --ray ADDRESS`` build inside :func:`ray_build`, which hands the index a
-:class:`RayRunner`; ``IndexBuild.insert`` asks the runner, when there is one, for four steps:
+``graphrag-suite index SRC --out DIR --ray ADDRESS`` build inside :func:`ray_build`, which makes a
+:class:`RayRunner` the index's executor: the build's named steps (``pipeline.py``) are the same, and ask the
+executor for four operations (chunk, fit statistics, run the extractors, embed), which run here as follows:
 
 =====================================================  ==============================================
 step                                                    where it runs
@@ -89,22 +90,27 @@ def ray_build(index, address: str = "local", num_cpus: int | None = None) -> Ite
         started = True
     runner = RayRunner(ray)
     log.info("indexing on Ray: %d CPUs", runner.cpus)
-    index._ray_runner = runner
+    previous, index.executor = index.executor, runner
     try:
         yield runner
     finally:
-        index._ray_runner = None
+        index.executor = previous
         if started:
             ray.shutdown()
 
 
 class RayRunner:
-    """The steps of :meth:`IndexBuild.insert` that shard over Ray; see the module docstring."""
+    """The build's executor on Ray (``pipeline.Executor``): its four operations shard over the cluster; see the
+    module docstring."""
+
+    name = "ray"
 
     def __init__(self, ray) -> None:
         self.ray = ray
         self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._remote: dict[Callable, Any] = {}
+        self._specs: dict[int, tuple[BaseEmbedding, dict | BaseEmbedding]] = {}
+        self.nodes_used: set[str] = set()  # ids of the cluster nodes that ran this runner's tasks
         self.min_shard = _MIN_TEXTS_PER_SHARD
 
     # ------------------------------------------------------------------ plumbing
@@ -115,9 +121,11 @@ class RayRunner:
         if len(shards) == 1:  # too little work to split: here, without a worker's start-up (same function, same result)
             return [fn(shards[0], *shared)]
         if fn not in self._remote:
-            self._remote[fn] = self.ray.remote(num_cpus=1)(fn)
+            self._remote[fn] = self.ray.remote(num_cpus=1)(_on_node)
         refs = [self.ray.put(value) for value in shared]
-        return self.ray.get([self._remote[fn].remote(shard, *refs) for shard in shards])
+        done = self.ray.get([self._remote[fn].remote(fn, shard, *refs) for shard in shards])
+        self.nodes_used.update(node for node, _ in done)
+        return [result for _, result in done]
 
     def shards(self, items: Sequence, weights: Sequence[int] | None = None, per_cpu: int = 1) -> list[list]:
         """Contiguous slices of ``items`` (concatenated, they are ``items`` in order) of about equal weight."""
@@ -175,18 +183,18 @@ class RayRunner:
                 run_transformations(nodes, [ext], show_progress=show_progress)
             i += 1
 
-    def embedder(self, model: BaseEmbedding) -> Callable[..., np.ndarray]:
-        """A stand-in for ``model.get_text_embedding_batch`` that embeds on Ray (texts in, rows out, in order)."""
-        spec = embedder_spec(model, self.ray)
+    def embed(self, model: BaseEmbedding, texts: list[str], show_progress: bool = False) -> np.ndarray:
+        """``model.get_text_embedding_batch(texts)`` on Ray: rows in the order of ``texts``."""
+        shards = self.shards(texts, [len(t) for t in texts])
+        if len(shards) == 1:  # a few names: the driver's model, no round trip
+            return np.asarray(model.get_text_embedding_batch(texts), np.float32)
+        return np.concatenate(self.map(_embed_shard, shards, self._embedder_spec(model)))
 
-        def embed(texts: list[str], show_progress: bool = False) -> np.ndarray:
-            shards = self.shards(texts, [len(t) for t in texts])
-            if len(shards) == 1:  # a few names: the driver's model, no round trip
-                return np.asarray(model.get_text_embedding_batch(texts), np.float32)
-            arrays = self.map(_embed_shard, shards, spec)
-            return np.concatenate(arrays)
-
-        return embed
+    def _embedder_spec(self, model: BaseEmbedding) -> dict | BaseEmbedding:
+        """:func:`embedder_spec`, worked out once per model (it may embed a probe to check a serialised copy)."""
+        if id(model) not in self._specs:  # the model is kept with its spec: its id is not reused meanwhile
+            self._specs[id(model)] = (model, embedder_spec(model, self.ray))
+        return self._specs[id(model)][1]
 
     def parse(self, nlp, model_name: str, texts: list[str], batch_size: int, relations: str = "parse") -> Iterator:
         """spaCy ``Doc``s of ``texts`` in order, parsed on Ray, read back into ``nlp``'s vocabulary."""
@@ -285,6 +293,13 @@ def embedder_spec(model: BaseEmbedding, ray) -> dict | BaseEmbedding:
 # Module-level functions, so Ray ships them by reference (the workers import this package).
 
 _WORKER_MODELS: dict[str, BaseEmbedding] = {}  # a worker process builds each embedder once
+
+
+def _on_node(fn: Callable, shard: Any, *shared: Any) -> tuple[str, Any]:
+    """``fn(shard, *shared)`` on a worker, with the id of the node it ran on (``RayRunner.nodes_used``)."""
+    import ray
+
+    return ray.get_runtime_context().get_node_id(), fn(shard, *shared)
 
 
 def _chunk_shard(docs: list[dict], config: dict) -> list[dict]:

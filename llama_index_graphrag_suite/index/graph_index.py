@@ -40,6 +40,7 @@ from .lazy_store import LazySimplePropertyGraphStore
 from .locking import ReadWriteLock
 from .mutation import IndexMutation
 from .persistence import IndexPersistence
+from .pipeline import LOCAL, Executor
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
 from .storage import CorruptIndexError, IndexConflictError, current_token
 from .stores import create_store
@@ -115,7 +116,9 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, ArtefactCache):
         self._journal = Journal(self)  # row-level changes of the change in progress: undo, provenance
         self._origin: tuple[Path, str] | None = None  # (folder, version token) loaded from or saved to
         self._pending = pending.DocumentOps()  # document operations since then (pending.py)
-        self._ray_runner = None  # during `with distributed.ray_build(index, ...)`: insert shards its work over Ray
+        self.executor: Executor = LOCAL
+        """Where an insert's parallel operations run (``pipeline.py``): this process, or a Ray cluster inside
+        ``with distributed.ray_build(index, ...)``."""
 
     @classmethod
     def from_documents(cls, documents: Sequence[Document], ray_address: str | None = None,

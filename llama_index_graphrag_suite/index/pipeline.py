@@ -1,0 +1,166 @@
+"""The build as named steps, run by an executor: this process (:class:`LocalExecutor`) or a Ray cluster.
+
+An insert runs :data:`STEPS` in order over one :class:`BuildRun` (what the steps hand each other), each under a
+timed stage of the same name (``build_info["stage_seconds"]``, tracing spans ``index.<name>``)::
+
+    chunk       documents -> chunk nodes                                      executor.chunk
+    statistics  corpus n-gram document frequencies (AGRAG Eq. 2)              executor.fit_statistics
+    extract     the extractors over the new chunks                            executor.run_transformations
+    tables      extractor output -> chunk, entity and fact rows
+    link        entities new to the index -> older chunks that mention them
+    embed       chunks, new entity names, new fact texts                      executor.embed
+    synonyms    synonym edges of the new entities (Eq. 5)
+    graph       the store mirror, then snapshot and BM25 from the tables
+
+The steps hold the build's logic, once; an executor only says *where* the four parallel operations run. The
+local one runs them here; :class:`~.distributed.RayRunner` shards them over a Ray cluster and merges the shards
+so that the result is the one the local executor gives (``tests/test_ray_indexing.py``). Each step changes the
+tables through the index's journal, so a step that fails rolls the whole insert back (``journal.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
+
+import numpy as np
+from llama_index.core import Document
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.ingestion import run_transformations
+from llama_index.core.schema import BaseNode, TextNode, TransformComponent
+
+from ..extractors.entity_stats import EntityStatistics
+from .extraction import Extraction, extraction_for
+
+__all__ = ["EMBED_BLOCK", "BuildRun", "Executor", "LOCAL", "LocalExecutor", "STEPS"]
+
+EMBED_BLOCK = 8192  # texts per get_text_embedding_batch call (see LocalExecutor.embed)
+
+
+class Executor(Protocol):
+    """Where the parallel operations of a build run (see the module docstring)."""
+
+    def chunk(self, index: Any, documents: Sequence[Document]) -> list[TextNode]: ...
+
+    def fit_statistics(self, stats: EntityStatistics, texts: list[str]) -> None: ...
+
+    def run_transformations(self, nodes: list[BaseNode], extractors: Sequence[TransformComponent],
+                            show_progress: bool = False) -> None: ...
+
+    def embed(self, model: BaseEmbedding, texts: list[str], show_progress: bool = False) -> np.ndarray: ...
+
+
+class LocalExecutor:
+    """Every operation in this process."""
+
+    name = "local"
+
+    def chunk(self, index: Any, documents: Sequence[Document]) -> list[TextNode]:
+        return index._chunk(documents)
+
+    def fit_statistics(self, stats: EntityStatistics, texts: list[str]) -> None:
+        stats.fit(texts)
+
+    def run_transformations(self, nodes: list[BaseNode], extractors: Sequence[TransformComponent],
+                            show_progress: bool = False) -> None:
+        run_transformations(nodes, list(extractors), show_progress=show_progress)
+
+    def embed(self, model: BaseEmbedding, texts: list[str], show_progress: bool = False) -> np.ndarray:
+        """``get_text_embedding_batch`` over ``texts``, EMBED_BLOCK texts at a time: rows in the order of ``texts``.
+
+        LlamaIndex returns Python lists of floats, about 12 KB per 384-d vector (40x the float32 row): 100,000
+        texts at once would hold over a gigabyte of them. Each block is copied into the float32 array at once.
+        """
+        arr = None
+        blocks = range(0, len(texts), EMBED_BLOCK)
+        many = len(blocks) > 1
+        if show_progress and many:
+            from tqdm.auto import tqdm
+
+            blocks = tqdm(blocks, desc=f"Embedding ({EMBED_BLOCK} texts a step)")
+        for start in blocks:
+            vecs = model.get_text_embedding_batch(texts[start:start + EMBED_BLOCK], show_progress=show_progress and not many)
+            if arr is None:
+                arr = np.empty((len(texts), len(vecs[0])), dtype=np.float32)
+            arr[start:start + len(vecs)] = np.asarray(vecs, dtype=np.float32)
+        return arr
+
+
+LOCAL = LocalExecutor()
+
+
+@dataclass
+class BuildRun:
+    """What the steps of one insert hand each other."""
+
+    documents: Sequence[Document]
+    chunk_nodes: list[TextNode] = field(default_factory=list)
+    extraction: Extraction | None = None
+    new_chunks: list[str] = field(default_factory=list)
+    new_entities: set[str] = field(default_factory=set)
+    new_facts: set[str] = field(default_factory=set)
+    touched_old: list[str] = field(default_factory=list)  # older chunks the link step changed
+
+
+def chunk(index, run: BuildRun, executor: Executor) -> None:
+    run.chunk_nodes = executor.chunk(index, run.documents)
+    run.new_chunks = [n.node_id for n in run.chunk_nodes]
+
+
+def statistics(index, run: BuildRun, executor: Executor) -> None:
+    stats, texts = index.entity_statistics(), [n.text for n in run.chunk_nodes]
+    executor.fit_statistics(stats, texts)
+    index._journal.on_undo(lambda: stats.forget(texts))
+
+
+def extract(index, run: BuildRun, executor: Executor) -> None:
+    """The index's extractors (from its config, seeded with the known entities), the LLM's and the user's."""
+    run.extraction = extraction_for(index.config, index.entity_statistics(),
+                                    {k: (e.surface, e.type) for k, e in index.entities.items()}, index.show_progress)
+    extractors: list[TransformComponent] = list(run.extraction.extractors)
+    llm_extractor = None
+    if index.llm is not None:
+        from ..extractors.llm_relations import LLMRelationExtractor
+
+        llm_extractor = LLMRelationExtractor(llm=index.llm, show_progress=index.show_progress)
+        extractors.append(llm_extractor)
+    extractors += index.extra_extractors
+    usage = getattr(index.llm, "usage", None)  # a RobustLLM counts requests, cache hits and tokens
+    with usage.track() if usage is not None else contextlib.nullcontext() as used:
+        executor.run_transformations(run.chunk_nodes, extractors, show_progress=index.show_progress)
+    if llm_extractor is not None:
+        index.build_info["llm_calls"] += llm_extractor.stats.get("llm_calls", 0)
+        if used is not None:  # requests (retries included), cache hits, tokens, failures, seconds
+            total = index.build_info.setdefault("llm_usage", {})
+            for key, value in used.snapshot().items():
+                total[key] = total.get(key, 0) + value
+
+
+def tables(index, run: BuildRun, executor: Executor) -> None:
+    for node in run.chunk_nodes:
+        index._add_chunk(node, run.new_entities, run.new_facts)
+
+
+def link(index, run: BuildRun, executor: Executor) -> None:
+    run.touched_old = index._link_new_entities_to_old_chunks(run.new_entities, set(run.new_chunks), run.extraction,
+                                                             run.new_facts)
+
+
+def embed(index, run: BuildRun, executor: Executor) -> None:
+    index._embed_new(run.chunk_nodes, run.new_entities, run.new_facts)
+
+
+def synonyms(index, run: BuildRun, executor: Executor) -> None:
+    index._add_synonyms(run.new_entities)
+
+
+def graph(index, run: BuildRun, executor: Executor) -> None:
+    index._mirror_upsert(run.new_chunks + run.touched_old, run.new_entities, run.new_facts)
+    index._refresh_derived()
+
+
+STEPS: tuple[tuple[str, Callable[[Any, BuildRun, Executor], None]], ...] = (
+    ("chunk", chunk), ("statistics", statistics), ("extract", extract), ("tables", tables), ("link", link),
+    ("embed", embed), ("synonyms", synonyms), ("graph", graph),
+)
