@@ -10,6 +10,9 @@ raises :class:`~.storage.CorruptIndexError` with one line naming the first viola
 * every link between known rows: an entity's chunks, a chunk's entities, a fact's endpoints and chunks, a
   synonym pair's ends;
 * each vector table indexes exactly its table: chunk ids, entity keys, the facts' text keys;
+* the saved graph arrays agree with the tables: one node row per entity and chunk, one relation edge per fact,
+  and each chunk's and entity's number of ``contains`` edges its row's (a table reordered under a saved
+  ``graph.npz`` would join chunks to other chunks' entities);
 * and, when the index is loaded with the embed model it was built with, that rows hold the vectors of their
   ids (:func:`check_vector_rows`): the first and last rows of the chunk and entity tables are embedded again,
   and each must be nearer its own row than the other's (a reordered id list swaps them).
@@ -25,7 +28,7 @@ import numpy as np
 from .records import text_key
 from .storage import CorruptIndexError
 
-__all__ = ["check_tables", "check_vector_rows"]
+__all__ = ["check_snapshot", "check_tables", "check_vector_rows"]
 
 
 def _duplicate(ids: Iterable[str]) -> str | None:
@@ -97,3 +100,26 @@ def check_vector_rows(index, where: str) -> np.ndarray:
             raise CorruptIndexError(f"corrupt index at {where}: vector_ids.json does not match the vectors' rows "
                                     f"({ids[0]!r} is nearer the vector stored for {ids[1]!r})")
     return fresh[0]
+
+
+def check_snapshot(index, snapshot, where: str) -> None:
+    """The loaded graph arrays against the tables (see the module docstring); a few numpy passes."""
+    from ..graph.snapshot import CONTAINS, ENTITY, RELATION
+
+    n_ent, chunks = len(index.entities), list(index.chunks.values())
+    kind, src, dst = snapshot.edge_kind, snapshot.edge_src, snapshot.edge_dst
+    problem = None
+    if int((snapshot.node_kind == ENTITY).sum()) != n_ent or bool((snapshot.node_kind[:n_ent] != ENTITY).any()):
+        problem = "its entity rows differ from entities.json"
+    elif int((kind == RELATION).sum()) != len(index.facts):
+        problem = "its relation edges differ from facts.json"
+    else:
+        contains = kind == CONTAINS
+        per_chunk = np.bincount(src[contains] - n_ent, minlength=len(chunks))
+        per_entity = np.bincount(dst[contains], minlength=n_ent)
+        if not np.array_equal(per_chunk, np.fromiter((len(c.entities) for c in chunks), np.int64, len(chunks))):
+            problem = "its chunk rows do not contain the entities chunks.json lists"
+        elif not np.array_equal(per_entity, np.fromiter((len(e.chunks) for e in index.entities.values()), np.int64, n_ent)):
+            problem = "its entity rows are not in the chunks entities.json lists"
+    if problem:
+        raise CorruptIndexError(f"corrupt index at {where}: graph.npz does not match the tables ({problem})")

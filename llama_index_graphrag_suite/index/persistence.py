@@ -24,7 +24,7 @@ from ..embeddings import embed_model_name
 from ..fileio import sha256_file
 from ..graph.snapshot import GraphSnapshot
 from . import pending, stores
-from .checks import check_tables, check_vector_rows
+from .checks import check_snapshot, check_tables, check_vector_rows
 from .journal import checked as checked_provenance
 from .lazy_store import LazySimplePropertyGraphStore, is_derived
 from .records import ChunkRecord, EntityRecord, FactRecord, entity_attributes
@@ -206,6 +206,7 @@ class IndexPersistence:
             if "graph.npz" not in missing:
                 with np.load(folder / "graph.npz", allow_pickle=False) as arrays:
                     snapshot = GraphSnapshot.from_arrays(list(index.entities) + list(index.chunks), arrays)
+                check_snapshot(index, snapshot, str(persist_dir))
             index._refresh_derived(snapshot)
             _attributes_from_saved_store(index, store)
             if fill_store:  # an empty store (its file was missing, or another kind was asked for) or a server

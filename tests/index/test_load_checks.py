@@ -74,6 +74,10 @@ def _extra_vector_id(d):
     d["chunks"][0] = "ghost#0"
 
 
+def _chunks_reordered_under_the_saved_graph(rows):
+    rows.reverse()  # ids still match every table; graph.npz's chunk rows now name other chunks
+
+
 def _synonym_on_unknown_entity(rows):
     rows.append(["nobody at all", rows[0][1] if rows else "x", 0.9])
 
@@ -86,6 +90,7 @@ CASES = [
     ("vector_ids.json", _duplicate_vector_id, "lists entities id"),
     ("vector_ids.json", _extra_vector_id, "'ghost#0' has a vector but no row"),
     ("synonyms.json", _synonym_on_unknown_entity, "synonym pair"),
+    ("chunks.json", _chunks_reordered_under_the_saved_graph, "graph.npz does not match the tables"),
 ]
 
 
@@ -103,5 +108,9 @@ def test_wrong_tables_with_valid_checksums_are_corrupt(saved, tmp_path, capsys, 
     assert len(err_lines) == 1 and message in err_lines[0]
 
 
-def test_an_untouched_index_loads(saved):
+def test_an_untouched_index_loads_and_a_reordered_table_without_its_graph_too(saved, tmp_path):
     assert GraphRAGIndex.load(saved, embed_model=HashEmbedding(dim=64)).stats()["chunks"] == 6
+    folder, version = _copy(saved, tmp_path)
+    _edit(version, "chunks.json", _chunks_reordered_under_the_saved_graph)
+    (version / "graph.npz").unlink()  # derived: rebuilt from the (consistent) tables
+    assert GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64)).stats()["chunks"] == 6
