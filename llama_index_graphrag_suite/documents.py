@@ -164,5 +164,18 @@ def load_documents(src: str | Path) -> list[Document]:
         log.warning("skipping %d empty document(s): %s", len(empty), ", ".join(empty[:5]))
     docs = [d for d in docs if d.text.strip()]
     if not docs:
-        raise CorpusError(f"{path}: no non-empty documents found")
+        raise CorpusError(f"{path}: no non-empty documents found{_what_was_there(path) if path.is_dir() else ''}")
     return docs
+
+
+def _what_was_there(folder: Path) -> str:
+    """For the empty-corpus error: the formats read, and what the folder holds instead (e.g. 3 .pdf)."""
+    read = ", ".join(sorted(TEXT_SUFFIXES))
+    kinds: dict[str, int] = {}
+    for p in folder.rglob("*"):
+        if p.is_file() and p.suffix.lower() not in TEXT_SUFFIXES and not p.name.startswith("."):
+            kinds[p.suffix.lower() or "(no extension)"] = kinds.get(p.suffix.lower() or "(no extension)", 0) + 1
+    held = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))[:5])
+    there = f"; it holds {held} file(s), which are not read" if held else ""
+    return (f" (a folder is read for {read} files with text{there}; convert other formats to text first, "
+            "or pass a .jsonl file of {\"id\", \"title\", \"text\"})")

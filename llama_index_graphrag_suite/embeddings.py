@@ -103,6 +103,7 @@ def resolve_embed_model(spec: str | BaseEmbedding | None = None, batch_size: int
     if spec == "hash" or spec.startswith("hash:"):
         return HashEmbedding(dim=int(spec.split(":", 1)[1]) if ":" in spec else 256)
     default = spec in ("default", DEFAULT_EMBED, f"sentence-transformers/{DEFAULT_EMBED}")
+    check_embed_spec(spec)
     name = spec
     if default:
         local = bundled_minilm_path()
@@ -119,6 +120,45 @@ def resolve_embed_model(spec: str | BaseEmbedding | None = None, batch_size: int
     model = HuggingFaceEmbedding(model_name=name, device="cpu", embed_batch_size=batch_size, normalize=True)
     model.model_name = DEFAULT_EMBED if default else spec  # the manifest records a portable name, not a path
     return model
+
+
+class EmbedModelError(ValueError):
+    """An embedding model name that cannot be loaded here (not bundled, not a folder, not downloaded)."""
+
+
+def _hf_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def check_embed_spec(spec: str | None) -> None:
+    """Raise :class:`EmbedModelError` at once for a model name that offline mode cannot load.
+
+    Without this, sentence-transformers is imported (seconds) and the hub is asked in vain before an
+    offline error names neither the cause nor the choices. Checked without loading anything: the
+    bundled names, ``hash[:DIM]``, an existing folder, and names already in the Hugging Face cache pass.
+    """
+    if spec is None or not isinstance(spec, str):
+        return
+    if spec in ("default", DEFAULT_EMBED, f"sentence-transformers/{DEFAULT_EMBED}"):
+        return
+    if spec == "hash" or spec.startswith("hash:"):
+        if spec != "hash" and not spec.split(":", 1)[1].isdigit():
+            raise EmbedModelError(f"bad embedding model {spec!r}: hash:DIM takes a whole number, e.g. hash:256")
+        return
+    if os.path.isdir(os.path.expanduser(spec)) or not _hf_offline():
+        return
+    from huggingface_hub import try_to_load_from_cache
+
+    for repo in (spec, f"sentence-transformers/{spec}") if "/" not in spec else (spec,):
+        try:
+            if isinstance(try_to_load_from_cache(repo, "config.json"), str):
+                return
+        except ValueError:  # not a valid repository name
+            break
+    raise EmbedModelError(
+        f"unknown embedding model {spec!r}: not a model folder and not in the Hugging Face cache, and downloads "
+        f"are off (HF_HUB_OFFLINE=1); use {DEFAULT_EMBED} (the default, bundled), hash or hash:DIM, or the path "
+        "of a sentence-transformers model folder")
 
 
 def embed_model_name(model: BaseEmbedding) -> str:

@@ -36,10 +36,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+NOISY_LOGGERS = ("httpx", "sentence_transformers", "faiss", "bm25s")
+
+
+def _below_warning_from_noisy(record: logging.LogRecord) -> bool:
+    """A handler filter, not a logger level: bm25s sets its logger to DEBUG when imported, which is after main()
+    now that libraries are imported on first use."""
+    return record.levelno >= logging.WARNING or record.name.split(".", 1)[0] not in NOISY_LOGGERS
+
+
 def _quiet_logs(quiet: bool) -> None:
     logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(levelname)s %(message)s")
-    for noisy in ("httpx", "sentence_transformers", "faiss", "bm25s"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    for handler in logging.getLogger().handlers:
+        if _below_warning_from_noisy not in handler.filters:
+            handler.addFilter(_below_warning_from_noisy)
     if quiet:
         for var in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS"):
             os.environ.setdefault(var, "1")

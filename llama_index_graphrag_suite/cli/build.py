@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from .common import CLIError, add_common, build_llm, index_config
+from .common import CLIError, add_common, build_llm, check_embed, index_config
 
 __all__ = ["add_commands", "cmd_index", "update_index"]
 
@@ -25,6 +25,7 @@ def cmd_index(args) -> int:
     from ..documents import load_documents
     from ..index.storage import CURRENT
 
+    check_embed(args)  # before reading the corpus
     docs = load_documents(args.src)
     if args.ray and (args.update or args.prune):
         raise CLIError("--ray builds a new index; --update/--prune run in this process (in Python: with ray_build(...))")

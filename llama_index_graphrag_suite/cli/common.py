@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["CLIError", "add_common", "add_set", "build_llm", "index_config", "load_index", "user_errors"]
+__all__ = ["CLIError", "add_common", "add_set", "build_llm", "check_embed", "index_config", "load_index", "user_errors"]
 
 
 class CLIError(ValueError):
@@ -21,12 +21,13 @@ class CLIError(ValueError):
 def user_errors() -> tuple[type[BaseException], ...]:
     """Errors whose message is enough for the user (printed without the exception's type)."""
     from ..documents import CorpusError
+    from ..embeddings import EmbedModelError
     from ..index.storage import IndexError_
     from ..registry import UnknownMethodError
     from ..request import RequestError
 
-    errors: list[type[BaseException]] = [CLIError, CorpusError, IndexError_, UnknownMethodError, RequestError,
-                                         FileExistsError, FileNotFoundError]
+    errors: list[type[BaseException]] = [CLIError, CorpusError, EmbedModelError, IndexError_, UnknownMethodError,
+                                         RequestError, FileExistsError, FileNotFoundError]
     try:
         from ..llm.errors import LLMError
 
@@ -61,10 +62,18 @@ def index_config(args):
         raise CLIError(f"bad index settings: {exc.errors()[0]['msg'] if hasattr(exc, 'errors') else exc}") from None
 
 
+def check_embed(args) -> None:
+    """Fail at once on an ``--embed`` model that cannot be loaded here (before reading a corpus or an index)."""
+    from ..embeddings import check_embed_spec
+
+    check_embed_spec(getattr(args, "embed", None))
+
+
 def load_index(args, timing: bool = False):
     """The index in ``args.index_dir`` (``--version`` N if given); with ``timing``, say how long it took on stderr."""
     from ..index import GraphRAGIndex
 
+    check_embed(args)
     start = time.perf_counter()
     index = GraphRAGIndex.load(args.index_dir, embed_model=args.embed, llm=None, version=getattr(args, "version", None))
     if timing:
