@@ -30,6 +30,7 @@ __all__ = [
     "CITATION_RULES",
     "CITED_QA_PROMPT",
     "CITED_REFINE_PROMPT",
+    "CitedAnswers",
     "Citations",
     "attach_citations",
     "cite_passages",
@@ -201,3 +202,36 @@ def attach_citations(response: Any) -> Any:
     text = getattr(response, "response", None)
     _record(response, text if isinstance(text, str) else str(response))
     return response
+
+
+class CitedAnswers:
+    """Mixin for a LlamaIndex ``RetrieverQueryEngine``: numbered passages in, citations recorded on the response.
+
+    ``synthesize`` / ``asynthesize`` number the passages (:func:`number_passages`) before the synthesizer fills
+    the prompt and record what the answer cites (:func:`attach_citations`); ``query`` / ``aquery`` go through
+    them (``RetrieverQueryEngine._query`` would call its synthesizer directly and skip the numbering).
+    """
+
+    def synthesize(self, query_bundle, nodes, additional_source_nodes=None):
+        response = super().synthesize(query_bundle, number_passages(nodes), additional_source_nodes)
+        return attach_citations(response)
+
+    async def asynthesize(self, query_bundle, nodes, additional_source_nodes=None):
+        response = await super().asynthesize(query_bundle, number_passages(nodes), additional_source_nodes)
+        return attach_citations(response)
+
+    def _query(self, query_bundle):
+        from llama_index.core.callbacks.schema import CBEventType, EventPayload
+
+        with self.callback_manager.event(CBEventType.QUERY, payload={EventPayload.QUERY_STR: query_bundle.query_str}) as event:
+            response = self.synthesize(query_bundle, self.retrieve(query_bundle))
+            event.on_end(payload={EventPayload.RESPONSE: response})
+        return response
+
+    async def _aquery(self, query_bundle):
+        from llama_index.core.callbacks.schema import CBEventType, EventPayload
+
+        with self.callback_manager.event(CBEventType.QUERY, payload={EventPayload.QUERY_STR: query_bundle.query_str}) as event:
+            response = await self.asynthesize(query_bundle, await self.aretrieve(query_bundle))
+            event.on_end(payload={EventPayload.RESPONSE: response})
+        return response

@@ -36,7 +36,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from llama_index.core import PropertyGraphIndex
-from llama_index.core.callbacks.schema import CBEventType, EventPayload
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.prompts import BasePromptTemplate
 from llama_index.core.query_engine import RetrieverQueryEngine
@@ -44,7 +43,7 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeRelationship, NodeWithScore, QueryBundle, RelatedNodeInfo, TextNode
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..citations import CITED_QA_PROMPT, CITED_REFINE_PROMPT, attach_citations, number_passages
+from ..citations import CITED_QA_PROMPT, CITED_REFINE_PROMPT, CitedAnswers
 from ..index.derive import graph_index_of
 
 __all__ = [
@@ -417,7 +416,7 @@ async def aretrieve_nodes(retriever: Any, query: Any) -> list[NodeWithScore]:
     return chunks + ([evidence] if evidence is not None else [])
 
 
-class GraphRAGQueryEngine(RetrieverQueryEngine):
+class GraphRAGQueryEngine(CitedAnswers, RetrieverQueryEngine):
     """A ``RetrieverQueryEngine`` whose ``get_prompts()`` also lists the retriever's prompts (``retriever:<name>``).
 
     It retrieves the chunks *and* the evidence node (``retrieve_with_evidence``), so the prompt has the
@@ -426,31 +425,8 @@ class GraphRAGQueryEngine(RetrieverQueryEngine):
     ``synthesize`` numbers the passages ``[1]``, ``[2]``, ... (the evidence node stays unnumbered) and
     records the answer's citations: ``response.source_nodes`` are the numbered nodes in prompt order and
     ``response.metadata["citations"]`` lists the cited chunk ids and any number that was never given
-    (see :mod:`llama_index_graphrag_suite.citations`). ``query`` goes through ``synthesize``.
+    (see :class:`llama_index_graphrag_suite.citations.CitedAnswers`). ``query`` goes through ``synthesize``.
     """
-
-    def synthesize(self, query_bundle: QueryBundle, nodes: list[NodeWithScore],
-                   additional_source_nodes: Any = None) -> Any:
-        response = super().synthesize(query_bundle, number_passages(nodes), additional_source_nodes)
-        return attach_citations(response)
-
-    async def asynthesize(self, query_bundle: QueryBundle, nodes: list[NodeWithScore],
-                          additional_source_nodes: Any = None) -> Any:
-        response = await super().asynthesize(query_bundle, number_passages(nodes), additional_source_nodes)
-        return attach_citations(response)
-
-    def _query(self, query_bundle: QueryBundle) -> Any:
-        # RetrieverQueryEngine._query calls its synthesizer directly; ours numbers the passages first
-        with self.callback_manager.event(CBEventType.QUERY, payload={EventPayload.QUERY_STR: query_bundle.query_str}) as event:
-            response = self.synthesize(query_bundle, self.retrieve(query_bundle))
-            event.on_end(payload={EventPayload.RESPONSE: response})
-        return response
-
-    async def _aquery(self, query_bundle: QueryBundle) -> Any:
-        with self.callback_manager.event(CBEventType.QUERY, payload={EventPayload.QUERY_STR: query_bundle.query_str}) as event:
-            response = await self.asynthesize(query_bundle, await self.aretrieve(query_bundle))
-            event.on_end(payload={EventPayload.RESPONSE: response})
-        return response
 
     def retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return self._apply_node_postprocessors(retrieve_nodes(self._retriever, query_bundle), query_bundle=query_bundle)
