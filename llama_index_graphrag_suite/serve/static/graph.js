@@ -8,18 +8,28 @@
 const GraphView = (() => {
   const COLOURS = { entity: "#4c78a8", chunk: "#f58518", community: "#b279a2" };
   const FONT_PX = 11;          // label size on screen, whatever the zoom
-  const LABEL_PX = 120;        // widest label on screen (longer ones end in an ellipsis)
+  const LABEL_PX = 100;        // widest label on screen (longer ones end in an ellipsis)
   const NODE_GAP = 4;          // on-screen pixels kept between two nodes
+  const DENSE = 60;            // above this many nodes, smaller node marks
 
   const STYLE = [
+    // font size, label width and margins are data (set by placeLabels): they follow the zoom, so labels keep
+    // their size on screen
     { selector: "node", style: { width: 14, height: 14, "background-color": COLOURS.entity, label: "",
-      "font-size": FONT_PX, "text-wrap": "ellipsis", "text-max-width": LABEL_PX, "text-valign": "bottom",
-      "text-margin-y": 2, color: "#222", "text-background-color": "#fff", "text-background-opacity": 0.75,
-      "text-background-padding": 1, "min-zoomed-font-size": 0 } },
+      "font-size": "data(fs)", "text-wrap": "ellipsis", "text-max-width": "data(tw)", "text-valign": "bottom",
+      "text-margin-x": "data(mx)", "text-margin-y": "data(my)", color: "#222", "text-background-color": "#fff",
+      "text-background-opacity": 0.75, "text-background-padding": "data(pad)", "min-zoomed-font-size": 0 } },
+    { selector: "node.label-top", style: { "text-valign": "top", "text-halign": "center" } },
+    { selector: "node.label-right", style: { "text-valign": "center", "text-halign": "right" } },
+    { selector: "node.label-left", style: { "text-valign": "center", "text-halign": "left" } },
     { selector: "node.chunk", style: { shape: "round-rectangle", "background-color": COLOURS.chunk } },
     { selector: "node.community", style: { shape: "hexagon", "background-color": COLOURS.community, width: 18, height: 18 } },
     { selector: "node.retrieved", style: { "border-width": 3, "border-color": "#333" } },
     { selector: "node.evidence", style: { width: 18, height: 18 } },
+    // many nodes: smaller marks, so that more room is left for names
+    { selector: "node.dense", style: { width: 9, height: 9 } },
+    { selector: "node.dense.evidence, node.dense.community", style: { width: 11, height: 11 } },
+    { selector: "node.dense.retrieved", style: { width: 12, height: 12, "border-width": 2 } },
     { selector: "node.focus", style: { width: 22, height: 22, "border-width": 3, "border-color": "#e45756" } },
     { selector: "node.labelled, node.hover, node:selected", style: { label: "data(label)" } },
     { selector: "node.hover, node:selected", style: { "z-index": 10, "font-weight": "bold" } },
@@ -33,13 +43,15 @@ const GraphView = (() => {
   ];
 
   function element(kind, data, extra) {
-    return { group: kind, data, classes: [data.kind, ...(extra || [])].filter(Boolean).join(" ") };
+    const label = kind === "nodes" ? { fs: FONT_PX, tw: LABEL_PX, mx: 0, my: 2, pad: 1 } : {};
+    return { group: kind, data: { ...data, ...label }, classes: [data.kind, ...(extra || [])].filter(Boolean).join(" ") };
   }
 
   function elementsOf(graph) {
+    const dense = graph.nodes.length > DENSE ? "dense" : "";
     return [
       ...graph.nodes.map((n) => element("nodes", n, [n.retrieved ? "retrieved" : "", n.evidence ? "evidence" : "",
-        n.focus ? "focus" : ""])),
+        n.focus ? "focus" : "", dense])),
       ...graph.edges.map((e) => element("edges", e)),
     ];
   }
@@ -52,43 +64,56 @@ const GraphView = (() => {
       + (node.hasClass("evidence") ? 1e3 : 0) + node.degree();
   }
 
-  function overlaps(a, b) {
-    return a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2;
+  function overlaps(a, b, margin) {
+    const m = margin || 0;
+    return a.x1 < b.x2 + m && b.x1 < a.x2 + m && a.y1 < b.y2 + m && b.y1 < a.y2 + m;
   }
 
-  // A label's box on screen as Cytoscape draws it (centred under the node, one line, cut at LABEL_PX with an
-  // ellipsis): measured with a canvas in the label font, because Cytoscape sizes labels only when it renders.
+  // Where a label may go, in order of preference: under its node, above it, right of it, left of it.
+  const SIDES = ["bottom", "top", "right", "left"];
+  const SIDE_CLASSES = SIDES.map((side) => "label-" + side).join(" ");
+
+  // A label's box on screen as Cytoscape draws it on that side of its node (one line, cut at LABEL_PX with an
+  // ellipsis, on a padded background): measured with a canvas in the label font, because Cytoscape sizes
+  // labels only when it renders. The offsets were read off Cytoscape 3.34's own label boxes.
   const measure = document.createElement("canvas").getContext("2d");
-  function labelBox(node) {
+  function labelBox(node, side) {
+    side = side || SIDES.find((s) => node.hasClass("label-" + s)) || "bottom";
     const font = node.style("font-family") || "Helvetica Neue, Helvetica, sans-serif";
     measure.font = (node.hasClass("hover") ? "bold " : "") + FONT_PX + "px " + font;
-    const width = Math.min(measure.measureText(String(node.data("label") || "")).width, LABEL_PX) + 4;
-    const nb = node.renderedBoundingBox({ includeLabels: false, includeOverlays: false });
-    const x = (nb.x1 + nb.x2) / 2, top = nb.y2 + 1;
-    return { x1: x - width / 2, x2: x + width / 2, y1: top, y2: top + FONT_PX * 1.3 + 2, w: width, h: FONT_PX * 1.3 + 2 };
+    const w = Math.min(measure.measureText(String(node.data("label") || "")).width, LABEL_PX) + 7;
+    const h = FONT_PX * 1.3 + 3.5;
+    const p = node.renderedPosition(), hw = node.renderedWidth() / 2, hh = node.renderedHeight() / 2;
+    const x1 = side === "right" ? p.x + hw - 1 : side === "left" ? p.x - hw + 1 - w : p.x - w / 2;
+    const y1 = side === "bottom" ? p.y + hh - 1 : side === "top" ? p.y - hh + 1 - h : p.y - h / 2;
+    return { x1, x2: x1 + w, y1, y2: y1 + h, w, h };
   }
 
-  // Greedy label placement in screen space: a node gets its label when the label's box covers no label
-  // already placed and no other node, and lies inside the view.
+  // Greedy label placement in screen space: most important node first, each label on the first side of its
+  // node where it covers no label already placed and no other node, and lies inside the view.
   function placeLabels(cy) {
-    const zoom = cy.zoom();
-    cy.style().selector("node").style({ "font-size": FONT_PX / zoom, "text-max-width": LABEL_PX / zoom,
-      "text-margin-y": 2 / zoom, "text-background-padding": 1 / zoom }).update();
+    const zoom = cy.zoom(), gap = 2 / zoom;
     const nodes = cy.nodes().sort((a, b) => priority(b) - priority(a));
     const nodeBoxes = nodes.map((n) => n.renderedBoundingBox({ includeLabels: false, includeOverlays: false }));
     const placed = [], keep = [], w = cy.width(), h = cy.height();
     nodes.forEach((n, i) => {
-      const box = labelBox(n);
-      if (box.x1 < 0 || box.y1 < 0 || box.x2 > w || box.y2 > h) return;
-      if (placed.some((p) => overlaps(p, box))) return;
-      if (nodeBoxes.some((nb, j) => j !== i && overlaps(nb, box))) return;
-      placed.push(box); keep.push(n);
+      for (const side of SIDES) {
+        const box = labelBox(n, side);
+        if (box.x1 < 0 || box.y1 < 0 || box.x2 > w || box.y2 > h) continue;
+        if (placed.some((p) => overlaps(p, box, 1))) continue;
+        if (nodeBoxes.some((nb, j) => j !== i && overlaps(nb, box))) continue;
+        placed.push(box); keep.push([n, side]);
+        break;
+      }
     });
+    const margins = { bottom: [0, gap], top: [0, -gap], right: [gap, 0], left: [-gap, 0] };
     cy.batch(() => {
-      cy.nodes().removeClass("labelled");
-      keep.forEach((n) => n.addClass("labelled"));
+      cy.nodes().removeClass("labelled " + SIDE_CLASSES).addClass("label-bottom")
+        .data({ fs: FONT_PX / zoom, tw: LABEL_PX / zoom, pad: 1 / zoom, mx: 0, my: gap });
+      for (const [n, side] of keep) {
+        n.removeClass("label-bottom").addClass("labelled label-" + side).data({ mx: margins[side][0], my: margins[side][1] });
+      }
     });
-    cy.scratch("labelBoxes", placed);
   }
 
   // Scale the laid-out positions so the drawing fills the box at zoom 1 (never closer than the node size
@@ -147,8 +172,26 @@ const GraphView = (() => {
       nodeRepulsion: () => 9000 + 60 * n, idealEdgeLength: () => 40 + Math.sqrt(n) * 3, edgeElasticity: () => 80,
       gravity: 0.6, numIter: 1500, componentSpacing: 60, nodeOverlap: 12,
     }).run();
+    if (n > 40) spreadEvenly(nodes, 0.5);
     fitAtZoomOne(cy);
     placeLabels(cy);
+  }
+
+  // A force layout packs the middle of a large graph and leaves its rim empty, and labels only fit where
+  // there is room. Blend each coordinate with its rank (histogram equalisation, per axis): left stays left and
+  // neighbours stay near, but the nodes spread over the whole box.
+  function spreadEvenly(nodes, share) {
+    const list = nodes.toArray(), n = list.length;
+    const bb = nodes.boundingBox({ includeLabels: false });
+    const next = list.map((node) => ({ ...node.position() }));
+    for (const [axis, lo, size] of [["x", bb.x1, bb.w], ["y", bb.y1, bb.h]]) {
+      const order = list.map((_, i) => i).sort((a, b) => next[a][axis] - next[b][axis]);
+      order.forEach((i, rank) => {
+        const even = lo + (size * rank) / Math.max(n - 1, 1);
+        next[i][axis] = (1 - share) * next[i][axis] + share * even;
+      });
+    }
+    nodes.positions((node, i) => next[i]);
   }
 
   function hoverNeighbourhood(cy) {
