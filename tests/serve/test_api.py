@@ -202,3 +202,17 @@ def test_methods_list_setting_schemas(client):
     assert agrag["mcmi_ratio"]["schema"]["enum"] == ["sum", "mean"]
     assert methods["pathrag"]["settings"]["max_hops"]["schema"]["nullable"] is True
     assert methods["a2rag"]["settings"]["stages"]["schema"]["items"]["enum"] == ["local", "bridge", "global"]
+
+
+def test_query_returns_citations_plain_and_streamed(index):
+    llm = ScriptedLLM(responder=lambda prompt: "Cassia Dunmore-Reyes designed it [1], not Orrin [7].")
+    client = api_client(create_app(index, llm=llm))
+    body = client.post("/query", json={"question": QUESTION, "method": "hybrid", "top_k": 3}).json()
+    chunks = [n["id"] for n in body["nodes"] if n["kind"] == "chunk"]
+    cites = body["citations"]
+    assert [p["chunk_id"] for p in cites["passages"]] == chunks
+    assert cites["cited_chunk_ids"] == chunks[:1] and cites["invalid"] == [7]
+    with client.stream("POST", "/query", json={"question": QUESTION, "method": "hybrid", "top_k": 3, "stream": True}) as r:
+        text = "".join(r.iter_text())
+    done = json.loads(text.strip().split("\n\n")[-1].split("\n")[1][6:])
+    assert done["citations"]["cited_chunk_ids"] == chunks[:1] and done["citations"]["invalid"] == [7]
