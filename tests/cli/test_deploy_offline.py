@@ -12,22 +12,12 @@ ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "Who designed the Orrin Theatre?"
 
 
-@pytest.fixture(scope="module")
-def persisted(tmp_path_factory):
-    from llama_index_graphrag_suite import GraphRAGIndex, load_documents
-
-    folder = tmp_path_factory.mktemp("index")
-    GraphRAGIndex.from_documents(load_documents(ROOT / "examples" / "data" / "corpus.jsonl"),
-                                 embed_model="hash").persist(folder)
-    return folder
-
-
 @pytest.fixture
-def deploy(persisted, monkeypatch):
+def deploy(demo_index, monkeypatch):
     spec = importlib.util.spec_from_file_location("_deploy_offline", ROOT / "langgraph_agents" / "deploy.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    monkeypatch.setenv("GRAPHRAG_INDEX_DIR", str(persisted))
+    monkeypatch.setenv("GRAPHRAG_INDEX_DIR", str(demo_index))
     monkeypatch.setenv("GRAPHRAG_LLM_URL", "http://127.0.0.1:9/v1")  # nothing listens there
     monkeypatch.delenv("GRAPHRAG_LLM_MODEL", raising=False)
     return module

@@ -10,16 +10,12 @@ import pytest
 from llama_index_graphrag_suite.cli import error_line, main
 from llama_index_graphrag_suite.index.storage import CorruptIndexError, IndexConflictError
 
-DATA = Path(__file__).resolve().parents[2] / "examples" / "data"
 QUESTION = "Who designed the Orrin Theatre?"
 
 
-@pytest.fixture(scope="module")
-def index_dir(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("errors") / "index"
-    assert main(["index", str(DATA / "corpus.jsonl"), "--out", str(out), "--embed", "hash",
-                 "--entities", "statistical", "--quiet"]) == 0
-    return out
+@pytest.fixture
+def index_dir(demo_index) -> Path:
+    return demo_index
 
 
 def test_a_corrupt_index_is_exit_2(index_dir, tmp_path, capsys):

@@ -1,0 +1,20 @@
+"""The demo corpus indexed once for the CLI tests (hash embedding, statistical entities: seconds, no model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parents[2] / "examples" / "data"
+
+
+@pytest.fixture(scope="session")
+def demo_index(tmp_path_factory) -> Path:
+    """A saved index of examples/data/corpus.jsonl (read-only for the tests: copy it to change it)."""
+    from llama_index_graphrag_suite.cli import main
+
+    out = tmp_path_factory.mktemp("cli") / "index"
+    assert main(["index", str(DATA / "corpus.jsonl"), "--out", str(out), "--embed", "hash",
+                 "--entities", "statistical", "--quiet"]) == 0
+    return out
