@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.index import GraphRAGIndex
 from llama_index_graphrag_suite.serve import create_app
@@ -103,3 +105,29 @@ def test_an_index_saved_nowhere_rolls_an_insert_back_by_deleting_it(monkeypatch,
     _failing_save(built, monkeypatch, OSError("disk gone"))
     assert client.post("/documents", json={"documents": [DOC]}).status_code == 500
     assert client.get("/stats").json() == before
+
+
+def test_a_cli_update_beside_the_server_is_kept(fresh_index, fresh_index_dir, tmp_path):
+    """Issue 26 case 2 with real processes: `graphrag-suite index ... --update` on the folder a server serves; the
+    server's next POST /documents keeps the CLI's document (it takes in the new version before writing)."""
+    import subprocess
+    import sys
+
+    import httpx
+
+    from .conftest import DATA, running_server
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text((DATA / "corpus.jsonl").read_text() + json.dumps(
+        {"id": "cli-doc", "title": "Ivo Brand", "text": "Ivo Brand ran the ferry over the Korvath River for forty years."}) + "\n")
+    with running_server(create_app(fresh_index, persist_dir=fresh_index_dir)) as url, \
+            httpx.Client(base_url=url, timeout=60) as client:
+        assert client.get("/stats").json()["documents"] == 40
+        done = subprocess.run([sys.executable, "-m", "llama_index_graphrag_suite.cli", "index", str(corpus), "--out",
+                               str(fresh_index_dir), "--update", "--embed", "hash",
+                               "--quiet"], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert "cli-doc" in _doc_ids(client)  # a read sees the CLI's version
+        assert client.post("/documents", json={"documents": [DOC]}).status_code == 200
+    on_disk = {c.doc_id for c in GraphRAGIndex.load(fresh_index_dir, embed_model="hash").chunks.values()}
+    assert {"cli-doc", "oren"} <= on_disk and len(on_disk) == 42
