@@ -2,7 +2,8 @@
 
 :func:`create_app` builds the FastAPI app; ``runner.py`` runs a method (shared with the CLI and the
 MCP tool), ``evidence.py`` turns a method's evidence into nodes and edges, ``guards.py`` holds the
-body limit and the API key check, ``static/`` the page (Cytoscape.js vendored in ``static/vendor``).
+body limit, the API key and Host checks and the cleaning of incoming text, ``static/`` the page
+(``app.js``; ``graph.js`` draws graphs with Cytoscape.js, vendored in ``static/vendor``).
 """
 
 from .app import create_app

@@ -3,8 +3,9 @@
     from llama_index_graphrag_suite.serve import create_app
     app = create_app(index, llm=None, api_key=None)        # then: uvicorn.run(app, host="127.0.0.1")
 
-Routes: ``GET /health``, ``/methods``, ``/stats``, ``/documents``, ``/graph/neighbourhood?entity=...&hops=2``,
-``/graph/search?q=...``, ``/chunks/{chunk_id}``;
+Routes: ``GET /health``, ``/methods`` (with each setting's default, description and form schema),
+``/stats``, ``/documents`` (ids, titles and counts), ``/chunks/{chunk_id}``, ``/graph/entities?q=...``
+(entity search), ``/graph/neighbourhood?entity=...&hops=2``;
 ``POST /retrieve`` (ranked chunks + evidence + the evidence as a graph), ``POST /query`` (the same and
 the LLM's answer; ``"stream": true`` sends server-sent events), ``POST /documents`` and ``DELETE
 /documents/{doc_id}`` (through the index's own insert/delete, which hold its writer lock; saved to
@@ -12,7 +13,11 @@ the LLM's answer; ``"stream": true`` sends server-sent events), ``POST /document
 runs them in its thread pool: requests run in parallel, and the index's reader-writer lock keeps each
 query on one state of the index.
 
-Every request must name an allowed ``Host`` (``guards.HostAllowList``). Errors are JSON with a readable
+Before every API request (one small file read) and again before each write, the server takes in a newer
+version of the index that another process saved into its folder (``GraphRAGIndex.is_stale``/``reload``);
+a write whose save fails is rolled back (the index reloads the saved version without the change) and
+answered with 5xx (409 for a conflicting writer). Every request must name an allowed ``Host``
+(``guards.HostAllowList``). Errors are JSON with a readable
 ``detail`` string; a request that fails validation also lists ``errors`` (field and message).
 """
 
