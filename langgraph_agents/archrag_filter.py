@@ -23,7 +23,8 @@ Graph::
   this run's total (the analysis calls plus the final answer).
 * **Checkpointer**: pass one (e.g. ``InMemorySaver()``) and invoke with ``{"configurable": {"thread_id": ...}}``.
 * **As a node**: the compiled graph's input is ``{"question": str}`` (``items`` optional: when given,
-  retrieval is skipped) and its output ``{"answer", "reports", "dropped", "cost", "context"}``, so it can
+  retrieval is skipped) and its output ``{"answer", "reports", "dropped", "cost", "context", "citations"}``
+  (``citations``: the reports the answer cites as ``[n]``, see ``citations.cite_passages``), so it can
   be added to a larger ``StateGraph`` that has those keys.
 """
 
@@ -37,6 +38,7 @@ from typing import Annotated, Any, Callable, TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
+from llama_index_graphrag_suite.citations import cite_passages
 from llama_index_graphrag_suite.llm.json_repair import parse_json_lenient
 from llama_index_graphrag_suite.llm.usage import LLMUsage, count_tokens
 from llama_index_graphrag_suite.methods.archrag.prompts import FILTER_ANALYSIS_PROMPT, FINAL_ANSWER_PROMPT
@@ -62,6 +64,7 @@ class FilterOutput(TypedDict, total=False):
     dropped: list[dict]
     cost: dict
     context: str
+    citations: dict
 
 
 class FilterState(TypedDict, total=False):
@@ -231,6 +234,9 @@ def build_archrag_filter_graph(source: Any, llm: Any, token_budget: int = 4000, 
         out: dict[str, Any] = {"context": context}
         try:
             out["answer"] = text_llm.complete(prompt).strip()
+            # the answer cites "Report n" as [n]: which retrieved items it rests on, and numbers no report has
+            out["citations"] = cite_passages(out["answer"], [
+                {"item_id": r["id"], "kind": r["kind"], "layer": r.get("layer", 0)} for r in packed]).to_json()
         except Exception as exc:
             out["answer"] = ""
             out["dropped"] = [{"id": "final_answer", "reason": f"llm_error: {type(exc).__name__}: {exc}"[:300]}]

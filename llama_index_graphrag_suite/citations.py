@@ -122,8 +122,8 @@ class Citations:
 
     @property
     def cited_chunk_ids(self) -> list[str]:
-        by_number = {p["number"]: p["chunk_id"] for p in self.passages}
-        return [by_number[n] for n in self.cited]
+        by_number = {p["number"]: p.get("chunk_id") for p in self.passages}
+        return [by_number[n] for n in self.cited if by_number[n] is not None]
 
     def to_json(self) -> dict[str, Any]:
         return {"passages": self.passages, "cited": self.cited, "cited_chunk_ids": self.cited_chunk_ids,
@@ -148,11 +148,12 @@ def resolve_citations(answer: str, source_nodes: Sequence[NodeWithScore]) -> Cit
 def cite_passages(answer: str, passages: Sequence[dict[str, Any]]) -> Citations:
     """The citations of ``answer`` against ``passages`` shown as ``[1]``, ``[2]``, ... in that order.
 
-    Each passage is a dict with ``chunk_id`` (and ``doc_id``, ``title`` when known); ``number`` defaults to
-    its position from 1. For prompts that number passages themselves (the A2RAG control loop).
+    Each passage is a dict describing it (``chunk_id``, ``doc_id``, ``title`` for a chunk; ArchRAG's reports
+    give ``item_id``, ``kind``, ``layer``), copied into ``passages``; ``number`` defaults to its position from 1.
+    For prompts that number their sources themselves (the A2RAG control loop, ArchRAG's filtering).
+    ``cited_chunk_ids`` lists the ``chunk_id`` of the cited ones that have one.
     """
-    rows = [{"number": p.get("number", i), "chunk_id": p.get("chunk_id"), "doc_id": p.get("doc_id"),
-             "title": p.get("title"), "cited": False} for i, p in enumerate(passages, 1)]
+    rows = [{**p, "number": p.get("number", i), "cited": False} for i, p in enumerate(passages, 1)]
     known = {p["number"]: p for p in rows}
     markers = citation_markers(answer)
     cited: list[int] = []

@@ -139,3 +139,18 @@ def test_runner_answer_records_the_citations_in_the_result(graph_index):
     run = retrieve(graph_index, QUESTION, "a2rag", top_k=TOP_K)
     pieces = list(stream_answer(run, ScriptedLLM(responder=lambda prompt: "It is the Vant Gallery [3].")))
     assert "".join(pieces).strip() == "It is the Vant Gallery [3]." and run.result["citations"]["cited"] == [3]
+
+
+def test_archrag_filtering_answer_cites_its_reports():
+    from langgraph_agents.archrag_filter import build_archrag_filter_graph
+
+    items = [{"id": "e-ada", "kind": "entity", "layer": 0, "title": "Ada Lorne", "content": "ITEM-A born in Marlow"},
+             {"id": "c-7", "kind": "community", "layer": 1, "title": "Painters", "content": "ITEM-B painters of Marlow"}]
+    llm = ScriptedLLM(rules=[(r"ITEM-A", '{"report": "Ada was born in Marlow.", "score": 90}'),
+                             (r"ITEM-B", '{"report": "Painters of Marlow.", "score": 40}'),
+                             (r"Reports:", "Marlow [1] [5].")])
+    out = build_archrag_filter_graph(items, llm).invoke({"question": "Where was Ada Lorne born?"})
+    assert "cite the reports" in [p for p in llm.prompts if "Reports:" in p][0]
+    cites = out["citations"]
+    assert cites["cited"] == [1] and cites["invalid"] == [5] and cites["cited_chunk_ids"] == []
+    assert [(p["number"], p["item_id"], p["cited"]) for p in cites["passages"]] == [(1, "e-ada", True), (2, "c-7", False)]

@@ -51,7 +51,9 @@ FINAL_ANSWER_TEMPLATE = """\
 Answer the question using the analysis reports below. Each report was written by an analyst who read \
 one piece of retrieved information; they are sorted by the analyst's relevance score, most relevant \
 first, and may contain noise. Prefer the information in the higher-scored reports, combine reports \
-when the question needs several steps, and say so if the reports do not contain the answer.
+when the question needs several steps, and say so if the reports do not contain the answer. After \
+each statement, cite the reports it rests on by their numbers in square brackets, for example [2] \
+for Report 2 or [1][3]; cite only report numbers that appear below.
 
 Reports:
 {reports}
