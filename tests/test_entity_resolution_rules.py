@@ -66,6 +66,20 @@ def test_aliases_of_one_thing_are_not_blocked(a, type_a, b, type_b):
     assert aliases(a, type_a, b, type_b)
 
 
+def test_reference_list_names_are_read_surname_first():
+    assert aliases("Chen W", P, "Weixia Chen", P)
+    assert aliases("Taubenberger JK", P, "Jeffery K. Taubenberger", P)
+    assert not aliases("Leung CW", P, "Leung K", P)  # initials C. W. and K.: two authors
+
+
+def test_a_term_typed_by_ner_as_a_person_is_left_to_the_embedding():
+    # spaCy's small model types clinical phrases PERSON ("Influenza vaccine" at a sentence start); a TERM
+    # (a noun phrase of the parse, never an NER span) on the other side says the pair is not two people.
+    assert aliases("influenza vaccine", P, "influenza vaccination", "TERM")
+    assert aliases("interferon β", P, "interferon beta", "TERM")
+    assert not aliases("influenza vaccine", P, "influenza virus", "ORG")  # both read as names: told apart
+
+
 def test_a_person_typed_name_is_not_an_alias_of_an_other_thing_sharing_its_surname():
     # NER types one side only ("raj kapoor" came out GPE on HotpotQA): one PERSON is enough to compare names.
     assert not aliases("Ajay Kapoor", P, "Raj Kapoor", "GPE")

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..text import STOP_WORDS
 from .gazetteer import canonical_key
+from .terms import TERM_TYPE
 
 PERSON_TYPES = frozenset({"PERSON", "PER"})
 _HONORIFICS = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "professor", "sir", "dame", "madame", "monsieur"})
@@ -179,6 +180,7 @@ _NAME_SUFFIXES = frozenset({"jr", "sr", "jnr", "snr"})
 _ROMAN = re.compile(r"^x{0,3}(?:ix|iv|v?i{0,3})$")  # i-xxxix: "l" is left out, "li" is more often a name
 _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10}
 _CODE_PART = re.compile(r"\d+|[^\W\d_]+")
+_CITATION_INITIALS = re.compile(r"^(?:[a-z]|[b-df-hj-np-tv-xz]{2,3})$")  # "w", "jk", "xl": no vowel, no "y"
 _DIMINUTIVE_END = re.compile(r"(?:ie|y)$")  # "johnnie" / "johnny", "bobbie" / "bobby"
 # Two spellings of one given name or surname ("anthony"/"antony", "jonathan"/"johnathan") are this similar
 # (difflib ratio) or more; two different names of one initial rarely are ("john"/"joan" 0.75, "mark"/"mary" 0.75).
@@ -196,9 +198,11 @@ def can_be_aliases(name_a: str, type_a: str, name_b: str, type_b: str) -> bool:
       3rd baron stafford" of another passage). Letter codes (single letters joined to digits, "363a", and
       single-letter words of a non-person's name, "hepatitis b") tell two names apart when both have them
       and they differ ("hepatitis b" / "hepatitis c"; "iain banks" / "iain m banks" may be one man).
-    * Two people: one of the names is a PERSON (NER type), both have two or more words (honorifics and
-      "jr" set aside), and either no given name of one matches a given name of the other or their surnames
-      do not match. Words match when equal, one is the other's initial or a shortening of it ("chris",
+    * Two people: one of the names is a PERSON (NER type) and neither is a ``TERM`` (a noun phrase of the
+      parse, never a span NER labelled: "influenza vaccine" typed PERSON by NER and the term "influenza
+      vaccination" are left to the embedding), both have two or more words (honorifics and "jr" set aside;
+      a citation's "Chen W" read as "W Chen"), and either no given name of one matches a given name of the
+      other or their surnames do not match. Words match when equal, one is the other's initial or a shortening of it ("chris",
       "christopher"), they are two spellings of one name (:data:`SPELLING_RATIO`), or one is the initials of
       the other's given names ("jrr"). The surname may also be any non-first word of the other name
       (middle names, "christopher nolan" / "christopher nolan filmography"); the same words in another
@@ -215,7 +219,7 @@ def can_be_aliases(name_a: str, type_a: str, name_b: str, type_b: str) -> bool:
         return False
     if letters_a and letters_b and letters_a != letters_b:
         return False
-    if not (person_a or person_b):
+    if not (person_a or person_b) or TERM_TYPE in (type_a, type_b):
         return True
     a, b = _person_tokens(name_a), _person_tokens(name_b)
     if len(a) < 2 or len(b) < 2 or sorted(a) == sorted(b) or "".join(a) == "".join(b):
@@ -238,11 +242,15 @@ def keep_alias_pairs(names: Sequence[str], type_of: Callable[[str], str], src: n
 
 
 def _person_tokens(name: str) -> list[str]:
+    """A person's name as given names then surname: honorifics and "jr" dropped, and a reference list's
+    "surname initials" ("taubenberger jk", "chen w") turned round ("j k taubenberger", "w chen")."""
     tokens = name.split()
     while len(tokens) > 1 and tokens[0] in _NAME_PREFIXES:
         tokens = tokens[1:]
     while len(tokens) > 1 and tokens[-1] in _NAME_SUFFIXES:
         tokens = tokens[:-1]
+    if len(tokens) == 2 and _CITATION_INITIALS.match(tokens[1]) and len(tokens[0]) > len(tokens[1]):
+        tokens = list(tokens[1]) + [tokens[0]]
     return tokens
 
 
