@@ -38,6 +38,7 @@ from fastapi.staticfiles import StaticFiles
 
 from .._version import __version__
 from ..registry import available_methods, method_info
+from .browse import chunk_json, list_documents, method_json, search_entities
 from .evidence import evidence_graph
 from .guards import BodyLimit, HostAllowList, ValidUnicodeBody, allowed_hosts, key_matches
 from .runner import RequestError, answer, retrieve, stream_answer
@@ -71,28 +72,6 @@ def _readable(errors: list[dict[str, Any]]) -> list[dict[str, str]]:
         for prefix in ("Value error, ", "Assertion failed, "):
             message = message.removeprefix(prefix)
         out.append({"field": where, "message": message})
-    return out
-
-
-def _setting_schema(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    """A setting's JSON schema for a form: ``type`` (None allowed -> ``nullable``), bounds, ``enum`` (``$ref``s inlined)."""
-    def inline(p: dict[str, Any]) -> dict[str, Any]:
-        if "$ref" in p:
-            p = {**defs.get(p["$ref"].rsplit("/", 1)[-1], {}), **{k: v for k, v in p.items() if k != "$ref"}}
-        return p
-
-    prop = inline(prop)
-    out: dict[str, Any] = {}
-    options = [inline(o) for o in prop.get("anyOf", [prop])]
-    kinds = [o for o in options if o.get("type") != "null"]
-    out["nullable"] = len(kinds) < len(options)
-    chosen = kinds[0] if len(kinds) == 1 else prop
-    out["type"] = chosen.get("type", "string" if "enum" in chosen else "json")
-    for key in ("enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        if key in chosen:
-            out[key] = chosen[key]
-    if out["type"] == "array" and "enum" in inline(chosen.get("items", {})):
-        out["items"] = {"enum": inline(chosen["items"])["enum"]}
     return out
 
 
@@ -154,18 +133,8 @@ def create_app(index: Any, llm: Any = None, api_key: str | None = None, *, max_b
 
     @app.get("/methods", dependencies=guarded)
     def methods() -> list[dict[str, Any]]:
-        out = []
-        for name, description in sorted(available_methods(index).items()):
-            info = method_info(name)
-            config = info.config_class
-            defaults = config().model_dump(mode="json")
-            schema = config.model_json_schema()
-            props = schema.get("properties", {})
-            out.append({"name": name, "description": description, "variants": info.variants,
-                        "settings": {f: {"default": defaults[f], "description": spec.description,
-                                         "schema": _setting_schema(props.get(f, {}), schema.get("$defs", {}))}
-                                     for f, spec in config.model_fields.items()}})
-        return out
+        return [method_json(name, description, method_info(name))
+                for name, description in sorted(available_methods(index).items())]
 
     @app.get("/stats", dependencies=guarded)
     def stats() -> dict[str, Any]:
@@ -297,52 +266,25 @@ def create_app(index: Any, llm: Any = None, api_key: str | None = None, *, max_b
             return {"deleted": doc_id, "chunks_removed": removed, "stats": index.stats(), "persisted": persisted}
 
     @app.get("/documents", dependencies=guarded)
-    def list_documents(q: str = Query("", max_length=200, description="keep documents whose id or title contains this"),
-                       offset: int = Query(0, ge=0), limit: int = Query(200, ge=1, le=5000)) -> dict[str, Any]:
+    def documents(q: str = Query("", max_length=200, description="keep documents whose id or title contains this"),
+                  offset: int = Query(0, ge=0), limit: int = Query(200, ge=1, le=5000)) -> dict[str, Any]:
         """The documents in index order: id, title, chunks, characters and entities (distinct, over its chunks)."""
-        needle = q.casefold().strip()
-        docs: dict[str, dict[str, Any]] = {}
-        with index.reading():
-            for cid in index.chunk_order:
-                c = index.chunks[cid]
-                row = docs.get(c.doc_id)
-                if row is None:
-                    row = docs[c.doc_id] = {"doc_id": c.doc_id, "title": c.title, "chunks": 0, "characters": 0,
-                                            "entities": set()}
-                row["chunks"] += 1
-                row["characters"] += len(c.text)
-                row["entities"].update(c.entities)
-        rows = [r for r in docs.values() if not needle or needle in r["doc_id"].casefold()
-                or needle in (r["title"] or "").casefold()]
-        page = [{**r, "entities": len(r["entities"])} for r in rows[offset:offset + limit]]
-        return {"total": len(rows), "offset": offset, "documents": page}
+        return list_documents(index, q, offset, limit)
 
     @app.get("/chunks/{chunk_id:path}", dependencies=guarded)
-    def get_chunk(chunk_id: str) -> dict[str, Any]:
+    def chunk(chunk_id: str) -> dict[str, Any]:
         """One chunk whole: its text, document, title and the entities it mentions."""
-        with index.reading():
-            c = index.chunks.get(chunk_id)
-            if c is None:
-                raise HTTPException(404, f"no chunk {chunk_id!r} in the index")
-            entities = [{"id": k, "label": index.entities[k].surface} for k in c.entities if k in index.entities]
-            return {"id": chunk_id, "doc_id": c.doc_id, "title": c.title, "text": c.text, "entities": entities}
+        try:
+            return chunk_json(index, chunk_id)
+        except KeyError as exc:
+            raise HTTPException(404, str(exc.args[0])) from None
 
     @app.get("/graph/entities", dependencies=guarded)
-    def search_entities(q: str = Query(..., min_length=1, max_length=200, description="part of an entity's name"),
-                        limit: int = Query(20, ge=1, le=200)) -> dict[str, Any]:
+    def entities(q: str = Query(..., min_length=1, max_length=200, description="part of an entity's name"),
+                 limit: int = Query(20, ge=1, le=200)) -> dict[str, Any]:
         """Entities whose name contains ``q``: exact matches first, then names starting with it, then the
         rest; within each, the entities in more chunks first."""
-        needle = " ".join(q.casefold().split())
-        found = []
-        with index.reading():
-            for key, e in index.entities.items():
-                name = e.surface.casefold()
-                if needle in name or needle in key:
-                    rank = 0 if needle in (name, key) else 1 if name.startswith(needle) or key.startswith(needle) else 2
-                    found.append((rank, -len(e.chunks), e.surface, key))
-        found.sort()
-        return {"query": q, "total": len(found), "entities": [
-            {"id": key, "label": surface, "chunk_count": -neg} for _, neg, surface, key in found[:limit]]}
+        return search_entities(index, q, limit)
 
     @app.get("/graph/neighbourhood", dependencies=guarded)
     def neighbourhood(entity: str = Query(..., min_length=1, description="entity key or surface form"),
