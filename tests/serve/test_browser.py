@@ -1,6 +1,6 @@
 """The page in headless Chromium, one test per feature: asking with cited answers and evidence graphs, the busy
-indicator and readable errors, per-method settings, documents (list, upload, delete), the graph explorer, and an
-evidence graph of 150 nodes that stays readable.
+indicator and readable errors, per-method settings, documents (list, upload, delete), the graph explorer, an
+evidence graph of 150 nodes that stays readable, and a server with an API key that is read-only.
 
 Skipped when selenium, ``/usr/bin/chromium`` or ``/usr/bin/chromedriver`` is missing (Debian:
 ``apt-get install chromium chromium-driver``; ``make test`` cannot install them, so CI skips these tests unless
@@ -426,3 +426,23 @@ def test_evidence_graph_of_150_nodes_is_readable(index, browser, tmp_path, monke
         assert more[3] >= 10 and more[1] >= min(more[2], more[0]) * 0.9, more  # zoomed in: most nodes in view named
         browser.execute_script("const cy = window.graphragGraphs.a; cy.zoom(cy.zoom() / 2); cy.center(); window.GraphView.placeLabels(cy);")
         _screenshot(browser, tmp_path, "serve-evidence-150.png")
+
+
+def test_api_key_and_read_only_server(index, browser):
+    with running_server(create_app(index, api_key="s3cret", read_only=True)) as url:
+        _open(browser, url)
+        assert browser.find_element(By.ID, "key-row").is_displayed()
+        assert "read-only" in browser.find_element(By.ID, "status").text
+        assert _error(browser) == "Could not list the methods: this server wants an API key: enter it above"
+        key = browser.find_element(By.ID, "api-key")
+        key.send_keys("s3cret")
+        browser.execute_script("arguments[0].dispatchEvent(new Event('change'))", key)
+        _wait(browser, lambda d: len(Select(d.find_element(By.ID, "method-a")).options) > 3)
+        assert _error(browser) == ""
+        _ask(browser, QUESTION, "bm25")
+        assert _error(browser) == "" and browser.find_elements(By.CSS_SELECTOR, ".column .chunks li")
+        browser.find_element(By.CSS_SELECTOR, '#tabs [data-tab="documents"]').click()
+        _documents_loaded(browser, None)
+        assert len(_rows(browser)) == 40
+        assert not browser.find_element(By.ID, "upload-box").is_displayed()
+        assert browser.find_elements(By.CSS_SELECTOR, "#doc-table button.delete") == []

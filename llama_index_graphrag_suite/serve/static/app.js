@@ -607,6 +607,22 @@ $("entity-search").addEventListener("input", () => {
 
 // ---- start ----------------------------------------------------------------------------------------------
 
+async function loadMethods() {
+  const methods = await getJSON("/methods");
+  for (const sel of [$("method-a"), $("method-b")]) {
+    sel.querySelectorAll("option[value]:not([value=''])").forEach((o) => o.remove());
+  }
+  for (const m of methods) {
+    state.methods[m.name] = m;
+    for (const sel of [$("method-a"), $("method-b")]) {
+      const o = el("option", "", m.name); o.value = m.name; o.title = m.description; sel.append(o);
+    }
+  }
+  $("method-a").value = methods.some((m) => m.name === "agrag") ? "agrag" : methods[0].name;
+  renderSettings($("settings-a"), $("method-a").value);
+  renderSettings($("settings-b"), "");
+}
+
 async function init() {
   const health = await (await api("/health")).json();
   state.llm = health.llm; state.auth = health.auth; state.readOnly = health.read_only;
@@ -616,18 +632,13 @@ async function init() {
   $("upload-box").hidden = health.read_only;
   $("status").textContent = health.chunks + " chunks" + (health.llm ? ", LLM ready" : ", no LLM (retrieval only)")
     + (health.read_only ? ", read-only" : "");
-  try {
-    const methods = await getJSON("/methods");
-    for (const m of methods) {
-      state.methods[m.name] = m;
-      for (const sel of [$("method-a"), $("method-b")]) {
-        const o = el("option", "", m.name); o.value = m.name; o.title = m.description; sel.append(o);
-      }
-    }
-    $("method-a").value = methods.some((m) => m.name === "agrag") ? "agrag" : methods[0].name;
-    renderSettings($("settings-a"), $("method-a").value);
-    renderSettings($("settings-b"), "");
-  } catch (e) { showError("Could not list the methods: " + e.message); }
+  // With an API key, the lists load once the key is entered (a wrong one says so).
+  $("api-key").addEventListener("change", async () => {
+    showError("");
+    try { await loadMethods(); } catch (e) { showError("Could not list the methods: " + e.message); }
+    if (tabLoaded.documents) loadDocuments(false);
+  });
+  try { await loadMethods(); } catch (e) { showError("Could not list the methods: " + e.message); }
   document.body.dataset.state = "ready";
 }
 
