@@ -123,10 +123,12 @@ const GraphView = (() => {
     if (nodes.length === 0) return;
     const pad = 30, bb = nodes.boundingBox({ includeLabels: false });
     const w = Math.max(cy.width() - 2 * pad, 50), h = Math.max(cy.height() - 2 * pad, 50);
-    const sx = bb.w > 1 ? w / bb.w : 1, sy = bb.h > 1 ? h / bb.h : 1;
-    const scale = Math.min(sx, sy, 3);
+    // each axis scaled to fill the box (a tall drawing in a wide box is stretched sideways, up to 2.5 times
+    // more than downwards: the box is used, the shape still recognisable)
+    let sx = Math.min(bb.w > 1 ? w / bb.w : 1, 3), sy = Math.min(bb.h > 1 ? h / bb.h : 1, 3);
+    sx = Math.min(sx, 2.5 * sy); sy = Math.min(sy, 2.5 * sx);
     const cx = (bb.x1 + bb.x2) / 2, cyy = (bb.y1 + bb.y2) / 2;
-    nodes.positions((n) => ({ x: (n.position("x") - cx) * scale, y: (n.position("y") - cyy) * scale }));
+    nodes.positions((n) => ({ x: (n.position("x") - cx) * sx, y: (n.position("y") - cyy) * sy }));
     separate(nodes);
     cy.zoom(1);
     cy.center();
