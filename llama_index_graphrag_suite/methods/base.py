@@ -34,17 +34,23 @@ import json
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, ClassVar
 
-import numpy as np
 from llama_index.core import PropertyGraphIndex
-from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.prompts import BasePromptTemplate
-from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeRelationship, NodeWithScore, QueryBundle, RelatedNodeInfo, TextNode
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..citations import CITED_QA_PROMPT, CITED_REFINE_PROMPT, CitedAnswers
+from ..citations import CITED_QA_PROMPT, CITED_REFINE_PROMPT
 from ..index.derive import graph_index_of
+from .query_engine import (  # noqa: F401  (re-exported: the query engine lived here)
+    EvidenceFirst,
+    EvidenceLast,
+    GraphRAGQueryEngine,
+    aretrieve_nodes,
+    build_query_engine,
+    resolve_llm,
+    retrieve_nodes,
+)
 
 __all__ = [
     "EvidenceFirst",
@@ -236,7 +242,6 @@ class GraphIndexRetriever(BaseRetriever):
         # read through the GraphIndexReader protocol (index/protocol.py)
         self.index = graph_index_of(index) if isinstance(index, PropertyGraphIndex) else index
         self.top_k = top_k
-        self.last_guard: dict[str, Any] | None = None  # the guard's weight and signals for the last query
         # every method answers with [n] citations: its own "answer" prompt, or the plain cited one
         self._prompts: dict[str, BasePromptTemplate] = {"answer": CITED_QA_PROMPT, **self.default_prompts}
         super().__init__(callback_manager=callback_manager, verbose=verbose)
@@ -251,49 +256,14 @@ class GraphIndexRetriever(BaseRetriever):
     def top_k(self, value: int) -> None:
         self._top_k = value
 
-    def _guarded(self) -> bool:
-        return bool(getattr(self.config, "hybrid_guard", False))
-
     def _guard_depth(self) -> int | None:
-        return max(self._top_k, self.config.guard_depth) if self._guarded() else None
+        """How deep the method ranks before :meth:`_apply_guard` cuts to top_k (None: top_k). A hook for
+        :class:`~.graph_guard.GuardedRetriever`."""
+        return None
 
     def _apply_guard(self, query, nodes: list[NodeWithScore]) -> list[NodeWithScore]:
-        """The method's ranking (to the guard's depth) fused with hybrid's; see methods/graph_guard.py."""
-        if not self._guarded():
-            return nodes
-        from . import graph_guard as guard
-
-        question = query.query_str if isinstance(query, QueryBundle) else str(query)
-        cfg, index, k = self.config, self.index, self._top_k
-        chunks = [n for n in nodes if n.node.metadata.get("kind") != "evidence"]
-        evidence = [n for n in nodes if n.node.metadata.get("kind") == "evidence"]
-        position = index.chunk_position
-        graph_rank = np.fromiter((position[n.node.node_id] for n in chunks if n.node.node_id in position), np.int64)
-        hybrid_rank, hybrid_scores = guard.hybrid_ranking(index, question, cfg.guard_depth)
-        n_chunks = len(position)
-        link, linked = guard.query_link(index, question, guard.hub_chunks(n_chunks, cfg.guard_hub_share,
-                                                                         cfg.guard_hub_min))
-        agree = len(set(graph_rank[:k].tolist()) & set(hybrid_rank[:k].tolist())) / max(1, min(k, len(hybrid_rank)))
-        weight = guard.guard_weight(link, agree, cfg)
-        fused, fused_scores = guard.fuse_rankings(graph_rank, hybrid_rank, weight, cfg.guard_rrf_k, k)
-        self.last_guard = {"graph_weight": round(weight, 4), "query_link": round(link, 4),
-                           "linked_entities": linked[:10], "agreement": round(agree, 4)}
-        by_id = {n.node.node_id: n for n in chunks}
-        order = index.chunk_order
-        out = []
-        for rank, c in enumerate(fused.tolist()):
-            cid = order[c]
-            node = by_id.get(cid)
-            if node is None:  # a hybrid chunk the method did not rank
-                node = chunk_node(index, cid, 0.0, self.method)
-            node.node.metadata["method_score"] = float(node.score or 0.0)
-            node.node.metadata["graph_weight"] = self.last_guard["graph_weight"]
-            node.node.metadata.pop("raw_score", None)
-            node.score = fused_scores[rank]  # the fusion's score; _split scales it to [0, 1]
-            out.append(node)
-        for ev in evidence:
-            ev.node.metadata.setdefault("evidence", {})["hybrid_guard"] = self.last_guard
-        return out + evidence
+        """The method's nodes as returned (a hook: the hybrid guard of graph methods re-ranks them here)."""
+        return nodes
 
     def reading(self) -> AbstractContextManager:
         """The index's read lock (re-entrant): an insert or delete in another thread waits until the block ends,
@@ -373,116 +343,3 @@ class GraphIndexRetriever(BaseRetriever):
         kwargs.setdefault("refine_template", CITED_REFINE_PROMPT)  # when the passages need a second call
         kwargs.setdefault("evidence", self.evidence_placement)
         return build_query_engine(self, resolve_llm(llm if llm is not None else self.llm), streaming=streaming, **kwargs)
-
-
-# ---------------------------------------------------------------------------------------- query engine
-
-class EvidenceFirst(BaseNodePostprocessor):
-    """Moves the evidence node in front of the chunks, so a prompt sees the reasoning before the passages."""
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "EvidenceFirst"
-
-    def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
-        return sorted(nodes, key=lambda n: n.node.metadata.get("kind") != "evidence")  # stable: chunk order kept
-
-
-class EvidenceLast(BaseNodePostprocessor):
-    """Moves the evidence node after the chunks (PathRAG Eq. 6 puts the most reliable path at the very end)."""
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "EvidenceLast"
-
-    def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
-        return sorted(nodes, key=lambda n: n.node.metadata.get("kind") == "evidence")  # stable: chunk order kept
-
-
-def retrieve_nodes(retriever: Any, query: Any) -> list[NodeWithScore]:
-    """The chunks then the evidence node (when the method has one), whatever ``include_evidence`` says:
-    for features that show or prompt with the evidence. Any other LlamaIndex retriever: its ``retrieve``."""
-    if not hasattr(retriever, "retrieve_with_evidence"):
-        return retriever.retrieve(query)
-    chunks, evidence = retriever.retrieve_with_evidence(query)
-    return chunks + ([evidence] if evidence is not None else [])
-
-
-async def aretrieve_nodes(retriever: Any, query: Any) -> list[NodeWithScore]:
-    """:func:`retrieve_nodes` off the event loop."""
-    if not hasattr(retriever, "aretrieve_with_evidence"):
-        return await retriever.aretrieve(query)
-    chunks, evidence = await retriever.aretrieve_with_evidence(query)
-    return chunks + ([evidence] if evidence is not None else [])
-
-
-class GraphRAGQueryEngine(CitedAnswers, RetrieverQueryEngine):
-    """A ``RetrieverQueryEngine`` whose ``get_prompts()`` also lists the retriever's prompts (``retriever:<name>``).
-
-    It retrieves the chunks *and* the evidence node (``retrieve_with_evidence``), so the prompt has the
-    method's structure even though the retriever's ``retrieve`` returns only the top_k chunks.
-
-    ``synthesize`` numbers the passages ``[1]``, ``[2]``, ... (the evidence node stays unnumbered) and
-    records the answer's citations: ``response.source_nodes`` are the numbered nodes in prompt order and
-    ``response.metadata["citations"]`` lists the cited chunk ids and any number that was never given
-    (see :class:`llama_index_graphrag_suite.citations.CitedAnswers`). ``query`` goes through ``synthesize``.
-    """
-
-    def retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return self._apply_node_postprocessors(retrieve_nodes(self._retriever, query_bundle), query_bundle=query_bundle)
-
-    async def aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        nodes = await aretrieve_nodes(self._retriever, query_bundle)
-        return await self._async_apply_node_postprocessors(nodes, query_bundle=query_bundle)
-
-    def _get_prompt_modules(self) -> dict[str, Any]:
-        return {"response_synthesizer": self._response_synthesizer, "retriever": self._retriever}
-
-
-def resolve_llm(llm: Any = None):
-    """``llm``, else the ``Settings.llm`` the user set, with one clear error when there is neither.
-
-    Only an explicitly set ``Settings.llm`` counts: reading the public property would create
-    LlamaIndex's OpenAI default (see :mod:`..llm.settings`).
-    """
-    if llm is not None:
-        return llm
-    from ..llm.settings import settings_llm
-
-    chosen = settings_llm()
-    if chosen is None:
-        raise ValueError(
-            "a query engine needs an LLM: pass llm=... (e.g. llama_index_graphrag_suite.llm.build_llm("
-            "'http://localhost:8000/v1') for a vLLM or OpenAI-compatible server) or set Settings.llm"
-        )
-    return chosen
-
-
-def build_query_engine(retriever, llm: Any, streaming: bool = False, text_qa_template: Any = None,
-                       evidence: str = "first", **engine_kwargs: Any) -> GraphRAGQueryEngine:
-    """``RetrieverQueryEngine.from_args`` with the evidence node placed and callbacks that really count.
-
-    ``evidence="first"`` puts the method's evidence node before the passages (the reasoning before the
-    text), ``"last"`` after them (PathRAG's prompt ends with its most reliable path).
-
-    ``from_args`` builds its response synthesizer with ``Settings.callback_manager`` and then overwrites
-    the LLM's callback manager, so a ``callback_manager=`` passed here would never see the LLM's tokens.
-    When one is given, the synthesizer is built here with it (a ``TokenCountingHandler`` then counts).
-    """
-    from llama_index.core import get_response_synthesizer
-
-    if evidence not in ("first", "last"):
-        raise ValueError("evidence must be 'first' or 'last'")
-    placement = EvidenceFirst() if evidence == "first" else EvidenceLast()
-    engine_kwargs["node_postprocessors"] = [*engine_kwargs.get("node_postprocessors", []), placement]
-    callback_manager = engine_kwargs.get("callback_manager")
-    if callback_manager is not None and "response_synthesizer" not in engine_kwargs:
-        synth_kwargs = {k: engine_kwargs.pop(k) for k in ("response_mode", "refine_template", "use_async", "verbose")
-                        if k in engine_kwargs}
-        engine_kwargs["response_synthesizer"] = get_response_synthesizer(
-            llm=llm, callback_manager=callback_manager, streaming=streaming, text_qa_template=text_qa_template,
-            **synth_kwargs)
-        retriever.callback_manager = callback_manager  # retrieval events reach the same handlers
-    elif text_qa_template is not None:
-        engine_kwargs["text_qa_template"] = text_qa_template
-    return GraphRAGQueryEngine.from_args(retriever, llm=llm, streaming=streaming, **engine_kwargs)

@@ -23,7 +23,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ..graph.ppr import Transition, personalized_pagerank, transition_matrix
 from .base import GraphIndexRetriever, MethodConfig, chunk_node, evidence_node, param
-from .graph_guard import GuardedConfig
+from .graph_guard import GuardedConfig, GuardedRetriever
 from .scoring import hybrid, minmax, top_k
 
 __all__ = ["BM25Retriever", "DenseRetriever", "HippoRAGConfig", "HippoRAGRetriever", "HybridRetriever"]
@@ -107,7 +107,7 @@ class _Graph:
     chunk_rows: np.ndarray  # snapshot rows of index.chunk_order
 
 
-class HippoRAGRetriever(GraphIndexRetriever):
+class HippoRAGRetriever(GuardedRetriever):
     """Passages ranked by Personalized PageRank seeded from query-matched facts (HippoRAG 2).
 
     1. Fact mapping: the ``linking_top_k`` facts nearest the query; their cosines are min-max scaled

@@ -29,13 +29,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
 from ..extractors.gazetteer import canonical_key
 from ..index.bm25 import bm25_tokens
 from ..text import words
-from .base import MethodConfig, param
+from .base import GraphIndexRetriever, MethodConfig, chunk_node, param
 from .scoring import hybrid, top_k
 
-__all__ = ["GuardedConfig", "fuse_rankings", "guard_weight", "query_link"]
+__all__ = ["GuardedConfig", "GuardedRetriever", "fuse_rankings", "guard_weight", "query_link"]
 
 MAX_QUERY_NGRAM = 6  # longest entity name looked up in a question, in words
 
@@ -130,3 +132,53 @@ def hybrid_ranking(index, question: str, depth: int) -> tuple[np.ndarray, np.nda
     dense = index.chunk_dense_scores(index.embed_query(question))
     scores = hybrid(dense, index.bm25.scores(question))
     return top_k(scores, depth), scores
+
+
+class GuardedRetriever(GraphIndexRetriever):
+    """A graph method's retriever with the hybrid guard: the method ranks to ``guard_depth``, then its ranking is
+    fused with hybrid's at the query's weight (see the module doc) and cut to top_k. ``last_guard`` holds the
+    weight and the signals of the last query (also in the evidence node's metadata, ``hybrid_guard``)."""
+
+    last_guard: dict[str, Any] | None = None
+
+    def _guarded(self) -> bool:
+        return bool(getattr(self.config, "hybrid_guard", False))
+
+    def _guard_depth(self) -> int | None:
+        return max(self._top_k, self.config.guard_depth) if self._guarded() else None
+
+    def _apply_guard(self, query, nodes: list[NodeWithScore]) -> list[NodeWithScore]:
+        """The method's ranking (to the guard's depth) fused with hybrid's, cut to top_k."""
+        if not self._guarded():
+            return nodes
+        question = query.query_str if isinstance(query, QueryBundle) else str(query)
+        cfg, index, k = self.config, self.index, self._top_k
+        chunks = [n for n in nodes if n.node.metadata.get("kind") != "evidence"]
+        evidence = [n for n in nodes if n.node.metadata.get("kind") == "evidence"]
+        position = index.chunk_position
+        graph_rank = np.fromiter((position[n.node.node_id] for n in chunks if n.node.node_id in position), np.int64)
+        hybrid_rank, _ = hybrid_ranking(index, question, cfg.guard_depth)
+        specific = hub_chunks(len(position), cfg.guard_hub_share, cfg.guard_hub_min)
+        link, linked = query_link(index, question, specific)
+        agree = len(set(graph_rank[:k].tolist()) & set(hybrid_rank[:k].tolist())) / max(1, min(k, len(hybrid_rank)))
+        weight = guard_weight(link, agree, cfg)
+        fused, fused_scores = fuse_rankings(graph_rank, hybrid_rank, weight, cfg.guard_rrf_k, k)
+        self.last_guard = {"graph_weight": round(weight, 4), "query_link": round(link, 4),
+                           "linked_entities": linked[:10], "agreement": round(agree, 4)}
+        by_id = {n.node.node_id: n for n in chunks}
+        order = index.chunk_order
+        out = []
+        for rank, c in enumerate(fused.tolist()):
+            cid = order[c]
+            node = by_id.get(cid)
+            if node is None:  # a hybrid chunk the method did not rank
+                node = chunk_node(index, cid, 0.0, self.method)
+            node.node.metadata["method_score"] = float(node.score or 0.0)
+            node.node.metadata["graph_weight"] = self.last_guard["graph_weight"]
+            node.node.metadata.pop("raw_score", None)
+            node.score = fused_scores[rank]  # the fusion's score; _split scales it to [0, 1]
+            out.append(node)
+        for ev in evidence:
+            ev.node.metadata.setdefault("evidence", {})["hybrid_guard"] = self.last_guard
+        return out + evidence
+

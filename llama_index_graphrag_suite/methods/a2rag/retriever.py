@@ -39,7 +39,8 @@ from ...llm.deadline import budget_deadline, call_within_budget, llm_budget
 from ...llm.usage import LLMUsage
 from ...llm.verdicts import yes_no
 from ...tracing import traced
-from ..base import GraphIndexRetriever, chunk_node, evidence_node
+from ..base import chunk_node, evidence_node
+from ..graph_guard import GuardedRetriever
 from ..scoring import hybrid
 from . import evidence
 from .config import A2RAGConfig
@@ -53,7 +54,7 @@ __all__ = ["A2RAGRetriever"]
 log = logging.getLogger(__name__)
 
 
-class A2RAGRetriever(GraphIndexRetriever):
+class A2RAGRetriever(GuardedRetriever):
     """A2RAG agentic retriever; see the module docstring. ``retrieve_with_trace`` also returns the trace.
 
     ``summaries_dir``: a folder where the gate's document summaries are saved and reloaded (they are
