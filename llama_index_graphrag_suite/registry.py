@@ -24,6 +24,7 @@ import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 __all__ = [
@@ -276,7 +277,7 @@ def resolve_method(method: str | MethodSpec, settings: Mapping[str, Any] | None 
         first = exc.errors()[0] if hasattr(exc, "errors") else {"msg": str(exc), "loc": ()}
         where = ".".join(str(x) for x in first.get("loc", ())) or "settings"
         raise RequestError(f"bad setting for {name}: {where}: {first['msg']}") from None
-    return MethodSpec(name, variant or None, settings, config, info)
+    return MethodSpec(name, variant or None, MappingProxyType(settings), config, info)  # read-only: resolved once
 
 
 def method_settings(pairs: list[str], methods: list[str]) -> dict[str, dict[str, Any]]:
