@@ -9,7 +9,14 @@ from llama_index.core.schema import TextNode
 from llama_index_graphrag_suite import IndexConfig
 from llama_index_graphrag_suite.extractors.ner import NEREntityExtractor
 from llama_index_graphrag_suite.extractors.spacy_pipeline import load_pipeline
-from llama_index_graphrag_suite.extractors.terms import TERM_TYPE, hub_ceiling, noun_phrases, salient_terms, word_ceiling
+from llama_index_graphrag_suite.extractors.terms import (
+    TERM_TYPE,
+    hub_ceiling,
+    noun_phrases,
+    salient_terms,
+    terms_wanted,
+    word_ceiling,
+)
 
 CLINICAL = [
     "Basal cell carcinoma is the most common type of skin cancer. It grows slowly.",
@@ -90,7 +97,35 @@ def test_long_document_title_is_not_a_hub_but_an_article_title_is():
 def test_old_manifests_keep_extracting_as_they_were_built():
     old = IndexConfig.from_manifest({"entities": "ner"})
     assert (old.terms, old.lowercase_names) == (False, True) and old.title_link_max_chunks >= 10**6
-    assert IndexConfig().terms and IndexConfig.from_manifest(IndexConfig().model_dump()).terms
+    assert IndexConfig().terms == "auto" and IndexConfig.from_manifest(IndexConfig().model_dump()).terms == "auto"
+
+
+ENCYCLOPAEDIC = [
+    "Christopher Nolan directed Inception for Warner Bros. in London and Los Angeles.",
+    "The film starred Leonardo DiCaprio, Elliot Page and Tom Hardy, with music by Hans Zimmer.",
+]
+
+
+def test_terms_are_added_where_a_corpus_is_not_written_in_names():
+    assert terms_wanted(CLINICAL)[0] and not terms_wanted(ENCYCLOPAEDIC)[0]
+    assert terms_wanted(ENCYCLOPAEDIC)[1] > 12 > terms_wanted(CLINICAL)[1]
+
+
+def test_the_index_decides_terms_once_and_saves_the_decision(tmp_path):
+    from llama_index.core import Document
+
+    from llama_index_graphrag_suite import GraphRAGIndex
+    from llama_index_graphrag_suite.embeddings import HashEmbedding
+
+    docs = [Document(text=t, doc_id=f"d{i}", metadata={"title": f"Note {i}"}) for i, t in enumerate(CLINICAL)]
+    index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=64), config=IndexConfig())
+    assert index.config.terms is True and index.build_info["capitalised_per_100_words"] < 12
+    assert index.entities["basal cell carcinoma"].type == TERM_TYPE
+    index.persist(tmp_path / "idx")
+    assert GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=64)).config.terms is True
+    names = [Document(text=t, doc_id=f"w{i}", metadata={"title": f"Film {i}"}) for i, t in enumerate(ENCYCLOPAEDIC)]
+    wiki = GraphRAGIndex.from_documents(names, embed_model=HashEmbedding(dim=64), config=IndexConfig())
+    assert wiki.config.terms is False and not any(e.type == TERM_TYPE for e in wiki.entities.values())
 
 
 def test_a_term_new_to_the_index_is_linked_to_old_chunks_that_write_it():

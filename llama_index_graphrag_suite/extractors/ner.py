@@ -11,7 +11,7 @@
 4. links every chunk to every known name written in it, so a name found anywhere is found everywhere;
 5. adds relations between names of one sentence from the dependency parse
    (:mod:`.dependency_relations`), each carrying its sentence as the fact text;
-6. (``terms=True``, the default) adds the corpus's salient terms, noun phrases of the parse written in
+6. (``terms=True``; the default ``"auto"`` when the texts are not written in names) adds the corpus's salient terms, noun phrases of the parse written in
    at least two chunks and in at most a corpus-computed share of them (:mod:`.terms`), as ``TERM``
    entities that take part in steps 4 and 5 like names.
 
@@ -49,7 +49,16 @@ from .entity_resolution import EntityMention, majority_type, mention_from, resol
 from .entity_stats import EntityStatistics, find_mentions
 from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from_metadata
 from .spacy_pipeline import default_processes, dominant_script, load_pipeline, parse, readable_by
-from .terms import TERM_TYPE, find_terms, hub_ceiling, noun_phrases, phrase_keys, salient_terms, word_ceiling
+from .terms import (
+    TERM_TYPE,
+    find_terms,
+    hub_ceiling,
+    noun_phrases,
+    phrase_keys,
+    salient_terms,
+    terms_wanted,
+    word_ceiling,
+)
 from ..text import words
 
 log = logging.getLogger(__name__)
@@ -97,7 +106,9 @@ class NEREntityExtractor(TransformComponent):
     max_path: int = Field(default=4, ge=1, description="Longest dependency path (words) a relation may span")
     max_pairs_per_sentence: int = Field(default=12, ge=1)
     max_text_chars: int = Field(default=400, ge=40, description="Longer sentences are cut around the pair")
-    terms: bool = Field(default=True, description="Salient noun phrases of the parse are TERM entities (terms.py)")
+    terms: bool | Literal["auto"] = Field(default="auto", description="Salient noun phrases of the parse are TERM "
+                                          "entities (terms.py); auto: when the texts are not written in names "
+                                          "(terms.terms_wanted)")
     term_min_chunks: int = Field(default=2, ge=1, description="A term must be written in this many chunks")
     term_hub_share: float = Field(default=0.05, gt=0.0, le=1.0, description="A term written in more than this "
                                   "share of the chunks (and more than term_hub_floor) is a hub and dropped")
@@ -158,7 +169,8 @@ class NEREntityExtractor(TransformComponent):
             title_key, title_type = titles.get(doc_key, ("", ""))
             aliases[doc_key] = resolve_document([m for p in positions for m in mentions[p]], title_key, title_type)
         self._learn(mentions, titles)
-        terms = self._term_mentions(parsed, texts, mentions) if self.terms else [[] for _ in texts]
+        with_terms = terms_wanted(texts)[0] if self.terms == "auto" else self.terms
+        terms = self._term_mentions(parsed, texts, mentions) if with_terms else [[] for _ in texts]
         fallback = self._statistical(texts, readable)
         first_chunk = {d: ps[0] for d, ps in by_doc.items()}
 

@@ -116,6 +116,12 @@ def statistics(index, run: BuildRun, executor: Executor) -> None:
 
 def extract(index, run: BuildRun, executor: Executor) -> None:
     """The index's extractors (from its config, seeded with the known entities), the LLM's and the user's."""
+    if index.config.terms == "auto":  # decided once, from the first documents, and saved with the config
+        from ..extractors.terms import terms_wanted
+
+        wanted, density = terms_wanted(n.text for n in run.chunk_nodes)
+        index.config = index.config.model_copy(update={"terms": wanted})
+        index.build_info["capitalised_per_100_words"] = round(density, 2)
     run.extraction = extraction_for(index.config, index.entity_statistics(),
                                     {k: (e.surface, e.type) for k, e in index.entities.items()}, index.show_progress)
     extractors: list[TransformComponent] = list(run.extraction.extractors)
