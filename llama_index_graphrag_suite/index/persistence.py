@@ -68,6 +68,12 @@ class IndexPersistence:
         undone with :meth:`rollback`. Holds the folder's writer lock (another process saving to it waits,
         then gets ``IndexLockedError``) and this index's reader lock: queries go on meanwhile, an insert
         or delete in another thread waits until the tables are on disk.
+
+        No lost update (``pending.py``): when this index was loaded from (or last saved to) ``persist_dir`` and
+        another process has saved a version there since, this index takes in that version and re-applies its
+        own pending document operations on it (under its writer lock), then saves; a document both changed
+        differently raises ``IndexConflictError`` and nothing is saved. A fresh build, or an index saved into
+        another folder than its own, replaces what the folder holds, as a new version.
         """
         with folder_writer(persist_dir):  # held from the version check to the flip of CURRENT
             with self._rw.reading():
