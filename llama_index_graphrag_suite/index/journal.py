@@ -19,14 +19,16 @@ an untyped old entity the type its new mention has. A plain delete of the insert
 so ``insert`` then ``delete`` would not restore the index. Each such insert leaves a record::
 
     {"chunks": [its new chunk ids], "links": {old chunk: [entity keys linked]},
-     "facts": {old chunk: [fact ids it started supporting]}, "types": [entity keys it typed]}
+     "facts": {old chunk: [fact ids it started supporting]}, "types": [entity keys it typed],
+     "attributes": {entity key: its attributes before}}   (only when the insert changed some)
 
 and ``delete`` then also (:func:`undo_for_delete`):
 
 1. removes an entity whose remaining chunks are all ones it was only linked to, and unlinks it there;
 2. takes back an old chunk's fact support once every entity a record linked to that chunk is gone (a fact left
    with no support goes, as in any delete);
-3. clears the types a record set once all of its chunks are deleted (when the entity stays).
+3. clears the types a record set, and puts back the attributes (an extractor's description) an entity had
+   before, once all of the record's chunks are deleted (when the entity stays).
 
 Changes nest (a refresh deletes and inserts in one change): copies go to every open scope, the insert's record
 comes from its own scope, and only the outermost scope rolls back.
@@ -40,6 +42,8 @@ import logging
 import weakref
 from dataclasses import replace
 from typing import Any, Callable, Iterator
+
+from .records import entity_attributes
 
 log = logging.getLogger(__name__)
 
@@ -175,12 +179,17 @@ class Journal:
             had = set() if old is _ABSENT else old.chunks
             for cid in sorted(fact.chunks - had - new):
                 facts.setdefault(cid, []).append(fid)
-        types = sorted(k for k, old in scope.before["entities"].items()
-                       if old is not _ABSENT and not old.type and k in index.entities and index.entities[k].type)
-        if not (links or facts or types) or len(index.chunks) == len(new):
+        old_entities = {k: old for k, old in scope.before["entities"].items() if old is not _ABSENT and k in index.entities}
+        types = sorted(k for k, old in old_entities.items() if not old.type and index.entities[k].type)
+        attributes = {k: dict(old.attributes) for k, old in old_entities.items()
+                      if old.attributes != index.entities[k].attributes}
+        if not (links or facts or types or attributes) or len(index.chunks) == len(new):
             return None
         facts = {c: sorted(fids) for c, fids in sorted(facts.items())}
-        return {"chunks": list(new_chunks), "links": links, "facts": facts, "types": types}
+        record = {"chunks": list(new_chunks), "links": links, "facts": facts, "types": types}
+        if attributes:  # an extractor's description merged from the new chunks: the old one comes back on delete
+            record["attributes"] = attributes
+        return record
 
 
 def _linked_only(records: list[dict[str, Any]]) -> dict[str, set[str]]:
@@ -227,6 +236,11 @@ def undo_for_delete(index, gone: set[str], candidates: set[str], gone_entities: 
                 if ent is not None and key not in gone_entities:
                     journal.touch("entities", key)
                     ent.type = ""
+            for key, attributes in rec.get("attributes", {}).items():
+                ent = index.entities.get(key)
+                if ent is not None and key not in gone_entities:
+                    journal.touch("entities", key)
+                    ent.attributes = dict(attributes)
 
 
 def prune(index, gone: set[str]) -> None:
@@ -239,8 +253,10 @@ def prune(index, gone: set[str]) -> None:
         facts = {c: [f for f in fids if f in index.facts] for c, fids in rec["facts"].items() if c in links}
         facts = {c: fids for c, fids in facts.items() if fids}
         types = [k for k in rec["types"] if k in index.entities] if chunks else []
-        if links or facts or types:
-            kept.append({"chunks": chunks, "links": links, "facts": facts, "types": types})
+        attributes = {k: a for k, a in rec.get("attributes", {}).items() if k in index.entities} if chunks else {}
+        if links or facts or types or attributes:
+            kept.append({"chunks": chunks, "links": links, "facts": facts, "types": types,
+                         **({"attributes": attributes} if attributes else {})})
     index._provenance = kept
 
 
@@ -252,8 +268,12 @@ def checked(data: Any) -> list[dict[str, Any]]:
     def mapping(x: Any) -> bool:
         return isinstance(x, dict) and all(strings(v) for v in x.values())
 
+    def attributes(x: Any) -> bool:  # optional: entity key -> its attributes before the insert
+        return isinstance(x, dict) and all(isinstance(a, dict) and entity_attributes(a) == a for a in x.values())
+
     if not isinstance(data, list) or not all(
             isinstance(r, dict) and strings(r.get("chunks")) and mapping(r.get("links"))
-            and mapping(r.get("facts")) and strings(r.get("types")) for r in data):
+            and mapping(r.get("facts")) and strings(r.get("types")) and attributes(r.get("attributes", {}))
+            for r in data):
         raise ValueError("provenance.json is not a list of insert records")
     return data

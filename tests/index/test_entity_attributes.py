@@ -104,3 +104,22 @@ def test_an_index_saved_before_the_tables_held_attributes_takes_them_from_its_st
     manifest.write_text(json.dumps(data))
     back = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=64))
     assert back.entities["the grey harbour"].attributes["description"] == HARBOUR
+
+
+def test_deleting_an_insert_gives_back_the_description_it_merged_into_an_older_entity(tmp_path):
+    """Insert then delete restores the index (tests/faults/test_roundtrip.py), descriptions included."""
+    from conftest import CORPUS
+
+    docs = {i: make_document(i, text, title) for i, title, text in CORPUS}
+    config = IndexConfig(entities="statistical", entity_threshold=0.1)
+    index = GraphRAGIndex.from_documents([docs["p-ada"], docs["p-vant"]], embed_model=HashEmbedding(dim=64), config=config,
+                                         extra_extractors=[PathRAGExtractor(llm=_extraction_llm(), max_gleaning=0)])
+    before = {k: dict(e.attributes) for k, e in index.entities.items()}
+    assert before["the grey harbour"]["description"] == "A painting of 1901."
+    index.insert([docs["p-harbour"]])
+    assert index.entities["the grey harbour"].attributes["description"] == HARBOUR
+    index.persist(tmp_path / "idx")  # the record survives a save and a load
+    index = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=64))
+    index.delete("p-harbour")
+    assert {k: dict(e.attributes) for k, e in index.entities.items()} == before
+    assert index._provenance == []
