@@ -201,7 +201,8 @@ def main() -> None:
                                 ("big_document.md", "One very large document", "big_document.py"),
                                 ("store_bench.md", "Graph stores: in-memory JSON and embedded LadybugDB", "store_bench.py"),
                                 ("ray_bench.md", "Indexing on Ray", "ray_bench.py"),
-                                ("scale.md", "Scaling on a synthetic corpus", "scale.py")):  # includes scale.mmap.md
+                                ("scale.md", "Scaling on a synthetic corpus", "scale.py"),  # includes scale.mmap.md
+                                ("startup.md", "Start-up of the CLI", "startup.py")):
         if (results / name).exists():  # markdown written by the script; its own "# " title becomes a sub-heading
             body = (results / name).read_text(encoding="utf-8").strip()
             body = _demote_headings(body)
