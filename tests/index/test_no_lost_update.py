@@ -206,3 +206,27 @@ def test_a_conflicting_reload_keeps_the_pending_change_in_memory(tmp_path):
     with pytest.raises(IndexConflictError):
         b.persist(folder)
     assert _documents(folder) == {"base-0"}
+
+
+def test_two_cli_updates_changing_one_file_differently_end_in_one_conflict(tmp_path):
+    """Both sources hold the same file with different texts: one update saves, the other exits 2 with one line."""
+    folder = tmp_path / "idx"
+    _base(folder)
+    sources = []
+    for name, text in (("a", "Ada Lorne painted The Grey Harbour."), ("b", "Ada Lorne taught at Kell Academy.")):
+        src = tmp_path / name / "shared"  # the same relative path: the same document id
+        src.mkdir(parents=True)
+        (src / "note.txt").write_text(text)
+        sources.append(src)
+    # the document must exist first, so both runs change it (not both insert it)
+    seed = tmp_path / "seed" / "shared"
+    seed.mkdir(parents=True)
+    (seed / "note.txt").write_text("Ada Lorne was born in Marlow.")
+    first = subprocess.run([sys.executable, "-c", CLI_WRITER.replace(HOOK, "import sys\n"), str(seed), str(folder)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert first.returncode == 0, first.stderr[-3000:]
+    results = _race(folder, [[sys.executable, "-c", CLI_WRITER, str(src), str(folder)] for src in sources])
+    assert sorted(code for code, _, _ in results) == [0, 2], results
+    err = next(err for code, _, err in results if code == 2).strip().splitlines()
+    assert len(err) == 1 and "changed by another writer" in err[0] and "nothing was saved" in err[0]
+    assert json.loads((folder / CURRENT).read_text())["version"] == "v-000003"  # base, seed, the winner
