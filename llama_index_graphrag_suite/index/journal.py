@@ -115,6 +115,8 @@ class Journal:
         rows = getattr(self._index, table)
         if table not in self._orders:
             self._orders[table] = list(rows)
+        if not self._orders[table]:
+            return  # empty when the change began (a first build): a rollback empties it, no copies needed
         old: Any = None
         for scope in self._scopes:
             before = scope.before[table]
@@ -135,10 +137,8 @@ class Journal:
         for undo in reversed(self._undo):
             undo()
         restored: dict[str, list] = {}
-        for table in TABLES:
+        for table in self._orders:  # every table the change touched (one empty then holds no copies)
             before = scope.before[table]
-            if not before:
-                continue
             current = getattr(index, table)
             rows = {}
             for key in self._orders[table]:  # the old order; rows added by the change are not in it
@@ -165,6 +165,8 @@ class Journal:
         """The record of an insert that just succeeded in ``scope`` (None when it left older chunks alone)."""
         index = self._index
         new = set(new_chunks)
+        if len(index.chunks) == len(new):
+            return None  # a first build: there are no older chunks
         links = {}
         for cid, old in scope.before["chunks"].items():
             if old is not _ABSENT and cid not in new and cid in index.chunks:
@@ -183,7 +185,7 @@ class Journal:
         types = sorted(k for k, old in old_entities.items() if not old.type and index.entities[k].type)
         attributes = {k: dict(old.attributes) for k, old in old_entities.items()
                       if old.attributes != index.entities[k].attributes}
-        if not (links or facts or types or attributes) or len(index.chunks) == len(new):
+        if not (links or facts or types or attributes):
             return None
         facts = {c: sorted(fids) for c, fids in sorted(facts.items())}
         record = {"chunks": list(new_chunks), "links": links, "facts": facts, "types": types}

@@ -116,3 +116,19 @@ def test_nothing_is_journaled_outside_a_change(built):
     assert not journal.active
     journal.touch("chunks", next(iter(built.chunks)))  # a no-op: there is no change to undo
     assert not journal.active and journal._orders == {}
+
+
+def test_a_failed_first_build_leaves_an_empty_index_that_builds_afterwards(documents, monkeypatch):
+    index = GraphRAGIndex(embed_model=HashEmbedding(dim=64), config=CONFIG)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("synonyms crashed")
+
+    monkeypatch.setattr(type(index), "_add_synonyms", broken)
+    with pytest.raises(RuntimeError, match="synonyms crashed"):
+        index.insert(documents)
+    monkeypatch.undo()
+    assert not index.chunks and not index.entities and not index.facts and not index.synonyms
+    assert index.entity_statistics().n_chunks == 0
+    index.insert(documents)
+    assert len({c.doc_id for c in index.chunks.values()}) == len(documents)
