@@ -531,6 +531,10 @@ async function explore(entityId) {
     state.graphs.explorer = GraphView.draw($("explorer-graph"), graph, explorerClick);
     const node = state.graphs.explorer.getElementById(entityId);
     if (node.nonempty()) showEntity(node.data());
+    if (body.truncated) {
+      $("explorer-info").append(el("p", "meta", "Only the nearest " + body.nodes.length
+        + " nodes are drawn; expand a node to see more around it."));
+    }
   } catch (e) { showError("Could not explore " + entityId + ": " + e.message); }
 }
 
@@ -548,7 +552,8 @@ function showEntity(data) {
     try {
       const body = await whileBusy("expanding " + data.label, () => neighbourhood(data.id));
       const added = GraphView.merge(cy, explorerGraph(body, null), data.id);
-      info.querySelector(".expand-result").textContent = added ? added + " node(s) added" : "nothing new around it";
+      info.querySelector(".expand-result").textContent = (added ? " " + added + " node(s) added" : " nothing new around it")
+        + (body.truncated ? " (the nearest " + body.nodes.length + ")" : "");
     } catch (e) { showError("Could not expand " + data.label + ": " + e.message); }
   });
   info.append(expand, el("span", "expand-result meta"));
