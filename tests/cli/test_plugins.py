@@ -21,7 +21,7 @@ import pytest
 from llama_index_graphrag_suite import registry
 from llama_index_graphrag_suite.cli import main
 
-DATA = Path(__file__).resolve().parent.parent / "examples" / "data"
+DATA = Path(__file__).resolve().parents[2] / "examples" / "data"
 QUESTION = "Who designed the theatre where the opera 'The Salt Crown' premiered?"
 DIST, VERSION = "tiny_graphrag_plugin", "0.1.0"
 
@@ -96,12 +96,9 @@ def installed(site, monkeypatch):
     sys.modules.pop(DIST, None)
 
 
-@pytest.fixture(scope="module")
-def index_dir(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("plugin-index") / "index"
-    assert main(["index", str(DATA / "corpus.jsonl"), "--out", str(out), "--embed", "hash",
-                 "--entities", "statistical", "--quiet"]) == 0
-    return out
+@pytest.fixture
+def index_dir(demo_index) -> Path:
+    return demo_index
 
 
 def test_not_found_without_the_plugin(monkeypatch):
