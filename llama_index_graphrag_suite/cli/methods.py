@@ -31,7 +31,7 @@ def _entity_overview(path: Path, per_type: int = 6) -> list[str]:
 
 def cmd_methods(args) -> int:
     from ..index.storage import open_version
-    from ..registry import available_methods, method_info
+    from ..registry import UnknownMethodError, available_methods, method_info
 
     folder, manifest = open_version(args.index_dir, verify=False, version=args.version)
     counts = manifest.get("counts", {})
@@ -45,10 +45,14 @@ def cmd_methods(args) -> int:
         plugin = f"  [plugin: {info.source}]" if info.source not in ("built-in", "python") else ""
         print(f"  {name:10s} {desc}{plugin}")
         if args.settings:
-            if info.variants:
-                print(f"  {'':10s}   variants: {', '.join(info.variants)}")
-            defaults = info.config_class().model_dump(mode="json")  # enums as their values, tuples as lists
-            for field, spec in info.config_class.model_fields.items():
+            try:
+                config_class = info.config_class
+            except UnknownMethodError:  # a broken plugin: its line above says why; the others are still listed
+                continue
+            if config_class.PRESETS:
+                print(f"  {'':10s}   variants: {', '.join(config_class.PRESETS)}")
+            defaults = config_class().model_dump(mode="json")  # enums as their values, tuples as lists
+            for field, spec in config_class.model_fields.items():
                 print(f"  {'':10s}   {field} = {json.dumps(defaults[field])}: {spec.description}")
     return 0
 

@@ -175,7 +175,7 @@ def test_a_fresh_process_finds_the_plugin_through_the_console_script(site, index
     assert json.loads(proc.stdout)["method"] == "titlewords"
 
 
-def test_a_broken_entry_point_is_named_not_fatal(installed, tmp_path, monkeypatch, capsys):
+def test_a_broken_entry_point_is_named_not_fatal(installed, index_dir, tmp_path, monkeypatch, capsys):
     bad = tmp_path / "bad"
     info = bad / "broken_plugin-1.0.dist-info"
     info.mkdir(parents=True)
@@ -186,3 +186,6 @@ def test_a_broken_entry_point_is_named_not_fatal(installed, tmp_path, monkeypatc
     assert "titlewords" in methods and methods["broken"].startswith("(cannot be imported")
     with pytest.raises(registry.UnknownMethodError, match="no_such_module"):
         registry.resolve_method("broken")
+    assert main(["methods", str(index_dir), "--settings"]) == 0  # the others are still listed, with settings
+    out = capsys.readouterr().out
+    assert "broken" in out and "cannot be imported" in out and "min_overlap = 1" in out
