@@ -13,6 +13,10 @@ give the same pairs (also across thread counts, checked at 50k rows).
 
 An index built in one go (approximate above the threshold) and one built by many small inserts (each
 exact) can therefore differ in a few synonym pairs.
+
+This module only measures closeness. Close names are not always one thing ("christopher nolan" and
+"jonathan nolan", "sars cov" and "sars cov 2"): the index then drops the pairs that
+:func:`~..extractors.entity_resolution.can_be_aliases` rules out by their words (``keep_alias_pairs``).
 """
 
 from __future__ import annotations
