@@ -106,7 +106,7 @@ def rank(args, ds: str) -> None:
     out = folder / "rankings.json"
     have = json.loads(out.read_text()) if out.exists() else {}
     todo = [m for m in args.methods if m not in have.get("methods", {})]
-    if not todo and have and "dense" in have:
+    if not todo and have and "dense" in have and "link_names" in have:
         return
     dataset = load_dataset(Path(args.datasets) / ds)
     index = GraphRAGIndex.load(folder / "index", embed_model=resolve_embed_model("all-MiniLM-L6-v2"),
@@ -125,6 +125,11 @@ def rank(args, ds: str) -> None:
             have["hybrid"].append(guard.hybrid_ranking(index, q.question, DEPTH)[0].tolist())
             for h, cap in hubs.items():
                 have["link"][h].append(round(guard.query_link(index, q.question, cap)[0], 4))
+    if "link_names" not in have:  # the guard's link share counting named entities only (no TERM)
+        hubs = {h: guard.hub_chunks(len(index.chunk_order), float(h), 20) for h in have["link"]}
+        have["link_names"] = {h: [round(guard.query_link(index, q.question, cap, names_only=True)[0], 4)
+                                  for q in questions] for h, cap in hubs.items()}
+        out.write_text(json.dumps(have))
     if "dense" not in have:  # the two single-signal baselines, for the table
         have["dense"], have["bm25"] = [], []
         for q in questions:
@@ -171,7 +176,7 @@ def recall_curves(data, method: str, rrf_ks) -> dict:
 
 
 def fused_recall(data, cache, s: dict) -> float:
-    links = np.asarray(data["link"][str(s["hub"])])
+    links = np.asarray(data["link_names" if s["names_only"] else "link"][str(s["hub"])])
     raw = s["link_gain"] * links + s["agree_gain"] * cache["agree"] + s["bias"]
     w = np.where(links > 0, s["max_weight"] * np.clip(raw, 0.0, 1.0), 0.0)  # as graph_guard.guard_weight
     step = np.rint(w * (len(W_STEPS) - 1)).astype(int)
@@ -189,7 +194,7 @@ def own_recall(data, method) -> float:
 
 
 GRID = {"max_weight": (0.5, 0.7, 0.85, 1.0), "link_gain": (0.0, 0.5, 1.0, 2.0), "agree_gain": (0.0, 0.5, 1.0),
-        "bias": (-0.25, 0.0, 0.25), "rrf_k": (5, 10, 30), "hub": (0.02, 0.05, 1.0)}
+        "bias": (-0.25, 0.0, 0.25), "rrf_k": (5, 10, 30), "hub": (0.02, 0.05, 1.0), "names_only": (False, True)}
 
 
 def objective(table, datasets, methods, s_key) -> float:

@@ -183,7 +183,12 @@ class NEREntityExtractor(TransformComponent):
                 found += self._known_names(texts[pos], found, aliases[doc_key])
             title_key, title_type = titles.get(doc_key, ("", ""))
             if len(by_doc[doc_key]) > self.title_link_max_chunks and pos != first_chunk[doc_key]:
-                title_key = ""  # a long document's title is linked only where it is written (found above)
+                # a long document's title is linked only where its text writes it, not by the title line that
+                # heads every chunk (NER reads that line as a name: "Medical" an ORG in all 1,139 chunks)
+                first_line = texts[pos].split("\n", 1)[0]
+                header = len(first_line) if title_key and canonical_key(first_line) == title_key else -1
+                found = [m for m in found if not (m.key == title_key and m.start < header)]
+                title_key = ""
             rels = self._relations(parsed[pos], found, title_key, title_type) if parsed[pos] is not None else []
             if pos in fallback:
                 rels += self._fallback_relations(texts[pos], fallback[pos])

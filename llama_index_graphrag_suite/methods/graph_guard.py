@@ -7,7 +7,9 @@ depends on what the graph offers *this* query:
 
 * ``link``: how much of the query the graph knows: the share of the query's content words that lie inside
   mentions of *specific* entities (entities linked to at most ``hub_chunks`` chunks; a hub such as a long
-  document's title, linked to all of its chunks, tells the walk nothing);
+  document's title, linked to all of its chunks, tells the walk nothing); with ``guard_names_only``, named
+  entities only (a question that names people, places or works is what the graph's walks are good at; one
+  made of a domain's terms is what BM25 already matches);
 * ``agree``: how much the graph's top-k already agrees with hybrid's (shared chunks / k). A graph ranking
   that keeps hybrid's best chunks and adds a few is the multi-hop pattern the graph is for; one that
   replaces all of them is a walk that went astray.
@@ -32,6 +34,7 @@ import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ..extractors.gazetteer import canonical_key
+from ..extractors.terms import TERM_TYPE
 from ..index.bm25 import bm25_tokens
 from ..text import words
 from .base import GraphIndexRetriever, MethodConfig, chunk_node, param
@@ -58,6 +61,8 @@ class GuardedConfig(MethodConfig):
                                    "guard_hub_min chunks) are hubs: they do not count as linking the query.",
                                    "ours", gt=0.0, le=1.0)
     guard_hub_min: int = param(20, "Chunk count below which an entity is never a hub.", "ours", ge=1)
+    guard_names_only: bool = param(False, "Only named entities (not TERM entities) count as linking the query.",
+                                   "ours (LODO)")
 
     PAPER_VARIANT: ClassVar[dict[str, Any]] = {"hybrid_guard": False}
 
@@ -67,7 +72,7 @@ def hub_chunks(n_chunks: int, share: float, floor: int) -> int:
     return max(floor, int(share * n_chunks))
 
 
-def query_link(index, question: str, max_chunks: int) -> tuple[float, list[str]]:
+def query_link(index, question: str, max_chunks: int, names_only: bool = False) -> tuple[float, list[str]]:
     """``(share of the question's content words inside specific entity mentions, those entity keys)``.
 
     Entity keys are looked up as word n-grams of the question, longest first (a word belongs to at most one
@@ -88,7 +93,7 @@ def query_link(index, question: str, max_chunks: int) -> tuple[float, list[str]]
                 continue
             key = canonical_key(" ".join(tokens[start:start + size]))
             rec = entities.get(key) if key else None
-            if rec is None or not (0 < len(rec.chunks) <= max_chunks):
+            if rec is None or not (0 < len(rec.chunks) <= max_chunks) or (names_only and rec.type == TERM_TYPE):
                 continue
             if size == 1 and not bm25_tokens(tokens[start]):
                 continue  # a lone stop word that happens to be an entity key
@@ -159,7 +164,7 @@ class GuardedRetriever(GraphIndexRetriever):
         graph_rank = np.fromiter((position[n.node.node_id] for n in chunks if n.node.node_id in position), np.int64)
         hybrid_rank, _ = hybrid_ranking(index, question, cfg.guard_depth)
         specific = hub_chunks(len(position), cfg.guard_hub_share, cfg.guard_hub_min)
-        link, linked = query_link(index, question, specific)
+        link, linked = query_link(index, question, specific, cfg.guard_names_only)
         agree = len(set(graph_rank[:k].tolist()) & set(hybrid_rank[:k].tolist())) / max(1, min(k, len(hybrid_rank)))
         weight = guard_weight(link, agree, cfg)
         fused, fused_scores = fuse_rankings(graph_rank, hybrid_rank, weight, cfg.guard_rrf_k, k)
