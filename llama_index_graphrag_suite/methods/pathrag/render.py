@@ -125,7 +125,8 @@ def node_source(index, key: str) -> tuple[str, tuple[str, ...]]:
     memo = index.cached("pathrag.node_source", dict)
     if key not in memo:
         ent = index.entities[key]
-        info = _stored_entity(index, key)
+        # the extractor's description and type: in the index's tables (EntityRecord.attributes), else in the store
+        info = dict(getattr(ent, "attributes", None) or {}) or _stored_entity(index, key)
         kind = f" ({info['entity_type']})" if info.get("entity_type") else ""
         if info.get("description"):  # the PathRAG extractor's merged description, from every chunk of the entity
             description, chunks = str(info["description"]), tuple(sorted(ent.chunks))
