@@ -146,3 +146,9 @@ def test_a_term_new_to_the_index_is_linked_to_old_chunks_that_write_it():
     entity = index.entities["viral load"]
     assert entity.type == TERM_TYPE
     assert {index.chunks[c].doc_id for c in entity.chunks} == {"old", "n1", "n2"}
+
+
+def test_a_title_shared_by_many_documents_is_not_a_hub():
+    texts = [f"Medical\n\nPassage {i} of the guideline is about aftercare." for i in range(12)]
+    graph = _graph(NEREntityExtractor(terms=False)(_nodes(texts, doc_of=lambda i: f"passage-{i}", title="Medical")))
+    assert graph["medical"][1] == {"c0"}

@@ -17,10 +17,10 @@
 
 Two rules keep junk out of the graph whatever the corpus: a one-word name that the corpus mostly writes
 in lower case ("Blood", "Imaging", "Types" in a clinical guideline: heading words NER took for names) is
-not a name; and a document's title is linked to all of its chunks only when the document has at most
+not a name; and a document's title is linked to all of its chunks only when it heads at most
 ``title_link_max_chunks`` chunks (a Wikipedia article: the title is what every chunk is about), else only
-to its first chunk and to the chunks that write it (a long guideline or book: its title would be a hub
-that every walk runs through).
+to the first of them and to the chunks whose text writes it (a long guideline or book, or many passages
+sharing one title: the title would be a hub that every walk runs through).
 
 ``relations_from="cooccurrence"`` (``IndexConfig.ner_relations``, ``--ner-relations``) skips the dependency
 parser (spaCy ~1.7x faster): spaCy runs only ``ner`` (and what it listens to) with the model's ``senter``
@@ -172,7 +172,13 @@ class NEREntityExtractor(TransformComponent):
         with_terms = terms_wanted(texts)[0] if self.terms == "auto" else self.terms
         terms = self._term_mentions(parsed, texts, mentions) if with_terms else [[] for _ in texts]
         fallback = self._statistical(texts, readable)
-        first_chunk = {d: ps[0] for d, ps in by_doc.items()}
+        # how many chunks each title heads: a document's chunks, or several documents sharing one title (a
+        # guideline split into passages, each a document titled "Medical")
+        title_positions: dict[str, list[int]] = {}
+        for pos, node in enumerate(nodes):
+            key = titles.get(document_key(node), ("", ""))[0]
+            if key:
+                title_positions.setdefault(key, []).append(pos)
 
         # After the parse, the longest step of a big build (~1 s per MB): show it too.
         linking = get_tqdm_iterable(list(enumerate(nodes)), self.show_progress, "Entity links and relations")
@@ -182,7 +188,8 @@ class NEREntityExtractor(TransformComponent):
             if self.link_passages:
                 found += self._known_names(texts[pos], found, aliases[doc_key])
             title_key, title_type = titles.get(doc_key, ("", ""))
-            if len(by_doc[doc_key]) > self.title_link_max_chunks and pos != first_chunk[doc_key]:
+            heads = title_positions.get(title_key, [pos])
+            if len(heads) > self.title_link_max_chunks and pos != heads[0]:
                 # a long document's title is linked only where its text writes it, not by the title line that
                 # heads every chunk (NER reads that line as a name: "Medical" an ORG in all 1,139 chunks)
                 first_line = texts[pos].split("\n", 1)[0]
