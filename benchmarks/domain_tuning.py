@@ -8,12 +8,13 @@ Three steps, each cached in ``--work`` so a re-run only does what is missing:
    (``hybrid_guard=False, top_k=DEPTH``), hybrid's ranking, the guard's signals (query link share, per
    hub rule) and the gold passages; saved as ``rankings.json``. A method's top-5 with the guard off is its
    paper-faithful ranking at depth ``DEPTH``; the guard's fusion at any setting is then pure arithmetic.
-3. ``tune``: a grid over the guard's settings. For each dataset, the setting that scores best on the other
+3. ``check``: each method as shipped (defaults, guard on) through ``retrieve``, recall@5 (the "shipped" column).
+4. ``tune``: a grid over the guard's settings. For each dataset, the setting that scores best on the other
    four is measured on it (left-out), beside the setting best on all five (in-sample) and the shipped
    defaults. Objective on a set of datasets: the mean over datasets and methods of
    ``recall@5 - hybrid recall@5``, minus 3x every shortfall below ``hybrid - 0.5`` (the issue's floor).
 
-    python benchmarks/domain_tuning.py --datasets ../shared/datasets --work /tmp/gr25 build rank tune
+    python benchmarks/domain_tuning.py --datasets ../shared/datasets --work /tmp/gr25 build rank check tune
 
 ``--out`` writes the tables (markdown) that BENCHMARKS.md quotes.
 """
@@ -34,7 +35,8 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 DATASETS = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100", "graphrag_bench_medical", "covidqa_dev")
-METHODS = ("hipporag", "agrag", "pathrag", "archrag", "a2rag")
+# a2rag ranks to its top_k (5) before the guard: its hybrid anchors already keep hybrid's best chunks there
+METHODS = ("hipporag", "agrag", "pathrag", "archrag", "a2rag@5")
 DEPTH = 20
 K = 5
 
@@ -138,7 +140,8 @@ def rank(args, ds: str) -> None:
         out.write_text(json.dumps(have))
     for m in todo:
         start = time.perf_counter()
-        retriever = retriever_class(m)(index, top_k=DEPTH, hybrid_guard=False)
+        name, _, depth = m.partition("@")  # "a2rag@5": ranked to 5 (the method's top_k), not to DEPTH
+        retriever = retriever_class(name)(index, top_k=int(depth or DEPTH), hybrid_guard=False)
         ranks = []
         for q in questions:
             chunks, _ = retriever.retrieve_with_evidence(q.question)
@@ -146,6 +149,29 @@ def rank(args, ds: str) -> None:
         have["methods"][m] = ranks
         print(f"[rank] {ds} {m}: {len(questions)} questions, {time.perf_counter() - start:.0f} s", flush=True)
         out.write_text(json.dumps(have))
+
+
+def check(args, ds: str) -> None:
+    """recall@5 of each method as shipped (its defaults, the guard on, top_k=5) through ``retrieve``: the
+    simulation in ``tune`` must agree with the real retrievers."""
+    from llama_index_graphrag_suite.embeddings import resolve_embed_model
+    from llama_index_graphrag_suite.eval.datasets import load_dataset
+    from llama_index_graphrag_suite.eval.metrics import recall_at
+    from llama_index_graphrag_suite.index import GraphRAGIndex
+
+    folder = Path(args.work) / args.tag / ds
+    dataset = load_dataset(Path(args.datasets) / ds)
+    index = GraphRAGIndex.load(folder / "index", embed_model=resolve_embed_model("all-MiniLM-L6-v2"),
+                               show_progress=False)
+    questions = [q for q in dataset.questions if q.supporting_ids]
+    out = {}
+    for m in args.methods:
+        retriever = retriever_class(m.partition("@")[0])(index, top_k=K)
+        total = sum(recall_at([n.node.metadata["doc_id"] for n in retriever.retrieve(q.question)], q.supporting_ids, K)
+                    for q in questions)
+        out[m] = round(100.0 * total / len(questions), 1)
+    (folder / "checked.json").write_text(json.dumps(out))
+    print(f"[check] {ds}: {out}", flush=True)
 
 
 # ------------------------------------------------------------------------------------------- tuning
@@ -193,8 +219,36 @@ def own_recall(data, method) -> float:
     return 100.0 * float(np.mean([recall5(r, data["doc_of"], g) for r, g in zip(ranks, data["gold"])]))
 
 
-GRID = {"max_weight": (0.5, 0.7, 0.85, 1.0), "link_gain": (0.0, 0.5, 1.0, 2.0), "agree_gain": (0.0, 0.5, 1.0),
-        "bias": (-0.25, 0.0, 0.25), "rrf_k": (5, 10, 30), "hub": (0.02, 0.05, 1.0), "names_only": (False, True)}
+GRID = {"max_weight": (0.7, 0.85, 1.0), "link_gain": (1.0, 2.0, 3.0, 4.0), "agree_gain": (0.0, 0.5, 1.0),
+        "bias": (-0.5, -0.25, 0.0), "rrf_k": (2, 5, 10), "hub": (0.02, 0.05), "names_only": (False, True)}
+
+
+def signal_examples(args, ds: str, data: dict, s: dict, method: str = "a2rag", n: int = 3) -> dict:
+    """Questions where the guard (at settings ``s``) beats ``method``'s own ranking and hybrid's, and where it
+    loses to either: the question, its signals and weight, and recall@5 of own / hybrid / guarded."""
+    from llama_index_graphrag_suite.eval.datasets import load_dataset
+    from llama_index_graphrag_suite.methods.graph_guard import fuse_rankings
+
+    if method not in data["methods"]:
+        return {}
+    questions = [q.question for q in load_dataset(Path(args.datasets) / ds).questions if q.supporting_ids]
+    links = data["link_names" if s["names_only"] else "link"][str(s["hub"])]
+    rows = []
+    for i, gold in enumerate(data["gold"]):
+        g, h = np.asarray(data["methods"][method][i], np.int64), np.asarray(data["hybrid"][i], np.int64)
+        agree = len(set(g[:K].tolist()) & set(h[:K].tolist())) / K
+        raw = s["link_gain"] * links[i] + s["agree_gain"] * agree + s["bias"]
+        w = s["max_weight"] * min(1.0, max(0.0, raw)) if links[i] > 0 else 0.0
+        fused = fuse_rankings(g, h, w, s["rrf_k"], K)[0].tolist()
+        own, hyb, guarded = (recall5(r, data["doc_of"], gold) for r in (g.tolist(), h.tolist(), fused))
+        rows.append({"question": questions[i] if i < len(questions) else "?", "link": links[i], "agree": agree,
+                     "weight": round(w, 3), "own": own, "hybrid": hyb, "guarded": guarded})
+    helps = [r for r in rows if r["guarded"] > max(r["own"], r["hybrid"]) or r["guarded"] > r["own"]]
+    hurts = [r for r in rows if r["guarded"] < max(r["own"], r["hybrid"])]
+    helps.sort(key=lambda r: r["own"] - r["guarded"])
+    hurts.sort(key=lambda r: r["guarded"] - max(r["own"], r["hybrid"]))
+    return {"method": method, "helps_count": len(helps), "hurts_count": len(hurts), "helps": helps[:n],
+            "hurts": hurts[:n]}
 
 
 def objective(table, datasets, methods, s_key) -> float:
@@ -227,23 +281,27 @@ def tune(args) -> None:
         rest = [d for d in args.sets if d != ds]
         chosen = pick(rest, args.methods)
         report["left_out"][ds] = json.loads(chosen)
+        checked = Path(args.work) / args.tag / ds / "checked.json"
+        shipped = json.loads(checked.read_text()) if checked.exists() else {}
         report["table"][ds] = {"hybrid": round(table[ds]["hybrid"], 1), "questions": len(data[ds]["gold"]),
+                               "shipped": shipped,
                                **{b: round(own_recall(data[ds], b), 1) for b in ("dense", "bm25") if b in data[ds]}, **{
             m: {"paper": round(table[ds][m]["own"], 1), "in_sample": round(table[ds][m][shared_all], 1),
                 "left_out": round(table[ds][m][chosen], 1)} for m in args.methods}}
+    report["examples"] = {ds: signal_examples(args, ds, data[ds], json.loads(shared_all)) for ds in args.sets}
     report["graphs"] = {}
     for ds in args.sets:
         graph = Path(args.work) / args.tag / ds / "graph.json"
         if graph.exists():
             report["graphs"][ds] = json.loads(graph.read_text())
-    print(json.dumps({k: v for k, v in report.items() if k != "graphs"}, indent=1))
+    print(json.dumps({k: v for k, v in report.items() if k not in ("graphs", "examples")}, indent=1))
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1))
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("steps", nargs="+", choices=("build", "rank", "tune"))
+    ap.add_argument("steps", nargs="+", choices=("build", "rank", "check", "tune"))
     ap.add_argument("--datasets", default="../shared/datasets")
     ap.add_argument("--work", default="/tmp/gr25")
     ap.add_argument("--tag", default="default", help="names the index variant (extractor settings)")
@@ -260,6 +318,8 @@ def main(argv=None) -> None:
             build(args, ds)
         if "rank" in args.steps:
             rank(args, ds)
+        if "check" in args.steps:
+            check(args, ds)
     if "tune" in args.steps:
         tune(args)
 

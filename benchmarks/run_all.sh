@@ -24,7 +24,7 @@ for ds in 2wiki_retrieval101 hotpotqa_train100 musique_train100 graphrag_bench_m
 done
 # issue 25: the hybrid guard's defaults by leave-one-dataset-out over the five sets (in-sample and left-out
 # columns, entity counts and the most linked entities per set); indexes in a scratch folder, not committed
-.venv/bin/python benchmarks/domain_tuning.py build rank tune --datasets "$DATA" --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" \
+.venv/bin/python benchmarks/domain_tuning.py build rank check tune --datasets "$DATA" --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" \
   --out "$OUT/domain_tuning.json"
 .venv/bin/python benchmarks/ner_speed.py --corpus "$DATA/musique_train100/corpus.jsonl" --n 1200 > "$OUT/ner_speed.txt"
 .venv/bin/python benchmarks/scaling.py --data "$DATA" --out "$OUT/scaling"
