@@ -223,7 +223,7 @@ GRID = {"max_weight": (0.7, 0.85, 1.0), "link_gain": (1.0, 2.0, 3.0, 4.0), "agre
         "bias": (-0.5, -0.25, 0.0), "rrf_k": (2, 5, 10), "hub": (0.02, 0.05), "names_only": (False, True)}
 
 
-def signal_examples(args, ds: str, data: dict, s: dict, method: str = "a2rag", n: int = 3) -> dict:
+def signal_examples(args, ds: str, data: dict, s: dict, method: str = "a2rag@5", n: int = 3) -> dict:
     """Questions where the guard (at settings ``s``) beats ``method``'s own ranking and hybrid's, and where it
     loses to either: the question, its signals and weight, and recall@5 of own / hybrid / guarded."""
     from llama_index_graphrag_suite.eval.datasets import load_dataset
@@ -276,7 +276,10 @@ def tune(args) -> None:
     print(f"[tune] {len(settings)} settings in {time.perf_counter() - start:.0f} s", flush=True)
     pick = lambda sets, ms: max(keys, key=lambda k: objective(table, sets, ms, k))  # noqa: E731
     shared_all = pick(args.sets, args.methods)
-    report = {"grid": GRID, "in_sample": json.loads(shared_all), "left_out": {}, "table": {}}
+    import subprocess
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    report = {"commit": commit, "grid": GRID, "in_sample": json.loads(shared_all), "left_out": {}, "table": {}}
     for ds in args.sets:
         rest = [d for d in args.sets if d != ds]
         chosen = pick(rest, args.methods)

@@ -32,6 +32,8 @@ done
   > "$OUT/agrag_steiner.txt"
 .venv/bin/python benchmarks/latency.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
   > "$OUT/latency_2wiki.txt"
+.venv/bin/python benchmarks/guard_latency.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
+  > "$OUT/guard_latency.md"
 .venv/bin/python benchmarks/pathrag_pruning.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
   --exhaustive 10 > "$OUT/pathrag_pruning.txt"
 .venv/bin/python benchmarks/archrag_bench.py --index-dir "$OUT/index-2wiki" > "$OUT/archrag.txt"
