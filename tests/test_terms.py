@@ -152,3 +152,11 @@ def test_a_title_shared_by_many_documents_is_not_a_hub():
     texts = [f"Medical\n\nPassage {i} of the guideline is about aftercare." for i in range(12)]
     graph = _graph(NEREntityExtractor(terms=False)(_nodes(texts, doc_of=lambda i: f"passage-{i}", title="Medical")))
     assert graph["medical"][1] == {"c0"}
+
+
+def test_an_article_alone_is_no_name():
+    from llama_index_graphrag_suite.extractors.ner import _BARE_ARTICLES
+
+    extractor = NEREntityExtractor(terms=False)
+    doc = load_pipeline()('The "The" Band played at the Apollo Theater in New York.')
+    assert all(m.key not in _BARE_ARTICLES for m in extractor._ner_mentions(doc))
