@@ -177,6 +177,14 @@ class A2RAGConfig(GuardedConfig):
               "69.0; recall@2 the same)", ge=0)
     sufficiency_max_chunks: int = param(5, "Chunks shown to the LLM sufficiency check.", paper="ours", ge=1)
 
+    # The hybrid guard (methods/graph_guard.py) with settings chosen for A2RAG alone on the five shared sets and
+    # checked leave-one-dataset-out (benchmarks/domain_tuning.py): its walk is worth more weight once a question
+    # names something, and a wider fusion (k0 = 10) keeps hybrid's runners-up in reach.
+    guard_link_gain: float = param(4.0, "Weight of the query's share of words in specific entities.", "ours (LODO)")
+    guard_agree_gain: float = param(0.0, "Weight of the top-k overlap of graph and hybrid.", "ours (LODO)")
+    guard_bias: float = param(-0.25, "Constant term of the graph weight before clipping.", "ours (LODO)")
+    guard_rrf_k: int = param(10, "k0 of the reciprocal-rank fusion.", "ours (LODO)", ge=1)
+
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "paper": GuardedConfig.PAPER_VARIANT,  # the paper's own ranking, no hybrid guard
         # Table IV's ablation: S_V only, no relation seeds, everything else unchanged.
