@@ -126,7 +126,7 @@ def rank(args, ds: str) -> None:
         have = {"dataset": ds, "doc_of": doc_of, "gold": [list(q.supporting_ids) for q in questions],
                 "hybrid": [], "link": {h: [] for h in hubs}, "methods": {}}
         for q in questions:
-            have["hybrid"].append(guard.hybrid_ranking(index, q.question, DEPTH)[0].tolist())
+            have["hybrid"].append(guard.hybrid_ranking(index, q.question, DEPTH).tolist())
             for h, cap in hubs.items():
                 have["link"][h].append(round(guard.query_link(index, q.question, cap)[0], 4))
     if "link_names" not in have:  # the guard's link share counting named entities only (no TERM)

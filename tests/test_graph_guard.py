@@ -68,7 +68,7 @@ def test_a_question_the_graph_does_not_know_gets_hybrids_ranking(index, method):
     question = "what do gauges measure during a storm"
     retriever = get_retriever(index, method, top_k=3)
     chunks = [n.node.node_id for n in retriever.retrieve(question)]
-    expected = [index.chunk_order[c] for c in hybrid_ranking(index, question, 3)[0].tolist()]
+    expected = [index.chunk_order[c] for c in hybrid_ranking(index, question, 3).tolist()]
     assert chunks == expected
     assert retriever.last_guard["graph_weight"] == 0.0 and retriever.last_guard["query_link"] == 0.0
 

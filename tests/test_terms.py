@@ -74,14 +74,16 @@ def test_clinical_terms_become_entities_linked_wherever_written():
     assert any("basal cell carcinoma" in pair for pair in rels)
 
 
-def test_common_words_are_not_names_unless_asked():
-    texts = ["Blood\n\nThe blood count is low.", "Blood cells and blood plasma differ.", "Red blood cells carry oxygen."]
-    default = _graph(NEREntityExtractor(terms=False)(_nodes(texts)))
-    assert all(t != "ORG" or k != "blood" for k, (t, _) in default.items())
-    kept = NEREntityExtractor(terms=False, lowercase_names=True)
-    nlp = load_pipeline()
-    if any(e.text == "Blood" for e in nlp(texts[0]).ents):  # only meaningful when the model tags it
-        assert "blood" in _graph(kept(_nodes(texts)))
+def test_common_words_are_not_names():
+    from llama_index_graphrag_suite.extractors.entity_resolution import EntityMention
+
+    texts = ["Blood\n\nThe blood count is low.", "Blood cells and blood plasma differ.", "Red blood cells carry oxygen.",
+             "Mohs surgery was done by Dr Mohs."]
+    mentions = [[EntityMention("blood", "Blood", "ORG", 0, 5)], [EntityMention("blood", "Blood", "ORG", 0, 5)], [],
+                [EntityMention("mohs", "Mohs", "PERSON", 0, 4)]]
+    kept = NEREntityExtractor(terms=False)._drop_common_words(texts, mentions)
+    # "blood" is written in lower case 4 times against 2 capitalised: not a name; "Mohs" only capitalised: a name
+    assert [[m.key for m in ms] for ms in kept] == [[], [], [], ["mohs"]]
 
 
 def test_long_document_title_is_not_a_hub_but_an_article_title_is():

@@ -136,11 +136,10 @@ def fuse_rankings(graph_rank: np.ndarray, hybrid_rank: np.ndarray, weight: float
     return np.asarray(order, dtype=np.int64), [score[c] for c in order]
 
 
-def hybrid_ranking(index, question: str, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(top-depth chunk positions, all hybrid scores)`` of AGRAG's hybrid score (Eq. 21)."""
+def hybrid_ranking(index, question: str, depth: int) -> np.ndarray:
+    """The top-``depth`` chunk positions by AGRAG's hybrid score (Eq. 21)."""
     dense = index.chunk_dense_scores(index.embed_query(question))
-    scores = hybrid(dense, index.bm25.scores(question))
-    return top_k(scores, depth), scores
+    return top_k(hybrid(dense, index.bm25.scores(question)), depth)
 
 
 class GuardedRetriever(GraphIndexRetriever):
@@ -166,7 +165,7 @@ class GuardedRetriever(GraphIndexRetriever):
         evidence = [n for n in nodes if n.node.metadata.get("kind") == "evidence"]
         position = index.chunk_position
         graph_rank = np.fromiter((position[n.node.node_id] for n in chunks if n.node.node_id in position), np.int64)
-        hybrid_rank, _ = hybrid_ranking(index, question, cfg.guard_depth)
+        hybrid_rank = hybrid_ranking(index, question, cfg.guard_depth)
         specific = hub_chunks(len(position), cfg.guard_hub_share, cfg.guard_hub_min)
         link, linked = query_link(index, question, specific, cfg.guard_names_only)
         agree = len(set(graph_rank[:k].tolist()) & set(hybrid_rank[:k].tolist())) / max(1, min(k, len(hybrid_rank)))
