@@ -35,6 +35,16 @@ def test_weight_is_zero_when_nothing_links_and_grows_with_the_link():
     assert guard_weight(1.0, 1.0, cfg) == pytest.approx(0.8)  # clipped at max_weight
 
 
+def test_weight_lies_on_the_grid_the_tuning_simulates():
+    from llama_index_graphrag_suite.methods.graph_guard import WEIGHT_STEP
+
+    cfg = GuardedConfig(guard_max_weight=0.85, guard_link_gain=2.0, guard_agree_gain=0.5, guard_bias=0.0)
+    for link, agree in [(0.13, 0.2), (0.27, 0.6), (0.41, 0.0), (0.05, 1.0)]:
+        raw = 0.85 * min(1.0, 2.0 * link + 0.5 * agree)
+        w = guard_weight(link, agree, cfg)
+        assert w / WEIGHT_STEP == pytest.approx(round(w / WEIGHT_STEP)) and abs(w - raw) <= WEIGHT_STEP / 2 + 1e-9
+
+
 @pytest.fixture(scope="module")
 def index():
     from llama_index_graphrag_suite.embeddings import HashEmbedding
