@@ -12,7 +12,8 @@ Three steps, each cached in ``--work`` so a re-run only does what is missing:
 4. ``tune``: a grid over the guard's settings. For each dataset, the setting that scores best on the other
    four is measured on it (left-out), beside the setting best on all five (in-sample) and the shipped
    defaults. Objective on a set of datasets: the mean over datasets and methods of
-   ``recall@5 - hybrid recall@5``, minus 10x every shortfall below ``hybrid - 0.5`` (the issue's floor).
+   ``recall@5 - hybrid recall@5``, minus 10x every shortfall below ``hybrid - 0.5`` (the issue's floor);
+   settings that meet the floor everywhere are preferred to any that do not (a constraint, not a trade).
 
     python benchmarks/domain_tuning.py --datasets ../shared/datasets --work /tmp/gr25 build rank check tune
 
@@ -276,7 +277,13 @@ def tune(args) -> None:
             for s, key in zip(settings, keys):
                 table[ds][m][key] = fused_recall(data[ds], cache, s)
     print(f"[tune] {len(settings)} settings in {time.perf_counter() - start:.0f} s", flush=True)
-    pick = lambda sets, ms: max(keys, key=lambda k: objective(table, sets, ms, k))  # noqa: E731
+    def pick(sets, ms) -> str:
+        """The setting with the best objective among those that keep every method of ``ms`` at or above
+        ``hybrid - 0.5`` on every set of ``sets`` (the issue's floor as a constraint); if none does, the best
+        objective (where the floor is a penalty)."""
+        floor_ok = [k for k in keys if all(table[ds][m][k] >= table[ds]["hybrid"] - 0.5 for ds in sets for m in ms)]
+        return max(floor_ok or keys, key=lambda k: objective(table, sets, ms, k))
+
     # the methods in OWN_SETTINGS get guard settings chosen on them alone; the others share one choice
     groups = [[m] for m in args.methods if m in OWN_SETTINGS] + [[m for m in args.methods if m not in OWN_SETTINGS]]
     groups = [g for g in groups if g]

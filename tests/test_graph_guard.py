@@ -109,3 +109,32 @@ def test_async_retrieval_is_guarded_too(index):
     question = "what do gauges measure during a storm"
     sync = [n.node.node_id for n in retriever.retrieve(question)]
     assert [n.node.node_id for n in asyncio.run(retriever.aretrieve(question))] == sync
+
+
+@pytest.mark.parametrize("method", GRAPH_METHODS)
+def test_the_guard_reuses_the_methods_dense_and_bm25_scores(index, method, monkeypatch):
+    """One guarded retrieval scores the question against every chunk once (dense and BM25), not once for the
+    method and again for the guard; a second retrieval scores it afresh (nothing is kept between calls)."""
+    import asyncio
+
+    from llama_index_graphrag_suite.registry import get_retriever
+
+    calls = {"dense": 0, "bm25": 0}
+    dense, bm25 = type(index).chunk_dense_scores, type(index.bm25).scores
+
+    def counted_dense(self, query_vec):
+        calls["dense"] += 1
+        return dense(self, query_vec)
+
+    def counted_bm25(self, question):
+        calls["bm25"] += 1
+        return bm25(self, question)
+
+    monkeypatch.setattr(type(index), "chunk_dense_scores", counted_dense)
+    monkeypatch.setattr(type(index.bm25), "scores", counted_bm25)
+    retriever = get_retriever(index, method, top_k=3)
+    question = "Which painter did the founder of the Vant Gallery collect?"
+    first = [n.node.node_id for n in retriever.retrieve(question)]
+    assert calls == {"dense": 1, "bm25": 1}
+    assert [n.node.node_id for n in asyncio.run(retriever.aretrieve(question))] == first
+    assert calls == {"dense": 2, "bm25": 2}

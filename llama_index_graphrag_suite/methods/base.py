@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..citations import CITED_QA_PROMPT, CITED_REFINE_PROMPT
 from ..index.derive import graph_index_of
+from .query_scores import shared_query_scores
 from .query_engine import (  # noqa: F401  (re-exported: the query engine lived here)
     EvidenceFirst,
     EvidenceLast,
@@ -281,7 +282,7 @@ class GraphIndexRetriever(BaseRetriever):
     def retrieve_with_evidence(self, str_or_query_bundle) -> tuple[list[NodeWithScore], NodeWithScore | None]:
         """``(chunk nodes, evidence node or None)``: the chunks as ``retrieve`` returns them, and the structure."""
         _check_query(str_or_query_bundle)
-        with self.reading(), _ranking_depth(self._guard_depth()):
+        with self.reading(), _ranking_depth(self._guard_depth()), shared_query_scores():
             return self._split(self._apply_guard(str_or_query_bundle, super().retrieve(str_or_query_bundle)))
 
     async def aretrieve_with_evidence(self, str_or_query_bundle) -> tuple[list[NodeWithScore], NodeWithScore | None]:
@@ -305,13 +306,13 @@ class GraphIndexRetriever(BaseRetriever):
         return await asyncio.to_thread(self._locked_retrieve, query_bundle)
 
     def _locked_retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        with self.reading():
+        with self.reading(), shared_query_scores():  # the guard reuses the method's dense and BM25 scores
             return self._apply_guard(query_bundle, self._retrieve(query_bundle))
 
     def guarded(self, query, run):
         """``run()`` (the method's own retrieval, returning its nodes) ranked to the guard's depth, then fused
         with hybrid's ranking (for entry points that call the method's internals, such as A2RAG's trace)."""
-        with _ranking_depth(self._guard_depth()):
+        with _ranking_depth(self._guard_depth()), shared_query_scores():  # the guard reuses the method's scores
             return self._apply_guard(query, run())
 
     def query_vector(self, query_bundle: QueryBundle):

@@ -24,6 +24,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from ..graph.ppr import Transition, personalized_pagerank, transition_matrix
 from .base import GraphIndexRetriever, MethodConfig, chunk_node, evidence_node, param
 from .graph_guard import GuardedConfig, GuardedRetriever
+from .query_scores import dense_scores
 from .scoring import hybrid, minmax, top_k
 
 __all__ = ["BM25Retriever", "DenseRetriever", "HippoRAGConfig", "HippoRAGRetriever", "HybridRetriever"]
@@ -140,7 +141,7 @@ class HippoRAGRetriever(GuardedRetriever):
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         index = self.index
         query_vec = self.query_vector(query_bundle)
-        dense = index.chunk_dense_scores(query_vec)
+        dense = dense_scores(index, query_bundle.query_str)
         mapped = index.search_facts(query_vec, self.config.linking_top_k)
         if not mapped:
             return self._dense_fallback(dense)

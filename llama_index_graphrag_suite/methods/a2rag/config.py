@@ -179,7 +179,10 @@ class A2RAGConfig(GuardedConfig):
 
     # The hybrid guard (methods/graph_guard.py) with settings chosen for A2RAG alone on the five shared sets and
     # checked leave-one-dataset-out (benchmarks/domain_tuning.py): its walk is worth more weight once a question
-    # names something, and a wider fusion (k0 = 10) keeps hybrid's runners-up in reach.
+    # names something (up to all of it), and a wider fusion (k0 = 10) keeps hybrid's runners-up in reach.
+    guard_max_weight: float = param(1.0, "Largest weight the graph ranking gets.", "ours (LODO)", ge=0.0, le=1.0)
+    guard_hub_share: float = param(0.02, "Hub share of the guard's link (see GuardedConfig).", "ours (LODO)",
+                                   gt=0.0, le=1.0)
     guard_link_gain: float = param(4.0, "Weight of the query's share of words in specific entities.", "ours (LODO)")
     guard_agree_gain: float = param(0.0, "Weight of the top-k overlap of graph and hybrid.", "ours (LODO)")
     guard_bias: float = param(-0.25, "Constant term of the graph weight before clipping.", "ours (LODO)")

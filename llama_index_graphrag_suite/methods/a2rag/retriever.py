@@ -41,6 +41,7 @@ from ...llm.verdicts import yes_no
 from ...tracing import traced
 from ..base import chunk_node, evidence_node
 from ..graph_guard import GuardedRetriever
+from ..query_scores import bm25_scores, dense_scores
 from ..scoring import hybrid
 from . import evidence
 from .config import A2RAGConfig
@@ -246,8 +247,8 @@ class A2RAGRetriever(GuardedRetriever):
         index, g = self.index, self._graph()
         question = query_bundle.query_str
         q = self.query_vector(query_bundle)
-        dense = index.chunk_dense_scores(q)
-        hyb = hybrid(dense, index.bm25.scores(question))
+        dense = dense_scores(index, question)
+        hyb = hybrid(dense, bm25_scores(index, question))
         node_sim = NodeSimilarity(g, q, dense)
         trace: dict[str, Any] = {"variant": self.variant or "full"}
         usage = LLMUsage()

@@ -45,6 +45,7 @@ from ...graph.snapshot import CHUNK, CONTAINS, EDGE_KIND_NAMES, RELATION, SYNONY
 from ...graph.steiner import steiner_tree
 from ...tracing import stage
 from ..base import chunk_node, evidence_node
+from ..query_scores import bm25_scores, dense_scores
 from ..graph_guard import GuardedRetriever
 from ..scoring import hybrid, top_k
 from .config import AGRAGConfig
@@ -222,7 +223,7 @@ class AGRAGRetriever(GuardedRetriever):
         question = query_bundle.query_str
         q = self.query_vector(query_bundle)
         with stage("agrag.hybrid"):  # Eq. 20-21
-            hyb = hybrid(index.chunk_dense_scores(q), index.bm25.scores(question))
+            hyb = hybrid(dense_scores(index, question), bm25_scores(index, question))
             # ranked once for both uses: the k_r chunks fused with the subgraph's and, without graph retrieval, the answer
             hybrid_rank = top_k(hyb, max(cfg.hybrid_top_k, 0 if cfg.graph_retrieval else self.top_k))
         evidence: dict[str, Any] = {"variant": self.variant or "full"}

@@ -62,6 +62,7 @@ from ...graph.ppr import personalized_pagerank, transition_matrix
 from ...graph.snapshot import RELATION
 from ...tracing import stage, traced
 from ..base import chunk_node, evidence_node
+from ..query_scores import bm25_scores, dense_scores
 from ..graph_guard import GuardedRetriever
 from ..scoring import blended
 from .config import ArchRAGConfig, ChunkRanking, RelationScope
@@ -215,7 +216,7 @@ class ArchRAGRetriever(GuardedRetriever):
         index, cfg = self.index, self.config
         q = self.query_vector(query_bundle)
         items = self._items(q)
-        dense = index.chunk_dense_scores(q)
+        dense = dense_scores(index, query_bundle.query_str)
         order = index.chunk_order
         if cfg.chunk_top_k:  # the authors' topk_chunk: chunks of a vanilla chunk index are items too
             for c in np.argsort(-dense, kind="stable")[: cfg.chunk_top_k].tolist():
@@ -232,7 +233,7 @@ class ArchRAGRetriever(GuardedRetriever):
             score = self._ppr_refine(items)
             ranked = np.lexsort((np.arange(dense.size), -dense, -score))[: self.top_k]
         elif cfg.chunk_ranking == ChunkRanking.DENSE_BOOST:
-            base = blended(dense, lambda: index.bm25.scores(query_bundle.query_str), cfg.sparse_weight)
+            base = blended(dense, lambda: bm25_scores(index, query_bundle.query_str), cfg.sparse_weight)
             score = base + cfg.item_weight * np.where(np.isfinite(best), best, 0.0)
             ranked = np.lexsort((np.arange(dense.size), -score))[: self.top_k]
         else:

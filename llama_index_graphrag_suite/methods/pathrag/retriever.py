@@ -60,6 +60,7 @@ from ...llm.json_repair import parse_json_lenient
 from ...llm.structured import KEYWORDS_SCHEMA, predict_json
 from ...tracing import stage
 from ..base import chunk_node, evidence_node
+from ..query_scores import bm25_scores, dense_scores
 from ..graph_guard import GuardedRetriever
 from ..scoring import blended
 from ..scoring import top_k as top_indices
@@ -203,8 +204,7 @@ class PathRAGRetriever(GuardedRetriever):
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         cfg, index, snap = self.config, self.index, self.index.snapshot
         question = query_bundle.query_str
-        q = self.query_vector(query_bundle)
-        dense = index.chunk_dense_scores(q)
+        dense = dense_scores(index, question)
         with stage("pathrag.keywords"):
             keywords, how = self.keywords(question)
         with stage("pathrag.node_retrieval"):
@@ -215,7 +215,7 @@ class PathRAGRetriever(GuardedRetriever):
         with stage("pathrag.path_ranking"):  # path texts (Eq. 5), chunks by path, the prompt's path order (Eq. 6)
             paths_json = [path_record(index, p, cfg.max_edge_texts) for p in search.paths]
             path_ranked, best = self._path_chunks(paths_json, dense)
-            base = blended(dense, lambda: index.bm25.scores(question), cfg.sparse_weight)
+            base = blended(dense, lambda: bm25_scores(index, question), cfg.sparse_weight)
             chunk_ids, source, scores = self._rank_chunks(path_ranked, best, base)
             results = [chunk_node(index, c, scores[c], self.method, pathrag_source=source[c]) for c in chunk_ids]
             rendered = [RenderedPath(p["text"], p["reliability"], p["hops"]) for p in paths_json]

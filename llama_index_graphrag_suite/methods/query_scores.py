@@ -1,0 +1,48 @@
+"""A question's dense and BM25 scores over every chunk, computed once per retrieval.
+
+A guarded graph method needs them twice: the method ranks with them, then the hybrid guard fuses its ranking
+with hybrid's (``graph_guard.hybrid_ranking``). Inside :func:`shared_query_scores` (which
+``GraphIndexRetriever.guarded`` opens around one retrieval) the second call returns the first call's arrays;
+outside it nothing is kept, so no score outlives an index update.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+import numpy as np
+
+__all__ = ["bm25_scores", "dense_scores", "shared_query_scores"]
+
+_MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("graphrag_query_scores", default=None)
+
+
+@contextmanager
+def shared_query_scores() -> Iterator[None]:
+    """Within this block, each (index, question, kind) is scored once."""
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def _memoised(key: tuple, compute: Callable[[], np.ndarray]) -> np.ndarray:
+    memo = _MEMO.get()
+    if memo is None:
+        return compute()
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
+
+def dense_scores(index, question: str) -> np.ndarray:
+    """Cosine of the question's embedding with every chunk, in ``index.chunk_order``."""
+    return _memoised(("dense", id(index), question), lambda: index.chunk_dense_scores(index.embed_query(question)))
+
+
+def bm25_scores(index, question: str) -> np.ndarray:
+    """BM25 score of every chunk for the question, in ``index.chunk_order``."""
+    return _memoised(("bm25", id(index), question), lambda: index.bm25.scores(question))
