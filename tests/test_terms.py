@@ -86,6 +86,24 @@ def test_common_words_are_not_names():
     assert [[m.key for m in ms] for ms in kept] == [[], [], [], ["mohs"]]
 
 
+def test_labels_followed_by_numbers_are_not_names():
+    from llama_index_graphrag_suite.extractors.entity_resolution import EntityMention
+
+    texts = ["Viral load peaked on day 5 (Fig. 2) and fell by day 9 (Fig 3).", "As Fig. 4 shows, Fig. 5 agrees.",
+             "BRCA1 and BRCA2 carriers; BRCA testing (BRCA1) is advised.", "BRCA2 is rarer than BRCA1 in this cohort.",
+             "Fig trees grow in Turkey; the Fig was sold in 1920."]
+    fig = [EntityMention("fig", "Fig", "PERSON", 0, 3)]
+    brca = [EntityMention("brca", "BRCA", "ORG", 0, 4)]
+    mentions = [fig, fig, brca, brca, fig]
+    kept = NEREntityExtractor(terms=False)._drop_common_words(texts, mentions)
+    # "Fig" is followed by a number in 4 of its 6 writings: a figure label; BRCA1 is a code (no space): kept
+    assert [[m.key for m in ms] for ms in kept] == [[], [], ["brca"], ["brca"], []]
+    # a name that is followed by a number only now and then stays a name
+    texts[1] = "As the figure shows, the results agree."
+    kept = NEREntityExtractor(terms=False)._drop_common_words(texts, mentions)
+    assert [m.key for m in kept[0]] == ["fig"]
+
+
 def test_long_document_title_is_not_a_hub_but_an_article_title_is():
     # chunks of a long document begin with its title line, as the index's chunker writes them
     texts = [f"Medical\n\nParagraph {i} of the guideline discusses follow-up visits after surgery." for i in range(10)]

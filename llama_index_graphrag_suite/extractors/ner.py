@@ -70,6 +70,9 @@ DEFAULT_TYPES = ("PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT
 _SUBJECT_PRONOUNS = frozenset({"he", "she"})
 _BARE_ARTICLES = frozenset({"the", "a", "an"})
 _POSSESSIVE_END = re.compile(r"(?:['’]s?)$")
+# a capitalised word, then a number after a space (and maybe a full stop or bracket): "Fig. 3", "Table 2"
+_NUMBERED_LABEL = re.compile(r"\b([A-Z][a-z]+)\.?\s\(?\d")
+_LABEL_MIN = 3  # numbered mentions a one-word name needs before it can be judged a label
 # spaCy CPU seconds per MB of text, measured on real English prose (benchmarks/results/big_document.md, 2 MB
 # and 20 MB builds): the parse mode runs tok2vec, the dependency parser and NER; the co-occurrence mode only
 # NER (0.6x, spacy_pipeline.py). Used only to tell the user what a big input will cost before it starts.
@@ -243,14 +246,18 @@ class NEREntityExtractor(TransformComponent):
         return out
 
     def _drop_common_words(self, texts: list[str], mentions: list[list[EntityMention]]) -> list[list[EntityMention]]:
-        """Without one-word names that the texts write more often in lower case than capitalised."""
+        """Without one-word names that the texts write more often in lower case than capitalised (``Blood``,
+        ``Types``), or that are labels: mostly followed by a number, at least ``_LABEL_MIN`` times (``Fig. 3``,
+        ``Table 2``, ``Op. 27``, ``Terminal 1``; a code such as ``BRCA1`` is written without the space and stays)."""
         singles = {m.surface for ms in mentions for m in ms if " " not in m.surface.strip()}
         if not singles:
             return mentions
         lowered = {w.lower() for w in singles}
         counts: Counter = Counter(w for t in texts for w in words(t) if w.lower() in lowered)
+        numbered: Counter = Counter(m.group(1) for t in texts for m in _NUMBERED_LABEL.finditer(t) if m.group(1) in singles)
         common = {w for w in singles if counts[w.lower()] > counts[w] and w != w.lower()}
-        return [[m for m in ms if m.surface not in common] for ms in mentions]
+        labels = {w for w in singles if numbered[w] >= _LABEL_MIN and 2 * numbered[w] > counts[w]}
+        return [[m for m in ms if m.surface not in common | labels] for ms in mentions]
 
     def _term_mentions(self, parsed: list, texts: list[str],
                        names: list[list[EntityMention]]) -> list[list[EntityMention]]:
