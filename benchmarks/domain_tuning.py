@@ -111,7 +111,7 @@ def rank(args, ds: str) -> None:
     out = folder / "rankings.json"
     have = json.loads(out.read_text()) if out.exists() else {}
     todo = [m for m in args.methods if m not in have.get("methods", {})]
-    if not todo and have and "dense" in have and "link_names" in have:
+    if not todo and have and all(k in have for k in ("dense", "link_names", "cover")):
         return
     dataset = load_dataset(Path(args.datasets) / ds)
     index = GraphRAGIndex.load(folder / "index", embed_model=resolve_embed_model("all-MiniLM-L6-v2"),
@@ -134,6 +134,14 @@ def rank(args, ds: str) -> None:
         hubs = {h: guard.hub_chunks(len(index.chunk_order), float(h), 20) for h in have["link"]}
         have["link_names"] = {h: [round(guard.query_link(index, q.question, cap, names_only=True)[0], 4)
                                   for q in questions] for h, cap in hubs.items()}
+        out.write_text(json.dumps(have))
+    if "cover" not in have:  # per hybrid chunk, the share of the question's entities linked to it (per hub rule)
+        have["cover"] = {}
+        for h in COVER_HUBS:
+            cap = guard.hub_chunks(len(index.chunk_order), h, 20)
+            have["cover"][str(h)] = [
+                guard.entity_coverage(index, guard.query_link(index, q.question, cap)[1], np.asarray(hyb)).tolist()
+                for q, hyb in zip(questions, have["hybrid"])]
         out.write_text(json.dumps(have))
     if "dense" not in have:  # the two single-signal baselines, for the table
         have["dense"], have["bm25"] = [], []
@@ -187,20 +195,28 @@ def recall5(ranked_chunks, doc_of, gold) -> float:
 W_STEPS = np.linspace(0.0, 1.0, 21)  # the graph weight's grid: graph_guard.WEIGHT_STEP, so the simulation is exact
 
 
-def recall_curves(data, method: str, rrf_ks) -> dict:
-    """recall@5 of each question at every weight step, per rrf_k: ``{k0: array (questions, steps)}``, and the
-    per-question top-5 agreement of the method with hybrid."""
-    from llama_index_graphrag_suite.methods.graph_guard import fuse_rankings
+def curve_key(s: dict) -> tuple:
+    """The settings a recall curve depends on (the rest only pick the weight step)."""
+    gain = s["cover_gain"]
+    return s["rrf_k"], gain, s["cover_hub"] if gain > 0 else None
+
+
+def recall_curves(data, method: str, keys) -> dict:
+    """recall@5 of each question at every weight step, per :func:`curve_key`: ``{key: array (questions, steps)}``,
+    and the per-question top-5 agreement of the method with plain hybrid."""
+    from llama_index_graphrag_suite.methods.graph_guard import fuse_rankings, linked_hybrid
 
     doc_of = data["doc_of"]
-    curves = {k0: np.zeros((len(data["gold"]), len(W_STEPS))) for k0 in rrf_ks}
+    curves = {key: np.zeros((len(data["gold"]), len(W_STEPS))) for key in keys}
     agree = np.zeros(len(data["gold"]))
     for i, gold in enumerate(data["gold"]):
         g, h = np.asarray(data["methods"][method][i], np.int64), np.asarray(data["hybrid"][i], np.int64)
         agree[i] = len(set(g[:K].tolist()) & set(h[:K].tolist())) / K
-        for k0 in rrf_ks:
+        for key in keys:
+            k0, gain, hub = key
+            hk = h if hub is None else linked_hybrid(h, np.asarray(data["cover"][str(hub)][i]), gain)
             for j, w in enumerate(W_STEPS):
-                curves[k0][i, j] = recall5(fuse_rankings(g, h, float(w), k0, K)[0].tolist(), doc_of, gold)
+                curves[key][i, j] = recall5(fuse_rankings(g, hk, float(w), k0, K)[0].tolist(), doc_of, gold)
     return {"curves": curves, "agree": agree}
 
 
@@ -209,7 +225,7 @@ def fused_recall(data, cache, s: dict) -> float:
     raw = s["link_gain"] * links + s["agree_gain"] * cache["agree"] + s["bias"]
     w = np.where(links > 0, s["max_weight"] * np.clip(raw, 0.0, 1.0), 0.0)  # as graph_guard.guard_weight
     step = np.rint(w * (len(W_STEPS) - 1)).astype(int)
-    curve = cache["curves"][s["rrf_k"]]
+    curve = cache["curves"][curve_key(s)]
     return 100.0 * float(curve[np.arange(len(step)), step].mean())
 
 
@@ -222,15 +238,17 @@ def own_recall(data, method) -> float:
     return 100.0 * float(np.mean([recall5(r, data["doc_of"], g) for r, g in zip(ranks, data["gold"])]))
 
 
+COVER_HUBS = (0.02, 0.05, 0.1)  # hub rules the coverage is recorded at (rankings.json "cover")
 GRID = {"max_weight": (0.7, 0.85, 1.0), "link_gain": (1.0, 2.0, 3.0, 4.0), "agree_gain": (0.0, 0.5, 1.0),
-        "bias": (-0.5, -0.25, 0.0), "rrf_k": (2, 5, 10), "hub": (0.02, 0.05), "names_only": (False, True)}
+        "bias": (-0.5, -0.25, 0.0), "rrf_k": (2, 5, 10), "hub": (0.02, 0.05), "names_only": (False, True),
+        "cover_gain": (0.0, 0.1, 0.2, 0.35), "cover_hub": (0.02, 0.05)}
 
 
 def signal_examples(args, ds: str, data: dict, s: dict, method: str = "a2rag@5", n: int = 3) -> dict:
     """Questions where the guard (at settings ``s``) beats ``method``'s own ranking and hybrid's, and where it
     loses to either: the question, its signals and weight, and recall@5 of own / hybrid / guarded."""
     from llama_index_graphrag_suite.eval.datasets import load_dataset
-    from llama_index_graphrag_suite.methods.graph_guard import fuse_rankings
+    from llama_index_graphrag_suite.methods.graph_guard import WEIGHT_STEP, fuse_rankings, linked_hybrid
 
     if method not in data["methods"]:
         return {}
@@ -242,7 +260,10 @@ def signal_examples(args, ds: str, data: dict, s: dict, method: str = "a2rag@5",
         agree = len(set(g[:K].tolist()) & set(h[:K].tolist())) / K
         raw = s["link_gain"] * links[i] + s["agree_gain"] * agree + s["bias"]
         w = s["max_weight"] * min(1.0, max(0.0, raw)) if links[i] > 0 else 0.0
-        fused = fuse_rankings(g, h, w, s["rrf_k"], K)[0].tolist()
+        w = round(w / WEIGHT_STEP) * WEIGHT_STEP
+        hk = h if s["cover_gain"] <= 0 else linked_hybrid(h, np.asarray(data["cover"][str(s["cover_hub"])][i]),
+                                                            s["cover_gain"])
+        fused = fuse_rankings(g, hk, w, s["rrf_k"], K)[0].tolist()
         own, hyb, guarded = (recall5(r, data["doc_of"], gold) for r in (g.tolist(), h.tolist(), fused))
         rows.append({"question": questions[i] if i < len(questions) else "?", "link": links[i], "agree": agree,
                      "weight": round(w, 3), "own": own, "hybrid": hyb, "guarded": guarded})
@@ -272,7 +293,7 @@ def tune(args) -> None:
     for ds in args.sets:
         table[ds] = {"hybrid": hybrid_recall(data[ds])}
         for m in args.methods:
-            cache = recall_curves(data[ds], m, GRID["rrf_k"])
+            cache = recall_curves(data[ds], m, sorted({curve_key(s) for s in settings}, key=str))
             table[ds][m] = {"own": own_recall(data[ds], m)}
             for s, key in zip(settings, keys):
                 table[ds][m][key] = fused_recall(data[ds], cache, s)

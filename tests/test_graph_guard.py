@@ -138,3 +138,28 @@ def test_the_guard_reuses_the_methods_dense_and_bm25_scores(index, method, monke
     assert calls == {"dense": 1, "bm25": 1}
     assert [n.node.node_id for n in asyncio.run(retriever.aretrieve(question))] == first
     assert calls == {"dense": 2, "bm25": 2}
+
+
+def test_linked_hybrid_lifts_chunks_holding_the_questions_entities():
+    from llama_index_graphrag_suite.methods.graph_guard import linked_hybrid
+
+    hyb = np.array([4, 7, 1, 9, 3])
+    assert linked_hybrid(hyb, np.zeros(5), 0.35).tolist() == [4, 7, 1, 9, 3]  # nothing linked: hybrid's order
+    assert linked_hybrid(hyb, np.array([0, 0, 1.0, 0, 0]), 0.0).tolist() == [4, 7, 1, 9, 3]  # gain 0: off
+    # rank scores 1, 2/3, 1/2, 2/5, 1/3: the third chunk, holding every entity, passes the second (1/2 + 0.2 > 2/3)
+    assert linked_hybrid(hyb, np.array([0, 0, 1.0, 0, 0]), 0.2).tolist() == [4, 1, 7, 9, 3]
+    # ... and the first too with a larger gain; equal scores keep hybrid's order
+    assert linked_hybrid(hyb, np.array([0, 0, 1.0, 0, 0]), 0.6).tolist() == [1, 4, 7, 9, 3]
+    assert linked_hybrid(hyb, np.array([0.5, 0.5, 0.5, 0.5, 0.5]), 0.3).tolist() == [4, 7, 1, 9, 3]
+
+
+def test_entity_coverage_is_the_share_of_the_questions_entities_a_chunk_holds(index):
+    from llama_index_graphrag_suite.methods.graph_guard import entity_coverage
+
+    keys = [k for k in ("vant gallery", "tomas reed") if k in index.entities]
+    assert len(keys) == 2
+    chunk_of = {index.chunks[c].doc_id: c for c in index.chunk_order}  # one chunk per document here
+    positions = np.array([index.chunk_position[chunk_of[d]] for d in ("vant", "reed", "tea")])
+    # vant names both the gallery and its founder; reed names Tomas Reed only; tea neither
+    assert entity_coverage(index, keys, positions).tolist() == [1.0, 0.5, 0.0]
+    assert entity_coverage(index, [], positions).tolist() == [0.0, 0.0, 0.0]

@@ -18,6 +18,13 @@ depends on what the graph offers *this* query:
 question that names nothing the graph knows is answered by hybrid alone). The fused order is a
 weighted reciprocal-rank fusion, ``(1 - w) / (k0 + rank_hybrid) + w / (k0 + rank_graph)``, over the union
 of both top-``depth`` lists. ``w = 0`` gives hybrid's order exactly; ``w = 1`` the method's own.
+
+The hybrid side is itself read through the graph's entity links (:func:`linked_hybrid`, A2RAG's Local stage
+as a re-ranking): among hybrid's top-``depth`` chunks, one linked to more of the question's specific entities
+(names and terms, each on at most ``guard_cover_hub_share`` of the chunks) rises:
+``2 / (2 + rank_hybrid) + cover_gain · coverage``, coverage being the share of the question's entities the
+chunk is linked to. BM25 scores the question's words one by one; the links say the chunk holds the phrase
+("acute respiratory distress syndrome") or the name. A question that links no entity keeps hybrid's order.
 The defaults were chosen on five datasets (three Wikipedia multi-hop sets, clinical guidelines, COVID research
 papers) and checked by leave-one-dataset-out (``benchmarks/domain_tuning.py``, BENCHMARKS.md "Any corpus"):
 named entities linked to at most 5 % of the chunks, ``w = 0.85 · clip(3 · link − 0.25, 0, 1)``, ``k0 = 2``;
@@ -46,7 +53,8 @@ from .base import GraphIndexRetriever, MethodConfig, chunk_node, param
 from .query_scores import bm25_scores, dense_scores
 from .scoring import hybrid, top_k
 
-__all__ = ["GuardedConfig", "GuardedRetriever", "fuse_rankings", "guard_weight", "query_link"]
+__all__ = ["GuardedConfig", "GuardedRetriever", "entity_coverage", "fuse_rankings", "guard_weight", "linked_hybrid",
+           "query_link"]
 
 MAX_QUERY_NGRAM = 6  # longest entity name looked up in a question, in words
 
@@ -69,6 +77,11 @@ class GuardedConfig(MethodConfig):
     guard_hub_min: int = param(20, "Chunk count below which an entity is never a hub.", "ours", ge=1)
     guard_names_only: bool = param(True, "Only named entities (not TERM entities) count as linking the query.",
                                    "ours (LODO: chosen on every fold)")
+    guard_cover_gain: float = param(0.2, "How far a hybrid chunk rises for being linked to the question's entities "
+                                    "(the share of them it holds; 0: hybrid's order as is).", "ours (LODO)", ge=0.0)
+    guard_cover_hub_share: float = param(0.02, "Entities on more than this share of chunks (and more than "
+                                         "guard_hub_min) do not count for the coverage.", "ours (LODO)",
+                                         gt=0.0, le=1.0)
 
     PAPER_VARIANT: ClassVar[dict[str, Any]] = {"hybrid_guard": False}
 
@@ -145,6 +158,29 @@ def fuse_rankings(graph_rank: np.ndarray, hybrid_rank: np.ndarray, weight: float
     return np.asarray(order, dtype=np.int64), [score[c] for c in order]
 
 
+def entity_coverage(index, keys: list[str], positions: np.ndarray) -> np.ndarray:
+    """For each chunk position in ``positions``: the share of the entity ``keys`` linked to that chunk."""
+    if not keys or positions.size == 0:
+        return np.zeros(positions.size)
+    position = index.chunk_position
+    hits: dict[int, int] = {}
+    for key in keys:
+        for cid in index.entities[key].chunks:
+            p = position.get(cid)
+            if p is not None:
+                hits[p] = hits.get(p, 0) + 1
+    return np.array([hits.get(c, 0) for c in positions.tolist()], dtype=np.float64) / len(keys)
+
+
+def linked_hybrid(hybrid_rank: np.ndarray, coverage: np.ndarray, gain: float) -> np.ndarray:
+    """``hybrid_rank`` re-ordered by ``2 / (2 + rank) + gain · coverage`` (ties keep hybrid's order)."""
+    if gain <= 0 or not coverage.any():
+        return hybrid_rank
+    rank = np.arange(hybrid_rank.size)
+    score = 2.0 / (2.0 + rank) + gain * coverage
+    return hybrid_rank[np.lexsort((rank, -score))]
+
+
 def hybrid_ranking(index, question: str, depth: int) -> np.ndarray:
     """The top-``depth`` chunk positions by AGRAG's hybrid score (Eq. 21)."""
     return top_k(hybrid(dense_scores(index, question), bm25_scores(index, question)), depth)
@@ -173,14 +209,20 @@ class GuardedRetriever(GraphIndexRetriever):
         evidence = [n for n in nodes if n.node.metadata.get("kind") == "evidence"]
         position = index.chunk_position
         graph_rank = np.fromiter((position[n.node.node_id] for n in chunks if n.node.node_id in position), np.int64)
-        hybrid_rank = hybrid_ranking(index, question, cfg.guard_depth)
+        plain = hybrid_ranking(index, question, cfg.guard_depth)
         specific = hub_chunks(len(position), cfg.guard_hub_share, cfg.guard_hub_min)
         link, linked = query_link(index, question, specific, cfg.guard_names_only)
-        agree = len(set(graph_rank[:k].tolist()) & set(hybrid_rank[:k].tolist())) / max(1, min(k, len(hybrid_rank)))
+        agree = len(set(graph_rank[:k].tolist()) & set(plain[:k].tolist())) / max(1, min(k, len(plain)))
         weight = guard_weight(link, agree, cfg)
+        covered: list[str] = []
+        if cfg.guard_cover_gain > 0:
+            _, covered = query_link(index, question, hub_chunks(len(position), cfg.guard_cover_hub_share,
+                                                                cfg.guard_hub_min))
+        hybrid_rank = linked_hybrid(plain, entity_coverage(index, covered, plain), cfg.guard_cover_gain)
         fused, fused_scores = fuse_rankings(graph_rank, hybrid_rank, weight, cfg.guard_rrf_k, k)
         self.last_guard = {"graph_weight": round(weight, 4), "query_link": round(link, 4),
-                           "linked_entities": linked[:10], "agreement": round(agree, 4)}
+                           "linked_entities": linked[:10], "agreement": round(agree, 4),
+                           "coverage_entities": covered[:10]}
         by_id = {n.node.node_id: n for n in chunks}
         order = index.chunk_order
         out = []
