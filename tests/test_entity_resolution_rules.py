@@ -240,3 +240,24 @@ def test_biomedical_terms_in_a_both_index_keep_the_two_viruses_apart():
     assert frozenset(("sars cov", "sars cov 2")) in proposed(index)
     assert not any({"sars cov", "sars cov 2"} == set(pair) for pair in index.synonyms)
     assert index.entities["covid 19"].chunks == {"sars#0"}  # "COVID-19" and "COVID 19": one entity
+
+
+def test_the_plain_property_graph_synonym_step_applies_the_same_rules():
+    """SynonymEdgeExtractor (the extractor for a plain PropertyGraphIndex) tells apart what the shared index's
+    synonym step tells apart, however close the embeddings (here all names embed alike)."""
+    from llama_index.core.embeddings import MockEmbedding
+    from llama_index.core.graph_stores.types import EntityNode
+    from llama_index.core.schema import TextNode
+
+    from llama_index_graphrag_suite.extractors import SynonymEdgeExtractor
+
+    names = [("christopher nolan", "Christopher Nolan", "PERSON"), ("jonathan nolan", "Jonathan Nolan", "PERSON"),
+             ("chris nolan", "Chris Nolan", "PERSON"), ("brca1", "BRCA1", "ORG"), ("brca2", "BRCA2", "ORG")]
+    nodes = [TextNode(text=surface, id_=key) for key, surface, _ in names]
+    for node, (key, surface, type_) in zip(nodes, names):
+        node.metadata["nodes"] = [EntityNode(name=key, label="entity", properties={"surface": surface, "type": type_})]
+    SynonymEdgeExtractor(embed_model=MockEmbedding(embed_dim=8), threshold=0.5)(nodes)
+    pairs = {frozenset((r.source_id, r.target_id)) for n in nodes for r in n.metadata["relations"]}
+    assert frozenset(("christopher nolan", "chris nolan")) in pairs  # an alias joins
+    assert frozenset(("christopher nolan", "jonathan nolan")) not in pairs  # two brothers do not
+    assert frozenset(("brca1", "brca2")) not in pairs  # two genes do not

@@ -211,7 +211,9 @@ class SynonymEdgeExtractor(TransformComponent):
     Embeds each distinct entity name once (batched), finds neighbours with cosine > ``threshold``
     (at most ``max_per_entity`` each) with faiss, and attaches each ``synonym`` relation to the first
     chunk that mentions its source entity. Names with fewer than ``min_chars`` letters or digits are
-    skipped: short strings embed close to everything.
+    skipped: short strings embed close to everything. Pairs that the resolution rules tell apart by their words
+    (two different people sharing a surname, names with different numbers or codes: ``can_be_aliases``) get no
+    edge, as in the shared index's synonym step.
     """
 
     embed_model: BaseEmbedding
@@ -228,13 +230,16 @@ class SynonymEdgeExtractor(TransformComponent):
         import numpy as np
 
         from ..graph.synonyms import synonym_pairs
+        from .entity_resolution import keep_alias_pairs
 
         first_chunk: dict[str, int] = {}
         surface: dict[str, str] = {}
+        type_of: dict[str, str] = {}
         for pos, node in enumerate(nodes):
             for e in entity_nodes_of(node):
                 first_chunk.setdefault(e.name, pos)
                 surface.setdefault(e.name, e.properties.get("surface", e.name))
+                type_of.setdefault(e.name, str(e.properties.get("type") or e.properties.get("entity_type") or ""))
         keys = list(first_chunk)
         if len(keys) >= 2:
             vecs = np.asarray(
@@ -244,6 +249,7 @@ class SynonymEdgeExtractor(TransformComponent):
             vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
             eligible = np.array([sum(ch.isalnum() for ch in k) >= self.min_chars for k in keys])
             src, dst, sim = synonym_pairs(vecs, self.threshold, self.max_per_entity, eligible=eligible)
+            src, dst, sim = keep_alias_pairs(keys, lambda k: type_of.get(k, ""), src, dst, sim)
             for i, j, s in zip(src.tolist(), dst.tolist(), sim.tolist()):
                 node = nodes[first_chunk[keys[i]]]
                 kg_nodes, kg_relations = _take_kg(node)
