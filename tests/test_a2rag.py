@@ -80,8 +80,7 @@ def test_summaries_persist_and_llm_summaries_are_not_recomputed(index, tmp_path)
     loaded = DocumentSummaries.load(tmp_path)
     assert loaded.texts == s.texts and np.allclose(loaded.vectors, s.vectors) and loaded.matches(index)
     # A fresh index view (new memo) with the same folder loads instead of calling the LLM again.
-    index._memo.clear()
-    again = A2RAGRetriever(index, llm=ScriptedLLM(), llm_summaries=True, summaries_dir=str(tmp_path))
+    again = A2RAGRetriever(index.view(), llm=ScriptedLLM(), llm_summaries=True, summaries_dir=str(tmp_path))
     assert again.summaries().texts == s.texts
     # A failing LLM falls back to the extractive summary for that document, counted.
     mixed = build_summaries(index, ScriptedLLM(responder=lambda p: "ok summary", fail_on={2}))

@@ -1,6 +1,7 @@
 """Building the shared index: documents -> chunks -> extractors -> tables -> embeddings -> synonym edges.
 
-A mixin of :class:`~.graph_index.GraphRAGIndex`; the tables and vector tables it fills are declared there.
+A mixin of :class:`~.graph_index.GraphRAGIndex`; it writes ``self.state`` (the tables and vector tables it fills
+are declared in ``state.py``).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ DOC_HASH = "doc_hash"  # chunk-node metadata key carrying the document's content
 
 def check_new_documents(index, documents: Sequence[Document]) -> None:
     """ValueError naming the first document that is already in ``index`` or given twice (insert adds, refresh replaces)."""
-    seen = {c.doc_id for c in index.chunks.values()}
+    seen = {c.doc_id for c in index.state.chunks.values()}
     for doc in documents:
         doc_id = document_key(doc)[0]
         if doc_id in seen:
@@ -62,6 +63,30 @@ def document_body(doc: Document) -> tuple[str, str, str]:
     if not text:
         return doc_id, title, ""
     return doc_id, title, f"{title}\n\n{text}" if title and not text.startswith(title) else text
+
+
+def chunk_documents(config: IndexConfig, documents: Sequence[Document]) -> list[TextNode]:
+    """The chunk nodes of ``documents`` (``config``'s chunk size and overlap); an empty document is skipped."""
+    # TokenTextSplitter's chunks, computed without its per-word re-tokenising (see chunking.py)
+    splitter = TokenChunker(config.chunk_size, config.chunk_overlap)
+    out: list[TextNode] = []
+    for doc in documents:
+        doc_id, title, body = document_body(doc)
+        if not body:
+            log.warning("skipping empty document %s", doc_id)
+            continue
+        doc_hash = content_hash(title, body)
+        for pos, piece in enumerate(splitter.split_text(body)):
+            node = TextNode(
+                text=piece,
+                id_=f"{doc_id}#{pos}",
+                metadata={"doc_id": doc_id, "title": title, DOC_HASH: doc_hash},
+                relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=doc_id)},
+            )
+            node.excluded_embed_metadata_keys = ["doc_id", "title", DOC_HASH]
+            node.excluded_llm_metadata_keys = ["doc_id", DOC_HASH]
+            out.append(node)
+    return out
 
 
 class IndexBuild:
@@ -91,32 +116,31 @@ class IndexBuild:
         entity_nodes = [n for n in nodes if isinstance(n, EntityNode)]
         for n in chunk_nodes:
             doc_id = str(n.properties.get("ref_doc_id") or n.properties.get("doc_id") or n.id)
-            index.chunks[n.id] = ChunkRecord(n.id, doc_id, n.text, str(n.properties.get("title", "")))
+            index.state.chunks[n.id] = ChunkRecord(n.id, doc_id, n.text, str(n.properties.get("title", "")))
         new_entities: set[str] = set()
         new_facts: set[str] = set()
         for subj, rel, obj in triplets:
-            if rel.label == CONTAINS and subj.id in index.chunks:
+            if rel.label == CONTAINS and subj.id in index.state.chunks:
                 index._support_entity(obj.id, surfaces.get(obj.id, obj.id), subj.id, new_entities)
-                index.chunks[subj.id].entities.append(obj.id)
+                index.state.chunks[subj.id].entities.append(obj.id)
         for subj, rel, obj in triplets:
-            if rel.label in (CONTAINS, SYNONYM) or subj.id in index.chunks or obj.id in index.chunks:
+            if rel.label in (CONTAINS, SYNONYM) or subj.id in index.state.chunks or obj.id in index.state.chunks:
                 continue
             source = rel.properties.get("triplet_source_id") or rel.properties.get("chunk_id")
-            if source not in index.chunks:
+            if source not in index.state.chunks:
                 continue  # a relation with no chunk behind it cannot be retrieved
             for key in (subj.id, obj.id):
-                if key not in index.chunks[source].entities:
+                if key not in index.state.chunks[source].entities:
                     index._support_entity(key, surfaces.get(key, key), source, new_entities)
-                    index.chunks[source].entities.append(key)
+                    index.state.chunks[source].entities.append(key)
             index._support_fact(rel, source, new_facts)
         index._take_attributes(entity_nodes)
-        chunk_text_nodes = [index._chunk_text_node(c) for c in index.chunks]
+        chunk_text_nodes = [index._chunk_text_node(c) for c in index.state.chunks]
         index._embed_new(chunk_text_nodes, new_entities, new_facts)
         index._add_synonyms(new_entities)
-        index._refresh_derived()
+        index.state.derive()
         return index
 
-    @traced("index.insert")
     def insert(self, documents: Sequence[Document]) -> list[str]:
         """Add documents; returns the new chunk ids. Every artefact is updated before it returns.
 
@@ -133,12 +157,26 @@ class IndexBuild:
 
         If extraction or embedding fails (say the LLM server is down), the index is left exactly as
         it was and the error is raised.
+
+        Holds the writer lock: queries in other threads wait and see the index before or after the
+        insert, never half of it. What the insert changes in older chunks is recorded, so that
+        deleting the same documents afterwards restores the index (``journal.py``).
         """
-        with self._journal.change() as scope:  # a failure anywhere below rolls the index back (journal.py)
+        with self.state.lock.writing():
+            new_chunks = self._insert_documents(documents)
+            for doc in documents:
+                self.state.record(document_key(doc)[0], None, doc)
+            return new_chunks
+
+    @traced("index.insert")
+    def _insert_documents(self, documents: Sequence[Document]) -> list[str]:
+        """:meth:`insert` without recording pending operations (refresh and rebase record their own)."""
+        state = self.state
+        with state.lock.writing(), state.journal.change() as scope:  # a failure below rolls the index back
             new_chunks = self._insert_in(documents)
-            record = self._journal.insert_record(scope, new_chunks)
+            record = state.journal.insert_record(scope, new_chunks)
             if record is not None:  # what the insert changed in older chunks, for a later delete
-                self._provenance.append(record)
+                state.provenance.append(record)
             return new_chunks
 
     def _insert_in(self, documents: Sequence[Document]) -> list[str]:
@@ -150,7 +188,7 @@ class IndexBuild:
                 step(self, run, self.executor)
             if not run.chunk_nodes:  # nothing to index (empty documents)
                 return []
-        self.build_info["seconds"] += time.perf_counter() - start
+        self.state.build_info["seconds"] += time.perf_counter() - start
         return run.new_chunks
 
     @contextlib.contextmanager
@@ -165,40 +203,22 @@ class IndexBuild:
                 yield
         finally:
             seconds = time.perf_counter() - start
-            stages = self.build_info.setdefault("stage_seconds", {})
+            stages = self.state.build_info.setdefault("stage_seconds", {})
             stages[name] = round(stages.get(name, 0.0) + seconds, 3)
             if self.show_progress:
                 log.info("index: %s took %.1f s", name, seconds)
 
     def _chunk(self, documents: Sequence[Document]) -> list[TextNode]:
-        # TokenTextSplitter's chunks, computed without its per-word re-tokenising (see chunking.py)
-        splitter = TokenChunker(self.config.chunk_size, self.config.chunk_overlap)
         check_new_documents(self, documents)
-        out: list[TextNode] = []
-        for doc in documents:
-            doc_id, title, body = document_body(doc)
-            if not body:
-                log.warning("skipping empty document %s", doc_id)
-                continue
-            doc_hash = content_hash(title, body)
-            for pos, piece in enumerate(splitter.split_text(body)):
-                node = TextNode(
-                    text=piece,
-                    id_=f"{doc_id}#{pos}",
-                    metadata={"doc_id": doc_id, "title": title, DOC_HASH: doc_hash},
-                    relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=doc_id)},
-                )
-                node.excluded_embed_metadata_keys = ["doc_id", "title", DOC_HASH]
-                node.excluded_llm_metadata_keys = ["doc_id", DOC_HASH]
-                out.append(node)
-        return out
+        return chunk_documents(self.state.config, documents)
 
     def entity_statistics(self) -> EntityStatistics:
         """The corpus n-gram statistics behind entity scores (AGRAG Eq. 2), which query keywords are scored with too."""
-        if self._stats is None:  # after load(): recompute from the stored chunk texts, once
-            self._stats = EntityStatistics(self.config.max_ngram)
-            self._stats.fit(c.text for c in self.chunks.values())
-        return self._stats
+        state = self.state
+        if state.entity_stats is None:  # after load(): recompute from the stored chunk texts, once
+            state.entity_stats = EntityStatistics(state.config.max_ngram)
+            state.entity_stats.fit(c.text for c in state.chunks.values())
+        return state.entity_stats
 
     def _add_chunk(self, node: TextNode, new_entities: set[str], new_facts: set[str]) -> None:
         kg_nodes = node.metadata.pop(KG_NODES_KEY, [])
@@ -212,22 +232,22 @@ class IndexBuild:
             self._support_entity(key, surfaces.get(key, key), rec.id, new_entities, types.get(key, ""))
         self._take_attributes(kg_nodes)
         rec.entities = list(dict.fromkeys(contained))
-        self._journal.touch("chunks", rec.id)
-        self.chunks[rec.id] = rec
+        self.state.journal.touch("chunks", rec.id)
+        self.state.chunks[rec.id] = rec
         for r in kg_rels:
             if r.label in (CONTAINS, SYNONYM):
                 continue  # contains is in the record; synonyms are computed index-wide
             for key in (r.source_id, r.target_id):
-                if key not in self.entities:  # e.g. an LLM triple naming a phrase not in the vocabulary
+                if key not in self.state.entities:  # e.g. an LLM triple naming a phrase not in the vocabulary
                     self._support_entity(key, surfaces.get(key, key), rec.id, new_entities)
                     rec.entities.append(key)
             self._support_fact(r, rec.id, new_facts)
 
     def _support_entity(self, key: str, surface: str, chunk_id: str, new_entities: set[str], type_: str = "") -> None:
-        self._journal.touch("entities", key)
-        ent = self.entities.get(key)
+        self.state.journal.touch("entities", key)
+        ent = self.state.entities.get(key)
         if ent is None:
-            ent = self.entities[key] = EntityRecord(key, surface, type=type_)
+            ent = self.state.entities[key] = EntityRecord(key, surface, type=type_)
             new_entities.add(key)
         elif type_ and not ent.type:
             ent.type = type_
@@ -237,20 +257,20 @@ class IndexBuild:
         """Entity attributes the extractors gave (records.entity_attributes) into the entity records: a later
         non-empty value replaces an earlier one (the PathRAG extractor hands the description merged so far)."""
         for n in kg_nodes:
-            if isinstance(n, EntityNode) and n.name in self.entities:
+            if isinstance(n, EntityNode) and n.name in self.state.entities:
                 attrs = entity_attributes(n.properties)
-                ent = self.entities[n.name]
+                ent = self.state.entities[n.name]
                 if attrs and any(ent.attributes.get(k) != v for k, v in attrs.items()):
-                    self._journal.touch("entities", n.name)
+                    self.state.journal.touch("entities", n.name)
                     ent.attributes = {**ent.attributes, **attrs}
 
     def _support_fact(self, r: Relation, chunk_id: str, new_facts: set[str]) -> None:
         fid = fact_id(r.source_id, r.label, r.target_id)
-        self._journal.touch("facts", fid)
-        fact = self.facts.get(fid)
+        self.state.journal.touch("facts", fid)
+        fact = self.state.facts.get(fid)
         if fact is None:
             text = str(r.properties.get("text") or f"{r.source_id} {r.label} {r.target_id}")
-            fact = self.facts[fid] = FactRecord(fid, r.source_id, r.label, r.target_id, text, str(r.properties.get("kind", "other")))
+            fact = self.state.facts[fid] = FactRecord(fid, r.source_id, r.label, r.target_id, text, str(r.properties.get("kind", "other")))
             new_facts.add(fid)
         fact.chunks.add(chunk_id)
 
@@ -259,21 +279,22 @@ class IndexBuild:
         """Old chunks that mention an entity first extracted now get `contains` edges; with the statistical
         extractor their co-occurrence relations are recomputed too (the NER extractor's relations need a
         parse of the old chunk, which an insert does not redo)."""
-        if not new_entities or len(self.chunks) == len(new_chunks):
+        state = self.state
+        if not new_entities or len(state.chunks) == len(new_chunks):
             return []
         vocab = frozenset(new_entities)
         touched = []
-        for cid, rec in self.chunks.items():
+        for cid, rec in state.chunks.items():
             if cid in new_chunks:
                 continue
             found = extraction.find_known(rec.text, vocab) - set(rec.entities)
             if not found:
                 continue
             touched.append(cid)
-            self._journal.touch("chunks", cid)
+            state.journal.touch("chunks", cid)
             for key in found:
-                self._journal.touch("entities", key)
-                self.entities[key].chunks.add(cid)
+                state.journal.touch("entities", key)
+                state.entities[key].chunks.add(cid)
                 rec.entities.append(key)
             if extraction.cooccurrence is not None:
                 for r in extraction.cooccurrence.relations(rec.text, frozenset(rec.entities), cid):
@@ -281,51 +302,54 @@ class IndexBuild:
         return touched
 
     def _embed(self, texts: list[str], what: str) -> np.ndarray:
+        state = self.state
         if not texts:
-            return np.zeros((0, self._dim or 1), np.float32)
+            return np.zeros((0, state.dim or 1), np.float32)
         if self.show_progress:
             log.info("embedding %d %s", len(texts), what)
         # Batches of similar length waste little on padding: about 1.5x faster on CPU (measured on hotpotqa facts).
         order = np.array(sorted(range(len(texts)), key=lambda i: len(texts[i])), dtype=np.int64)
-        vecs = self.executor.embed(self.embed_model, [texts[i] for i in order], show_progress=self.show_progress)
+        vecs = self.executor.embed(state.embed_model, [texts[i] for i in order], show_progress=self.show_progress)
         arr = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
         arr[order] = vecs
-        if self._dim is None:
-            self._dim = arr.shape[1]
-            self.chunk_vectors, self.entity_vectors, self.fact_vectors = (VectorTable(self._dim) for _ in range(3))
+        if state.dim is None:
+            state.dim = arr.shape[1]
+            state.chunk_vectors, state.entity_vectors, state.fact_vectors = (VectorTable(state.dim) for _ in range(3))
         return arr
 
     def _embed_new(self, chunk_nodes: list[TextNode], new_entities: set[str], new_facts: set[str]) -> None:
+        state = self.state
         chunk_vecs = self._embed([n.get_content(metadata_mode="embed") for n in chunk_nodes], "chunks")
         ent_ids = sorted(new_entities)
-        ent_vecs = self._embed([self.entities[k].surface for k in ent_ids], "entities")
+        ent_vecs = self._embed([state.entities[k].surface for k in ent_ids], "entities")
         # Many relations come from one sentence: each distinct fact text is embedded and stored once.
-        texts = {text_key(self.facts[f].text): self.facts[f].text for f in sorted(new_facts)}
-        keys = [k for k in texts if k not in self.fact_vectors]
+        texts = {text_key(state.facts[f].text): state.facts[f].text for f in sorted(new_facts)}
+        keys = [k for k in texts if k not in state.fact_vectors]
         fact_vecs = self._embed([texts[k] for k in keys], "fact texts")
-        for table, ids, vecs in ((self.chunk_vectors, [n.node_id for n in chunk_nodes], chunk_vecs),
-                                 (self.entity_vectors, ent_ids, ent_vecs), (self.fact_vectors, keys, fact_vecs)):
+        for table, ids, vecs in ((state.chunk_vectors, [n.node_id for n in chunk_nodes], chunk_vecs),
+                                 (state.entity_vectors, ent_ids, ent_vecs), (state.fact_vectors, keys, fact_vecs)):
             table.add(ids, vecs)
-            self._journal.on_undo(lambda table=table, ids=ids: table.remove(ids))
+            state.journal.on_undo(lambda table=table, ids=ids: table.remove(ids))
 
     def _unused_texts(self) -> set[str]:
         """Fact-text vectors no remaining fact uses."""
-        if self.fact_vectors is None:
+        if self.state.fact_vectors is None:
             return set()
-        used = {text_key(f.text) for f in self.facts.values()}
-        return {k for k in self.fact_vectors.ids if k not in used}
+        used = {text_key(f.text) for f in self.state.facts.values()}
+        return {k for k in self.state.fact_vectors.ids if k not in used}
 
     def _add_synonyms(self, new_entities: set[str]) -> None:
-        if not new_entities or self.entity_vectors is None or len(self.entity_vectors) < 2:
+        state = self.state
+        if not new_entities or state.entity_vectors is None or len(state.entity_vectors) < 2:
             return
-        ids = self.entity_vectors.ids
-        eligible = np.array([sum(ch.isalnum() for ch in k) >= self.config.synonym_min_chars for k in ids])
-        rows = np.array([self.entity_vectors.row(k) for k in new_entities], np.int64)
+        ids = state.entity_vectors.ids
+        eligible = np.array([sum(ch.isalnum() for ch in k) >= state.config.synonym_min_chars for k in ids])
+        rows = np.array([state.entity_vectors.row(k) for k in new_entities], np.int64)
         src, dst, sim = synonym_pairs(
-            self.entity_vectors.vectors(), self.config.synonym_threshold, self.config.synonym_max_per_entity, rows, eligible
+            state.entity_vectors.vectors(), state.config.synonym_threshold, state.config.synonym_max_per_entity, rows, eligible
         )
         # Not between names their words tell apart: two people sharing a surname, "sars cov" / "sars cov 2".
-        src, dst, sim = keep_alias_pairs(ids, lambda k: getattr(self.entities.get(k), "type", ""), src, dst, sim)
+        src, dst, sim = keep_alias_pairs(ids, lambda k: getattr(state.entities.get(k), "type", ""), src, dst, sim)
         for i, j, s in zip(src.tolist(), dst.tolist(), sim.tolist()):
-            self._journal.touch("synonyms", (ids[i], ids[j]))
-            self.synonyms[(ids[i], ids[j])] = float(s)
+            state.journal.touch("synonyms", (ids[i], ids[j]))
+            state.synonyms[(ids[i], ids[j])] = float(s)

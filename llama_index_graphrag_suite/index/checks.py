@@ -88,7 +88,7 @@ def check_vector_rows(index, where: str) -> np.ndarray:
             probes.append((table, ids, [text_of(i) for i in ids]))
     texts = [t for _, _, ts in probes for t in ts] or ["dimension check"]
     fresh = np.asarray(index.embed_model.get_text_embedding_batch(texts), dtype=np.float32)
-    if fresh.shape[1] != index._dim:
+    if fresh.shape[1] != index.state.dim:
         return fresh[0]
     at = 0
     for table, ids, pair in probes:

@@ -37,7 +37,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from types import SimpleNamespace
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -303,12 +302,10 @@ def _on_node(fn: Callable, shard: Any, *shared: Any) -> tuple[str, Any]:
 
 
 def _chunk_shard(docs: list[dict], config: dict) -> list[dict]:
-    from .build import IndexBuild
+    from .build import chunk_documents
 
-    # The local build's own _chunk on a stand-in for an empty index (it reads only the config and the chunks
-    # already indexed), so the chunks are the same by construction.
-    empty = SimpleNamespace(config=IndexConfig(**config), chunks={})
-    return [n.to_dict() for n in IndexBuild._chunk(empty, [Document.from_dict(d) for d in docs])]
+    # The local build's own chunking, so the chunks are the same by construction.
+    return [n.to_dict() for n in chunk_documents(IndexConfig(**config), [Document.from_dict(d) for d in docs])]
 
 
 def _count_shard(texts: list[str], max_ngram: int) -> tuple[int, dict]:

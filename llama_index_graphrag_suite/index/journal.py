@@ -68,10 +68,14 @@ class _Scope:
 
 
 class Journal:
-    """See the module docstring. One per index; changes run under the index's writer lock."""
+    """See the module docstring. One per index (``IndexState.journal``); changes run under the index's writer lock."""
 
-    def __init__(self, index: Any) -> None:
-        self._index_ref = weakref.ref(index)  # no cycle: an index nobody holds is freed at once (lazy_store.py)
+    def __init__(self, state: Any, restore_store: Callable[..., None] | None = None) -> None:
+        # Weak references: no cycle through the state keeps a large index alive (lazy_store.py).
+        self._state_ref = weakref.ref(state)
+        self._restore_store = restore_store
+        """Called after a rollback that touched the graph store, with the rows to write back (the index's
+        ``_mirror_restore``, as a ``weakref.WeakMethod``): ``(chunks, entities, facts, added)``."""
         self._scopes: list[_Scope] = []
         self._orders: dict[str, list] = {}  # table -> its keys in order when the outermost change first touched it
         self._undo: list[Callable[[], None]] = []
@@ -79,8 +83,8 @@ class Journal:
         self.mirrored = False  # the change wrote to the graph store (so a rollback must write it back)
 
     @property
-    def _index(self) -> Any:
-        return self._index_ref()
+    def _state(self) -> Any:
+        return self._state_ref()
 
     @property
     def active(self) -> bool:
@@ -91,10 +95,10 @@ class Journal:
         """Scope of one change: rolled back if it raises (when it is the outermost one)."""
         outermost = not self._scopes
         if outermost:
-            index = self._index
-            self._start = {"build_info": copy.deepcopy(index.build_info), "provenance": list(index._provenance),
-                           "snapshot": index.snapshot, "memo": index._memo, "saved": dict(index._saved_artefacts),
-                           "stats": index._stats, "dim": index._dim}
+            state = self._state
+            self._start = {"build_info": copy.deepcopy(state.build_info), "provenance": list(state.provenance),
+                           "snapshot": state.snapshot, "artefacts": state.artefacts,
+                           "saved": dict(state.artefacts.saved), "entity_stats": state.entity_stats, "dim": state.dim}
         scope = _Scope()
         self._scopes.append(scope)
         try:
@@ -112,7 +116,7 @@ class Journal:
         """Keep the row ``key`` of ``table`` as it is now (or its absence), before the caller changes it."""
         if not self._scopes:
             return  # not inside a change (a build from a PropertyGraphIndex): nothing to undo
-        rows = getattr(self._index, table)
+        rows = getattr(self._state, table)
         if table not in self._orders:
             self._orders[table] = list(rows)
         if not self._orders[table]:
@@ -133,58 +137,59 @@ class Journal:
 
     def rollback(self) -> None:
         """Put everything the outermost change touched back as it was (see the module docstring)."""
-        index, scope = self._index, self._scopes[0]
+        state, scope = self._state, self._scopes[0]
         for undo in reversed(self._undo):
             undo()
         restored: dict[str, list] = {}
         for table in self._orders:  # every table the change touched (one empty then holds no copies)
             before = scope.before[table]
-            current = getattr(index, table)
+            current = getattr(state, table)
             rows = {}
             for key in self._orders[table]:  # the old order; rows added by the change are not in it
                 row = before.get(key, current.get(key, _ABSENT))
                 if row is not _ABSENT:
                     rows[key] = row
-            setattr(index, table, rows)
+            setattr(state, table, rows)
             restored[table] = [k for k, row in before.items() if row is not _ABSENT]
         start = self._start
-        index.build_info, index._provenance = start["build_info"], start["provenance"]
-        index._stats, index._dim = start["stats"], start["dim"]
-        if index.snapshot is not start["snapshot"]:  # derived state was rebuilt mid-change: the old one is whole
-            index._refresh_derived(start["snapshot"])
-            index._memo, index._saved_artefacts = start["memo"], start["saved"]
-        if self.mirrored:
+        state.build_info, state.provenance = start["build_info"], start["provenance"]
+        state.entity_stats, state.dim = start["entity_stats"], start["dim"]
+        if state.snapshot is not start["snapshot"]:  # derived state was rebuilt mid-change: the old one is whole
+            state.derive(start["snapshot"])
+            state.artefacts = start["artefacts"]
+            state.artefacts.saved = start["saved"]
+        restore_store = self._restore_store() if self._restore_store is not None else None
+        if self.mirrored and restore_store is not None:
             added = [k for t in ("chunks", "entities") for k, row in scope.before[t].items() if row is _ABSENT]
             try:
-                index._mirror_restore(restored.get("chunks", []), restored.get("entities", []),
-                                      restored.get("facts", []), added)
+                restore_store(restored.get("chunks", []), restored.get("entities", []), restored.get("facts", []), added)
             except Exception:  # the tables are whole again; the store is what could not be written
                 log.exception("a failed change could not be undone in the property graph store")
 
     def insert_record(self, scope: _Scope, new_chunks: list[str]) -> dict | None:
         """The record of an insert that just succeeded in ``scope`` (None when it left older chunks alone)."""
-        index = self._index
+        state = self._state
         new = set(new_chunks)
-        if len(index.chunks) == len(new):
+        if len(state.chunks) == len(new):
             return None  # a first build: there are no older chunks
         links = {}
         for cid, old in scope.before["chunks"].items():
-            if old is not _ABSENT and cid not in new and cid in index.chunks:
-                now = index.chunks[cid].entities
+            if old is not _ABSENT and cid not in new and cid in state.chunks:
+                now = state.chunks[cid].entities
                 if len(now) > len(old.entities):
                     links[cid] = list(now[len(old.entities):])
         facts: dict[str, list[str]] = {}
         for fid, old in scope.before["facts"].items():
-            fact = index.facts.get(fid)
+            fact = state.facts.get(fid)
             if fact is None:
                 continue
             had = set() if old is _ABSENT else old.chunks
             for cid in sorted(fact.chunks - had - new):
                 facts.setdefault(cid, []).append(fid)
-        old_entities = {k: old for k, old in scope.before["entities"].items() if old is not _ABSENT and k in index.entities}
-        types = sorted(k for k, old in old_entities.items() if not old.type and index.entities[k].type)
+        old_entities = {k: old for k, old in scope.before["entities"].items() if old is not _ABSENT and k in state.entities}
+        types = sorted(k for k, old in old_entities.items() if not old.type and state.entities[k].type)
         attributes = {k: dict(old.attributes) for k, old in old_entities.items()
-                      if old.attributes != index.entities[k].attributes}
+                      if old.attributes != state.entities[k].attributes}
         if not (links or facts or types or attributes):
             return None
         facts = {c: sorted(fids) for c, fids in sorted(facts.items())}
@@ -204,62 +209,62 @@ def _linked_only(records: list[dict[str, Any]]) -> dict[str, set[str]]:
     return out
 
 
-def undo_for_delete(index, gone: set[str], candidates: set[str], gone_entities: set[str]) -> None:
+def undo_for_delete(state, gone: set[str], candidates: set[str], gone_entities: set[str]) -> None:
     """Steps 1-3 of the module docstring, before ``delete`` removes anything.
 
     ``candidates``: entities that lost a chunk; ``gone_entities`` (extended here): entities left with none.
     """
-    records = index._provenance
+    records = state.provenance
     if not records:
         return
-    journal = index._journal
+    journal = state.journal
     linked = _linked_only(records)
     for key in candidates - gone_entities:
-        ent = index.entities.get(key)
+        ent = state.entities.get(key)
         if ent is not None and key in linked and ent.chunks <= linked[key]:
             journal.touch("entities", key)
             for c in ent.chunks:
                 journal.touch("chunks", c)
-                index.chunks[c].entities.remove(key)
+                state.chunks[c].entities.remove(key)
             ent.chunks.clear()
             gone_entities.add(key)
     for rec in records:
         for c, keys in rec["links"].items():
-            if c in gone or not all(k in gone_entities or k not in index.entities for k in keys):
+            if c in gone or not all(k in gone_entities or k not in state.entities for k in keys):
                 continue
             for fid in rec["facts"].get(c, ()):
-                fact = index.facts.get(fid)
+                fact = state.facts.get(fid)
                 if fact is not None:
                     journal.touch("facts", fid)
                     fact.chunks.discard(c)
-        if all(c in gone or c not in index.chunks for c in rec["chunks"]):
+        if all(c in gone or c not in state.chunks for c in rec["chunks"]):
             for key in rec["types"]:
-                ent = index.entities.get(key)
+                ent = state.entities.get(key)
                 if ent is not None and key not in gone_entities:
                     journal.touch("entities", key)
                     ent.type = ""
             for key, attributes in rec.get("attributes", {}).items():
-                ent = index.entities.get(key)
+                ent = state.entities.get(key)
                 if ent is not None and key not in gone_entities:
                     journal.touch("entities", key)
                     ent.attributes = dict(attributes)
 
 
-def prune(index, gone: set[str]) -> None:
+def prune(state, gone: set[str]) -> None:
     """Forget what the delete just undid or removed (after the tables are updated)."""
     kept = []
-    for rec in index._provenance:
+    for rec in state.provenance:
         chunks = [c for c in rec["chunks"] if c not in gone]
-        links = {c: [k for k in keys if k in index.entities] for c, keys in rec["links"].items() if c not in gone}
+        links = {c: [k for k in keys if k in state.entities] for c, keys in rec["links"].items() if c not in gone}
         links = {c: keys for c, keys in links.items() if keys}
-        facts = {c: [f for f in fids if f in index.facts] for c, fids in rec["facts"].items() if c in links}
+        facts = {c: [f for f in fids if f in state.facts] for c, fids in rec["facts"].items() if c in links}
         facts = {c: fids for c, fids in facts.items() if fids}
-        types = [k for k in rec["types"] if k in index.entities] if chunks else []
-        attributes = {k: a for k, a in rec.get("attributes", {}).items() if k in index.entities} if chunks else {}
+        types = [k for k in rec["types"] if k in state.entities] if chunks else []
+        attributes = {k: a for k, a in rec.get("attributes", {}).items() if k in state.entities} if chunks else {}
         if links or facts or types or attributes:
             kept.append({"chunks": chunks, "links": links, "facts": facts, "types": types,
                          **({"attributes": attributes} if attributes else {})})
-    index._provenance = kept
+    state.provenance = kept
 
 
 def checked(data: Any) -> list[dict[str, Any]]:

@@ -1,6 +1,8 @@
 """Saving and loading the index: JSON tables, numpy arrays and faiss files in an atomic version folder.
 
-A mixin of :class:`~.graph_index.GraphRAGIndex`; the folder layout and checks are in ``storage.py``.
+A mixin of :class:`~.graph_index.GraphRAGIndex` (it writes ``self.state``, ``state.py``); the folder layout and
+checks are in ``storage.py``. Also the version on disk the index is based on: several processes on one folder
+(``pending.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..embeddings import embed_model_name
 from ..fileio import sha256_file
 from ..graph.snapshot import GraphSnapshot
 from . import pending, stores
+from .artefacts import ARTEFACTS
 from .checks import check_snapshot, check_tables, check_vector_rows
 from .journal import checked as checked_provenance
 from .lazy_store import LazySimplePropertyGraphStore, is_derived
@@ -32,6 +35,7 @@ from .storage import (
     KEEP_VERSIONS,
     MANIFEST,
     CorruptIndexError,
+    IndexConflictError,
     current_token,
     current_version,
     folder_writer,
@@ -49,7 +53,6 @@ from .vectors import VectorTable
 
 log = logging.getLogger(__name__)
 STORE_FILE = stores.SIMPLE_FILE
-ARTEFACTS = "artefacts"  # sub-folder of a version holding methods' derived artefacts (see ArtefactCache.artefact)
 PROVENANCE = "provenance.json"  # what inserts changed in older chunks (see journal.py); absent in older indexes
 # Files computed cheaply from the JSON tables: a load that finds one missing rebuilds it (the next save
 # writes it again; the simple store's JSON only if the store comes to hold more than the tables, see
@@ -76,48 +79,125 @@ class IndexPersistence:
         another folder than its own, replaces what the folder holds, as a new version.
         """
         with folder_writer(persist_dir):  # held from the version check to the flip of CURRENT
-            with self._rw.reading():
+            with self.state.lock.reading():
                 if not self._behind(persist_dir):
                     return self._persist(persist_dir, keep_versions)
-            with self._rw.writing():  # another writer saved meanwhile: re-apply our changes on its version
+            with self.state.lock.writing():  # another writer saved meanwhile: re-apply our changes on its version
                 if self._behind(persist_dir):
                     fresh = self._load_newest(Path(persist_dir))
-                    pending.apply(fresh, self._pending, str(persist_dir))  # or IndexConflictError: nothing saved
+                    pending.apply(fresh, self.state.pending, str(persist_dir))  # or IndexConflictError: nothing saved
                     self._adopt(fresh)
                 return self._persist(persist_dir, keep_versions)
 
     def _behind(self, persist_dir: str | Path) -> bool:
         """Whether ``persist_dir`` is the folder this index came from and another writer saved a version there since."""
-        origin = self._origin
+        origin = self.state.origin
         if origin is None or Path(persist_dir).resolve() != origin[0]:
             return False  # a fresh build, or a copy into another folder: it replaces what is there, as it always did
         token = current_token(persist_dir)
         return token is not None and token != origin[1]
 
+    # --- the version on disk this index is based on (see pending.py) -------------------------------------
+
+    @property
+    def loaded_version(self) -> str | None:
+        """The version name (``v-000007``) this in-memory index was loaded from or last saved as; None if neither."""
+        origin = self.state.origin
+        return origin[1].split("#", 1)[0] if origin is not None else None
+
+    def disk_version(self) -> str | None:
+        """The version name ``CURRENT`` points to now in the folder this index was loaded from or saved to
+        (one small file read); None when the index has no folder or the folder no index."""
+        origin = self.state.origin
+        if origin is None:
+            return None
+        token = current_token(origin[0])
+        return token.split("#", 1)[0] if token else None
+
+    def is_stale(self) -> bool:
+        """Whether another writer saved a newer version into this index's folder since it was loaded or saved
+        (cheap: one small file read; :meth:`reload` catches up)."""
+        origin = self.state.origin
+        if origin is None:
+            return False
+        token = current_token(origin[0])
+        return token is not None and token != origin[1]
+
+    def pending_documents(self) -> list[str]:
+        """Ids of the documents inserted, deleted or refreshed since the last load or save (what a save re-applies
+        on a newer version, see :meth:`persist`)."""
+        return self.state.pending.doc_ids()
+
+    def reload(self, discard_pending: bool = False) -> bool:
+        """Catch up with the folder: when :meth:`is_stale` (or ``discard_pending``), load its newest version and
+        take over its state in place, under the writer lock (queries see the old or the new index, never half).
+
+        Pending document operations are re-applied on it (IndexConflictError when another writer changed the
+        same document), unless ``discard_pending``: then they are dropped and the index is what is on disk
+        (how a failed save is rolled back). Returns whether the state was replaced.
+        """
+        state = self.state
+        if state.origin is None:
+            raise ValueError("this index was neither loaded from nor saved to a folder: there is nothing to reload")
+        with state.lock.writing():
+            if not discard_pending and not self.is_stale():
+                return False
+            fresh = self._load_newest(state.origin[0])
+            if discard_pending:
+                state.pending.clear()
+            else:
+                pending.apply(fresh, state.pending, str(state.origin[0]))
+            self._adopt(fresh)
+            return True
+
+    def _load_newest(self, folder: Path) -> Self:
+        """The folder's current version, loaded with this index's models and extractors (for reload and rebase)."""
+        store = self.state.property_graph_store
+        # a server or a user's store: the same one (refilled from the tables); a simple or ladybug store: the version's
+        given = store if stores.store_kind(store) in ("neo4j", "external") else None
+        try:
+            fresh = type(self).load(folder, embed_model=self.state.embed_model, llm=self.llm, property_graph_store=given,
+                                    show_progress=self.show_progress)
+        except ValueError as exc:
+            if isinstance(exc, CorruptIndexError):
+                raise
+            raise IndexConflictError(f"cannot take in the newer version in {folder}: {exc}") from exc
+        fresh.extra_extractors = self.extra_extractors
+        return fresh
+
+    def _adopt(self, fresh: "IndexPersistence") -> None:
+        """Take over a freshly loaded version's tables (``IndexState.take_version``); lock, journal and pending
+        operations stay this index's, and so does a lazy simple store's binding."""
+        self.state.take_version(fresh.state)
+        store = self.state.property_graph_store
+        if isinstance(store, LazySimplePropertyGraphStore):
+            store.rebind(self)
+
     def _persist(self, persist_dir: str | Path, keep_versions: int) -> Path:
-        if self.snapshot is None:
+        state = self.state
+        if state.snapshot is None:
             raise ValueError("nothing to persist: the index is empty")
-        store = self.property_graph_store
+        store = state.property_graph_store
         derived = is_derived(store, self)  # decided once: the files and the manifest must agree
 
         def write(folder: Path) -> None:
-            write_json(folder / "chunks.json", [self.chunks[c].to_json() for c in self._chunk_order])
-            write_json(folder / "entities.json", [e.to_json() for e in self.entities.values()])
-            write_json(folder / "facts.json", [f.to_json() for f in self.facts.values()])
-            write_json(folder / "synonyms.json", [[a, b, s] for (a, b), s in self.synonyms.items()])
-            if self._provenance:
-                write_json(folder / PROVENANCE, self._provenance)
+            write_json(folder / "chunks.json", [state.chunks[c].to_json() for c in state.chunk_order])
+            write_json(folder / "entities.json", [e.to_json() for e in state.entities.values()])
+            write_json(folder / "facts.json", [f.to_json() for f in state.facts.values()])
+            write_json(folder / "synonyms.json", [[a, b, s] for (a, b), s in state.synonyms.items()])
+            if state.provenance:
+                write_json(folder / PROVENANCE, state.provenance)
             write_json(folder / "vector_ids.json", {
-                "chunks": self.chunk_vectors.ids, "entities": self.entity_vectors.ids, "facts": self.fact_vectors.ids})
-            np.savez(folder / "graph.npz", **self.snapshot.to_arrays())
-            self.chunk_vectors.save(folder / "chunks.faiss")
-            self.entity_vectors.save(folder / "entities.faiss")
-            self.fact_vectors.save(folder / "facts.faiss")
+                "chunks": state.chunk_vectors.ids, "entities": state.entity_vectors.ids, "facts": state.fact_vectors.ids})
+            np.savez(folder / "graph.npz", **state.snapshot.to_arrays())
+            state.chunk_vectors.save(folder / "chunks.faiss")
+            state.entity_vectors.save(folder / "entities.faiss")
+            state.fact_vectors.save(folder / "facts.faiss")
             stores.save_store(store, folder, derived)  # a JSON file, a database file, or nothing (a server, a derived mirror)
-            in_memory = self._artefacts_to_save()
+            in_memory = state.artefacts.to_save(state.snapshot)
             for name, obj in in_memory.items():
                 obj.save(folder / ARTEFACTS / name)
-            for name, old in self._saved_artefacts.items():  # loaded from disk, never used: carry over
+            for name, old in state.artefacts.saved.items():  # loaded from disk, never used: carry over
                 if name not in in_memory and old.is_dir():
                     shutil.copytree(old, folder / ARTEFACTS / name)
 
@@ -125,19 +205,19 @@ class IndexPersistence:
             "library": "llama-index-graphrag-suite",
             "library_version": __version__,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "config": self.config.model_dump(),
-            "embed_model": embed_model_name(self.embed_model),
-            "embed_dim": self._dim,
+            "config": state.config.model_dump(),
+            "embed_model": embed_model_name(state.embed_model),
+            "embed_dim": state.dim,
             "store": stores.legacy_name(store),  # read by older versions of the library
             "store_backend": stores.manifest_record(store, derived),
-            "counts": self.stats(),
-            "build": self.build_info,
+            "counts": state.counts(),
+            "build": state.build_info,
         }
         saved = save_version(persist_dir, write, manifest, keep=keep_versions, lock_held=True)
-        self._origin = (Path(persist_dir).resolve(), version_token(saved, read_json(saved / MANIFEST)))
-        self._pending.clear()
+        state.origin = (Path(persist_dir).resolve(), version_token(saved, read_json(saved / MANIFEST)))
+        state.pending.clear()
         artefacts = saved / ARTEFACTS
-        self._saved_artefacts = {p.name: p for p in artefacts.iterdir()} if artefacts.is_dir() else {}
+        state.artefacts.saved = {p.name: p for p in artefacts.iterdir()} if artefacts.is_dir() else {}
         return saved
 
     @staticmethod
@@ -193,48 +273,48 @@ class IndexPersistence:
             embed = embed_model if embed_model is not None else manifest["embed_model"]
             index = cls(embed_model=embed, config=config, llm=llm, property_graph_store=store, show_progress=show_progress)
             dim = int(manifest["embed_dim"])
-            index._dim = dim
+            index.state.dim = dim
             chunk_rows = read_json(folder / "chunks.json")
             entity_rows, fact_rows = read_json(folder / "entities.json"), read_json(folder / "facts.json")
-            index.chunks = {d["id"]: ChunkRecord(**d) for d in chunk_rows}
-            index.entities = {d["key"]: EntityRecord.from_json(d) for d in entity_rows}
-            index.facts = {d["id"]: FactRecord.from_json(d) for d in fact_rows}
-            index.synonyms = {(a, b): float(s) for a, b, s in read_json(folder / "synonyms.json")}
-            index.build_info = dict(manifest.get("build", {}))
-            index._stats = None  # recomputed from chunk texts if an insert or delete needs it
+            index.state.chunks = {d["id"]: ChunkRecord(**d) for d in chunk_rows}
+            index.state.entities = {d["key"]: EntityRecord.from_json(d) for d in entity_rows}
+            index.state.facts = {d["id"]: FactRecord.from_json(d) for d in fact_rows}
+            index.state.synonyms = {(a, b): float(s) for a, b, s in read_json(folder / "synonyms.json")}
+            index.state.build_info = dict(manifest.get("build", {}))
+            index.state.entity_stats = None  # recomputed from chunk texts if an insert or delete needs it
             ids = read_json(folder / "vector_ids.json")
-            index.chunk_vectors = VectorTable.load(folder / "chunks.faiss", ids["chunks"], dim)
-            index.entity_vectors = VectorTable.load(folder / "entities.faiss", ids["entities"], dim)
-            index.fact_vectors = VectorTable.load(folder / "facts.faiss", ids["facts"], dim)
+            index.state.chunk_vectors = VectorTable.load(folder / "chunks.faiss", ids["chunks"], dim)
+            index.state.entity_vectors = VectorTable.load(folder / "entities.faiss", ids["entities"], dim)
+            index.state.fact_vectors = VectorTable.load(folder / "facts.faiss", ids["facts"], dim)
             check_tables(index, {"chunks": [d["id"] for d in chunk_rows], "entities": [d["key"] for d in entity_rows],
                                  "facts": [d["id"] for d in fact_rows]}, str(persist_dir))
-            snapshot = None  # rebuilt from the tables by _refresh_derived when its file is missing
+            snapshot = None  # rebuilt from the tables by state.derive() when its file is missing
             if "graph.npz" not in missing:
                 with np.load(folder / "graph.npz", allow_pickle=False) as arrays:
-                    snapshot = GraphSnapshot.from_arrays(list(index.entities) + list(index.chunks), arrays)
+                    snapshot = GraphSnapshot.from_arrays(list(index.state.entities) + list(index.state.chunks), arrays)
                 check_snapshot(index, snapshot, str(persist_dir))
-            index._refresh_derived(snapshot)
+            index.state.derive(snapshot)
             _attributes_from_saved_store(index, store)
             if fill_store:  # an empty store (its file was missing, or another kind was asked for) or a server
                 index._mirror_all()  # nothing for a lazy simple store: its first use fills it
             if (folder / ARTEFACTS).is_dir():
                 incomplete = {m.split("/")[1] for m in missing if m.startswith(f"{ARTEFACTS}/")}
-                index._saved_artefacts = {p.name: p for p in (folder / ARTEFACTS).iterdir()
+                index.state.artefacts.saved = {p.name: p for p in (folder / ARTEFACTS).iterdir()
                                           if p.is_dir() and p.name not in incomplete}
             if (folder / PROVENANCE).is_file():
-                index._provenance = checked_provenance(read_json(folder / PROVENANCE))
+                index.state.provenance = checked_provenance(read_json(folder / PROVENANCE))
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             if isinstance(exc, CorruptIndexError):
                 raise
             raise CorruptIndexError(f"corrupt index at {persist_dir}: {type(exc).__name__}: {exc}") from exc
-        index._origin = (Path(persist_dir).resolve(), version_token(folder, manifest))
+        index.state.origin = (Path(persist_dir).resolve(), version_token(folder, manifest))
         if missing:
             log.warning("index at %s: %s missing, rebuilt from the tables (method artefacts when first used, "
                         "the simple store too); the next save writes them again", persist_dir, ", ".join(sorted(missing)))
-        if embed_model_name(index.embed_model) == manifest["embed_model"]:  # rows must hold their ids' vectors
+        if embed_model_name(index.state.embed_model) == manifest["embed_model"]:  # rows must hold their ids' vectors
             probe = check_vector_rows(index, str(persist_dir))
         else:  # another model of the same dimension may be used (at the user's risk): only the dimension is checked
-            probe = index.embed_model.get_query_embedding("dimension check")
+            probe = index.state.embed_model.get_query_embedding("dimension check")
         if len(probe) != dim:
             raise ValueError(f"embed model gives {len(probe)}-dim vectors but the index at {persist_dir} holds {dim}-dim ones")
         return index
@@ -247,7 +327,7 @@ def _attributes_from_saved_store(index, store) -> None:
     if graph is None:
         return
     for key, node in graph.nodes.items():
-        ent = index.entities.get(key)
+        ent = index.state.entities.get(key)
         if ent is not None and not ent.attributes:
             ent.attributes = entity_attributes(node.properties)
 

@@ -111,19 +111,19 @@ def chunk(index, run: BuildRun, executor: Executor) -> None:
 def statistics(index, run: BuildRun, executor: Executor) -> None:
     stats, texts = index.entity_statistics(), [n.text for n in run.chunk_nodes]
     executor.fit_statistics(stats, texts)
-    index._journal.on_undo(lambda: stats.forget(texts))
+    index.state.journal.on_undo(lambda: stats.forget(texts))
 
 
 def extract(index, run: BuildRun, executor: Executor) -> None:
     """The index's extractors (from its config, seeded with the known entities), the LLM's and the user's."""
-    if index.config.terms == "auto":  # decided once, from the first documents, and saved with the config
+    if index.state.config.terms == "auto":  # decided once, from the first documents, and saved with the config
         from ..extractors.terms import terms_wanted
 
         wanted, density = terms_wanted(n.text for n in run.chunk_nodes)
-        index.config = index.config.model_copy(update={"terms": wanted})
-        index.build_info["capitalised_per_100_words"] = round(density, 2)
-    run.extraction = extraction_for(index.config, index.entity_statistics(),
-                                    {k: (e.surface, e.type) for k, e in index.entities.items()}, index.show_progress)
+        index.state.config = index.state.config.model_copy(update={"terms": wanted})
+        index.state.build_info["capitalised_per_100_words"] = round(density, 2)
+    run.extraction = extraction_for(index.state.config, index.entity_statistics(),
+                                    {k: (e.surface, e.type) for k, e in index.state.entities.items()}, index.show_progress)
     extractors: list[TransformComponent] = list(run.extraction.extractors)
     llm_extractor = None
     if index.llm is not None:
@@ -136,9 +136,9 @@ def extract(index, run: BuildRun, executor: Executor) -> None:
     with usage.track() if usage is not None else contextlib.nullcontext() as used:
         executor.run_transformations(run.chunk_nodes, extractors, show_progress=index.show_progress)
     if llm_extractor is not None:
-        index.build_info["llm_calls"] += llm_extractor.stats.get("llm_calls", 0)
+        index.state.build_info["llm_calls"] += llm_extractor.stats.get("llm_calls", 0)
         if used is not None:  # requests (retries included), cache hits, tokens, failures, seconds
-            total = index.build_info.setdefault("llm_usage", {})
+            total = index.state.build_info.setdefault("llm_usage", {})
             for key, value in used.snapshot().items():
                 total[key] = total.get(key, 0) + value
 
@@ -163,7 +163,7 @@ def synonyms(index, run: BuildRun, executor: Executor) -> None:
 
 def graph(index, run: BuildRun, executor: Executor) -> None:
     index._mirror_upsert(run.new_chunks + run.touched_old, run.new_entities, run.new_facts)
-    index._refresh_derived()
+    index.state.derive()
 
 
 STEPS: tuple[tuple[str, Callable[[Any, BuildRun, Executor], None]], ...] = (

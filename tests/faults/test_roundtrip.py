@@ -86,7 +86,7 @@ def test_insert_then_delete_restores_results_and_tables(case, documents, tmp_pat
 
     index.insert(new_docs[:1])
     index.insert(new_docs[1:])  # two inserts; the first one's documents are deleted first
-    assert index._provenance  # the inserts did change older chunks (else this test proves nothing)
+    assert index.state.provenance  # the inserts did change older chunks (else this test proves nothing)
     changed = _results(index)
     saved_between = index.persist(tmp_path / "idx")  # the records survive a save and a load
     index = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=128))
@@ -97,4 +97,4 @@ def test_insert_then_delete_restores_results_and_tables(case, documents, tmp_pat
 
     assert _results(index) == before_results
     assert _tables(index.persist(tmp_path / "idx"), index) == before_tables
-    assert index._provenance == []
+    assert index.state.provenance == []

@@ -122,4 +122,4 @@ def test_deleting_an_insert_gives_back_the_description_it_merged_into_an_older_e
     index = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=64))
     index.delete("p-harbour")
     assert {k: dict(e.attributes) for k, e in index.entities.items()} == before
-    assert index._provenance == []
+    assert index.state.provenance == []

@@ -15,6 +15,7 @@ from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.index.journal import Journal
+from llama_index_graphrag_suite.index.state import IndexState
 
 CONFIG = IndexConfig(entities="statistical", entity_threshold=0.1)
 FILES = ("chunks.json", "entities.json", "facts.json", "synonyms.json", "vector_ids.json")
@@ -41,7 +42,7 @@ def _store(index: GraphRAGIndex) -> tuple:
 def built(documents):
     index = GraphRAGIndex.from_documents(documents[:5], embed_model=HashEmbedding(dim=64), config=CONFIG)
     index.insert(documents[5:])  # an insert that links older chunks: a provenance record to keep
-    assert index._provenance
+    assert index.state.provenance
     _store(index)  # the store is used: it is kept in step, and must be rolled back too
     return index
 
@@ -87,7 +88,7 @@ def test_a_failed_delete_is_rolled_back_store_included(built, tmp_path, monkeypa
     def broken(*args, **kwargs):
         raise RuntimeError("store write failed")
 
-    monkeypatch.setattr(type(built), "_refresh_derived", broken)  # after the tables, vectors and store changed
+    monkeypatch.setattr(IndexState, "derive", broken)  # after the tables, vectors and store changed
     with pytest.raises(RuntimeError, match="store write failed"):
         built.delete("p-ada")
     monkeypatch.undo()
@@ -112,7 +113,7 @@ def test_a_failed_insert_leaves_rows_order_vectors_and_records_as_they_were(buil
 
 
 def test_nothing_is_journaled_outside_a_change(built):
-    journal = built._journal
+    journal = built.state.journal
     assert not journal.active
     journal.touch("chunks", next(iter(built.chunks)))  # a no-op: there is no change to undo
     assert not journal.active and journal._orders == {}

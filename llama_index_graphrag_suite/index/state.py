@@ -1,0 +1,189 @@
+"""Everything one :class:`~.graph_index.GraphRAGIndex` holds, declared in one place: :class:`IndexState`.
+
+The index's parts (``build.py``, ``mutation.py``, ``persistence.py``, ``journal.py``, ``artefacts.py``) read and
+write ``index.state.<field>``; nothing is set on the index object itself. Methods read the same fields through
+the index's read-only properties (:class:`~.reader.IndexReading`, the :class:`~.protocol.GraphIndexReader` side),
+or through a read-only :meth:`~.graph_index.GraphRAGIndex.view`.
+
+Fields come in three groups:
+
+* the **tables** (chunks, entities, facts, synonyms), the vector tables and the bookkeeping saved with them:
+  what a version folder holds;
+* what is **derived** from the tables (:meth:`IndexState.derive`): chunk order, lookups, the CSR snapshot,
+  BM25, and the artefacts methods build on that snapshot;
+* this in-memory object's **session** (``metadata={"session": True}``): the lock, the journal of the change in
+  progress, the document operations not yet saved, the query cache. A reload takes in another version's
+  tables and derived fields (:meth:`IndexState.take_version`) and keeps the session.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..config import IndexConfig
+from ..extractors.entity_stats import EntityStatistics
+from ..graph.snapshot import GraphSnapshot
+from .artefacts import ArtefactMemo
+from .bm25 import BM25Table
+from .locking import ReadWriteLock
+from .pending import DocumentOps
+from .records import ChunkRecord, EntityRecord, FactRecord, text_key
+from .vectors import VectorTable
+
+if TYPE_CHECKING:
+    from .journal import Journal
+
+__all__ = ["IndexState", "READ_FIELDS"]
+
+_SESSION = {"session": True}
+
+
+@dataclass(eq=False)
+class IndexState:
+    """See the module docstring. One per index; changed only under the index's writer lock (``lock``)."""
+
+    # --- how the index was built ------------------------------------------------------------------------------
+    config: IndexConfig = field(default_factory=IndexConfig)
+    """Chunking, entity and synonym settings (saved in the manifest; ``terms="auto"`` is decided on first insert)."""
+    embed_model: Any = field(default=None, metadata=_SESSION)
+    """The LlamaIndex embedding model of every vector table (the user's; kept across a reload)."""
+    property_graph_store: Any = None
+    """The LlamaIndex ``PropertyGraphStore`` the tables are mirrored into (``mutation.py``, ``lazy_store.py``)."""
+
+    # --- the tables ---------------------------------------------------------------------------------------------
+    chunks: dict[str, ChunkRecord] = field(default_factory=dict)
+    """Chunk id -> record (text, document id and hash, title, entity keys), in insertion order."""
+    entities: dict[str, EntityRecord] = field(default_factory=dict)
+    """Entity key -> record (surface, type, extractor attributes, supporting chunks); snapshot rows follow it."""
+    facts: dict[str, FactRecord] = field(default_factory=dict)
+    """Fact id -> record (subject, predicate, object, sentence text, kind, supporting chunks)."""
+    synonyms: dict[tuple[str, str], float] = field(default_factory=dict)
+    """(entity key, entity key) -> cosine of their names: the synonym edges."""
+    chunk_vectors: VectorTable | None = None
+    """One unit vector per chunk (None until the first embedding gives the dimension)."""
+    entity_vectors: VectorTable | None = None
+    """One unit vector per entity name."""
+    fact_vectors: VectorTable | None = None
+    """One unit vector per distinct fact text (``records.text_key``)."""
+    dim: int | None = None
+    """Dimension of the vectors (from the first embedding, or the manifest)."""
+    build_info: dict[str, Any] = field(default_factory=lambda: {"llm_calls": 0, "seconds": 0.0})
+    """What building cost: LLM calls and usage, seconds per stage (saved in the manifest)."""
+    entity_stats: EntityStatistics | None = None
+    """Corpus n-gram statistics (AGRAG Eq. 2); None after a load until an insert, delete or query needs them."""
+    provenance: list[dict] = field(default_factory=list)
+    """What inserts changed in older chunks, so a delete of their documents undoes it (``journal.py``)."""
+
+    # --- derived from the tables (derive()) ---------------------------------------------------------------------
+    chunk_order: list[str] = field(default_factory=list)
+    """Chunk ids in the row order of BM25 scores and the snapshot's chunk rows."""
+    facts_by_text: dict[str, list[str]] = field(default_factory=dict)
+    """Fact text key -> the ids of the facts with that text (they share one vector)."""
+    fact_ids: list[str] = field(default_factory=list)
+    """``list(facts)``: what ``snapshot.edge_fact`` indexes."""
+    entity_vector_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    """Row of each entity (in ``entities`` order) in ``entity_vectors``."""
+    fact_text_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    """Row of each fact's text (in ``fact_ids`` order) in ``fact_vectors``."""
+    snapshot: GraphSnapshot | None = None
+    """The CSR graph over entities then chunks (relation, contains and synonym edges); None while empty."""
+    bm25: BM25Table | None = None
+    """BM25 over chunk texts in ``chunk_order``."""
+    artefacts: ArtefactMemo = field(default_factory=ArtefactMemo)
+    """Structures methods derive from ``snapshot`` (memo), and the saved artefact folders of the loaded version."""
+
+    # --- the version on disk ------------------------------------------------------------------------------------
+    origin: tuple[Path, str] | None = None
+    """(folder, version token) this state was loaded from or saved to; None for a fresh build (``pending.py``)."""
+
+    # --- this object's session: kept by a reload ----------------------------------------------------------------
+    pending: DocumentOps = field(default_factory=DocumentOps, metadata=_SESSION)
+    """Document operations since ``origin`` (what a save re-applies on a newer version)."""
+    journal: Journal | None = field(default=None, metadata=_SESSION)
+    """Row-level changes of the change in progress (undo, provenance); set by the index that owns the state."""
+    lock: ReadWriteLock = field(default_factory=ReadWriteLock, metadata=_SESSION)
+    """Readers (queries, persist) share it, writers (insert, delete, refresh, reload) hold it alone."""
+    query_cache: dict[str, np.ndarray] = field(default_factory=dict, metadata=_SESSION)
+    """The last 256 query vectors (``embed_query``), most recent last."""
+    query_cache_lock: threading.Lock = field(default_factory=threading.Lock, metadata=_SESSION)
+    """Guards ``query_cache`` (several threads query one index at once)."""
+
+    def take_version(self, other: "IndexState") -> None:
+        """Take over ``other``'s tables, derived fields and origin (a reload, a save that re-applied its changes on a
+        newer version); this state's session fields stay."""
+        for f in fields(self):
+            if not f.metadata.get("session"):
+                setattr(self, f.name, getattr(other, f.name))
+
+    def record(self, doc_id: str, before: str | None, after: Any) -> None:
+        """One document operation (``pending.DocumentOps.record``); none for a fresh build saved nowhere yet, which
+        replaces what a folder holds (nothing to re-apply)."""
+        if self.origin is not None:
+            self.pending.record(doc_id, before, after)
+
+    def counts(self) -> dict[str, int]:
+        """Documents, chunks, entities, relations (and per kind), contains and synonym edges (``index.stats()``)."""
+        kinds = Counter(f.kind for f in self.facts.values())
+        return {
+            "documents": len({c.doc_id for c in self.chunks.values()}),
+            "chunks": len(self.chunks),
+            "entities": len(self.entities),
+            "relations": len(self.facts),
+            **{f"relations_{k}": v for k, v in sorted(kinds.items())},
+            "contains_edges": sum(len(c.entities) for c in self.chunks.values()),
+            "synonym_edges": len(self.synonyms),
+        }
+
+    def derive(self, snapshot: GraphSnapshot | None = None) -> None:
+        """Rebuild what is derived from the tables: the snapshot (unless given, as on load), BM25 and lookups.
+
+        Vector tables are updated incrementally by insert and delete, not here. Artefacts built for the old
+        snapshot are dropped (a load sets the saved ones after this call).
+        """
+        self.artefacts = ArtefactMemo()
+        self.chunk_order = list(self.chunks)
+        self.facts_by_text = {}
+        for f in self.facts.values():
+            self.facts_by_text.setdefault(text_key(f.text), []).append(f.id)
+        self.entity_vector_rows = np.fromiter(
+            (self.entity_vectors.row(k) for k in self.entities), np.int64, len(self.entities)) if self.entity_vectors else np.zeros(0, np.int64)
+        self.fact_ids = list(self.facts)
+        self.fact_text_rows = np.fromiter(
+            (self.fact_vectors.row(text_key(self.facts[f].text)) for f in self.fact_ids), np.int64, len(self.fact_ids))
+        self.snapshot = snapshot if snapshot is not None else self.build_snapshot()
+        self.bm25 = BM25Table([self.chunks[c].text for c in self.chunk_order])
+
+    def build_snapshot(self) -> GraphSnapshot:
+        """The CSR snapshot of the tables: entity rows (``entities`` order), then chunk rows (``chunk_order``)."""
+        # Endpoint rows go straight into typed arrays (np.fromiter), and kinds, fact rows and weights are
+        # whole-array fills: no Python list entry per edge and attribute (five of them per edge before,
+        # ~36 bytes each against 4-8 in an array); the same arrays as the per-edge loop (tests/test_scale_memory.py).
+        entity_ids = list(self.entities)
+        node_ids = entity_ids + self.chunk_order
+        row = {n: i for i, n in enumerate(node_ids)}
+        facts, chunks, n_ent = list(self.facts.values()), [self.chunks[c] for c in self.chunk_order], len(entity_ids)
+        sizes = np.fromiter((len(c.entities) for c in chunks), np.int64, len(chunks))
+        contains = (np.repeat(np.arange(n_ent, n_ent + len(chunks)), sizes),
+                    np.fromiter((row[k] for c in chunks for k in c.entities), np.int64, int(sizes.sum())))
+        pairs = self.synonyms
+        return GraphSnapshot.from_edges(
+            node_ids, n_ent,
+            relations=(np.fromiter((row[f.subject] for f in facts), np.int64, len(facts)),
+                       np.fromiter((row[f.object] for f in facts), np.int64, len(facts))),
+            contains=contains,
+            synonyms=(np.fromiter((row[a] for a, _ in pairs), np.int64, len(pairs)),
+                      np.fromiter((row[b] for _, b in pairs), np.int64, len(pairs)),
+                      np.fromiter(pairs.values(), np.float32, len(pairs))),
+        )
+
+
+# The fields the read side (GraphIndexReader) exposes as they are, as read-only properties of the index and its views.
+READ_FIELDS = ("config", "embed_model", "property_graph_store", "chunks", "entities", "facts", "synonyms", "fact_ids",
+               "snapshot", "bm25", "chunk_vectors", "entity_vectors", "fact_vectors", "entity_vector_rows",
+               "fact_text_rows", "facts_by_text", "chunk_order", "build_info")
