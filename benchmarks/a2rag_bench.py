@@ -9,7 +9,7 @@ loss (paper Fig. 5) and the gate's score distributions (how tau_g was chosen). P
   machine make these noisy; the median is the number to read.
 * Stages: share of queries whose retrieval ended at local / bridge / global.
 * Extraction loss: a random ``p`` share of entity nodes (seeded) is deleted with their edges from a
-  *copy* of the index's in-memory view (the index on disk is never touched); recall@5 of A2RAG and of
+  read-only view of the index (``GraphRAGIndex.view``: the index is never changed); recall@5 of A2RAG and of
   the dense baseline (which reads no graph, so it must not move) at each ``p``.
 * Gate: ``gate_score`` of the dataset's questions (in scope by construction) and of clearly
   out-of-scope queries (below), with the accuracy of each candidate tau_g.
@@ -18,7 +18,6 @@ loss (paper Fig. 5) and the gate's score distributions (how tau_g was chosen). P
 from __future__ import annotations
 
 import argparse
-import copy
 import os
 import statistics
 import sys
@@ -62,18 +61,17 @@ OUT_OF_SCOPE = [
 
 
 def deleted_view(index, share: float, seed: int):
-    """A shallow copy of ``index`` whose graph lost ``share`` of its entity nodes (and their edges).
+    """A read-only view of ``index`` whose graph lost ``share`` of its entity nodes (and their edges).
 
     Node rows are kept (a deleted entity stays as an isolated row, so every array stays aligned); its
     edges go, its entity record goes (so neither seeding nor the map-back π can find it). Chunks,
-    vectors and BM25 are shared with the original, read-only.
+    vectors and BM25 are the index's own (``GraphRAGIndex.view``); the view has its own artefact memo, and
+    the index is never changed.
     """
     from llama_index_graphrag_suite.graph.snapshot import GraphSnapshot
 
-    view = copy.copy(index)
-    view._memo = {}
     if share <= 0:
-        return view
+        return index.view()
     keys = list(index.entities)
     rng = np.random.default_rng(seed)
     gone = set(rng.choice(len(keys), size=int(round(share * len(keys))), replace=False).tolist())
@@ -81,12 +79,9 @@ def deleted_view(index, share: float, seed: int):
     gone_rows = np.zeros(snap.num_nodes, bool)
     gone_rows[[snap.row(keys[i]) for i in gone]] = True
     keep = ~(gone_rows[snap.edge_src] | gone_rows[snap.edge_dst])
-    view.snapshot = GraphSnapshot(snap.node_ids, snap.node_kind, snap.edge_src[keep], snap.edge_dst[keep],
-                                  snap.edge_kind[keep], snap.edge_fact[keep], snap.edge_weight[keep])
-    view.entities = {k: e for i, (k, e) in enumerate(index.entities.items()) if i not in gone}
-    view.entity_vector_rows = np.fromiter((index.entity_vectors.row(k) for k in view.entities), np.int64,
-                                          len(view.entities))
-    return view
+    pruned = GraphSnapshot(snap.node_ids, snap.node_kind, snap.edge_src[keep], snap.edge_dst[keep],
+                           snap.edge_kind[keep], snap.edge_fact[keep], snap.edge_weight[keep])
+    return index.view(snapshot=pruned, entities={k: e for i, (k, e) in enumerate(index.entities.items()) if i not in gone})
 
 
 def recall_at(nodes, gold: set[str], k: int = 5) -> float:
@@ -160,7 +155,7 @@ def main(argv=None) -> int:
 
     # ---------------------------------------------------------------- extraction loss
     out.append("## Robustness to extraction loss (paper Fig. 5): recall@5 (%)\n")
-    out.append(f"Entity nodes deleted at random (numpy seed {args.seed}) with their edges, from an in-memory copy.\n")
+    out.append(f"Entity nodes deleted at random (numpy seed {args.seed}) with their edges, in a read-only view of the index.\n")
     out.append("| entity nodes deleted | A2RAG | dense | A2RAG stages (local/bridge/global) |\n|---|---|---|---|")
     for share in (float(x) for x in args.deletions.split(",")):
         view = deleted_view(index, share, args.seed)
