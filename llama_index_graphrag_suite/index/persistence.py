@@ -272,49 +272,50 @@ class IndexPersistence:
             config = IndexConfig.from_manifest(manifest["config"])
             embed = embed_model if embed_model is not None else manifest["embed_model"]
             index = cls(embed_model=embed, config=config, llm=llm, property_graph_store=store, show_progress=show_progress)
+            state = index.state  # filled here from the version folder
             dim = int(manifest["embed_dim"])
-            index.state.dim = dim
+            state.dim = dim
             chunk_rows = read_json(folder / "chunks.json")
             entity_rows, fact_rows = read_json(folder / "entities.json"), read_json(folder / "facts.json")
-            index.state.chunks = {d["id"]: ChunkRecord(**d) for d in chunk_rows}
-            index.state.entities = {d["key"]: EntityRecord.from_json(d) for d in entity_rows}
-            index.state.facts = {d["id"]: FactRecord.from_json(d) for d in fact_rows}
-            index.state.synonyms = {(a, b): float(s) for a, b, s in read_json(folder / "synonyms.json")}
-            index.state.build_info = dict(manifest.get("build", {}))
-            index.state.entity_stats = None  # recomputed from chunk texts if an insert or delete needs it
+            state.chunks = {d["id"]: ChunkRecord(**d) for d in chunk_rows}
+            state.entities = {d["key"]: EntityRecord.from_json(d) for d in entity_rows}
+            state.facts = {d["id"]: FactRecord.from_json(d) for d in fact_rows}
+            state.synonyms = {(a, b): float(s) for a, b, s in read_json(folder / "synonyms.json")}
+            state.build_info = dict(manifest.get("build", {}))
+            state.entity_stats = None  # recomputed from chunk texts if an insert or delete needs it
             ids = read_json(folder / "vector_ids.json")
-            index.state.chunk_vectors = VectorTable.load(folder / "chunks.faiss", ids["chunks"], dim)
-            index.state.entity_vectors = VectorTable.load(folder / "entities.faiss", ids["entities"], dim)
-            index.state.fact_vectors = VectorTable.load(folder / "facts.faiss", ids["facts"], dim)
+            state.chunk_vectors = VectorTable.load(folder / "chunks.faiss", ids["chunks"], dim)
+            state.entity_vectors = VectorTable.load(folder / "entities.faiss", ids["entities"], dim)
+            state.fact_vectors = VectorTable.load(folder / "facts.faiss", ids["facts"], dim)
             check_tables(index, {"chunks": [d["id"] for d in chunk_rows], "entities": [d["key"] for d in entity_rows],
                                  "facts": [d["id"] for d in fact_rows]}, str(persist_dir))
             snapshot = None  # rebuilt from the tables by state.derive() when its file is missing
             if "graph.npz" not in missing:
                 with np.load(folder / "graph.npz", allow_pickle=False) as arrays:
-                    snapshot = GraphSnapshot.from_arrays(list(index.state.entities) + list(index.state.chunks), arrays)
+                    snapshot = GraphSnapshot.from_arrays(list(state.entities) + list(state.chunks), arrays)
                 check_snapshot(index, snapshot, str(persist_dir))
-            index.state.derive(snapshot)
+            state.derive(snapshot)
             _attributes_from_saved_store(index, store)
             if fill_store:  # an empty store (its file was missing, or another kind was asked for) or a server
                 index._mirror_all()  # nothing for a lazy simple store: its first use fills it
             if (folder / ARTEFACTS).is_dir():
                 incomplete = {m.split("/")[1] for m in missing if m.startswith(f"{ARTEFACTS}/")}
-                index.state.artefacts.saved = {p.name: p for p in (folder / ARTEFACTS).iterdir()
-                                          if p.is_dir() and p.name not in incomplete}
+                state.artefacts.saved = {p.name: p for p in (folder / ARTEFACTS).iterdir()
+                                         if p.is_dir() and p.name not in incomplete}
             if (folder / PROVENANCE).is_file():
-                index.state.provenance = checked_provenance(read_json(folder / PROVENANCE))
+                state.provenance = checked_provenance(read_json(folder / PROVENANCE))
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             if isinstance(exc, CorruptIndexError):
                 raise
             raise CorruptIndexError(f"corrupt index at {persist_dir}: {type(exc).__name__}: {exc}") from exc
-        index.state.origin = (Path(persist_dir).resolve(), version_token(folder, manifest))
+        state.origin = (Path(persist_dir).resolve(), version_token(folder, manifest))
         if missing:
             log.warning("index at %s: %s missing, rebuilt from the tables (method artefacts when first used, "
                         "the simple store too); the next save writes them again", persist_dir, ", ".join(sorted(missing)))
-        if embed_model_name(index.state.embed_model) == manifest["embed_model"]:  # rows must hold their ids' vectors
+        if embed_model_name(state.embed_model) == manifest["embed_model"]:  # rows must hold their ids' vectors
             probe = check_vector_rows(index, str(persist_dir))
         else:  # another model of the same dimension may be used (at the user's risk): only the dimension is checked
-            probe = index.state.embed_model.get_query_embedding("dimension check")
+            probe = state.embed_model.get_query_embedding("dimension check")
         if len(probe) != dim:
             raise ValueError(f"embed model gives {len(probe)}-dim vectors but the index at {persist_dir} holds {dim}-dim ones")
         return index

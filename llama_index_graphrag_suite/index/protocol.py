@@ -1,9 +1,11 @@
 """What a method may read from an index: the declared interface between ``methods/`` and ``index/``.
 
-:class:`~.graph_index.GraphRAGIndex` implements it; a test walks every module under ``methods/`` and
-``langgraph_agents/`` and fails if a method reads an index member that is not listed here, so the
-interface cannot drift silently. Methods only read: every mutation goes through the index's own
-``insert`` / ``delete`` / ``persist``.
+:class:`~.graph_index.GraphRAGIndex` implements it (``reader.py``: read-only properties over its
+``state``), and so does a read-only view of it (``index.view(snapshot=...)``: the same tables, another graph
+if wanted). A test walks every module under ``methods/`` and ``langgraph_agents/`` and fails if a method reads
+an index member that is not listed here, so the interface cannot drift silently. Methods only read: every
+mutation goes through the index's own ``insert`` / ``delete`` / ``persist`` (``tests/index/test_state.py``
+fails on a module outside ``index/`` that writes an index).
 """
 
 from __future__ import annotations

@@ -168,3 +168,13 @@ def test_a_view_with_part_of_the_entities(graph_index):
         snap.edge_src, snap.edge_dst, snap.edge_kind, snap.edge_fact, snap.edge_weight)))
     with pytest.raises(ValueError, match="node rows"):
         graph_index.view(snapshot=other)
+
+
+@pytest.mark.parametrize("method", ["dense", "bm25", "hybrid", "hipporag", "agrag", "pathrag", "archrag", "a2rag"])
+def test_every_method_ranks_a_plain_view_as_the_index(graph_index, method):
+    from llama_index_graphrag_suite.registry import get_retriever
+
+    def ranking(reader):
+        return _ranking(get_retriever(reader, method, top_k=4).retrieve(QUESTION))
+
+    assert ranking(graph_index.view()) == ranking(graph_index)
