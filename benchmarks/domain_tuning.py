@@ -111,7 +111,7 @@ def rank(args, ds: str) -> None:
     out = folder / "rankings.json"
     have = json.loads(out.read_text()) if out.exists() else {}
     todo = [m for m in args.methods if m not in have.get("methods", {})]
-    if not todo and have and all(k in have for k in ("dense", "link_names", "cover")):
+    if not todo and have and all(k in have for k in ("dense", "link_names")) and isinstance(have.get("cover"), list):
         return
     dataset = load_dataset(Path(args.datasets) / ds)
     index = GraphRAGIndex.load(folder / "index", embed_model=resolve_embed_model("all-MiniLM-L6-v2"),
@@ -135,13 +135,10 @@ def rank(args, ds: str) -> None:
         have["link_names"] = {h: [round(guard.query_link(index, q.question, cap, names_only=True)[0], 4)
                                   for q in questions] for h, cap in hubs.items()}
         out.write_text(json.dumps(have))
-    if "cover" not in have:  # per hybrid chunk, the share of the question's entities linked to it (per hub rule)
-        have["cover"] = {}
-        for h in COVER_HUBS:
-            cap = guard.hub_chunks(len(index.chunk_order), h, 20)
-            have["cover"][str(h)] = [
-                guard.entity_coverage(index, guard.query_link(index, q.question, cap)[1], np.asarray(hyb)).tolist()
-                for q, hyb in zip(questions, have["hybrid"])]
+    if not isinstance(have.get("cover"), list):  # per hybrid chunk, the share of the question's entities it holds
+        every = len(index.chunk_order)  # every entity counts, as in the guard
+        have["cover"] = [guard.entity_coverage(index, guard.query_link(index, q.question, every)[1],
+                                               np.asarray(hyb)).tolist() for q, hyb in zip(questions, have["hybrid"])]
         out.write_text(json.dumps(have))
     if "dense" not in have:  # the two single-signal baselines, for the table
         have["dense"], have["bm25"] = [], []
@@ -197,8 +194,7 @@ W_STEPS = np.linspace(0.0, 1.0, 21)  # the graph weight's grid: graph_guard.WEIG
 
 def curve_key(s: dict) -> tuple:
     """The settings a recall curve depends on (the rest only pick the weight step)."""
-    gain = s["cover_gain"]
-    return s["rrf_k"], gain, s["cover_hub"] if gain > 0 else None
+    return s["rrf_k"], s["cover_gain"]
 
 
 def recall_curves(data, method: str, keys) -> dict:
@@ -213,8 +209,8 @@ def recall_curves(data, method: str, keys) -> dict:
         g, h = np.asarray(data["methods"][method][i], np.int64), np.asarray(data["hybrid"][i], np.int64)
         agree[i] = len(set(g[:K].tolist()) & set(h[:K].tolist())) / K
         for key in keys:
-            k0, gain, hub = key
-            hk = h if hub is None else linked_hybrid(h, np.asarray(data["cover"][str(hub)][i]), gain)
+            k0, gain = key
+            hk = linked_hybrid(h, np.asarray(data["cover"][i]), gain)
             for j, w in enumerate(W_STEPS):
                 curves[key][i, j] = recall5(fuse_rankings(g, hk, float(w), k0, K)[0].tolist(), doc_of, gold)
     return {"curves": curves, "agree": agree}
@@ -238,10 +234,9 @@ def own_recall(data, method) -> float:
     return 100.0 * float(np.mean([recall5(r, data["doc_of"], g) for r, g in zip(ranks, data["gold"])]))
 
 
-COVER_HUBS = (0.02, 0.05, 0.1)  # hub rules the coverage is recorded at (rankings.json "cover")
 GRID = {"max_weight": (0.7, 0.85, 1.0), "link_gain": (1.0, 2.0, 3.0, 4.0), "agree_gain": (0.0, 0.5, 1.0),
         "bias": (-0.5, -0.25, 0.0), "rrf_k": (2, 5, 10), "hub": (0.02, 0.05), "names_only": (False, True),
-        "cover_gain": (0.0, 0.1, 0.2, 0.35), "cover_hub": (0.02, 0.05)}
+        "cover_gain": (0.0, 0.1, 0.2, 0.35, 0.5)}
 
 
 def signal_examples(args, ds: str, data: dict, s: dict, method: str = "a2rag@5", n: int = 3) -> dict:
@@ -261,8 +256,7 @@ def signal_examples(args, ds: str, data: dict, s: dict, method: str = "a2rag@5",
         raw = s["link_gain"] * links[i] + s["agree_gain"] * agree + s["bias"]
         w = s["max_weight"] * min(1.0, max(0.0, raw)) if links[i] > 0 else 0.0
         w = round(w / WEIGHT_STEP) * WEIGHT_STEP
-        hk = h if s["cover_gain"] <= 0 else linked_hybrid(h, np.asarray(data["cover"][str(s["cover_hub"])][i]),
-                                                            s["cover_gain"])
+        hk = linked_hybrid(h, np.asarray(data["cover"][i]), s["cover_gain"])
         fused = fuse_rankings(g, hk, w, s["rrf_k"], K)[0].tolist()
         own, hyb, guarded = (recall5(r, data["doc_of"], gold) for r in (g.tolist(), h.tolist(), fused))
         rows.append({"question": questions[i] if i < len(questions) else "?", "link": links[i], "agree": agree,

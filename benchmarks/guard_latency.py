@@ -33,8 +33,8 @@ def main() -> None:
         index.embed_query(q)  # embeddings cached: the figures are retrieval alone
     print(f"# What the hybrid guard costs per query\n\n{len(index.chunk_order):,} chunks, {len(questions)} questions, "
           "query embeddings cached; each method with its defaults (guarded) and as its paper variant, timed "
-          "alternately. The guard re-scores hybrid over every chunk and looks the question's words up in the "
-          "entity table.\n")
+          "alternately. The guard reuses the method's dense and BM25 scores (methods/query_scores.py), ranks hybrid, "
+          "looks the question's words up in the entity table and reads the links of the entities it finds.\n")
     print("| method | guarded p50 ms | paper p50 ms | ratio |\n|---|---:|---:|---:|")
     for method in args.methods.split(","):
         guarded, paper = get_retriever(index, method, top_k=5), get_retriever(index, f"{method}:paper", top_k=5)

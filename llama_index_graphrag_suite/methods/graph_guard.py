@@ -20,11 +20,13 @@ weighted reciprocal-rank fusion, ``(1 - w) / (k0 + rank_hybrid) + w / (k0 + rank
 of both top-``depth`` lists. ``w = 0`` gives hybrid's order exactly; ``w = 1`` the method's own.
 
 The hybrid side is itself read through the graph's entity links (:func:`linked_hybrid`, A2RAG's Local stage
-as a re-ranking): among hybrid's top-``depth`` chunks, one linked to more of the question's specific entities
-(names and terms, each on at most ``guard_cover_hub_share`` of the chunks) rises:
-``2 / (2 + rank_hybrid) + cover_gain · coverage``, coverage being the share of the question's entities the
-chunk is linked to. BM25 scores the question's words one by one; the links say the chunk holds the phrase
-("acute respiratory distress syndrome") or the name. A question that links no entity keeps hybrid's order.
+as a re-ranking): among hybrid's top-``depth`` chunks, one linked to more of the entities the question names
+(names and terms) rises: ``2 / (2 + rank_hybrid) + cover_gain · coverage``, coverage being the share of the
+question's entities the chunk is linked to. BM25 scores the question's words one by one; the links say the
+chunk holds the phrase ("acute respiratory distress syndrome") or the name. No hub rule here: the re-ranking
+stays inside hybrid's top chunks, where an entity linked everywhere lifts all of them alike (a hub rule was
+tried and did not transfer between the two domain sets: benchmarks/domain_tuning.py). A question that links
+no entity keeps hybrid's order.
 The defaults were chosen on five datasets (three Wikipedia multi-hop sets, clinical guidelines, COVID research
 papers) and checked by leave-one-dataset-out (``benchmarks/domain_tuning.py``, BENCHMARKS.md "Any corpus"):
 named entities linked to at most 5 % of the chunks, ``w = 0.85 · clip(3 · link − 0.25, 0, 1)``, ``k0 = 2``;
@@ -79,9 +81,6 @@ class GuardedConfig(MethodConfig):
                                    "ours (LODO: chosen on every fold)")
     guard_cover_gain: float = param(0.2, "How far a hybrid chunk rises for being linked to the question's entities "
                                     "(the share of them it holds; 0: hybrid's order as is).", "ours (LODO)", ge=0.0)
-    guard_cover_hub_share: float = param(0.02, "Entities on more than this share of chunks (and more than "
-                                         "guard_hub_min) do not count for the coverage.", "ours (LODO)",
-                                         gt=0.0, le=1.0)
 
     PAPER_VARIANT: ClassVar[dict[str, Any]] = {"hybrid_guard": False}
 
@@ -215,9 +214,8 @@ class GuardedRetriever(GraphIndexRetriever):
         agree = len(set(graph_rank[:k].tolist()) & set(plain[:k].tolist())) / max(1, min(k, len(plain)))
         weight = guard_weight(link, agree, cfg)
         covered: list[str] = []
-        if cfg.guard_cover_gain > 0:
-            _, covered = query_link(index, question, hub_chunks(len(position), cfg.guard_cover_hub_share,
-                                                                cfg.guard_hub_min))
+        if cfg.guard_cover_gain > 0:  # every entity the question names, hubs included (see the module doc)
+            _, covered = query_link(index, question, len(position))
         hybrid_rank = linked_hybrid(plain, entity_coverage(index, covered, plain), cfg.guard_cover_gain)
         fused, fused_scores = fuse_rankings(graph_rank, hybrid_rank, weight, cfg.guard_rrf_k, k)
         self.last_guard = {"graph_weight": round(weight, 4), "query_link": round(link, 4),
