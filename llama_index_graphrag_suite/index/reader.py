@@ -135,6 +135,8 @@ class _Overlay:
         self.__dict__.update(own)
 
     def __getattr__(self, name: str) -> Any:  # only for fields without a value of our own
+        if name == "_base":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
         return getattr(self._base, name)
 
     def __setattr__(self, name: str, *value: Any) -> None:
@@ -164,8 +166,8 @@ class IndexView(IndexReading):
             own["entities"] = dict(entities)
             own["entity_vector_rows"] = np.fromiter((base.entity_vectors.row(k) for k in own["entities"]),
                                                     np.int64, len(own["entities"]))
-        # Saved artefacts belong to the index's snapshot: a view of another graph builds its own.
-        own["artefacts"] = ArtefactMemo(base.artefacts.saved if snapshot is None else None)
+        # Saved artefacts belong to the index's graph and entities: a view of another graph builds its own.
+        own["artefacts"] = ArtefactMemo(base.artefacts.saved if snapshot is None and entities is None else None)
         object.__setattr__(self, "state", _Overlay(base, own))
         object.__setattr__(self, "_index", index)
 

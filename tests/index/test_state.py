@@ -178,3 +178,24 @@ def test_every_method_ranks_a_plain_view_as_the_index(graph_index, method):
         return _ranking(get_retriever(reader, method, top_k=4).retrieve(QUESTION))
 
     assert ranking(graph_index.view()) == ranking(graph_index)
+
+
+def test_a_view_writes_no_artefact_to_disk_and_reads_saved_ones_only_for_the_same_graph(documents, embed, tmp_path):
+    from llama_index_graphrag_suite import IndexConfig
+    from llama_index_graphrag_suite.registry import get_retriever
+
+    built = GraphRAGIndex.from_documents(documents, embed_model=embed,
+                                         config=IndexConfig(entities="statistical", entity_threshold=0.1))
+    built.persist(tmp_path)
+    loaded = GraphRAGIndex.load(tmp_path, embed_model=embed)
+    folder = tmp_path / loaded.loaded_version / "artefacts"
+
+    def archrag(reader):
+        return _ranking(get_retriever(reader, "archrag", top_k=3).retrieve(QUESTION))
+
+    on_view = archrag(loaded.view())
+    assert not folder.exists()  # the view built ArchRAG's hierarchy in its own memo only
+    assert archrag(loaded) == on_view and [p.name for p in folder.iterdir()]  # the index adds it to its version
+    assert loaded.view().state.artefacts.saved == loaded.state.artefacts.saved  # the same graph: read from disk
+    pruned = loaded.view(snapshot=_without_contains_edges(loaded.snapshot))
+    assert pruned.state.artefacts.saved == {} and loaded.view(entities={}).state.artefacts.saved == {}
