@@ -61,8 +61,7 @@ def build_or_load_index(dataset: BenchDataset, index_dir: str | Path | None, emb
     start = time.perf_counter()
     index = GraphRAGIndex.from_documents(dataset.documents, embed_model=embed, llm=llm, config=config,
                                          show_progress=show_progress)
-    index.build_info["seconds"] = time.perf_counter() - start
-    index.build_info["peak_rss_mb"] = peak_rss_mb()
+    index.note_build(seconds=time.perf_counter() - start, peak_rss_mb=peak_rss_mb())
     if index_dir is not None:
         index.persist(index_dir)
     return index, {**index.build_info, "reused": False}

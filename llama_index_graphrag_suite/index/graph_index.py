@@ -141,6 +141,11 @@ class GraphRAGIndex(IndexBuild, IndexMutation, IndexPersistence, IndexReading):
     def _keep_artefact(self, name: str, value: Any) -> None:
         keep_artefact(self.state, name, value)
 
+    def note_build(self, **notes: Any) -> None:
+        """Add notes on how this index was built to its ``build_info`` (JSON values, e.g. a bench's wall time and
+        peak memory); they are saved in the manifest with the next ``persist``."""
+        self.state.build_info.update(notes)
+
     def stats(self) -> dict[str, int]:
         """Documents, chunks, entities, relations (also per kind), contains and synonym edges."""
         return self.state.counts()
