@@ -85,3 +85,16 @@ def test_a_folder_it_cannot_write_keeps_it_in_memory(saved, embed, caplog, monke
     with caplog.at_level(logging.WARNING):
         assert _chunks(GraphRAGIndex.load(saved, embed_model=embed))
     assert "kept in memory" in caplog.text and _artefacts(saved) == []
+
+
+def test_a_hierarchy_saved_with_a_setting_since_removed_still_loads():
+    """A retrieval setting renamed or removed later (the guard's settings changed more than once) must not make
+    every saved hierarchy unreadable and force a rebuild: only the hierarchy's own fields name and shape it."""
+    from llama_index_graphrag_suite.methods.archrag.config import ArchRAGConfig
+    from llama_index_graphrag_suite.methods.archrag.hierarchy import _saved_config
+
+    saved = {**ArchRAGConfig().hierarchy_config().model_dump(mode="json"), "guard_setting_from_an_older_release": 0.02}
+    with pytest.raises(ValueError):
+        ArchRAGConfig.model_validate(saved)  # what load() did: the hierarchy was rebuilt
+    config = _saved_config(saved)
+    assert config.hierarchy_digest() == ArchRAGConfig().hierarchy_digest()

@@ -234,10 +234,16 @@ class ArchRAGHierarchy:
         if chnsw.layer_sizes != sizes:
             raise ValueError(f"the C-HNSW in {folder} has layers {chnsw.layer_sizes}, expected {sizes}")
         return cls(meta["entity_ids"], entity_vectors, memberships, vectors, meta["titles"], meta["summaries"],
-                   meta["summary_kind"], chnsw, ArchRAGConfig.model_validate(meta["config"]), meta["cost"])
+                   meta["summary_kind"], chnsw, _saved_config(meta["config"]), meta["cost"])
 
 
 # ---------------------------------------------------------------------------------------- helpers
+
+def _saved_config(saved: dict) -> ArchRAGConfig:
+    """The config a hierarchy was saved with. Settings this version no longer has (a retrieval setting renamed or
+    removed since) are dropped: they did not shape the hierarchy, whose own fields name its folder."""
+    return ArchRAGConfig.model_validate({k: v for k, v in saved.items() if k in ArchRAGConfig.model_fields})
+
 
 
 def _first(sentences: list[str], n: int) -> str:
