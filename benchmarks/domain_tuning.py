@@ -111,7 +111,8 @@ def rank(args, ds: str) -> None:
     out = folder / "rankings.json"
     have = json.loads(out.read_text()) if out.exists() else {}
     todo = [m for m in args.methods if m not in have.get("methods", {})]
-    if not todo and have and all(k in have for k in ("dense", "link_names")) and isinstance(have.get("cover"), list):
+    if not todo and have and all(k in have for k in ("dense", "link_names", "name_density")) and \
+            isinstance(have.get("cover"), list):
         return
     dataset = load_dataset(Path(args.datasets) / ds)
     index = GraphRAGIndex.load(folder / "index", embed_model=resolve_embed_model("all-MiniLM-L6-v2"),
@@ -134,6 +135,9 @@ def rank(args, ds: str) -> None:
         hubs = {h: guard.hub_chunks(len(index.chunk_order), float(h), 20) for h in have["link"]}
         have["link_names"] = {h: [round(guard.query_link(index, q.question, cap, names_only=True)[0], 4)
                                   for q in questions] for h, cap in hubs.items()}
+        out.write_text(json.dumps(have))
+    if "name_density" not in have:  # the corpus's capitalised words per 100, as the guard reads it
+        have["name_density"] = guard.corpus_name_density(index)
         out.write_text(json.dumps(have))
     if not isinstance(have.get("cover"), list):  # per hybrid chunk, the share of the question's entities it holds
         every = len(index.chunk_order)  # every entity counts, as in the guard
@@ -217,9 +221,12 @@ def recall_curves(data, method: str, keys) -> dict:
 
 
 def fused_recall(data, cache, s: dict) -> float:
+    from llama_index_graphrag_suite.methods.graph_guard import name_trust
+
     links = np.asarray(data["link_names" if s["names_only"] else "link"][str(s["hub"])])
     raw = s["link_gain"] * links + s["agree_gain"] * cache["agree"] + s["bias"]
-    w = np.where(links > 0, s["max_weight"] * np.clip(raw, 0.0, 1.0), 0.0)  # as graph_guard.guard_weight
+    trust = name_trust(data["name_density"], s["name_density"])
+    w = np.where(links > 0, s["max_weight"] * np.clip(raw, 0.0, 1.0) * trust, 0.0)  # as graph_guard.guard_weight
     step = np.rint(w * (len(W_STEPS) - 1)).astype(int)
     curve = cache["curves"][curve_key(s)]
     return 100.0 * float(curve[np.arange(len(step)), step].mean())
@@ -236,14 +243,14 @@ def own_recall(data, method) -> float:
 
 GRID = {"max_weight": (0.7, 0.85, 1.0), "link_gain": (1.0, 2.0, 3.0, 4.0), "agree_gain": (0.0, 0.5, 1.0),
         "bias": (-0.5, -0.25, 0.0), "rrf_k": (2, 5, 10), "hub": (0.02, 0.05), "names_only": (False, True),
-        "cover_gain": (0.0, 0.1, 0.2, 0.35, 0.5)}
+        "cover_gain": (0.0, 0.1, 0.2, 0.35, 0.5), "name_density": (0.0, 12.0, 24.0)}
 
 
 def signal_examples(args, ds: str, data: dict, s: dict, method: str = "a2rag@5", n: int = 3) -> dict:
     """Questions where the guard (at settings ``s``) beats ``method``'s own ranking and hybrid's, and where it
     loses to either: the question, its signals and weight, and recall@5 of own / hybrid / guarded."""
     from llama_index_graphrag_suite.eval.datasets import load_dataset
-    from llama_index_graphrag_suite.methods.graph_guard import WEIGHT_STEP, fuse_rankings, linked_hybrid
+    from llama_index_graphrag_suite.methods.graph_guard import WEIGHT_STEP, fuse_rankings, linked_hybrid, name_trust
 
     if method not in data["methods"]:
         return {}
@@ -255,7 +262,7 @@ def signal_examples(args, ds: str, data: dict, s: dict, method: str = "a2rag@5",
         agree = len(set(g[:K].tolist()) & set(h[:K].tolist())) / K
         raw = s["link_gain"] * links[i] + s["agree_gain"] * agree + s["bias"]
         w = s["max_weight"] * min(1.0, max(0.0, raw)) if links[i] > 0 else 0.0
-        w = round(w / WEIGHT_STEP) * WEIGHT_STEP
+        w = round(w * name_trust(data["name_density"], s["name_density"]) / WEIGHT_STEP) * WEIGHT_STEP
         hk = linked_hybrid(h, np.asarray(data["cover"][i]), s["cover_gain"])
         fused = fuse_rankings(g, hk, w, s["rrf_k"], K)[0].tolist()
         own, hyb, guarded = (recall5(r, data["doc_of"], gold) for r in (g.tolist(), h.tolist(), fused))

@@ -163,3 +163,41 @@ def test_entity_coverage_is_the_share_of_the_questions_entities_a_chunk_holds(in
     # vant names both the gallery and its founder; reed names Tomas Reed only; tea neither
     assert entity_coverage(index, keys, positions).tolist() == [1.0, 0.5, 0.0]
     assert entity_coverage(index, [], positions).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_name_trust_scales_the_weight_by_the_corpus_name_density():
+    from llama_index_graphrag_suite.methods.graph_guard import name_trust
+
+    assert name_trust(6.0, 24.0) == 0.25 and name_trust(30.0, 24.0) == 1.0
+    assert name_trust(None, 24.0) == 1.0 and name_trust(3.0, 0.0) == 1.0  # unknown density, or the factor off
+    cfg = GuardedConfig(guard_max_weight=1.0, guard_link_gain=1.0, guard_agree_gain=0.0, guard_bias=0.0)
+    assert guard_weight(0.8, 0.0, cfg, trust=0.25) == pytest.approx(0.2)
+
+
+def test_a_corpus_written_in_common_nouns_gives_the_walk_less_weight(index):
+    from llama_index_graphrag_suite.methods.graph_guard import corpus_name_density
+    from llama_index_graphrag_suite.registry import get_retriever
+
+    question = "Which painter did the founder of the Vant Gallery collect?"
+    density = corpus_name_density(index)
+    assert density == index.build_info["capitalised_per_100_words"] > 0  # measured at build time
+    full = get_retriever(index, "hipporag", top_k=3, guard_name_density=0.0)
+    scaled = get_retriever(index, "hipporag", top_k=3, guard_name_density=4 * density)
+    full.retrieve(question), scaled.retrieve(question)
+    assert full.last_guard["name_trust"] == 1.0 and scaled.last_guard["name_trust"] == pytest.approx(0.25, abs=1e-3)
+    assert 0 < scaled.last_guard["graph_weight"] < full.last_guard["graph_weight"]
+
+
+def test_the_name_density_is_read_off_the_chunks_when_the_build_did_not_record_it():
+    from llama_index.core import Document
+
+    from llama_index_graphrag_suite.embeddings import HashEmbedding
+    from llama_index_graphrag_suite.extractors.terms import capitalised_per_100_words
+    from llama_index_graphrag_suite.methods.graph_guard import corpus_name_density
+
+    texts = ["Ada Lorne painted the harbour at dawn.", "the tide rose over the old quay and the boats."]
+    built = GraphRAGIndex.from_documents([Document(text=t, doc_id=str(i)) for i, t in enumerate(texts)],
+                                         embed_model=HashEmbedding(dim=16), config=IndexConfig(terms=False))
+    assert "capitalised_per_100_words" not in built.build_info  # terms chosen by the user: nothing measured
+    expected = capitalised_per_100_words(built.chunks[c].text for c in built.chunk_order)
+    assert corpus_name_density(built) == pytest.approx(expected) and expected > 0

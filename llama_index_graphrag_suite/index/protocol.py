@@ -32,6 +32,8 @@ class GraphIndexReader(Protocol):
 
     config: IndexConfig
     """How the index was built (chunking, entity threshold, synonym settings)."""
+    build_info: dict[str, Any]
+    """What the build measured (seconds, LLM calls, ``capitalised_per_100_words`` of the corpus); read only."""
     embed_model: Any
     """The LlamaIndex embedding model of every vector table (methods embed their own texts with it)."""
     property_graph_store: Any

@@ -19,6 +19,15 @@ question that names nothing the graph knows is answered by hybrid alone). The fu
 weighted reciprocal-rank fusion, ``(1 - w) / (k0 + rank_hybrid) + w / (k0 + rank_graph)``, over the union
 of both top-``depth`` lists. ``w = 0`` gives hybrid's order exactly; ``w = 1`` the method's own.
 
+How far the walk is trusted also depends on the corpus: ``w`` is scaled by
+``min(1, name density / guard_name_density)``, the name density being the capitalised words per 100 that the
+index measured at build time (``build_info``, the same reading that decides whether it adds terms). Where a
+corpus is written in names (Wikipedia: 24-28) the walk gets its full weight; where it is written in common nouns
+(clinical guidelines 3.1, research articles 8.1) its "names" are mostly acronyms and codes (``CML``, ``T20``,
+``HCoV-OC43``) whose walk helps less than the phrase match of the coverage below (measured: the named-entity
+questions of graphrag_bench_medical and covidqa_dev, where A2RAG's fused ranking was 1.4 and 1.5 points below the
+linked hybrid one before this factor).
+
 The hybrid side is itself read through the graph's entity links (:func:`linked_hybrid`, A2RAG's Local stage
 as a re-ranking): among hybrid's top-``depth`` chunks, one linked to more of the entities the question names
 (names and terms) rises: ``2 / (2 + rank_hybrid) + cover_gain · coverage``, coverage being the share of the
@@ -29,11 +38,10 @@ tried and did not transfer between the two domain sets: benchmarks/domain_tuning
 no entity keeps hybrid's order.
 The defaults were chosen on five datasets (three Wikipedia multi-hop sets, clinical guidelines, COVID research
 papers) and checked by leave-one-dataset-out (``benchmarks/domain_tuning.py``, BENCHMARKS.md "Any corpus"):
-named entities linked to at most 5 % of the chunks, ``w = 0.85 · clip(3 · link − 0.25, 0, 1)``, ``k0 = 2``;
-A2RAG has its own (entities on at most 2 % of the chunks, ``w = clip(4 · link − 0.25, 0, 1)``, ``k0 = 10``, in its
-config). The tuning keeps only settings under which no method falls below ``hybrid − 0.5`` on any set, and among
-them takes the best mean gain over hybrid. The agreement signal is measured and reported but its chosen gain is 0:
-no setting that used it met the floor with a better mean. Each method's ``paper`` variant turns the guard off.
+named entities linked to at most 2 % of the chunks, ``w = 0.85 · clip(2 · link + agree − 0.25, 0, 1)``,
+``k0 = 2``, coverage gain 0.2; A2RAG has its own (``w = clip(4 · link − 0.25, 0, 1)``, ``k0 = 5``, in its config).
+The tuning keeps only settings under which no method falls below ``hybrid − 0.5`` on any set, and among them
+takes the best mean gain over hybrid. Each method's ``paper`` variant turns the guard off.
 
 The arithmetic is pure numpy (:func:`guard_weight`, :func:`fuse_rankings`); :func:`query_link` reads the
 index's entity table only.
@@ -48,15 +56,15 @@ import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ..extractors.gazetteer import canonical_key
-from ..extractors.terms import TERM_TYPE
+from ..extractors.terms import TERM_TYPE, capitalised_per_100_words
 from ..index.bm25 import bm25_tokens
 from ..text import words
 from .base import GraphIndexRetriever, MethodConfig, chunk_node, param
 from .query_scores import bm25_scores, dense_scores
 from .scoring import hybrid, top_k
 
-__all__ = ["GuardedConfig", "GuardedRetriever", "entity_coverage", "fuse_rankings", "guard_weight", "linked_hybrid",
-           "query_link"]
+__all__ = ["GuardedConfig", "GuardedRetriever", "corpus_name_density", "entity_coverage", "fuse_rankings",
+           "guard_weight", "linked_hybrid", "name_trust", "query_link"]
 
 MAX_QUERY_NGRAM = 6  # longest entity name looked up in a question, in words
 
@@ -69,16 +77,19 @@ class GuardedConfig(MethodConfig):
                                "ours (issue 25, leave-one-dataset-out)")
     guard_depth: int = param(20, "Chunks of each ranking (the method's and hybrid's) the fusion reads.", "ours", ge=1)
     guard_max_weight: float = param(0.85, "Largest weight the graph ranking gets.", "ours (LODO)", ge=0.0, le=1.0)
-    guard_link_gain: float = param(3.0, "Weight of the query's share of words in specific entities.", "ours (LODO)")
-    guard_agree_gain: float = param(0.0, "Weight of the top-k overlap of graph and hybrid.", "ours (LODO)")
+    guard_link_gain: float = param(2.0, "Weight of the query's share of words in specific entities.", "ours (LODO)")
+    guard_agree_gain: float = param(1.0, "Weight of the top-k overlap of graph and hybrid.", "ours (LODO)")
     guard_bias: float = param(-0.25, "Constant term of the graph weight before clipping.", "ours (LODO)")
     guard_rrf_k: int = param(2, "k0 of the reciprocal-rank fusion (small: the top ranks decide).", "ours (LODO)", ge=1)
-    guard_hub_share: float = param(0.05, "Entities linked to more than this share of chunks (and more than "
+    guard_hub_share: float = param(0.02, "Entities linked to more than this share of chunks (and more than "
                                    "guard_hub_min chunks) are hubs: they do not count as linking the query.",
                                    "ours", gt=0.0, le=1.0)
     guard_hub_min: int = param(20, "Chunk count below which an entity is never a hub.", "ours", ge=1)
     guard_names_only: bool = param(True, "Only named entities (not TERM entities) count as linking the query.",
                                    "ours (LODO: chosen on every fold)")
+    guard_name_density: float = param(24.0, "Capitalised words per 100 (the corpus's name density, measured at "
+                                      "build time) at which the graph gets its full weight; below, the weight "
+                                      "shrinks in proportion (0: off).", "ours (LODO)", ge=0.0)
     guard_cover_gain: float = param(0.2, "How far a hybrid chunk rises for being linked to the question's entities "
                                     "(the share of them it holds; 0: hybrid's order as is).", "ours (LODO)", ge=0.0)
 
@@ -124,7 +135,28 @@ def query_link(index, question: str, max_chunks: int, names_only: bool = False) 
 WEIGHT_STEP = 0.05  # the weight is rounded to this step (benchmarks/domain_tuning.py simulates on the same grid)
 
 
-def guard_weight(link: float, agree: float, cfg: GuardedConfig) -> float:
+def name_trust(density: float | None, full: float) -> float:
+    """The share of the graph weight a corpus of this name density gets: ``min(1, density / full)``; 1 when the
+    density is unknown or ``full`` is 0 (off)."""
+    if density is None or full <= 0:
+        return 1.0
+    return min(1.0, max(0.0, density) / full)
+
+
+NAME_DENSITY_SAMPLE = 2000  # chunks read when the build did not record the density (an index built before it did)
+
+
+def corpus_name_density(index) -> float:
+    """Capitalised words per 100 of the corpus: what the build recorded, else read off the first chunks."""
+    recorded = index.build_info.get("capitalised_per_100_words")
+    if recorded is not None:
+        return float(recorded)
+    chunks, order = index.chunks, index.chunk_order
+    return index.cached("guard.name_density", lambda: capitalised_per_100_words(
+        chunks[c].text for c in order[:NAME_DENSITY_SAMPLE]))
+
+
+def guard_weight(link: float, agree: float, cfg: GuardedConfig, trust: float = 1.0) -> float:
     """The graph ranking's weight in [0, ``max_weight``] from the two signals (see the module doc); 0 when no
     word of the query is in a specific entity: then the graph knows nothing of the question.
 
@@ -133,7 +165,7 @@ def guard_weight(link: float, agree: float, cfg: GuardedConfig) -> float:
     if link <= 0.0:
         return 0.0
     raw = cfg.guard_link_gain * link + cfg.guard_agree_gain * agree + cfg.guard_bias
-    weight = cfg.guard_max_weight * float(min(1.0, max(0.0, raw)))
+    weight = cfg.guard_max_weight * float(min(1.0, max(0.0, raw))) * trust
     return round(weight / WEIGHT_STEP) * WEIGHT_STEP
 
 
@@ -212,14 +244,15 @@ class GuardedRetriever(GraphIndexRetriever):
         specific = hub_chunks(len(position), cfg.guard_hub_share, cfg.guard_hub_min)
         link, linked = query_link(index, question, specific, cfg.guard_names_only)
         agree = len(set(graph_rank[:k].tolist()) & set(plain[:k].tolist())) / max(1, min(k, len(plain)))
-        weight = guard_weight(link, agree, cfg)
+        trust = name_trust(corpus_name_density(index), cfg.guard_name_density)
+        weight = guard_weight(link, agree, cfg, trust)
         covered: list[str] = []
         if cfg.guard_cover_gain > 0:  # every entity the question names, hubs included (see the module doc)
             _, covered = query_link(index, question, len(position))
         hybrid_rank = linked_hybrid(plain, entity_coverage(index, covered, plain), cfg.guard_cover_gain)
         fused, fused_scores = fuse_rankings(graph_rank, hybrid_rank, weight, cfg.guard_rrf_k, k)
         self.last_guard = {"graph_weight": round(weight, 4), "query_link": round(link, 4),
-                           "linked_entities": linked[:10], "agreement": round(agree, 4),
+                           "linked_entities": linked[:10], "agreement": round(agree, 4), "name_trust": round(trust, 4),
                            "coverage_entities": covered[:10]}
         by_id = {n.node.node_id: n for n in chunks}
         order = index.chunk_order
