@@ -38,8 +38,9 @@ tried and did not transfer between the two domain sets: benchmarks/domain_tuning
 no entity keeps hybrid's order.
 The defaults were chosen on five datasets (three Wikipedia multi-hop sets, clinical guidelines, COVID research
 papers) and checked by leave-one-dataset-out (``benchmarks/domain_tuning.py``, BENCHMARKS.md "Any corpus"):
-named entities linked to at most 2 % of the chunks, ``w = 0.85 · clip(2 · link + agree − 0.25, 0, 1)``,
-``k0 = 2``, coverage gain 0.2; A2RAG has its own (``w = clip(4 · link − 0.25, 0, 1)``, ``k0 = 5``, in its config).
+entities (names and terms) linked to at most 5 % of the chunks, ``w = 0.85 · clip(2 · link + agree, 0, 1)``,
+``k0 = 5``, coverage gain 0.35, full weight from 24 capitalised words per 100; A2RAG has its own (named entities
+only, ``w = 0.7 · clip(4 · link, 0, 1)``, ``k0 = 2``, coverage gain 0.2, in its config).
 The tuning keeps only settings under which no method falls below ``hybrid − 0.5`` on any set, and among them
 takes the best mean gain over hybrid. Each method's ``paper`` variant turns the guard off.
 
@@ -79,18 +80,18 @@ class GuardedConfig(MethodConfig):
     guard_max_weight: float = param(0.85, "Largest weight the graph ranking gets.", "ours (LODO)", ge=0.0, le=1.0)
     guard_link_gain: float = param(2.0, "Weight of the query's share of words in specific entities.", "ours (LODO)")
     guard_agree_gain: float = param(1.0, "Weight of the top-k overlap of graph and hybrid.", "ours (LODO)")
-    guard_bias: float = param(-0.25, "Constant term of the graph weight before clipping.", "ours (LODO)")
-    guard_rrf_k: int = param(2, "k0 of the reciprocal-rank fusion (small: the top ranks decide).", "ours (LODO)", ge=1)
-    guard_hub_share: float = param(0.02, "Entities linked to more than this share of chunks (and more than "
+    guard_bias: float = param(0.0, "Constant term of the graph weight before clipping.", "ours (LODO)")
+    guard_rrf_k: int = param(5, "k0 of the reciprocal-rank fusion (small: the top ranks decide).", "ours (LODO)", ge=1)
+    guard_hub_share: float = param(0.05, "Entities linked to more than this share of chunks (and more than "
                                    "guard_hub_min chunks) are hubs: they do not count as linking the query.",
                                    "ours", gt=0.0, le=1.0)
     guard_hub_min: int = param(20, "Chunk count below which an entity is never a hub.", "ours", ge=1)
-    guard_names_only: bool = param(True, "Only named entities (not TERM entities) count as linking the query.",
-                                   "ours (LODO: chosen on every fold)")
+    guard_names_only: bool = param(False, "Only named entities (not TERM entities) count as linking the query.",
+                                   "ours (LODO)")
     guard_name_density: float = param(24.0, "Capitalised words per 100 (the corpus's name density, measured at "
                                       "build time) at which the graph gets its full weight; below, the weight "
                                       "shrinks in proportion (0: off).", "ours (LODO)", ge=0.0)
-    guard_cover_gain: float = param(0.2, "How far a hybrid chunk rises for being linked to the question's entities "
+    guard_cover_gain: float = param(0.35, "How far a hybrid chunk rises for being linked to the question's entities "
                                     "(the share of them it holds; 0: hybrid's order as is).", "ours (LODO)", ge=0.0)
 
     PAPER_VARIANT: ClassVar[dict[str, Any]] = {"hybrid_guard": False}
