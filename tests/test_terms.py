@@ -180,3 +180,13 @@ def test_an_article_alone_is_no_name():
     extractor = NEREntityExtractor(terms=False)
     doc = load_pipeline()('The "The" Band played at the Apollo Theater in New York.')
     assert all(m.key not in _BARE_ARTICLES for m in extractor._ner_mentions(doc))
+
+
+def test_a_bare_number_is_no_name():
+    from spacy.tokens import Span
+
+    doc = load_pipeline().make_doc("In 2010 the Apollo Theater hosted 500 shows.")
+    # spaCy's small model types years as EVENT, PRODUCT or PERSON now and then (2wiki: `2010` EVENT, 144 chunks)
+    doc.ents = [Span(doc, 1, 2, label="EVENT"), Span(doc, 3, 5, label="FAC"), Span(doc, 6, 7, label="PRODUCT")]
+    keys = [m.key for m in NEREntityExtractor(terms=False)._ner_mentions(doc)]
+    assert keys == ["apollo theater"]
