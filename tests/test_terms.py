@@ -190,3 +190,14 @@ def test_a_bare_number_is_no_name():
     doc.ents = [Span(doc, 1, 2, label="EVENT"), Span(doc, 3, 5, label="FAC"), Span(doc, 6, 7, label="PRODUCT")]
     keys = [m.key for m in NEREntityExtractor(terms=False)._ner_mentions(doc)]
     assert keys == ["apollo theater"]
+
+
+def test_a_name_cut_off_before_its_head_is_no_name():
+    from spacy.tokens import Span
+
+    doc = load_pipeline().make_doc("Prince Henry, Duke of Gloucester, saw the Carry On films in the Tower of London.")
+    # NER sometimes stops a title at its preposition and labels the rest apart
+    doc.ents = [Span(doc, 0, 2, label="PERSON"), Span(doc, 3, 5, label="PERSON"), Span(doc, 5, 6, label="GPE"),
+                Span(doc, 9, 11, label="WORK_OF_ART"), Span(doc, 14, 17, label="FAC")]
+    keys = [m.key for m in NEREntityExtractor(terms=False)._ner_mentions(doc)]
+    assert keys == ["prince henry", "gloucester", "carry on", "tower of london"]
