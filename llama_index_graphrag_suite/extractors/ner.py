@@ -240,10 +240,8 @@ class NEREntityExtractor(TransformComponent):
                 surface = ent.text.split("\n", 1)[0].rstrip()  # "Title\n\nThe Title ...": a name is one line
                 surface = _POSSESSIVE_END.sub("", surface)
                 m = mention_from(surface, ent.label_, ent.start_char, ent.start_char + len(surface))
-                # an article alone is no name (NER's `the"` ORG on 2wiki: the matcher then linked 1,717 chunks
-                # through every sentence-initial "The"); nor is a bare number (years typed EVENT, PRODUCT or
-                # PERSON: `2010` linked 144 chunks of 2wiki, `2016` was a PERSON on MuSiQue); nor a name cut off
-                # before its head (`Duke of` PERSON linked 118 chunks of 2wiki, `King of` 45)
+                # no names: an article alone (2wiki's `the"` ORG linked 1,717 chunks via every "The"), a bare
+                # number (`2010` EVENT, 144 chunks of 2wiki), a name cut off before its head (`Duke of`, 118)
                 if m is not None and sum(ch.isalnum() for ch in m.key) >= 2 and m.key not in _BARE_ARTICLES \
                         and any(ch.isalpha() for ch in m.key) and m.key.rsplit(" ", 1)[-1] not in _DANGLING_ENDS:
                     out.append(m)
