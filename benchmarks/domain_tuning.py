@@ -250,19 +250,22 @@ def signal_examples(args, ds: str, data: dict, s: dict, method: str = "a2rag@5",
     """Questions where the guard (at settings ``s``) beats ``method``'s own ranking and hybrid's, and where it
     loses to either: the question, its signals and weight, and recall@5 of own / hybrid / guarded."""
     from llama_index_graphrag_suite.eval.datasets import load_dataset
-    from llama_index_graphrag_suite.methods.graph_guard import WEIGHT_STEP, fuse_rankings, linked_hybrid, name_trust
+    from llama_index_graphrag_suite.methods.graph_guard import (
+        GuardedConfig, fuse_rankings, guard_weight, linked_hybrid, name_trust,
+    )
 
     if method not in data["methods"]:
         return {}
+    cfg = GuardedConfig(guard_max_weight=s["max_weight"], guard_link_gain=s["link_gain"],
+                        guard_agree_gain=s["agree_gain"], guard_bias=s["bias"])
+    trust = name_trust(data["name_density"], s["name_density"])
     questions = [q.question for q in load_dataset(Path(args.datasets) / ds).questions if q.supporting_ids]
     links = data["link_names" if s["names_only"] else "link"][str(s["hub"])]
     rows = []
     for i, gold in enumerate(data["gold"]):
         g, h = np.asarray(data["methods"][method][i], np.int64), np.asarray(data["hybrid"][i], np.int64)
         agree = len(set(g[:K].tolist()) & set(h[:K].tolist())) / K
-        raw = s["link_gain"] * links[i] + s["agree_gain"] * agree + s["bias"]
-        w = s["max_weight"] * min(1.0, max(0.0, raw)) if links[i] > 0 else 0.0
-        w = round(w * name_trust(data["name_density"], s["name_density"]) / WEIGHT_STEP) * WEIGHT_STEP
+        w = guard_weight(links[i], agree, cfg, trust)  # the retriever's own arithmetic
         hk = linked_hybrid(h, np.asarray(data["cover"][i]), s["cover_gain"])
         fused = fuse_rankings(g, hk, w, s["rrf_k"], K)[0].tolist()
         own, hyb, guarded = (recall5(r, data["doc_of"], gold) for r in (g.tolist(), h.tolist(), fused))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from llama_index_graphrag_suite.documents import make_document
@@ -58,3 +60,17 @@ def evidence_in_retrieve(monkeypatch):
 
     monkeypatch.setattr(GraphIndexRetriever, "_assemble",
                         lambda self, chunks, evidence: chunks + ([evidence] if evidence is not None else []))
+
+
+DEMO_DATA = Path(__file__).resolve().parents[1] / "examples" / "data"
+
+
+def index_demo_corpus(out: Path) -> Path:
+    """Index examples/data/corpus.jsonl into ``out`` through the CLI (hash embedding, statistical entities: seconds,
+    no model); the CLI and serve tests each keep their own copy, since some of them write artefacts into it."""
+    from llama_index_graphrag_suite.cli import main
+
+    assert main(["index", str(DEMO_DATA / "corpus.jsonl"), "--out", str(out), "--embed", "hash",
+                 "--entities", "statistical", "--quiet"]) == 0
+    return out
+

@@ -81,7 +81,7 @@ def test_common_words_are_not_names():
              "Mohs surgery was done by Dr Mohs."]
     mentions = [[EntityMention("blood", "Blood", "ORG", 0, 5)], [EntityMention("blood", "Blood", "ORG", 0, 5)], [],
                 [EntityMention("mohs", "Mohs", "PERSON", 0, 4)]]
-    kept = NEREntityExtractor(terms=False)._drop_common_words(texts, mentions)
+    kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, mentions)
     # "blood" is written in lower case 4 times against 2 capitalised: not a name; "Mohs" only capitalised: a name
     assert [[m.key for m in ms] for ms in kept] == [[], [], [], ["mohs"]]
 
@@ -95,12 +95,12 @@ def test_labels_followed_by_numbers_are_not_names():
     fig = [EntityMention("fig", "Fig", "PERSON", 0, 3)]
     brca = [EntityMention("brca", "BRCA", "ORG", 0, 4)]
     mentions = [fig, fig, brca, brca, fig]
-    kept = NEREntityExtractor(terms=False)._drop_common_words(texts, mentions)
+    kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, mentions)
     # "Fig" is followed by a number in 4 of its 6 writings: a figure label; BRCA1 is a code (no space): kept
     assert [[m.key for m in ms] for ms in kept] == [[], [], ["brca"], ["brca"], []]
     # a name that is followed by a number only now and then stays a name
     texts[1] = "As the figure shows, the results agree."
-    kept = NEREntityExtractor(terms=False)._drop_common_words(texts, mentions)
+    kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, mentions)
     assert [m.key for m in kept[0]] == ["fig"]
 
 

@@ -71,8 +71,7 @@ _SUBJECT_PRONOUNS = frozenset({"he", "she"})
 _BARE_ARTICLES = frozenset({"the", "a", "an"})
 _DANGLING_ENDS = frozenset({"of", "the", "and", "for"})  # a name ending in one of these was cut off ("Duke of")
 _POSSESSIVE_END = re.compile(r"(?:['’]s?)$")
-# a capitalised word, then a number after a space (and maybe a full stop or bracket): "Fig. 3", "Table 2"
-_NUMBERED_LABEL = re.compile(r"\b([A-Z][a-z]+)\.?\s\(?\d")
+_NUMBERED_LABEL = re.compile(r"\b([A-Z][a-z]+)\.?\s\(?\d")  # a capitalised word, then a number: "Fig. 3", "Table 2"
 _LABEL_MIN = 3  # numbered mentions a one-word name needs before it can be judged a label
 # spaCy CPU seconds per MB of text, measured on real English prose (benchmarks/results/big_document.md, 2 MB
 # and 20 MB builds): the parse mode runs tok2vec, the dependency parser and NER; the co-occurrence mode only
@@ -164,7 +163,7 @@ class NEREntityExtractor(TransformComponent):
 
         mentions = [self._ner_mentions(doc) if doc is not None else [] for doc in parsed]
         if not self.lowercase_names:
-            mentions = self._drop_common_words(texts, mentions)
+            mentions = self._drop_words_that_are_not_names(texts, mentions)
         titles = self._titles(nodes, texts, nlp) if self.titles else {}
         aliases: dict[str, dict[str, str]] = {}
         by_doc: dict[str, list[int]] = {}
@@ -247,7 +246,8 @@ class NEREntityExtractor(TransformComponent):
                     out.append(m)
         return out
 
-    def _drop_common_words(self, texts: list[str], mentions: list[list[EntityMention]]) -> list[list[EntityMention]]:
+    def _drop_words_that_are_not_names(self, texts: list[str],
+                                       mentions: list[list[EntityMention]]) -> list[list[EntityMention]]:
         """Without one-word names that the texts write more often in lower case than capitalised (``Blood``,
         ``Types``), or that are labels: mostly followed by a number, at least ``_LABEL_MIN`` times (``Fig. 3``,
         ``Table 2``, ``Op. 27``, ``Terminal 1``; a code such as ``BRCA1`` is written without the space and stays)."""
@@ -256,7 +256,7 @@ class NEREntityExtractor(TransformComponent):
             return mentions
         lowered = {w.lower() for w in singles}
         counts: Counter = Counter(w for t in texts for w in words(t) if w.lower() in lowered)
-        numbered: Counter = Counter(m.group(1) for t in texts for m in _NUMBERED_LABEL.finditer(t) if m.group(1) in singles)
+        numbered = Counter(m.group(1) for t in texts for m in _NUMBERED_LABEL.finditer(t) if m.group(1) in singles)
         common = {w for w in singles if counts[w.lower()] > counts[w] and w != w.lower()}
         labels = {w for w in singles if numbered[w] >= _LABEL_MIN and 2 * numbered[w] > counts[w]}
         return [[m for m in ms if m.surface not in common | labels] for ms in mentions]

@@ -12,9 +12,6 @@ DATA = Path(__file__).resolve().parents[2] / "examples" / "data"
 @pytest.fixture(scope="session")
 def demo_index(tmp_path_factory) -> Path:
     """A saved index of examples/data/corpus.jsonl (read-only for the tests: copy it to change it)."""
-    from llama_index_graphrag_suite.cli import main
+    from tests.conftest import index_demo_corpus
 
-    out = tmp_path_factory.mktemp("cli") / "index"
-    assert main(["index", str(DATA / "corpus.jsonl"), "--out", str(out), "--embed", "hash",
-                 "--entities", "statistical", "--quiet"]) == 0
-    return out
+    return index_demo_corpus(tmp_path_factory.mktemp("cli") / "index")

@@ -19,12 +19,9 @@ QUESTION = "Who designed the theatre where the opera 'The Salt Crown' premiered?
 
 @pytest.fixture(scope="session")
 def index_dir(tmp_path_factory) -> Path:
-    from llama_index_graphrag_suite.cli import main
+    from tests.conftest import index_demo_corpus
 
-    out = tmp_path_factory.mktemp("serve") / "index"
-    assert main(["index", str(DATA / "corpus.jsonl"), "--out", str(out), "--embed", "hash",
-                 "--entities", "statistical", "--quiet"]) == 0
-    return out
+    return index_demo_corpus(tmp_path_factory.mktemp("serve") / "index")
 
 
 @pytest.fixture(scope="session")
