@@ -104,6 +104,25 @@ def test_labels_followed_by_numbers_are_not_names():
     assert [m.key for m in kept[0]] == ["fig"]
 
 
+def test_title_heads_followed_by_of_are_not_names():
+    from llama_index_graphrag_suite.extractors.entity_resolution import EntityMention
+
+    # NER reads the title alone as a person ("Duke" PERSON linked 157 chunks of 2wiki, every duke of anything)
+    texts = ["Henry was Duke of York.", "The Duke of Kent died in 1942.", "She married the Duke of Fife.",
+             "Duke Ellington played jazz.", "MTCT of HIV fell; MTCT of HBV too. MTCT of syphilis was rare.",
+             "Anna Duke wrote it."]
+    duke = [EntityMention("duke", "Duke", "PERSON", 0, 4)]
+    mtct = [EntityMention("mtct", "MTCT", "ORG", 0, 4)]
+    mentions = [duke, duke, duke, duke, mtct, duke]
+    kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, mentions)
+    # "Duke" is followed by "of" in 3 of its 5 writings: a title; "MTCT" is all capitals (a code): kept
+    assert [[m.key for m in ms] for ms in kept] == [[], [], [], [], ["mtct"], []]
+    # a name followed by "of" only now and then stays a name
+    texts[2] = "She married Duke Ellington's drummer."
+    kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, mentions)
+    assert [m.key for m in kept[0]] == ["duke"]
+
+
 def test_long_document_title_is_not_a_hub_but_an_article_title_is():
     # chunks of a long document begin with its title line, as the index's chunker writes them
     texts = [f"Medical\n\nParagraph {i} of the guideline discusses follow-up visits after surgery." for i in range(10)]

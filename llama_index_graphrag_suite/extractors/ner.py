@@ -71,8 +71,8 @@ _SUBJECT_PRONOUNS = frozenset({"he", "she"})
 _BARE_ARTICLES = frozenset({"the", "a", "an"})
 _DANGLING_ENDS = frozenset({"of", "the", "and", "for"})  # a name ending in one of these was cut off ("Duke of")
 _POSSESSIVE_END = re.compile(r"(?:['’]s?)$")
-_NUMBERED_LABEL = re.compile(r"\b([A-Z][a-z]+)\.?\s\(?\d")  # a capitalised word, then a number: "Fig. 3", "Table 2"
-_LABEL_MIN = 3  # numbered mentions a one-word name needs before it can be judged a label
+_NUMBERED_LABEL = re.compile(r"\b([A-Z][a-z]+)\.?\s(?:\(?\d|of\b)")  # "Fig. 3", "Table 2"; "Duke of" (a title)
+_LABEL_MIN = 3  # such writings a one-word name needs before it can be judged a label
 # spaCy CPU seconds per MB of text, measured on real English prose (benchmarks/results/big_document.md, 2 MB
 # and 20 MB builds): the parse mode runs tok2vec, the dependency parser and NER; the co-occurrence mode only
 # NER (0.6x, spacy_pipeline.py). Used only to tell the user what a big input will cost before it starts.
@@ -249,8 +249,8 @@ class NEREntityExtractor(TransformComponent):
     def _drop_words_that_are_not_names(self, texts: list[str],
                                        mentions: list[list[EntityMention]]) -> list[list[EntityMention]]:
         """Without one-word names that the texts write more often in lower case than capitalised (``Blood``,
-        ``Types``), or that are labels: mostly followed by a number, at least ``_LABEL_MIN`` times (``Fig. 3``,
-        ``Table 2``, ``Op. 27``, ``Terminal 1``; a code such as ``BRCA1`` is written without the space and stays)."""
+        ``Types``), or labels: mostly followed by a number or "of", ``_LABEL_MIN`` times or more (``Fig. 3``,
+        ``Op. 27``; ``Duke of``, ``Earl of``: ``duke`` linked 157 2wiki chunks). Codes stay (``BRCA1``, ``MTCT of``)."""
         singles = {m.surface for ms in mentions for m in ms if " " not in m.surface.strip()}
         if not singles:
             return mentions
