@@ -81,3 +81,22 @@ def test_query_engine_prompt_still_has_the_evidence(graph_index, method):
     async_llm = ScriptedLLM(responder=lambda prompt: "Marlow.")
     asyncio.run(retriever.as_query_engine(llm=async_llm).aquery(QUESTION))
     assert any(line in prompt for prompt in async_llm.prompts)
+
+
+def test_top_k_breaks_ties_by_index_at_the_cut_too():
+    import numpy as np
+
+    from llama_index_graphrag_suite.methods.scoring import top_k
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        # coarse scores: many exact ties, as duplicated passages give
+        scores = rng.integers(0, 6, size=rng.integers(1, 60)).astype(np.float64)
+        full = np.lexsort((np.arange(scores.size), -scores))  # every index, best first, ties by index
+        for k in (1, 3, 5, 20, 100):
+            assert top_k(scores, k).tolist() == full[:k].tolist()
+    # two passages tied at the fifth place: the lower index is kept, whatever k the caller asks for
+    scores = np.array([0.9, 0.8, 0.7, 0.6, 0.1, 0.5, 0.1, 0.5, 0.0])
+    assert top_k(scores, 5).tolist() == [0, 1, 2, 3, 5]
+    assert top_k(scores, 20)[:5].tolist() == top_k(scores, 5).tolist()
+    assert top_k(np.array([np.nan, 1.0, 2.0]), 2).tolist() == [2, 1]

@@ -32,10 +32,19 @@ def hybrid(dense: np.ndarray, sparse: np.ndarray) -> np.ndarray:
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k largest scores, best first; ties broken by index for repeatable output."""
+    """Indices of the k largest scores, best first; ties broken by index (the lower first), also at the cut, so
+    ``top_k(s, 5)`` is always ``top_k(s, 20)[:5]`` (argpartition alone keeps an arbitrary one of two chunks tied
+    at the k-th score: duplicated passages of a guideline made the hybrid guard and the hybrid method differ)."""
     scores = np.asarray(scores)
     k = min(k, scores.size)
     if k <= 0:
         return np.empty(0, np.int64)
-    part = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
+    if k < scores.size:
+        part = np.argpartition(-scores, k - 1)[:k]
+        kth = scores[part].min()
+        if kth == kth:  # not NaN: take every score above the k-th, then the tied ones by index
+            above = np.flatnonzero(scores > kth)
+            part = np.concatenate([above, np.flatnonzero(scores == kth)[: k - above.size]])
+    else:
+        part = np.arange(scores.size)
     return part[np.lexsort((part, -scores[part]))]
