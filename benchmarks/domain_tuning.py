@@ -43,7 +43,7 @@ DATASETS = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100", "grap
 METHODS = ("hipporag", "agrag", "pathrag", "archrag", "a2rag@5")
 DEPTH = 20
 K = 5
-BOOTSTRAP_DRAWS = 2000  # resamples for the in-sample minus left-out intervals
+BOOTSTRAP_DRAWS = 2000  # resamples behind the in-sample minus left-out (and minus hybrid) intervals
 FLOOR_PENALTY = 10.0  # a point below hybrid - 0.5 (the issue's floor) costs ten points of gain elsewhere
 OWN_SETTINGS = ("a2rag@5",)  # the recommended method gets guard settings of its own (A2RAGConfig's defaults)
 
