@@ -73,4 +73,3 @@ def index_demo_corpus(out: Path) -> Path:
     assert main(["index", str(DEMO_DATA / "corpus.jsonl"), "--out", str(out), "--embed", "hash",
                  "--entities", "statistical", "--quiet"]) == 0
     return out
-

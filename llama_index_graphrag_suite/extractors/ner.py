@@ -71,7 +71,7 @@ _SUBJECT_PRONOUNS = frozenset({"he", "she"})
 _BARE_ARTICLES = frozenset({"the", "a", "an"})
 _DANGLING_ENDS = frozenset({"of", "the", "and", "for"})  # a name ending in one of these was cut off ("Duke of")
 _POSSESSIVE_END = re.compile(r"(?:['’]s?)$")
-_NUMBERED_LABEL = re.compile(r"\b([A-Z][a-z]+)\.?\s(?:\(?\d|of\b)")  # "Fig. 3", "Table 2"; "Duke of" (a title)
+_LABEL_WRITING = re.compile(r"\b([A-Z][a-z]+)\.?\s(?:\(?\d|of\b)")  # "Fig. 3", "Table 2"; "Duke of" (a title)
 _LABEL_MIN = 3  # such writings a one-word name needs before it can be judged a label
 # spaCy CPU seconds per MB of text, measured on real English prose (benchmarks/results/big_document.md, 2 MB
 # and 20 MB builds): the parse mode runs tok2vec, the dependency parser and NER; the co-occurrence mode only
@@ -256,9 +256,9 @@ class NEREntityExtractor(TransformComponent):
             return mentions
         lowered = {w.lower() for w in singles}
         counts: Counter = Counter(w for t in texts for w in words(t) if w.lower() in lowered)
-        numbered = Counter(m.group(1) for t in texts for m in _NUMBERED_LABEL.finditer(t) if m.group(1) in singles)
+        labelled = Counter(m.group(1) for t in texts for m in _LABEL_WRITING.finditer(t) if m.group(1) in singles)
         common = {w for w in singles if counts[w.lower()] > counts[w] and w != w.lower()}
-        labels = {w for w in singles if numbered[w] >= _LABEL_MIN and 2 * numbered[w] > counts[w]}
+        labels = {w for w in singles if labelled[w] >= _LABEL_MIN and 2 * labelled[w] > counts[w]}
         return [[m for m in ms if m.surface not in common | labels] for ms in mentions]
 
     def _term_mentions(self, parsed: list, texts: list[str],
