@@ -124,6 +124,26 @@ def test_title_heads_followed_by_of_are_not_names():
     assert [m.key for m in kept[0]] == ["duke"]
 
 
+def test_title_heads_of_longer_names_are_not_names_but_places_and_given_names_are():
+    from llama_index_graphrag_suite.extractors.name_words import words_that_are_not_names
+
+    # "King" heads longer names ("King George", "King Xerxes", "King of Scotland") and is a common noun too ("the
+    # king"): NER's lone "King" linked 155 2wiki chunks of different kings. "Ohio" heads longer names as often but
+    # is never written in lower case (a place); "William" likewise (a given name); "Stephen King" writes the
+    # surname after a name, which is not heading one.
+    texts = ["King George ruled; the king was old.", "King Xerxes met King Darius.", "Robert I, King of Scotland.",
+             "He served the King, as the king asked.", "Ohio State won; Ohio River floods.", "Ohio Valley is wide.",
+             "Ohio is a state.", "William Henry met William Pitt.", "William Wallace fought.", "William came.",
+             "Stephen King wrote it. King lives in Maine."]
+    assert words_that_are_not_names(texts, {"King", "Ohio", "William"}) == {"King"}
+    # a word that heads longer names in fewer than half of its writings stays a name
+    texts += ["King lives in Maine.", "King writes daily.", "King was born in 1947.", "King spoke.", "King sang."]
+    assert words_that_are_not_names(texts, {"King"}) == set()
+    # codes in capitals are never judged; a name of two words is not a one-word name
+    assert words_that_are_not_names(["CNS Lymphoma", "CNS Lymphoma", "CNS Lymphoma", "the cns"], {"CNS"}) == set()
+    assert words_that_are_not_names(texts, {"King George"}) == set()
+
+
 def test_long_document_title_is_not_a_hub_but_an_article_title_is():
     # chunks of a long document begin with its title line, as the index's chunker writes them
     texts = [f"Medical\n\nParagraph {i} of the guideline discusses follow-up visits after surgery." for i in range(10)]

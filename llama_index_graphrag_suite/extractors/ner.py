@@ -15,9 +15,9 @@
    at least two chunks and in at most a corpus-computed share of them (:mod:`.terms`), as ``TERM``
    entities that take part in steps 4 and 5 like names.
 
-Two rules keep junk out of the graph whatever the corpus: a one-word name that the corpus mostly writes
-in lower case ("Blood", "Imaging", "Types" in a clinical guideline: heading words NER took for names) is
-not a name; and a document's title is linked to all of its chunks only when it heads at most
+Two rules keep junk out of the graph whatever the corpus: a one-word name that the corpus writes as a
+common word, a label or the head of longer names ("Blood" in a clinical guideline, "Fig. 3", "King George":
+:mod:`.name_words`) is not a name; and a document's title is linked to all of its chunks only when it heads at most
 ``title_link_max_chunks`` chunks (a Wikipedia article: the title is what every chunk is about), else only
 to the first of them and to the chunks whose text writes it (a long guideline or book, or many passages
 sharing one title: the title would be a hub that every walk runs through).
@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import Counter
 from typing import Any, Literal, Sequence
 
 from llama_index.core.graph_stores.types import KG_NODES_KEY, KG_RELATIONS_KEY, EntityNode, Relation
@@ -48,6 +47,7 @@ from .dependency_relations import ParsedRelation, cooccurrence_relations, parsed
 from .entity_resolution import EntityMention, majority_type, mention_from, resolve_document
 from .entity_stats import EntityStatistics, find_mentions
 from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from_metadata
+from .name_words import words_that_are_not_names
 from .spacy_pipeline import default_processes, dominant_script, load_pipeline, parse, readable_by
 from .terms import (
     TERM_TYPE,
@@ -59,7 +59,6 @@ from .terms import (
     terms_wanted,
     word_ceiling,
 )
-from ..text import words
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +70,6 @@ _SUBJECT_PRONOUNS = frozenset({"he", "she"})
 _BARE_ARTICLES = frozenset({"the", "a", "an"})
 _DANGLING_ENDS = frozenset({"of", "the", "and", "for"})  # a name ending in one of these was cut off ("Duke of")
 _POSSESSIVE_END = re.compile(r"(?:['’]s?)$")
-_LABEL_WRITING = re.compile(r"\b([A-Z][a-z]+)\.?\s(?:\(?\d|of\b)")  # "Fig. 3", "Table 2"; "Duke of" (a title)
-_LABEL_MIN = 3  # such writings a one-word name needs before it can be judged a label
 # spaCy CPU seconds per MB of text, measured on real English prose (benchmarks/results/big_document.md, 2 MB
 # and 20 MB builds): the parse mode runs tok2vec, the dependency parser and NER; the co-occurrence mode only
 # NER (0.6x, spacy_pipeline.py). Used only to tell the user what a big input will cost before it starts.
@@ -248,18 +245,10 @@ class NEREntityExtractor(TransformComponent):
 
     def _drop_words_that_are_not_names(self, texts: list[str],
                                        mentions: list[list[EntityMention]]) -> list[list[EntityMention]]:
-        """Without one-word names that the texts write more often in lower case than capitalised (``Blood``,
-        ``Types``), or labels: mostly followed by a number or "of", ``_LABEL_MIN`` times or more (``Fig. 3``,
-        ``Op. 27``; ``Duke of``, ``Earl of``: ``duke`` linked 157 2wiki chunks). Codes stay (``BRCA1``, ``MTCT of``)."""
-        singles = {m.surface for ms in mentions for m in ms if " " not in m.surface.strip()}
-        if not singles:
-            return mentions
-        lowered = {w.lower() for w in singles}
-        counts: Counter = Counter(w for t in texts for w in words(t) if w.lower() in lowered)
-        labelled = Counter(m.group(1) for t in texts for m in _LABEL_WRITING.finditer(t) if m.group(1) in singles)
-        common = {w for w in singles if counts[w.lower()] > counts[w] and w != w.lower()}
-        labels = {w for w in singles if labelled[w] >= _LABEL_MIN and 2 * labelled[w] > counts[w]}
-        return [[m for m in ms if m.surface not in common | labels] for ms in mentions]
+        """Without the one-word names that the texts show are not names (name_words.py): common words
+        (``Blood``), labels (``Fig. 3``, ``Duke of``) and heads of longer names (``King George``)."""
+        drop = words_that_are_not_names(texts, {m.surface for ms in mentions for m in ms})
+        return [[m for m in ms if m.surface not in drop] for ms in mentions] if drop else mentions
 
     def _term_mentions(self, parsed: list, texts: list[str],
                        names: list[list[EntityMention]]) -> list[list[EntityMention]]:

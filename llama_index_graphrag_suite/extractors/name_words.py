@@ -1,0 +1,54 @@
+"""Which one-word names that NER found are not names, judged from how the whole corpus writes each word.
+
+spaCy's small English model labels many capitalised words that are not names: a heading word (``Blood``
+ORG in a clinical guideline), a figure label (``Fig`` PERSON), a title (``Duke`` in "Duke of York", ``King``
+in "King George"). Left in, each becomes an entity linked to every chunk that writes it, joining things that
+have nothing in common (every duke, every king). Three readings of the corpus, each counted over all the
+texts of a build, drop such a word:
+
+* **a common word**: written in lower case more often than capitalised (``blood``, ``types``);
+* **a label**: mostly followed by a number or by "of" (``Fig. 3``, ``Op. 27``; ``Duke of York``);
+* **the head of longer names**: mostly followed by "of", a number or another capitalised word, and also
+  written in lower case now and then (``King George``, ``Prince Frederick``, ``World War``, ``North
+  Carolina``; "king", "prince", "world" are common nouns too). A place or a given name that heads longer
+  names (``Ohio State``, ``William Henry``) is never written in lower case, and stays.
+
+Only words written as one capital and lower-case letters are judged: codes in capitals (``BRCA1``, ``MTCT``)
+always stay. Each reading needs ``MIN_WRITINGS`` writings before it can drop a word.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Iterable
+
+from ..text import words
+
+__all__ = ["MIN_WRITINGS", "words_that_are_not_names"]
+
+MIN_WRITINGS = 3  # writings of a kind a word needs before that kind can drop it
+LOWER_SHARE = 0.1  # lower-case writings (a share of the capitalised ones) that make a word also a common noun
+_LABEL = re.compile(r"\b([A-Z][a-z]+)\.?\s(?:\(?\d|of\b)")  # "Fig. 3", "Table 2"; "Duke of" (a title)
+# the same, or followed on the same line by another capitalised word: "King George", "Princess Maria"
+_HEAD = re.compile(r"\b([A-Z][a-z]+)\.?[ \t]+(?:\(?\d|of\b|[A-Z])")
+
+
+def words_that_are_not_names(texts: list[str], singles: Iterable[str]) -> set[str]:
+    """The one-word names in ``singles`` (as written: ``"Blood"``) that ``texts`` show are not names."""
+    singles = {w for w in singles if w and " " not in w.strip()}
+    if not singles:
+        return set()
+    lowered = {w.lower() for w in singles}
+    counts: Counter = Counter(w for t in texts for w in words(t) if w.lower() in lowered)
+    labelled = Counter(m.group(1) for t in texts for m in _LABEL.finditer(t) if m.group(1) in singles)
+    heading = Counter(m.group(1) for t in texts for m in _HEAD.finditer(t) if m.group(1) in singles)
+
+    def mostly(counter: Counter, word: str) -> bool:
+        return counter[word] >= MIN_WRITINGS and 2 * counter[word] > counts[word]
+
+    common = {w for w in singles if counts[w.lower()] > counts[w] and w != w.lower()}
+    labels = {w for w in singles if mostly(labelled, w)}
+    heads = {w for w in singles if mostly(heading, w) and counts[w.lower()] >= LOWER_SHARE * counts[w]
+             and w != w.lower()}
+    return common | labels | heads
