@@ -74,12 +74,6 @@ def test_clinical_terms_become_entities_linked_wherever_written():
     assert any("basal cell carcinoma" in pair for pair in rels)
 
 
-def _kept(texts, mentions):
-    """The mentions the extractor keeps after its one-word rules (name_words.py)."""
-    drop = NEREntityExtractor(terms=False)._words_that_are_not_names(texts, mentions, {})
-    return [[m for m in ms if m.surface not in drop] for ms in mentions]
-
-
 def test_common_words_are_not_names():
     from llama_index_graphrag_suite.extractors.entity_resolution import EntityMention
 
@@ -87,7 +81,7 @@ def test_common_words_are_not_names():
              "Mohs surgery was done by Dr Mohs."]
     mentions = [[EntityMention("blood", "Blood", "ORG", 0, 5)], [EntityMention("blood", "Blood", "ORG", 0, 5)], [],
                 [EntityMention("mohs", "Mohs", "PERSON", 0, 4)]]
-    kept = _kept(texts, mentions)
+    kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, mentions)
     # "blood" is written in lower case 4 times against 2 capitalised: not a name; "Mohs" only capitalised: a name
     assert [[m.key for m in ms] for ms in kept] == [[], [], [], ["mohs"]]
 
@@ -101,12 +95,12 @@ def test_labels_followed_by_numbers_are_not_names():
     fig = [EntityMention("fig", "Fig", "PERSON", 0, 3)]
     brca = [EntityMention("brca", "BRCA", "ORG", 0, 4)]
     mentions = [fig, fig, brca, brca, fig]
-    kept = _kept(texts, mentions)
+    kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, mentions)
     # "Fig" is followed by a number in 4 of its 6 writings: a figure label; BRCA1 is a code (no space): kept
     assert [[m.key for m in ms] for ms in kept] == [[], [], ["brca"], ["brca"], []]
     # a name that is followed by a number only now and then stays a name
     texts[1] = "As the figure shows, the results agree."
-    kept = _kept(texts, mentions)
+    kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, mentions)
     assert [m.key for m in kept[0]] == ["fig"]
 
 
@@ -120,13 +114,13 @@ def test_title_heads_followed_by_of_are_not_names():
     duke = [EntityMention("duke", "Duke", "PERSON", 0, 4)]
     mtct = [EntityMention("mtct", "MTCT", "ORG", 0, 4)]
     mentions = [duke, duke, duke, duke, mtct, duke]
-    kept = _kept(texts, mentions)
+    kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, mentions)
     # "Duke" is followed by "of" in 3 of its 5 writings: a title; "MTCT" is all capitals (a code): kept
     assert [[m.key for m in ms] for ms in kept] == [[], [], [], [], ["mtct"], []]
     # a name followed by "of" in under half of its writings stays a name (3 of 7 here)
     texts += ["Duke Ellington toured.", "Duke Ellington recorded it."]
     mentions += [duke, duke]
-    kept = _kept(texts, mentions)
+    kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, mentions)
     assert [m.key for m in kept[0]] == ["duke"]
 
 
@@ -148,22 +142,6 @@ def test_title_heads_of_longer_names_are_not_names_but_places_and_given_names_ar
     # codes in capitals are never judged; a name of two words is not a one-word name
     assert words_that_are_not_names(["CNS Lymphoma", "CNS Lymphoma", "CNS Lymphoma", "the cns"], {"CNS"}) == set()
     assert words_that_are_not_names(texts, {"King George"}) == set()
-
-
-def test_a_one_word_title_is_linked_to_its_article_not_wherever_the_word_heads_a_name():
-    # a film titled "Princess": the gazetteer had linked its title to every capitalised "Princess" (128 chunks of
-    # 2wiki, every princess); "Ada Lorne", a name of two words, is still linked wherever it is written
-    film = ["Princess is a 2006 film by Ada Lorne about a royal princess."]
-    others = ["Princess Maria of Spain married in 1860.", "Princess Victoria of Saxe-Coburg was a princess.",
-              "The princess met Princess Louise and Princess Sophia.", "Ada Lorne filmed the princess in Paris."]
-    nodes = _nodes(film + others, doc_of=lambda i: "film" if i == 0 else f"d{i}",
-                   title=None)
-    nodes[0].metadata["title"] = "Princess"
-    for node in nodes[1:]:
-        node.metadata["title"] = node.text.split(" ")[0] + " article"
-    graph = _graph(NEREntityExtractor(terms=False)(nodes))
-    assert graph["princess"][1] == {"c0"}
-    assert graph["ada lorne"][1] == {"c0", "c4"}
 
 
 def test_long_document_title_is_not_a_hub_but_an_article_title_is():

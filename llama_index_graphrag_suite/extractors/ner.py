@@ -125,7 +125,6 @@ class NEREntityExtractor(TransformComponent):
     _vocabulary: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)  # key -> (surface, type)
     _matcher: NameMatcher = PrivateAttr(default_factory=NameMatcher)
     _title_surfaces: dict[str, str] = PrivateAttr(default_factory=dict)  # title key -> the title as written
-    _not_names: set[str] = PrivateAttr(default_factory=set)  # one-word names, as written, this call does not link
     _fallback_stats: EntityStatistics = PrivateAttr(default_factory=lambda: EntityStatistics(3))
 
     @classmethod
@@ -160,9 +159,9 @@ class NEREntityExtractor(TransformComponent):
         self._warn_unreadable(nlp, texts, readable)
 
         mentions = [self._ner_mentions(doc) if doc is not None else [] for doc in parsed]
+        if not self.lowercase_names:
+            mentions = self._drop_words_that_are_not_names(texts, mentions)
         titles = self._titles(nodes, texts, nlp) if self.titles else {}
-        self._not_names = set() if self.lowercase_names else self._words_that_are_not_names(texts, mentions, titles)
-        mentions = [[m for m in ms if m.surface not in self._not_names] for ms in mentions]
         aliases: dict[str, dict[str, str]] = {}
         by_doc: dict[str, list[int]] = {}
         for pos, node in enumerate(nodes):
@@ -244,15 +243,12 @@ class NEREntityExtractor(TransformComponent):
                     out.append(m)
         return out
 
-    def _words_that_are_not_names(self, texts: list[str], mentions: list[list[EntityMention]],
-                                  titles: dict[str, tuple[str, str]]) -> set[str]:
-        """One-word names, as written, that the texts show are not names (name_words.py): common words
-        (``Blood``), labels (``Fig. 3``, ``Duke of``), heads of longer names (``King George``). Judged for NER's
-        mentions and for the one-word names the gazetteer would link (a film titled "Princess" or "Day" is a
-        name in its own article, not wherever the word is capitalised)."""
-        known = {k for k in self._vocabulary.keys() | {key for key, _ in titles.values()} if k.isalpha()}
-        return words_that_are_not_names(texts, {m.surface for ms in mentions for m in ms}
-                                        | {k.capitalize() for k in known})
+    def _drop_words_that_are_not_names(self, texts: list[str],
+                                       mentions: list[list[EntityMention]]) -> list[list[EntityMention]]:
+        """Without the one-word names that the texts show are not names (name_words.py): common words
+        (``Blood``), labels (``Fig. 3``, ``Duke of``) and heads of longer names (``King George``)."""
+        drop = words_that_are_not_names(texts, {m.surface for ms in mentions for m in ms})
+        return [[m for m in ms if m.surface not in drop] for ms in mentions] if drop else mentions
 
     def _term_mentions(self, parsed: list, texts: list[str],
                        names: list[list[EntityMention]]) -> list[list[EntityMention]]:
@@ -322,7 +318,7 @@ class NEREntityExtractor(TransformComponent):
         taken = [(m.start, m.end) for m in found]
         out = []
         for key, start, end in self._matcher.find(text):
-            if any(start < e and s < end for s, e in taken) or text[start:end] in self._not_names:
+            if any(start < e and s < end for s, e in taken):
                 continue
             key = aliases.get(key, key)
             out.append(EntityMention(key, text[start:end], self._vocabulary.get(key, ("", ""))[1], start, end))
