@@ -203,9 +203,13 @@ def main() -> None:
                   "section above). Index: "
                   f"{r['index']['seconds']:.1f} s, {r['index']['peak_rss_mb']:.0f} MB peak.", ""]
         lines += method_table(r) + [""]
+    # which commit re-ran a micro-benchmark on its own, when it was not the last full `make bench` (a sidecar file:
+    # the scripts print plain text and know no revision)
+    runs = load(results / "micro_runs.json") if (results / "micro_runs.json").exists() else {}
     for name, script, title in MICRO_BENCHMARKS:
         if (results / name).exists():
-            lines += [f"## {title}", "", f"Output of `benchmarks/{script}` (see run_all.sh):", "", "```",
+            when = f", run at commit {runs[name]}" if name in runs else ""
+            lines += [f"## {title}", "", f"Output of `benchmarks/{script}` (see run_all.sh){when}:", "", "```",
                       (results / name).read_text(encoding="utf-8").strip(), "```", ""]
     if (results / "json_repair.md").exists():  # markdown already, from benchmarks/json_repair_compare.py
         lines += [(results / "json_repair.md").read_text(encoding="utf-8").strip(), ""]

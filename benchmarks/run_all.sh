@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 DATA=${DATASETS:-../shared/datasets}
 OUT=benchmarks/results
 mkdir -p "$OUT"
+rm -f "$OUT/micro_runs.json"  # which micro-benchmark a later commit re-ran alone: a full run supersedes it
 .venv/bin/python benchmarks/json_repair_compare.py --out "$OUT/json_repair.md"
 rm -rf "$OUT/index-2wiki" "$OUT/index-hotpot" "$OUT/index-musique"  # built fresh below (reused by the micro-benchmarks), never committed
 export HF_HUB_OFFLINE=1
