@@ -13,8 +13,9 @@ texts of a build, drop such a word:
   Carolina``; "king", "prince", "world" are common nouns too). A place or a given name that heads longer
   names (``Ohio State``, ``William Henry``) is never written in lower case, and stays.
 
-Only words written as one capital and lower-case letters are judged: codes in capitals (``BRCA1``, ``MTCT``)
-always stay. Each reading needs ``MIN_WRITINGS`` writings before it can drop a word.
+Labels and heads are words written as one capital and lower-case letters (the regular expressions below), so a
+code in capitals (``BRCA1``, ``MTCT of HIV``) is never one. The label and head readings need ``MIN_WRITINGS``
+writings before they can drop a word.
 """
 
 from __future__ import annotations
@@ -49,6 +50,5 @@ def words_that_are_not_names(texts: list[str], singles: Iterable[str]) -> set[st
 
     common = {w for w in singles if counts[w.lower()] > counts[w] and w != w.lower()}
     labels = {w for w in singles if mostly(labelled, w)}
-    heads = {w for w in singles if mostly(heading, w) and counts[w.lower()] >= LOWER_SHARE * counts[w]
-             and w != w.lower()}
+    heads = {w for w in singles if mostly(heading, w) and counts[w.lower()] >= LOWER_SHARE * counts[w]}
     return common | labels | heads
