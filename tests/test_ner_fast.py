@@ -145,15 +145,15 @@ def test_ray_parse_shards_run_the_same_pipeline():
 def test_a_big_input_is_announced_with_its_cost_before_the_parse(caplog, monkeypatch):
     import logging
 
-    from llama_index_graphrag_suite.extractors import ner
+    from llama_index_graphrag_suite.extractors import spacy_pipeline
 
-    with caplog.at_level(logging.INFO, logger=ner.__name__):
+    with caplog.at_level(logging.INFO, logger=spacy_pipeline.__name__):
         build("parse")
     assert "MB of text" not in caplog.text  # a few hundred bytes: nothing to announce
-    monkeypatch.setattr(ner, "BIG_INPUT_MB", 0.0001)
+    monkeypatch.setattr(spacy_pipeline, "BIG_INPUT_MB", 0.0001)
     for mode, per_mb in (("parse", 30.0), ("cooccurrence", 18.0)):
         caplog.clear()
-        with caplog.at_level(logging.INFO, logger=ner.__name__):
+        with caplog.at_level(logging.INFO, logger=spacy_pipeline.__name__):
             build(mode)
         line = next(r.getMessage() for r in caplog.records if "MB of text" in r.getMessage())
         megabytes = sum(len(text) for _, _, text in DOCS) / 1e6

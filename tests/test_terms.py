@@ -241,3 +241,45 @@ def test_a_name_cut_off_before_its_head_is_no_name():
                 Span(doc, 9, 11, label="WORK_OF_ART"), Span(doc, 14, 17, label="FAC")]
     keys = [m.key for m in NEREntityExtractor(terms=False)._ner_mentions(doc)]
     assert keys == ["prince henry", "gloucester", "carry on", "tower of london"]
+
+
+def test_an_insert_judges_known_names_by_the_whole_corpus():
+    # "King" was learned as a name from a first small build; the grown corpus shows it heads longer names and is
+    # a common noun too, so an insert stops linking it. A place and a document's one-word title stay linked.
+    indexed = ["King George ruled; the king was old.", "King Xerxes met King Darius.", "Robert I, King of Scotland.",
+               "He served the King, as the king asked.", "Ohio State won; Ohio River floods.", "Ohio Valley is wide."]
+    new = "King Darius and the Ohio Valley. Princess waved."
+    extractor = NEREntityExtractor(terms=False)
+    extractor.add_vocabulary({"king": ("King", "PERSON"), "ohio": ("Ohio", "GPE"), "princess": ("Princess", "PERSON")})
+    assert {k for k, _, _ in extractor._matcher.find(new)} >= {"king", "ohio", "princess"}
+    extractor._drop_words_that_are_not_names([new], [[]])  # a first build judges only what NER found in it
+    assert extractor._not_names == set()
+    extractor.add_corpus(indexed, titles=["Princess", "Ohio Valley"])
+    extractor._drop_words_that_are_not_names(extractor._corpus + [new], [[]])
+    assert extractor._not_names == {"king"}  # "Princess" is a document's title: titles are never judged
+    assert {m.key for m in extractor._known_names(new, [], {})} == {"ohio", "princess"}
+
+
+def test_an_insert_counts_terms_over_the_whole_corpus():
+    indexed = [f"Patient {i} had a high viral load in the clinic." for i in range(4)] + \
+              ["The spike protein binds the receptor."]
+    new = ["A lower viral load and a mutated spike protein were seen."]
+    nlp = load_pipeline()
+
+    def terms_of(extractor):
+        out = extractor._term_mentions([nlp(t) for t in new], new, [[]])
+        return {m.key for m in out[0]}
+
+    def seeded(**kw):
+        extractor = NEREntityExtractor(term_hub_floor=3, **kw)
+        extractor.add_vocabulary({"viral load": ("viral load", TERM_TYPE)})
+        return extractor
+
+    # counted over this insert alone (as before): the known term is linked though 5 chunks write it (ceiling 3),
+    # and "spike protein", written once before and once now, is no term
+    assert terms_of(seeded()) == {"viral load"}
+    with_corpus = seeded()
+    with_corpus.add_corpus(indexed)
+    assert terms_of(with_corpus) == {"spike protein"}
+    assert with_corpus.vocabulary["spike protein"][1] == TERM_TYPE
+

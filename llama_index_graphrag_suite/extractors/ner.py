@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import re
+from itertools import chain
 from typing import Any, Literal, Sequence
 
 from llama_index.core.graph_stores.types import KG_NODES_KEY, KG_RELATIONS_KEY, EntityNode, Relation
@@ -48,7 +49,7 @@ from .entity_resolution import EntityMention, majority_type, mention_from, resol
 from .entity_stats import EntityStatistics, find_mentions
 from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from_metadata
 from .name_words import words_that_are_not_names
-from .spacy_pipeline import default_processes, dominant_script, load_pipeline, parse, readable_by
+from .spacy_pipeline import announce_parse_cost, default_processes, dominant_script, load_pipeline, parse, readable_by
 from .terms import (
     TERM_TYPE,
     find_terms,
@@ -56,6 +57,7 @@ from .terms import (
     noun_phrases,
     phrase_keys,
     salient_terms,
+    terms_in,
     terms_wanted,
     word_ceiling,
 )
@@ -70,11 +72,6 @@ _SUBJECT_PRONOUNS = frozenset({"he", "she"})
 _BARE_ARTICLES = frozenset({"the", "a", "an"})
 _DANGLING_ENDS = frozenset({"of", "the", "and", "for"})  # a name ending in one of these was cut off ("Duke of")
 _POSSESSIVE_END = re.compile(r"(?:['’]s?)$")
-# spaCy CPU seconds per MB of text, measured on real English prose (benchmarks/results/big_document.md, 2 MB
-# and 20 MB builds): the parse mode runs tok2vec, the dependency parser and NER; the co-occurrence mode only
-# NER (0.6x, spacy_pipeline.py). Used only to tell the user what a big input will cost before it starts.
-PARSE_CPU_S_PER_MB = {"parse": 30.0, "cooccurrence": 18.0}
-BIG_INPUT_MB = 5.0
 
 
 def _outside_entities(spans: list[tuple[int, int]], doc) -> list[tuple[int, int]]:
@@ -126,6 +123,9 @@ class NEREntityExtractor(TransformComponent):
     _matcher: NameMatcher = PrivateAttr(default_factory=NameMatcher)
     _title_surfaces: dict[str, str] = PrivateAttr(default_factory=dict)  # title key -> the title as written
     _fallback_stats: EntityStatistics = PrivateAttr(default_factory=lambda: EntityStatistics(3))
+    _corpus: list[str] = PrivateAttr(default_factory=list)  # texts indexed before this call (add_corpus)
+    _title_keys: set[str] = PrivateAttr(default_factory=set)  # their documents' titles
+    _not_names: set[str] = PrivateAttr(default_factory=set)  # known one-word names the corpus shows are not names
 
     @classmethod
     def class_name(cls) -> str:
@@ -146,6 +146,12 @@ class NEREntityExtractor(TransformComponent):
                 names.append(key)
         self._matcher.add(names)
 
+    def add_corpus(self, texts: Sequence[str], titles: Sequence[str] = ()) -> None:
+        """The chunks indexed before an insert (texts, and their documents' titles): the corpus-wide rules (which
+        one-word names are not names, which terms are salient) count them too, so an insert judges as a build of
+        the whole corpus would, and stops linking known names and terms that the grown corpus rejects."""
+        self._corpus, self._title_keys = list(texts), {canonical_key(t) for t in titles if t}
+
     # ------------------------------------------------------------------ the pipeline
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
@@ -160,7 +166,7 @@ class NEREntityExtractor(TransformComponent):
 
         mentions = [self._ner_mentions(doc) if doc is not None else [] for doc in parsed]
         if not self.lowercase_names:
-            mentions = self._drop_words_that_are_not_names(texts, mentions)
+            mentions = self._drop_words_that_are_not_names(self._corpus + texts, mentions)
         titles = self._titles(nodes, texts, nlp) if self.titles else {}
         aliases: dict[str, dict[str, str]] = {}
         by_doc: dict[str, list[int]] = {}
@@ -208,7 +214,7 @@ class NEREntityExtractor(TransformComponent):
 
     def _parse(self, nlp, texts: list[str]):
         n_process = self.n_process or default_processes()
-        self._announce_cost(texts, n_process)
+        announce_parse_cost(texts, n_process, self.relations_from)
         docs = parse(nlp, texts, batch_size=self.batch_size, n_process=n_process)
         if not self.show_progress:
             return iter(docs)
@@ -216,18 +222,6 @@ class NEREntityExtractor(TransformComponent):
 
         desc = "Named entities (spaCy parse)" if self.relations_from == "parse" else "Named entities (spaCy NER)"
         return iter(tqdm(docs, total=len(texts), desc=desc))
-
-    def _announce_cost(self, texts: list[str], n_process: int) -> None:
-        """Say before a big parse starts what it will cost, and what the cheaper LLM-free graph costs."""
-        megabytes = sum(len(t) for t in texts) / 1e6  # characters: close to bytes for English
-        if megabytes < BIG_INPUT_MB:
-            return
-        cpu = megabytes * PARSE_CPU_S_PER_MB[self.relations_from]
-        log.info("NER over %.1f MB of text: spaCy needs about %.0f CPU s (about %.0f min with %d worker processes "
-                 "on an idle machine). The LLM-free graph without spaCy (entities='statistical', --entities "
-                 "statistical) is much cheaper: a whole 20 MB build took 94 CPU s against 679 with NER "
-                 "(benchmarks/results/big_document.md).",
-                 megabytes, cpu, cpu / max(n_process, 1) / 60, n_process)
 
     def _ner_mentions(self, doc) -> list[EntityMention]:
         out = []
@@ -246,8 +240,12 @@ class NEREntityExtractor(TransformComponent):
     def _drop_words_that_are_not_names(self, texts: list[str],
                                        mentions: list[list[EntityMention]]) -> list[list[EntityMention]]:
         """Without the one-word names that the texts show are not names (name_words.py): common words
-        (``Blood``), labels (``Fig. 3``, ``Duke of``) and heads of longer names (``King George``)."""
-        drop = words_that_are_not_names(texts, {m.surface for ms in mentions for m in ms})
+        (``Blood``), labels (``Fig. 3``, ``Duke of``) and heads of longer names (``King George``). On an insert, known
+        names (not titles) are judged too, and one judged not a name is no longer linked (``_known_names``)."""
+        known = {k: s for k, (s, t) in self._vocabulary.items()
+                 if self._corpus and t not in (TERM_TYPE, TITLE_TYPE) and k not in self._title_keys}
+        drop = words_that_are_not_names(texts, {m.surface for ms in mentions for m in ms} | set(known.values()))
+        self._not_names = {k for k, s in known.items() if s in drop}
         return [[m for m in ms if m.surface not in drop] for ms in mentions] if drop else mentions
 
     def _term_mentions(self, parsed: list, texts: list[str],
@@ -264,9 +262,12 @@ class NEREntityExtractor(TransformComponent):
             per_chunk.append([EntityMention(key, text[a:b], TERM_TYPE, a, b)
                               for key, a, b in find_terms(text, candidates)
                               if not any(a < e and s < b for s, e in spans)])
-        ceiling = hub_ceiling(len(texts), self.term_hub_share, self.term_hub_floor)
-        keep = salient_terms(([m.key for m in ms] for ms in per_chunk), self.term_min_chunks, ceiling,
-                             word_ceiling(len(texts))) | known
+        # counted over the chunks indexed before too (an insert): a known term the grown corpus writes too often
+        # is no longer linked, and a phrase written once before and once now is a term
+        n = len(texts) + len(self._corpus)
+        keep = salient_terms(chain(([m.key for m in ms] for ms in per_chunk), terms_in(self._corpus, candidates)),
+                             self.term_min_chunks, hub_ceiling(n, self.term_hub_share, self.term_hub_floor),
+                             word_ceiling(n)) | (set() if self._corpus else known)
         new = {}
         for ms in per_chunk:
             for m in ms:
@@ -318,7 +319,7 @@ class NEREntityExtractor(TransformComponent):
         taken = [(m.start, m.end) for m in found]
         out = []
         for key, start, end in self._matcher.find(text):
-            if any(start < e and s < end for s, e in taken):
+            if key in self._not_names or any(start < e and s < end for s, e in taken):
                 continue
             key = aliases.get(key, key)
             out.append(EntityMention(key, text[start:end], self._vocabulary.get(key, ("", ""))[1], start, end))

