@@ -27,9 +27,9 @@ class IndexConfig(BaseModel):
         "~1.7x faster; each name is related to the nearest name of its sentence). Entities are the same.")
     terms: bool | Literal["auto"] = Field(
         "auto", description="entities='ner'|'both': the corpus's salient noun phrases (written in 2 or more chunks, "
-        "at most term_hub_share of them) are TERM entities too (extractors/terms.py). auto: decided from the first "
-        "documents indexed, then saved as true/false: terms when fewer than 12 in 100 words are capitalised "
-        "mid-sentence (a corpus written in common nouns, not names).")
+        "at most term_hub_share of them) are TERM entities too (extractors/terms.py). auto: decided from the corpus "
+        "indexed so far, and saved as true/false once it holds 10,000 words: terms when fewer than 12 in 100 words "
+        "are capitalised mid-sentence (a corpus written in common nouns, not names).")
     term_hub_share: float = Field(0.05, gt=0.0, le=1.0, description="A term written in more than this share of the "
                                   "chunks (and in more than 20) is a hub, not a term; the ceiling is computed from "
                                   "the corpus at build time.")

@@ -198,6 +198,8 @@ def test_the_name_density_is_read_off_the_chunks_when_the_build_did_not_record_i
     texts = ["Ada Lorne painted the harbour at dawn.", "the tide rose over the old quay and the boats."]
     built = GraphRAGIndex.from_documents([Document(text=t, doc_id=str(i)) for i, t in enumerate(texts)],
                                          embed_model=HashEmbedding(dim=16), config=IndexConfig(terms=False))
-    assert "capitalised_per_100_words" not in built.build_info  # terms chosen by the user: nothing measured
     expected = capitalised_per_100_words(built.chunks[c].text for c in built.chunk_order)
+    assert built.build_info["capitalised_per_100_words"] == round(expected, 2)  # measured by every build
+    for key in ("capitalised_per_100_words", "capitalised_words"):  # as in an index saved before it was
+        built.build_info.pop(key)
     assert corpus_name_density(built) == pytest.approx(expected) and expected > 0

@@ -43,3 +43,27 @@ def test_a_new_name_is_not_linked_inside_a_longer_name_an_older_chunk_links():
                                          embed_model=HashEmbedding(dim=32), config=IndexConfig())
     linked = {index.chunks[c].doc_id for c in index.entities["united"].chunks}
     assert linked == {whole.chunks[c].doc_id for c in whole.entities["united"].chunks} == {"album"}
+
+
+def test_terms_are_decided_from_the_corpus_so_far_until_it_holds_enough_words(monkeypatch):
+    from llama_index_graphrag_suite.extractors import terms as terms_module
+
+    monkeypatch.setattr(terms_module, "TERMS_DECIDED_AFTER_WORDS", 120)
+    # one document written in names first: alone it says "no terms", but it is too short to decide for good
+    names = Document(text="Christopher Nolan directed Inception for Warner Bros. in London and Los Angeles.",
+                     doc_id="film", metadata={"title": "Inception"})
+    clinical = [Document(text=f"The viral load of patient {i} fell after rest, and the skin rash faded with the "
+                              f"fever in the second week of care at home.", doc_id=f"p{i}",
+                         metadata={"title": f"case {i}"}) for i in range(8)]
+    index = GraphRAGIndex.from_documents([names], embed_model=HashEmbedding(dim=32), config=IndexConfig())
+    assert index.config.terms == "auto" and index.build_info["capitalised_per_100_words"] > 12
+    index.insert(clinical[:4])  # the corpus now reads as common nouns: this insert extracts terms
+    assert index.config.terms == "auto" and index.build_info["capitalised_per_100_words"] < 12
+    assert index.entities["viral load"].type == TERM_TYPE
+    index.insert(clinical[4:])  # past the (patched) word count: the decision is final and saved with the config
+    assert index.config.terms is True
+    before = dict(index.build_info)
+    index.delete("p7")  # a delete takes its words back out of the running count
+    assert index.build_info["capitalised_words"][1] < before["capitalised_words"][1]
+    index.insert(clinical[7:])
+    assert index.build_info["capitalised_words"] == before["capitalised_words"]

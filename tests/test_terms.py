@@ -172,13 +172,18 @@ def test_terms_are_added_where_a_corpus_is_not_written_in_names():
     assert terms_wanted(ENCYCLOPAEDIC)[1] > 12 > terms_wanted(CLINICAL)[1]
 
 
-def test_the_index_decides_terms_once_and_saves_the_decision(tmp_path):
+def test_the_index_decides_terms_once_and_saves_the_decision(tmp_path, monkeypatch):
     from llama_index.core import Document
 
     from llama_index_graphrag_suite import GraphRAGIndex
     from llama_index_graphrag_suite.embeddings import HashEmbedding
+    from llama_index_graphrag_suite.extractors import terms as terms_module
 
     docs = [Document(text=t, doc_id=f"d{i}", metadata={"title": f"Note {i}"}) for i, t in enumerate(CLINICAL)]
+    few_words = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=64), config=IndexConfig())
+    # 60 words are too few to decide for good (TERMS_DECIDED_AFTER_WORDS), but this build extracts terms
+    assert few_words.config.terms == "auto" and few_words.entities["basal cell carcinoma"].type == TERM_TYPE
+    monkeypatch.setattr(terms_module, "TERMS_DECIDED_AFTER_WORDS", 20)
     index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=64), config=IndexConfig())
     assert index.config.terms is True and index.build_info["capitalised_per_100_words"] < 12
     assert index.entities["basal cell carcinoma"].type == TERM_TYPE

@@ -27,6 +27,7 @@ from ..documents import document_key
 from .journal import prune, undo_for_delete
 from .lazy_store import mirroring
 from .pending import document_hashes
+from .pipeline import count_name_density
 from .records import FactRecord
 from .refresh import RefreshResult, plan_refresh
 
@@ -163,6 +164,7 @@ class IndexMutation:
             raise KeyError(f"no document {sorted(missing)[0]!r} in the index")
         gone = set(gone_chunks)
         texts = [state.chunks[c].text for c in gone_chunks]
+        count_name_density(self, texts, -1)  # the journal puts build_info back if the delete fails
         stats = self.entity_statistics()
         stats.forget(texts)
         journal.on_undo(lambda: stats.fit(texts))

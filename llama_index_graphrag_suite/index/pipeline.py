@@ -116,13 +116,16 @@ def statistics(index, run: BuildRun, executor: Executor) -> None:
 
 def extract(index, run: BuildRun, executor: Executor) -> None:
     """The index's extractors (from its config, seeded with the known entities), the LLM's and the user's."""
-    if index.state.config.terms == "auto":  # decided once, from the first documents, and saved with the config
-        from ..extractors.terms import terms_wanted
+    config = index.state.config
+    density, words = count_name_density(index, [n.text for n in run.chunk_nodes], +1)
+    if config.terms == "auto":
+        from ..extractors.terms import NAME_RICH, TERMS_DECIDED_AFTER_WORDS
 
-        wanted, density = terms_wanted(n.text for n in run.chunk_nodes)
-        index.state.config = index.state.config.model_copy(update={"terms": wanted})
-        index.state.build_info["capitalised_per_100_words"] = round(density, 2)
-    run.extraction = extraction_for(index.state.config, index.entity_statistics(),
+        # decided from the corpus so far; final, and saved with the config, once the corpus holds enough words
+        config = config.model_copy(update={"terms": density < NAME_RICH})
+        if words >= TERMS_DECIDED_AFTER_WORDS:
+            index.state.config = config
+    run.extraction = extraction_for(config, index.entity_statistics(),
                                     {k: (e.surface, e.type) for k, e in index.state.entities.items()}, index.show_progress,
                                     list(index.state.chunks.values()))
     extractors: list[TransformComponent] = list(run.extraction.extractors)
@@ -142,6 +145,25 @@ def extract(index, run: BuildRun, executor: Executor) -> None:
             total = index.state.build_info.setdefault("llm_usage", {})
             for key, value in used.snapshot().items():
                 total[key] = total.get(key, 0) + value
+
+
+def count_name_density(index, texts: list[str], sign: int) -> tuple[float, int]:
+    """Add (``sign`` +1: an insert) or take back (-1: a delete) the capitalised words of ``texts`` in the index's
+    running count; returns the corpus's capitalised words per 100 and its words. The count is kept in
+    ``build_info`` (``capitalised_per_100_words``: the guard's name trust reads it), so it follows the corpus as
+    documents come and go; an index saved before the count existed reads its chunks once."""
+    from ..extractors.terms import capitalised_word_counts
+
+    info = index.state.build_info
+    if "capitalised_words" not in info:
+        # called before an insert adds its chunks and before a delete removes its own
+        info["capitalised_words"] = list(capitalised_word_counts(c.text for c in index.state.chunks.values()))
+    cap, words = capitalised_word_counts(texts)
+    cap, words = info["capitalised_words"][0] + sign * cap, info["capitalised_words"][1] + sign * words
+    info["capitalised_words"] = [cap, words]
+    density = 100.0 * cap / words if words else 0.0
+    info["capitalised_per_100_words"] = round(density, 2)
+    return density, words
 
 
 def tables(index, run: BuildRun, executor: Executor) -> None:
