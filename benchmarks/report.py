@@ -219,14 +219,42 @@ def main() -> None:
                                 ("store_bench.md", "Graph stores: in-memory JSON and embedded LadybugDB", "store_bench.py"),
                                 ("ray_bench.md", "Indexing on Ray", "ray_bench.py"),
                                 ("scale.md", "Scaling on a synthetic corpus", "scale.py"),  # includes scale.mmap.md
-                                ("startup.md", "Start-up of the CLI", "startup.py")):
+                                ("startup.md", "Start-up of the CLI", "startup.py"),
+                                ("name_density_sample.md", "How many words decide terms=\"auto\"",
+                                 "name_density_sample.py")):
         if (results / name).exists():  # markdown written by the script; its own "# " title becomes a sub-heading
             body = (results / name).read_text(encoding="utf-8").strip()
             body = _demote_headings(body)
             body = body.replace("](scale.png)", "](benchmarks/results/scale.png)")  # its image, from the repo root
             lines += [f"## {title}", "", f"Output of `benchmarks/{script}` (see run_all.sh):", "", body, ""]
+    lines += insert_batches_section(sorted(results.glob("insert_batches_*.json")))
     out.write_text("\n".join(lines), encoding="utf-8")
     print(f"wrote {out} and {len(reports)} plot(s) in {plots}")
+
+
+def insert_batches_section(paths: list[Path]) -> list[str]:
+    """A graph built by inserts in batches beside one built at once (benchmarks/insert_batches.py), per dataset."""
+    if not paths:
+        return []
+    lines = ["## Inserting documents in batches against one build", "",
+             "Output of `benchmarks/insert_batches.py` (see run_all.sh): the same documents indexed at once (*whole*) "
+             "and as a first build of one batch followed by inserts of one batch each (*batched*), default settings, "
+             "all-MiniLM-L6-v2. *shared links*: the (entity, chunk) links both graphs hold, over those either holds. "
+             "recall@5 in %, every question with gold; `:paper` reads the graph alone (the hybrid guard off).", ""]
+    for path in paths:
+        r = load(path)
+        methods = list(r["whole"]["recall@5"])
+        lines += [f"**{r['dataset']}** ({r['documents']} documents, {r['chunks']} chunks, batches of {r['batch']}, "
+                  f"commit {r['commit']}); shared links {100 * r['shared_links']:.1f} %.", "",
+                  "| build | seconds | entities | terms | links | largest entity | " + " | ".join(methods) + " |",
+                  "|---|---:|---:|---:|---:|---|" + "---:|" * len(methods)]
+        for name in ("whole", "batched"):
+            v = r[name]
+            largest = f"`{v['largest'][0]}` ({v['largest'][1]})" if v.get("largest") else ""
+            lines.append(f"| {name} | {v['seconds']:.1f} | {v['entities']:,} | {v['terms']:,} | {v['links']:,} | "
+                         f"{largest} | " + " | ".join(f"{v['recall@5'][m]:.1f}" for m in methods) + " |")
+        lines += ["", "Most linked, batched: " + ", ".join(f"`{k}` ({n})" for k, n in r["batched"]["top_linked"]), ""]
+    return lines
 
 
 def domain_tuning_section(path: Path) -> list[str]:

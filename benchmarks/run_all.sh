@@ -27,6 +27,12 @@ done
 # columns, entity counts and the most linked entities per set); indexes in a scratch folder, not committed
 .venv/bin/python benchmarks/domain_tuning.py build rank check tune --datasets "$DATA" --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" \
   --out "$OUT/domain_tuning.json"
+# inserts in batches of 50 documents against one build (a Wikipedia set and a clinical one), and how many words
+# the terms="auto" decision needs
+for ds in hotpotqa_train100 graphrag_bench_medical; do
+  .venv/bin/python benchmarks/insert_batches.py --dataset "$DATA/$ds" --batch 50 --out "$OUT/insert_batches_$ds.json"
+done
+.venv/bin/python benchmarks/name_density_sample.py --datasets "$DATA" > "$OUT/name_density_sample.md"
 .venv/bin/python benchmarks/ner_speed.py --corpus "$DATA/musique_train100/corpus.jsonl" --n 1200 > "$OUT/ner_speed.txt"
 .venv/bin/python benchmarks/scaling.py --data "$DATA" --out "$OUT/scaling"
 .venv/bin/python benchmarks/agrag_steiner.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \

@@ -67,3 +67,18 @@ def test_terms_are_decided_from_the_corpus_so_far_until_it_holds_enough_words(mo
     assert index.build_info["capitalised_words"][1] < before["capitalised_words"][1]
     index.insert(clinical[7:])
     assert index.build_info["capitalised_words"] == before["capitalised_words"]
+
+
+def test_a_title_many_inserted_passages_share_is_not_a_hub():
+    # a guideline split into passages, each a document titled "Medical", inserted one at a time: the passages
+    # indexed before count, so from the ninth on the title line no longer links the title (title_link_max_chunks 8)
+    docs = [Document(text=f"Passage {i} of the guideline is about aftercare.", doc_id=f"passage-{i}",
+                     metadata={"title": "Medical"}) for i in range(12)]
+    whole = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=32), config=IndexConfig(terms=False))
+    assert len(whole.entities["medical"].chunks) == 1
+    one_by_one = GraphRAGIndex.from_documents(docs[:1], embed_model=HashEmbedding(dim=32),
+                                              config=IndexConfig(terms=False))
+    for doc in docs[1:]:
+        one_by_one.insert([doc])
+    assert {one_by_one.chunks[c].doc_id for c in one_by_one.entities["medical"].chunks} == \
+        {f"passage-{i}" for i in range(8)}  # before the ninth, a title heading 8 chunks is an article's

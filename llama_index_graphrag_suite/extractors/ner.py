@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from itertools import chain
 from typing import Any, Literal, Sequence
 
@@ -124,7 +125,7 @@ class NEREntityExtractor(TransformComponent):
     _title_surfaces: dict[str, str] = PrivateAttr(default_factory=dict)  # title key -> the title as written
     _fallback_stats: EntityStatistics = PrivateAttr(default_factory=lambda: EntityStatistics(3))
     _corpus: list[str] = PrivateAttr(default_factory=list)  # texts indexed before this call (add_corpus)
-    _title_keys: set[str] = PrivateAttr(default_factory=set)  # their documents' titles
+    _title_keys: Counter = PrivateAttr(default_factory=Counter)  # their documents' titles: chunks of each
     _not_names: set[str] = PrivateAttr(default_factory=set)  # known one-word names the corpus shows are not names
 
     @classmethod
@@ -150,7 +151,7 @@ class NEREntityExtractor(TransformComponent):
         """The chunks indexed before an insert (texts, and their documents' titles): the corpus-wide rules (which
         one-word names are not names, which terms are salient) count them too, so an insert judges as a build of
         the whole corpus would, and stops linking known names and terms that the grown corpus rejects."""
-        self._corpus, self._title_keys = list(texts), {canonical_key(t) for t in titles if t}
+        self._corpus, self._title_keys = list(texts), Counter(canonical_key(t) for t in titles if t)
 
     # ------------------------------------------------------------------ the pipeline
 
@@ -195,8 +196,8 @@ class NEREntityExtractor(TransformComponent):
             if self.link_passages:
                 found += self._known_names(texts[pos], found, aliases[doc_key])
             title_key, title_type = titles.get(doc_key, ("", ""))
-            heads = title_positions.get(title_key, [pos])
-            if len(heads) > self.title_link_max_chunks and pos != heads[0]:
+            heads, before = title_positions.get(title_key, [pos]), self._title_keys[title_key]  # chunks it heads
+            if len(heads) + before > self.title_link_max_chunks and (pos != heads[0] or before):
                 # a long document's title is linked only where its text writes it, not by the title line that
                 # heads every chunk (NER reads that line as a name: "Medical" an ORG in all 1,139 chunks)
                 first_line = texts[pos].split("\n", 1)[0]

@@ -88,7 +88,7 @@ def capitalised_word_counts(texts: Iterable[str]) -> tuple[int, int]:
 # Words an index must hold before its "auto" decision on terms is final. Read off fewer, the density of a few
 # documents can fall on the wrong side of NAME_RICH: of 1,000 random draws of documents up to 200 words, 18 % of
 # covidqa_dev's and 4 % of musique_train100's decided otherwise than the whole corpus; from 10,000 words none of
-# the five shared sets did (the measurement is in the closing note of stop 32).
+# the five shared sets did (benchmarks/name_density_sample.py).
 TERMS_DECIDED_AFTER_WORDS = 10_000
 
 
