@@ -82,3 +82,25 @@ def test_a_title_many_inserted_passages_share_is_not_a_hub():
         one_by_one.insert([doc])
     assert {one_by_one.chunks[c].doc_id for c in one_by_one.entities["medical"].chunks} == \
         {f"passage-{i}" for i in range(8)}  # before the ninth, a title heading 8 chunks is an article's
+
+
+def test_an_extractor_kept_across_calls_counts_the_chunks_of_earlier_calls():
+    # PropertyGraphIndex(kg_extractors=[NEREntityExtractor()]).insert(...) calls the same extractor again
+    from llama_index.core.graph_stores.types import KG_NODES_KEY
+    from llama_index.core.schema import TextNode
+
+    from llama_index_graphrag_suite.extractors.ner import NEREntityExtractor
+
+    def nodes(texts, first):
+        return [TextNode(id_=f"c{first + i}", text=t, metadata={"doc_id": f"d{first + i}", "title": "Case"})
+                for i, t in enumerate(texts)]
+
+    def term_keys(batch):
+        return {n.name for node in batch for n in node.metadata[KG_NODES_KEY] if n.properties.get("type") == TERM_TYPE}
+
+    extractor = NEREntityExtractor(terms=True)
+    first = extractor(nodes(["The spike protein binds the receptor.", "Masks cut the spread in clinics."], 0))
+    assert "spike protein" not in term_keys(first)  # written in one chunk so far
+    second = extractor(nodes(["A mutated spike protein was seen in the sample."], 2))
+    assert "spike protein" in term_keys(second)  # written once before and once now
+    assert extractor._title_keys["case"] == 3

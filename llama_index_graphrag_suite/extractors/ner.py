@@ -150,7 +150,8 @@ class NEREntityExtractor(TransformComponent):
     def add_corpus(self, texts: Sequence[str], titles: Sequence[str] = ()) -> None:
         """The chunks indexed before an insert (texts, and their documents' titles): the corpus-wide rules (which
         one-word names are not names, which terms are salient) count them too, so an insert judges as a build of
-        the whole corpus would, and stops linking known names and terms that the grown corpus rejects."""
+        the whole corpus would, and stops linking known names and terms that the grown corpus rejects. (Each call
+        adds its own chunks after it, so an extractor kept across inserts needs no more.)"""
         self._corpus, self._title_keys = list(texts), Counter(canonical_key(t) for t in titles if t)
 
     # ------------------------------------------------------------------ the pipeline
@@ -208,6 +209,8 @@ class NEREntityExtractor(TransformComponent):
             if pos in fallback:
                 rels += self._fallback_relations(texts[pos], fallback[pos])
             self._emit(node, texts[pos], found, title_key, rels)
+        self._corpus = self._corpus + texts  # a later call (PropertyGraphIndex.insert) counts these chunks too
+        self._title_keys.update(k for k in (titles.get(document_key(n), ("", ""))[0] for n in nodes) if k)
         return nodes
 
     async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
