@@ -104,3 +104,30 @@ def test_an_extractor_kept_across_calls_counts_the_chunks_of_earlier_calls():
     second = extractor(nodes(["A mutated spike protein was seen in the sample."], 2))
     assert "spike protein" in term_keys(second)  # written once before and once now
     assert extractor._title_keys["case"] == 3
+
+
+def test_the_word_counts_follow_inserts_deletes_and_a_failed_insert(monkeypatch):
+    from llama_index_graphrag_suite.extractors.name_words import NameWordCounts
+
+    docs = [Document(text=f"King Harald {i} met the king of Norway in Oslo.", doc_id=f"k{i}", metadata={"title": f"K{i}"})
+            for i in range(4)]
+    index = GraphRAGIndex.from_documents(docs[:2], embed_model=HashEmbedding(dim=32), config=IndexConfig())
+
+    def same_as_counted_afresh():
+        fresh, kept = NameWordCounts(c.text for c in index.chunks.values()), index.state.name_words
+        return (kept.writings, kept.labelled, kept.heading) == (fresh.writings, fresh.labelled, fresh.heading)
+
+    index.insert(docs[2:3])
+    assert same_as_counted_afresh()
+    index.delete("k0")
+    assert same_as_counted_afresh()
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("embedding server down")
+
+    monkeypatch.setattr(type(index), "_embed_new", fail)
+    try:
+        index.insert(docs[3:])
+    except RuntimeError:
+        pass
+    assert "k3" not in {c.doc_id for c in index.chunks.values()} and same_as_counted_afresh()

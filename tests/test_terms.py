@@ -260,7 +260,7 @@ def test_an_insert_judges_known_names_by_the_whole_corpus():
     extractor._drop_words_that_are_not_names([new], [[]])  # a first build judges only what NER found in it
     assert extractor._not_names == set()
     extractor.add_corpus(indexed, titles=["Princess", "Ohio Valley"])
-    extractor._drop_words_that_are_not_names(extractor._corpus + [new], [[]])
+    extractor._drop_words_that_are_not_names([new], [[]])
     assert extractor._not_names == {"king"}  # "Princess" is a document's title: titles are never judged
     assert {m.key for m in extractor._known_names(new, [], {})} == {"ohio", "princess"}
 

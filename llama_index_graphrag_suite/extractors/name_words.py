@@ -26,7 +26,7 @@ from typing import Iterable
 
 from ..text import words
 
-__all__ = ["MIN_WRITINGS", "words_that_are_not_names"]
+__all__ = ["MIN_WRITINGS", "NameWordCounts", "words_that_are_not_names"]
 
 MIN_WRITINGS = 3  # writings of a kind a word needs before that kind can drop it
 LOWER_SHARE = 0.1  # lower-case writings (a share of the capitalised ones) that make a word also a common noun
@@ -35,20 +35,47 @@ _LABEL = re.compile(r"\b([A-Z][a-z]+)\.?\s(?:\(?\d|of\b)")  # "Fig. 3", "Table 2
 _HEAD = re.compile(r"\b([A-Z][a-z]+)\.?[ \t]+(?:\(?\d|of\b|[A-Z])")
 
 
-def words_that_are_not_names(texts: list[str], singles: Iterable[str]) -> set[str]:
+def words_that_are_not_names(texts: Iterable[str], singles: Iterable[str]) -> set[str]:
     """The one-word names in ``singles`` (as written: ``"Blood"``) that ``texts`` show are not names."""
-    singles = {w for w in singles if w and " " not in w.strip()}
-    if not singles:
-        return set()
-    lowered = {w.lower() for w in singles}
-    counts: Counter = Counter(w for t in texts for w in words(t) if w.lower() in lowered)
-    labelled = Counter(m.group(1) for t in texts for m in _LABEL.finditer(t) if m.group(1) in singles)
-    heading = Counter(m.group(1) for t in texts for m in _HEAD.finditer(t) if m.group(1) in singles)
+    return NameWordCounts(texts).not_names(singles)
 
-    def mostly(counter: Counter, word: str) -> bool:
-        return counter[word] >= MIN_WRITINGS and 2 * counter[word] > counts[word]
 
-    common = {w for w in singles if counts[w.lower()] > counts[w] and w != w.lower()}
-    labels = {w for w in singles if mostly(labelled, w)}
-    heads = {w for w in singles if mostly(heading, w) and counts[w.lower()] >= LOWER_SHARE * counts[w]}
-    return common | labels | heads
+class NameWordCounts:
+    """How a corpus writes its words: every writing of each word form, and the writings of capitalised words as a
+    label or as the head of a longer name. An index keeps one for its chunks and adds or takes back texts as
+    documents come and go, so an insert judges its names against the whole corpus without reading it again."""
+
+    def __init__(self, texts: Iterable[str] = ()) -> None:
+        self.writings: Counter = Counter()
+        self.labelled: Counter = Counter()
+        self.heading: Counter = Counter()
+        self.add(texts)
+
+    def add(self, texts: Iterable[str], sign: int = 1) -> None:
+        """Count ``texts`` in (``sign`` 1) or out (-1, a delete or an undone insert)."""
+        counters = (self.writings, self.labelled, self.heading)
+        for text in texts:
+            found = (words(text), [m.group(1) for m in _LABEL.finditer(text)],
+                     [m.group(1) for m in _HEAD.finditer(text)])
+            for counter, items in zip(counters, found):
+                if sign > 0:
+                    counter.update(items)
+                else:
+                    counter.subtract(items)
+        if sign < 0:
+            for counter in counters:
+                for w in [w for w, n in counter.items() if n <= 0]:
+                    del counter[w]
+
+    def not_names(self, singles: Iterable[str]) -> set[str]:
+        """The one-word names in ``singles`` that these counts show are not names (see the module doc)."""
+        singles = {w for w in singles if w and " " not in w.strip()}
+        counts, labelled, heading = self.writings, self.labelled, self.heading
+
+        def mostly(counter: Counter, word: str) -> bool:
+            return counter[word] >= MIN_WRITINGS and 2 * counter[word] > counts[word]
+
+        common = {w for w in singles if counts[w.lower()] > counts[w] and w != w.lower()}
+        labels = {w for w in singles if mostly(labelled, w)}
+        heads = {w for w in singles if mostly(heading, w) and counts[w.lower()] >= LOWER_SHARE * counts[w]}
+        return common | labels | heads

@@ -49,7 +49,7 @@ from .dependency_relations import ParsedRelation, cooccurrence_relations, parsed
 from .entity_resolution import EntityMention, majority_type, mention_from, resolve_document
 from .entity_stats import EntityStatistics, find_mentions
 from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from_metadata
-from .name_words import words_that_are_not_names
+from .name_words import NameWordCounts
 from .spacy_pipeline import announce_parse_cost, default_processes, dominant_script, load_pipeline, parse, readable_by
 from .terms import (
     TERM_TYPE,
@@ -125,6 +125,8 @@ class NEREntityExtractor(TransformComponent):
     _title_surfaces: dict[str, str] = PrivateAttr(default_factory=dict)  # title key -> the title as written
     _fallback_stats: EntityStatistics = PrivateAttr(default_factory=lambda: EntityStatistics(3))
     _corpus: list[str] = PrivateAttr(default_factory=list)  # texts indexed before this call (add_corpus)
+    _name_words: NameWordCounts | None = PrivateAttr(default=None)  # an index's counts, this call's chunks in
+    _own_words: NameWordCounts = PrivateAttr(default_factory=NameWordCounts)  # else: the chunks of every call
     _title_keys: Counter = PrivateAttr(default_factory=Counter)  # their documents' titles: chunks of each
     _not_names: set[str] = PrivateAttr(default_factory=set)  # known one-word names the corpus shows are not names
 
@@ -147,12 +149,14 @@ class NEREntityExtractor(TransformComponent):
                 names.append(key)
         self._matcher.add(names)
 
-    def add_corpus(self, texts: Sequence[str], titles: Sequence[str] = ()) -> None:
-        """The chunks indexed before an insert (texts, and their documents' titles): the corpus-wide rules (which
-        one-word names are not names, which terms are salient) count them too, so an insert judges as a build of
-        the whole corpus would, and stops linking known names and terms that the grown corpus rejects. (Each call
-        adds its own chunks after it, so an extractor kept across inserts needs no more.)"""
+    def add_corpus(self, texts: Sequence[str], titles: Sequence[str] = (),
+                   name_words: NameWordCounts | None = None) -> None:
+        """The chunks indexed before an insert (texts, their documents' titles, and the word counts an index keeps,
+        the coming call's chunks counted in): the corpus-wide rules (which one-word names are not names, which terms
+        are salient) count them too, so an insert judges as a build of the whole corpus would, and stops linking
+        known names and terms the grown corpus rejects. Each call adds its own chunks after it."""
         self._corpus, self._title_keys = list(texts), Counter(canonical_key(t) for t in titles if t)
+        self._name_words, self._own_words = name_words, NameWordCounts(texts if name_words is None else ())
 
     # ------------------------------------------------------------------ the pipeline
 
@@ -168,7 +172,7 @@ class NEREntityExtractor(TransformComponent):
 
         mentions = [self._ner_mentions(doc) if doc is not None else [] for doc in parsed]
         if not self.lowercase_names:
-            mentions = self._drop_words_that_are_not_names(self._corpus + texts, mentions)
+            mentions = self._drop_words_that_are_not_names(texts, mentions)
         titles = self._titles(nodes, texts, nlp) if self.titles else {}
         aliases: dict[str, dict[str, str]] = {}
         by_doc: dict[str, list[int]] = {}
@@ -248,7 +252,9 @@ class NEREntityExtractor(TransformComponent):
         names (not titles) are judged too, and one judged not a name is no longer linked (``_known_names``)."""
         known = {k: s for k, (s, t) in self._vocabulary.items()
                  if self._corpus and t not in (TERM_TYPE, TITLE_TYPE) and k not in self._title_keys}
-        drop = words_that_are_not_names(texts, {m.surface for ms in mentions for m in ms} | set(known.values()))
+        if self._name_words is None:  # no index's counts: this extractor's own, over every call
+            self._own_words.add(texts)
+        drop = (self._name_words or self._own_words).not_names({m.surface for ms in mentions for m in ms} | set(known.values()))
         self._not_names = {k for k, s in known.items() if s in drop}
         return [[m for m in ms if m.surface not in drop] for ms in mentions] if drop else mentions
 

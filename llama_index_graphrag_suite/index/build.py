@@ -30,6 +30,7 @@ from typing_extensions import Self  # the GraphRAGIndex these mixins are part of
 from ..config import IndexConfig
 from ..documents import document_key
 from ..extractors.entity_stats import EntityStatistics
+from ..extractors.name_words import NameWordCounts
 from ..extractors.statistical import CONTAINS, SYNONYM
 from ..extractors.entity_resolution import keep_alias_pairs
 from ..graph.synonyms import synonym_pairs
@@ -223,6 +224,14 @@ class IndexBuild:
             state.entity_stats = EntityStatistics(state.config.max_ngram)
             state.entity_stats.fit(c.text for c in state.chunks.values())
         return state.entity_stats
+
+    def name_word_counts(self) -> NameWordCounts:
+        """How the corpus writes each word, for the NER graph's one-word name rules (kept up to date by inserts and
+        deletes, like :meth:`entity_statistics`)."""
+        state = self.state
+        if state.name_words is None:  # after load(): count the stored chunk texts, once
+            state.name_words = NameWordCounts(c.text for c in state.chunks.values())
+        return state.name_words
 
     def _add_chunk(self, node: TextNode, new_entities: set[str], new_facts: set[str]) -> None:
         kg_nodes = node.metadata.pop(KG_NODES_KEY, [])

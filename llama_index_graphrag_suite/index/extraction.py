@@ -21,6 +21,7 @@ from llama_index.core.schema import TransformComponent
 from ..config import IndexConfig
 from ..extractors.entity_stats import EntityStatistics, find_mentions
 from ..extractors.gazetteer import NameMatcher
+from ..extractors.name_words import NameWordCounts
 from ..extractors.statistical import CooccurrenceRelationExtractor, StatisticalEntityExtractor
 from .records import ChunkRecord
 
@@ -35,9 +36,11 @@ class Extraction:
 
 
 def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dict[str, tuple[str, str]],
-                   show_progress: bool, indexed: Sequence[ChunkRecord] = ()) -> Extraction:
-    """The extractors of one insert, seeded with the index's known entities (key -> (surface, type)) and the
-    chunks ``indexed`` before it (the NER extractor's corpus-wide rules count them too)."""
+                   show_progress: bool, indexed: Sequence[ChunkRecord] = (),
+                   name_words: NameWordCounts | None = None) -> Extraction:
+    """The extractors of one insert, seeded with the index's known entities (key -> (surface, type)), the chunks
+    ``indexed`` before it and the index's word counts (this insert's chunks counted in): the NER extractor's
+    corpus-wide rules count them too."""
     extractors: list[TransformComponent] = []
     if config.entities in ("ner", "both"):
         from ..extractors.ner import NEREntityExtractor  # imports spaCy only when asked for
@@ -49,8 +52,8 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
                                  title_link_max_chunks=config.title_link_max_chunks,
                                  lowercase_names=config.lowercase_names)
         ner.add_vocabulary(vocabulary)
-        if indexed:
-            ner.add_corpus([c.text for c in indexed], [c.title for c in indexed])
+        if indexed or name_words is not None:
+            ner.add_corpus([c.text for c in indexed], [c.title for c in indexed], name_words)
         extractors.append(ner)
     cooc = None
     if config.entities in ("statistical", "both"):
@@ -74,8 +77,9 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
             names = new_keys - terms
             # the names the chunk already links are matched too, longest first, so that a new name is not found
             # inside one of them ("United" inside "United States"), as a build of the whole corpus would not
-            own = {k for k in linked if ner.vocabulary.get(k, ("", ""))[1] != TERM_TYPE}
-            found |= {key for key, _, _ in NameMatcher(names | own).find(text) if key in names}
+            if names and NameMatcher(names).find(text):  # most older chunks write none of the new names
+                own = {k for k in linked if ner.vocabulary.get(k, ("", ""))[1] != TERM_TYPE}
+                found |= {key for key, _, _ in NameMatcher(names | own).find(text) if key in names}
             if terms:
                 found |= {key for key, _, _ in find_terms(text, terms)}
         if config.entities in ("statistical", "both"):

@@ -165,6 +165,10 @@ class IndexMutation:
         gone = set(gone_chunks)
         texts = [state.chunks[c].text for c in gone_chunks]
         count_name_density(self, texts, -1)  # the journal puts build_info back if the delete fails
+        words = state.name_words
+        if words is not None:  # else counted from the chunks left, when next needed
+            words.add(texts, -1)
+            journal.on_undo(lambda: words.add(texts))
         stats = self.entity_statistics()
         stats.forget(texts)
         journal.on_undo(lambda: stats.fit(texts))

@@ -112,6 +112,10 @@ def statistics(index, run: BuildRun, executor: Executor) -> None:
     stats, texts = index.entity_statistics(), [n.text for n in run.chunk_nodes]
     executor.fit_statistics(stats, texts)
     index.state.journal.on_undo(lambda: stats.forget(texts))
+    if index.state.config.entities in ("ner", "both"):  # the NER graph's one-word name rules read these counts
+        words = index.name_word_counts()
+        words.add(texts)
+        index.state.journal.on_undo(lambda: words.add(texts, -1))
 
 
 def extract(index, run: BuildRun, executor: Executor) -> None:
@@ -127,7 +131,7 @@ def extract(index, run: BuildRun, executor: Executor) -> None:
             index.state.config = config
     run.extraction = extraction_for(config, index.entity_statistics(),
                                     {k: (e.surface, e.type) for k, e in index.state.entities.items()}, index.show_progress,
-                                    list(index.state.chunks.values()))
+                                    list(index.state.chunks.values()), index.state.name_words)
     extractors: list[TransformComponent] = list(run.extraction.extractors)
     llm_extractor = None
     if index.llm is not None:

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..config import IndexConfig
 from ..extractors.entity_stats import EntityStatistics
+from ..extractors.name_words import NameWordCounts
 from ..graph.snapshot import GraphSnapshot
 from .artefacts import ArtefactMemo
 from .bm25 import BM25Table
@@ -77,6 +78,9 @@ class IndexState:
     """What building cost: LLM calls and usage, seconds per stage (saved in the manifest)."""
     entity_stats: EntityStatistics | None = None
     """Corpus n-gram statistics (AGRAG Eq. 2); None after a load until an insert, delete or query needs them."""
+    name_words: NameWordCounts | None = None
+    """How the corpus writes each word (the NER graph's one-word name rules); None after a load until an insert
+    or a delete needs them."""
     provenance: list[dict] = field(default_factory=list)
     """What inserts changed in older chunks, so a delete of their documents undoes it (``journal.py``)."""
 
