@@ -36,6 +36,8 @@ MICRO_BENCHMARKS = [
     ("ner_speed.txt", "ner_speed.py", "spaCy parsing speed of the NER extractor, 1 process against one per core "
      "(musique_train100)"),
     ("a2rag.txt", "a2rag_bench.py", "A2RAG stages, latency and robustness to lost graph nodes (2wiki_retrieval101)"),
+    ("insert_one.txt", "insert_one.py", "Inserting one document into the 2wiki_retrieval101 index (hotpotqa_train100 "
+     "documents)"),
 ]
 
 

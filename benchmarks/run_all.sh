@@ -33,6 +33,8 @@ for ds in hotpotqa_train100 graphrag_bench_medical; do
   .venv/bin/python benchmarks/insert_batches.py --dataset "$DATA/$ds" --batch 50 --out "$OUT/insert_batches_$ds.json"
 done
 .venv/bin/python benchmarks/name_density_sample.py --datasets "$DATA" > "$OUT/name_density_sample.md"
+.venv/bin/python benchmarks/insert_one.py --index-dir "$OUT/index-2wiki" --corpus "$DATA/hotpotqa_train100/corpus.jsonl" \
+  --n 7 > "$OUT/insert_one.txt"
 .venv/bin/python benchmarks/ner_speed.py --corpus "$DATA/musique_train100/corpus.jsonl" --n 1200 > "$OUT/ner_speed.txt"
 .venv/bin/python benchmarks/scaling.py --data "$DATA" --out "$OUT/scaling"
 .venv/bin/python benchmarks/agrag_steiner.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
