@@ -131,3 +131,22 @@ def test_the_word_counts_follow_inserts_deletes_and_a_failed_insert(monkeypatch)
     except RuntimeError:
         pass
     assert "k3" not in {c.doc_id for c in index.chunks.values()} and same_as_counted_afresh()
+
+
+def test_an_extractor_kept_across_calls_decides_terms_on_every_chunk_it_has_read():
+    from llama_index.core.graph_stores.types import KG_NODES_KEY
+    from llama_index.core.schema import TextNode
+
+    from llama_index_graphrag_suite.extractors.ner import NEREntityExtractor
+    from llama_index_graphrag_suite.extractors.terms import terms_wanted
+
+    extractor = NEREntityExtractor()  # terms="auto"
+    extractor([TextNode(id_=f"c{i}", text=f"The viral load of patient {i} fell after rest, and the skin rash faded "
+                        "with the fever in the second week of care.", metadata={"doc_id": f"d{i}", "title": "case"})
+               for i in range(3)])
+    names = [TextNode(id_="c9", text="Anna Berg of Oslo General Hospital in Norway measured the viral load.",
+                      metadata={"doc_id": "d9", "title": "Berg"})]
+    assert not terms_wanted([names[0].text])[0]  # alone, this chunk reads as names
+    extractor(names)  # but the corpus so far is written in common nouns: terms, and this chunk writes one
+    types = {n.name: n.properties.get("type") for n in names[0].metadata[KG_NODES_KEY]}
+    assert types.get("viral load") == TERM_TYPE

@@ -182,7 +182,7 @@ class NEREntityExtractor(TransformComponent):
             title_key, title_type = titles.get(doc_key, ("", ""))
             aliases[doc_key] = resolve_document([m for p in positions for m in mentions[p]], title_key, title_type)
         self._learn(mentions, titles)
-        with_terms = terms_wanted(texts)[0] if self.terms == "auto" else self.terms
+        with_terms = terms_wanted(self._corpus + texts)[0] if self.terms == "auto" else self.terms
         terms = self._term_mentions(parsed, texts, mentions) if with_terms else [[] for _ in texts]
         fallback = self._statistical(texts, readable)
         # how many chunks each title heads: a document's chunks, or several documents sharing one title (a
