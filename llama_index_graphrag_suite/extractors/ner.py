@@ -151,10 +151,9 @@ class NEREntityExtractor(TransformComponent):
 
     def add_corpus(self, texts: Sequence[str], titles: Sequence[str] = (),
                    name_words: NameWordCounts | None = None) -> None:
-        """The chunks indexed before an insert (texts, their documents' titles, and the word counts an index keeps,
-        the coming call's chunks counted in): the corpus-wide rules (which one-word names are not names, which terms
-        are salient) count them too, so an insert judges as a build of the whole corpus would, and stops linking
-        known names and terms the grown corpus rejects. Each call adds its own chunks after it."""
+        """The chunks indexed before an insert (texts, titles, and an index's word counts with the coming call's
+        chunks in): the corpus-wide rules count them too, so an insert judges as a build of the whole corpus would
+        and stops linking known names and terms the grown corpus rejects. Each call adds its chunks after it."""
         self._corpus, self._title_keys = list(texts), Counter(canonical_key(t) for t in titles if t)
         self._name_words, self._own_words = name_words, NameWordCounts(texts if name_words is None else ())
 
@@ -254,7 +253,8 @@ class NEREntityExtractor(TransformComponent):
                  if self._corpus and t not in (TERM_TYPE, TITLE_TYPE) and k not in self._title_keys}
         if self._name_words is None:  # no index's counts: this extractor's own, over every call
             self._own_words.add(texts)
-        drop = (self._name_words or self._own_words).not_names({m.surface for ms in mentions for m in ms} | set(known.values()))
+        singles = {m.surface for ms in mentions for m in ms} | set(known.values())
+        drop = (self._name_words or self._own_words).not_names(singles)
         self._not_names = {k for k, s in known.items() if s in drop}
         return [[m for m in ms if m.surface not in drop] for ms in mentions] if drop else mentions
 
