@@ -150,3 +150,49 @@ def test_an_extractor_kept_across_calls_decides_terms_on_every_chunk_it_has_read
     extractor(names)  # but the corpus so far is written in common nouns: terms, and this chunk writes one
     types = {n.name: n.properties.get("type") for n in names[0].metadata[KG_NODES_KEY]}
     assert types.get("viral load") == TERM_TYPE
+
+
+def test_a_term_an_earlier_insert_left_unlinked_is_linked_once_the_corpus_accepts_it():
+    # hub ceiling max(20, half the chunks): 25 chunks writing "viral load" are too many for a corpus of 25 chunks
+    # and fine for one of 55. The insert that made it 25 of 25 did not link it; the one that makes the corpus 55
+    # links those chunks too, as a build of all 55 does.
+    def doc(i, text):
+        return Document(text=text, doc_id=f"d{i}", metadata={"title": f"case {i}"})
+
+    term = [doc(i, f"The viral load of patient {i} fell after a week of rest at home.") for i in range(25)]
+    filler = [doc(100 + i, f"Visit {i} covered the diet plan and the walking routine of the week.") for i in range(30)]
+    config = IndexConfig(terms=True, term_hub_share=0.5)
+    whole = GraphRAGIndex.from_documents(term + filler, embed_model=HashEmbedding(dim=32), config=config)
+    assert len(whole.entities["viral load"].chunks) == 25
+    index = GraphRAGIndex.from_documents(term[:10], embed_model=HashEmbedding(dim=32), config=config)
+    index.insert(term[10:])
+    assert len(index.entities["viral load"].chunks) == 10  # 25 of 25 chunks: a hub for now
+    index.insert(filler)
+    assert len(index.entities["viral load"].chunks) == 25
+
+
+def test_deleting_the_insert_that_linked_a_term_takes_those_links_back(tmp_path):
+    import json
+
+    term = [Document(text=f"The viral load of patient {i} fell after a week of rest at home.", doc_id=f"d{i}",
+                     metadata={"title": f"case {i}"}) for i in range(25)]
+    filler = [Document(text=f"Visit {i} covered the diet plan and the walking routine of the week.", doc_id=f"f{i}",
+                       metadata={"title": f"visit {i}"}) for i in range(30)]
+    index = GraphRAGIndex.from_documents(term[:10], embed_model=HashEmbedding(dim=32),
+                                         config=IndexConfig(terms=True, term_hub_share=0.5))
+    index.insert(term[10:])
+
+    def tables(name):
+        folder = index.persist(tmp_path / name)
+        rows = {t: sorted(json.dumps(r, sort_keys=True) for r in json.loads((folder / f"{t}.json").read_text()))
+                for t in ("chunks", "entities", "facts")}
+        store = json.loads(index.property_graph_store.graph.model_dump_json())  # the store mirror, filled here
+        return rows, sorted(map(tuple, store["triplets"]))
+
+    before = tables("before")
+    index.insert(filler)
+    assert len(index.entities["viral load"].chunks) == 25 and index.state.provenance[-1]["relinked"] == ["viral load"]
+    for doc in filler:
+        index.delete(doc.id_)
+    assert len(index.entities["viral load"].chunks) == 10
+    assert tables("after") == before

@@ -51,17 +51,8 @@ from .entity_stats import EntityStatistics, find_mentions
 from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from_metadata
 from .name_words import NameWordCounts
 from .spacy_pipeline import announce_parse_cost, default_processes, dominant_script, load_pipeline, parse, readable_by
-from .terms import (
-    TERM_TYPE,
-    find_terms,
-    hub_ceiling,
-    noun_phrases,
-    phrase_keys,
-    salient_terms,
-    terms_in,
-    terms_wanted,
-    word_ceiling,
-)
+from .terms import (TERM_TYPE, find_terms, hub_ceiling, noun_phrases, outside_entities, phrase_keys, salient_terms,
+                    terms_in, terms_wanted, word_ceiling)
 
 log = logging.getLogger(__name__)
 
@@ -73,13 +64,6 @@ _SUBJECT_PRONOUNS = frozenset({"he", "she"})
 _BARE_ARTICLES = frozenset({"the", "a", "an"})
 _DANGLING_ENDS = frozenset({"of", "the", "and", "for"})  # a name ending in one of these was cut off ("Duke of")
 _POSSESSIVE_END = re.compile(r"(?:['’]s?)$")
-
-
-def _outside_entities(spans: list[tuple[int, int]], doc) -> list[tuple[int, int]]:
-    """The spans that overlap no entity spaCy's NER marked, of any label (dates and numbers are no terms;
-    names are entities already)."""
-    ents = [(e.start_char, e.end_char) for e in doc.ents]
-    return [(a, b) for a, b in spans if not any(a < e and s < b for s, e in ents)]
 
 
 def document_key(node: BaseNode) -> str:
@@ -129,6 +113,7 @@ class NEREntityExtractor(TransformComponent):
     _own_words: NameWordCounts = PrivateAttr(default_factory=NameWordCounts)  # else: the chunks of every call
     _title_keys: Counter = PrivateAttr(default_factory=Counter)  # their documents' titles: chunks of each
     _not_names: set[str] = PrivateAttr(default_factory=set)  # known one-word names the corpus shows are not names
+    _written_before: Counter = PrivateAttr(default_factory=Counter)  # see terms_written_before
 
     @classmethod
     def class_name(cls) -> str:
@@ -156,6 +141,12 @@ class NEREntityExtractor(TransformComponent):
         and stops linking known names and terms the grown corpus rejects. Each call adds its chunks after it."""
         self._corpus, self._title_keys = list(texts), Counter(canonical_key(t) for t in titles if t)
         self._name_words, self._own_words = name_words, NameWordCounts(texts if name_words is None else ())
+
+    @property
+    def terms_written_before(self) -> Counter:
+        """Known terms the last call kept -> how many chunks indexed before write each. An insert that did not link
+        one (then over a smaller corpus's hub ceiling) left older chunks without it; the index's link step mends."""
+        return self._written_before
 
     # ------------------------------------------------------------------ the pipeline
 
@@ -263,7 +254,7 @@ class NEREntityExtractor(TransformComponent):
         """Salient terms (see terms.py) written in each chunk, outside its name mentions."""
         known = {k for k, (_, t) in self._vocabulary.items() if t == TERM_TYPE}
         candidates = {key for p, doc in enumerate(parsed) if doc is not None
-                      for span in _outside_entities(noun_phrases(doc), doc)
+                      for span in outside_entities(noun_phrases(doc), doc)
                       for key in phrase_keys(texts[p], span)} | known
         candidates = {k for k in candidates if sum(ch.isalpha() for ch in k) >= 3}
         per_chunk: list[list[EntityMention]] = []
@@ -274,10 +265,11 @@ class NEREntityExtractor(TransformComponent):
                               if not any(a < e and s < b for s, e in spans)])
         # counted over the chunks indexed before too (an insert): a known term the grown corpus writes too often
         # is no longer linked, and a phrase written once before and once now is a term
-        n = len(texts) + len(self._corpus)
-        keep = salient_terms(chain(([m.key for m in ms] for ms in per_chunk), terms_in(self._corpus, candidates)),
-                             self.term_min_chunks, hub_ceiling(n, self.term_hub_share, self.term_hub_floor),
-                             word_ceiling(n)) | (set() if self._corpus else known)
+        n, before = len(texts) + len(self._corpus), list(terms_in(self._corpus, candidates))
+        keep = salient_terms(chain(([m.key for m in ms] for ms in per_chunk), before), self.term_min_chunks,
+                             hub_ceiling(n, self.term_hub_share, self.term_hub_floor), word_ceiling(n))
+        keep |= set() if self._corpus else known
+        self._written_before = Counter(k for keys in before for k in keys & known & keep)
         new = {}
         for ms in per_chunk:
             for m in ms:

@@ -144,6 +144,13 @@ def noun_phrases(doc) -> list[tuple[int, int]]:
     return spans
 
 
+def outside_entities(spans: list[tuple[int, int]], doc) -> list[tuple[int, int]]:
+    """The spans that overlap no entity spaCy's NER marked, of any label (dates and numbers are no terms;
+    names are entities already)."""
+    ents = [(e.start_char, e.end_char) for e in doc.ents]
+    return [(a, b) for a, b in spans if not any(a < e and s < b for s, e in ents)]
+
+
 def phrase_keys(text: str, span: tuple[int, int]) -> list[str]:
     """Keys of a noun phrase and of its parts of two or more words ("high viral load" -> also "viral load";
     a misparsed "viral load peaks" -> also "viral load"): the corpus's counts decide which are terms."""

@@ -289,7 +289,8 @@ class IndexBuild:
 
     def _link_new_entities_to_old_chunks(self, new_entities: set[str], new_chunks: set[str], extraction: Extraction,
                                          new_facts: set[str]) -> list[str]:
-        """Old chunks that mention an entity first extracted now get `contains` edges; with the statistical
+        """Old chunks that mention an entity first extracted now (or a known term an earlier insert left unlinked,
+        pipeline.link) get `contains` edges; with the statistical
         extractor their co-occurrence relations are recomputed too (the NER extractor's relations need a
         parse of the old chunk, which an insert does not redo)."""
         state = self.state

@@ -33,6 +33,8 @@ class Extraction:
     find_known: Callable[..., set[str]]
     # recomputes the relations of an old chunk that gained entities (None: relations are not recomputed)
     cooccurrence: CooccurrenceRelationExtractor | None
+    # after the extractors ran: known terms they kept -> how many older chunks write each (NER extractor)
+    terms_written_before: Callable[[], dict[str, int]] = dict
 
 
 def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dict[str, tuple[str, str]],
@@ -86,4 +88,5 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
             found |= {m.key for m in find_mentions(text, new_keys, config.max_ngram)}
         return found
 
-    return Extraction(extractors, find_known, cooc)
+    written = (lambda: ner.terms_written_before) if config.entities in ("ner", "both") else dict
+    return Extraction(extractors, find_known, cooc, written)

@@ -20,7 +20,8 @@ so ``insert`` then ``delete`` would not restore the index. Each such insert leav
 
     {"chunks": [its new chunk ids], "links": {old chunk: [entity keys linked]},
      "facts": {old chunk: [fact ids it started supporting]}, "types": [entity keys it typed],
-     "attributes": {entity key: its attributes before}}   (only when the insert changed some)
+     "attributes": {entity key: its attributes before},   (only when the insert changed some)
+     "relinked": [keys known before it that it linked to older chunks]}   (likewise)
 
 and ``delete`` then also (:func:`undo_for_delete`):
 
@@ -28,7 +29,9 @@ and ``delete`` then also (:func:`undo_for_delete`):
 2. takes back an old chunk's fact support once every entity a record linked to that chunk is gone (a fact left
    with no support goes, as in any delete);
 3. clears the types a record set, and puts back the attributes (an extractor's description) an entity had
-   before, once all of the record's chunks are deleted (when the entity stays).
+   before, once all of the record's chunks are deleted (when the entity stays);
+4. takes back the links a record gave older chunks to entities known before it (a term an earlier insert had
+   left unlinked, then over a smaller corpus's hub ceiling), once all of the record's chunks are deleted.
 
 Changes nest (a refresh deletes and inserts in one change): copies go to every open scope, the insert's record
 comes from its own scope, and only the outermost scope rolls back.
@@ -194,6 +197,11 @@ class Journal:
             return None
         facts = {c: sorted(fids) for c, fids in sorted(facts.items())}
         record = {"chunks": list(new_chunks), "links": links, "facts": facts, "types": types}
+        # entities that existed before and got links to older chunks (a term an earlier insert left unlinked)
+        relinked = sorted({k for keys in links.values() for k in keys
+                           if scope.before["entities"].get(k, _ABSENT) is not _ABSENT})
+        if relinked:  # a delete of all the insert's chunks takes those links back
+            record["relinked"] = relinked
         if attributes:  # an extractor's description merged from the new chunks: the old one comes back on delete
             record["attributes"] = attributes
         return record
@@ -209,14 +217,16 @@ def _linked_only(records: list[dict[str, Any]]) -> dict[str, set[str]]:
     return out
 
 
-def undo_for_delete(state, gone: set[str], candidates: set[str], gone_entities: set[str]) -> None:
-    """Steps 1-3 of the module docstring, before ``delete`` removes anything.
+def undo_for_delete(state, gone: set[str], candidates: set[str], gone_entities: set[str]) -> set[str]:
+    """Steps 1-4 of the module docstring, before ``delete`` removes anything; returns the surviving chunks step 4
+    unlinked (a graph store re-writes them).
 
     ``candidates``: entities that lost a chunk; ``gone_entities`` (extended here): entities left with none.
     """
     records = state.provenance
+    unlinked: set[str] = set()
     if not records:
-        return
+        return unlinked
     journal = state.journal
     linked = _linked_only(records)
     for key in candidates - gone_entities:
@@ -238,6 +248,16 @@ def undo_for_delete(state, gone: set[str], candidates: set[str], gone_entities: 
                     journal.touch("facts", fid)
                     fact.chunks.discard(c)
         if all(c in gone or c not in state.chunks for c in rec["chunks"]):
+            relinked = set(rec.get("relinked", ()))
+            for c, keys in rec["links"].items():
+                for key in relinked.intersection(keys):
+                    ent = state.entities.get(key)
+                    if c not in gone and c in state.chunks and ent is not None and key not in gone_entities:
+                        journal.touch("entities", key)
+                        journal.touch("chunks", c)
+                        ent.chunks.discard(c)
+                        state.chunks[c].entities.remove(key)
+                        unlinked.add(c)
             for key in rec["types"]:
                 ent = state.entities.get(key)
                 if ent is not None and key not in gone_entities:
@@ -248,6 +268,7 @@ def undo_for_delete(state, gone: set[str], candidates: set[str], gone_entities: 
                 if ent is not None and key not in gone_entities:
                     journal.touch("entities", key)
                     ent.attributes = dict(attributes)
+    return unlinked
 
 
 def prune(state, gone: set[str]) -> None:
@@ -261,9 +282,11 @@ def prune(state, gone: set[str]) -> None:
         facts = {c: fids for c, fids in facts.items() if fids}
         types = [k for k in rec["types"] if k in state.entities] if chunks else []
         attributes = {k: a for k, a in rec.get("attributes", {}).items() if k in state.entities} if chunks else {}
+        relinked = [k for k in rec.get("relinked", ()) if any(k in keys for keys in links.values())] if chunks else []
         if links or facts or types or attributes:
             kept.append({"chunks": chunks, "links": links, "facts": facts, "types": types,
-                         **({"attributes": attributes} if attributes else {})})
+                         **({"attributes": attributes} if attributes else {}),
+                         **({"relinked": relinked} if relinked else {})})
     state.provenance = kept
 
 
@@ -281,6 +304,7 @@ def checked(data: Any) -> list[dict[str, Any]]:
     if not isinstance(data, list) or not all(
             isinstance(r, dict) and strings(r.get("chunks")) and mapping(r.get("links"))
             and mapping(r.get("facts")) and strings(r.get("types")) and attributes(r.get("attributes", {}))
+            and strings(r.get("relinked", []))
             for r in data):
         raise ValueError("provenance.json is not a list of insert records")
     return data

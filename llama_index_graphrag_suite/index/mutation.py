@@ -183,7 +183,7 @@ class IndexMutation:
                     ent.chunks.discard(cid)
                     if not ent.chunks:
                         gone_entities.add(key)
-        undo_for_delete(self.state, gone, touched, gone_entities)
+        unlinked = undo_for_delete(self.state, gone, touched, gone_entities)  # surviving chunks that lost a link
         for fid, f in state.facts.items():
             if f.chunks & gone:
                 journal.touch("facts", fid)
@@ -194,6 +194,7 @@ class IndexMutation:
         gone_syn = [p for p in state.synonyms if p[0] in gone_entities or p[1] in gone_entities]
 
         deleted_ids = gone | gone_entities | {x for fid in gone_facts for x in (state.facts[fid].subject, state.facts[fid].object)}
+        deleted_ids |= unlinked  # deleted from a graph store and written back without the link
         for cid in gone_chunks:
             del state.chunks[cid]
         for key in gone_entities:

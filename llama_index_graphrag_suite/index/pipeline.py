@@ -176,7 +176,12 @@ def tables(index, run: BuildRun, executor: Executor) -> None:
 
 
 def link(index, run: BuildRun, executor: Executor) -> None:
-    run.touched_old = index._link_new_entities_to_old_chunks(run.new_entities, set(run.new_chunks), run.extraction,
+    entities, new = index.state.entities, set(run.new_chunks)
+    # known terms an earlier insert left unlinked (then over a smaller corpus's hub ceiling): older chunks write
+    # them more often than they link them, so they are linked like new ones
+    stale = {k for k, n in run.extraction.terms_written_before().items()
+             if k in entities and n > len(entities[k].chunks - new)}
+    run.touched_old = index._link_new_entities_to_old_chunks(run.new_entities | stale, new, run.extraction,
                                                              run.new_facts)
 
 
