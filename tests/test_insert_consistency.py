@@ -196,3 +196,15 @@ def test_deleting_the_insert_that_linked_a_term_takes_those_links_back(tmp_path)
         index.delete(doc.id_)
     assert len(index.entities["viral load"].chunks) == 10
     assert tables("after") == before
+
+
+def test_a_term_is_not_linked_to_an_older_chunk_where_a_name_it_links_is_written():
+    from llama_index_graphrag_suite.extractors.entity_stats import EntityStatistics
+    from llama_index_graphrag_suite.index.extraction import extraction_for
+
+    vocabulary = {"ct": ("CT", "ORG"), "ct scan": ("CT scan", TERM_TYPE), "chest pain": ("chest pain", TERM_TYPE)}
+    extraction = extraction_for(IndexConfig(terms=True), EntityStatistics(3), vocabulary, False)
+    text = "A CT scan was done for the chest pain."
+    # "CT" is a name of this chunk (NER read it so): the build kept "CT scan" out there, and so does the link step
+    assert extraction.find_known(text, frozenset({"ct scan", "chest pain"}), ["ct"]) == {"chest pain"}
+    assert extraction.find_known(text, frozenset({"ct scan", "chest pain"}), []) == {"ct scan", "chest pain"}

@@ -77,13 +77,16 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
             # names are matched where written as names; terms (TERM) wherever written, in any case
             terms = frozenset(k for k in new_keys if ner.vocabulary.get(k, ("", ""))[1] == TERM_TYPE)
             names = new_keys - terms
-            # the names the chunk already links are matched too, longest first, so that a new name is not found
-            # inside one of them ("United" inside "United States"), as a build of the whole corpus would not
+            # The names the chunk already links are matched too, longest first, so that a new name is not found
+            # inside one of them ("United" inside "United States"), and a term is not found where one of them is
+            # written ("CT scan" where "CT" is a name): a build of the whole corpus would not link them there.
+            own = {k for k in linked if ner.vocabulary.get(k, ("", ""))[1] != TERM_TYPE}
             if names and NameMatcher(names).find(text):  # most older chunks write none of the new names
-                own = {k for k in linked if ner.vocabulary.get(k, ("", ""))[1] != TERM_TYPE}
                 found |= {key for key, _, _ in NameMatcher(names | own).find(text) if key in names}
-            if terms:
-                found |= {key for key, _, _ in find_terms(text, terms)}
+            written = find_terms(text, terms) if terms else []
+            if written:
+                taken = [(a, b) for _, a, b in NameMatcher(own, min_chars=2).find(text)]  # NER keeps "CT"
+                found |= {key for key, a, b in written if not any(a < e and s < b for s, e in taken)}
         if config.entities in ("statistical", "both"):
             found |= {m.key for m in find_mentions(text, new_keys, config.max_ngram)}
         return found
