@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from llama_index.core import Document
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_index_graphrag_suite import GraphRAGIndex
@@ -105,12 +106,12 @@ def test_both_extractors_on_ray_equal_local(ray_session, docs):
     _assert_same(*_builds(docs, "both", "hash"))
 
 
-@pytest.mark.parametrize("entities", ["statistical", "ner"])
-def test_insert_into_an_index_on_ray_equals_local(ray_session, docs, entities):
-    """An insert is scored against the whole corpus and links old chunks to new names, on Ray as here."""
+@pytest.mark.parametrize("entities,terms", [("statistical", False), ("ner", False), ("ner", True)])
+def test_insert_into_an_index_on_ray_equals_local(ray_session, docs, entities, terms):
+    """An insert is scored against the whole corpus and links old chunks to new names (and terms), on Ray as here."""
     if entities == "ner":
         pytest.importorskip("spacy")
-    config = IndexConfig(entities=entities, chunk_size=128, chunk_overlap=16)
+    config = IndexConfig(entities=entities, chunk_size=128, chunk_overlap=16, terms=terms)
     local = GraphRAGIndex.from_documents(docs[:20], embed_model="hash", config=config)
     local.insert(docs[20:])
     sharded = GraphRAGIndex.from_documents(docs[:20], embed_model="hash", config=config)
@@ -191,3 +192,25 @@ def test_cli_ray_without_the_extra_is_one_line(monkeypatch, tmp_path, capsys):
     code = main(["index", str(CORPUS), "--out", str(tmp_path / "idx"), "--ray", "local", "--embed", "hash", "--quiet"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and "'ray' extra" in err and len(err.splitlines()) == 1
+
+
+def test_an_insert_on_ray_links_a_term_an_earlier_insert_left_unlinked_as_here(ray_session):
+    pytest.importorskip("spacy")
+    term = [Document(text=f"The viral load of patient {i} fell after a week of rest at home.", doc_id=f"d{i}",
+                     metadata={"title": f"case {i}"}) for i in range(25)]
+    filler = [Document(text=f"Visit {i} covered the diet plan and the walking routine of the week.", doc_id=f"f{i}",
+                       metadata={"title": f"visit {i}"}) for i in range(30)]
+    config = IndexConfig(terms=True, term_hub_share=0.5)  # 25 of 25 chunks: a hub; 25 of 55: a term
+    indexes = []
+    for on_ray in (False, True):
+        index = GraphRAGIndex.from_documents(term[:10], embed_model="hash", config=config)
+        index.insert(term[10:])
+        if on_ray:
+            with ray_build(index, "local") as runner:
+                runner.min_shard = 4
+                index.insert(filler)
+        else:
+            index.insert(filler)
+        assert len(index.entities["viral load"].chunks) == 25
+        indexes.append(index)
+    _assert_same(*indexes)

@@ -269,7 +269,8 @@ class NEREntityExtractor(TransformComponent):
         keep = salient_terms(chain(([m.key for m in ms] for ms in per_chunk), before), self.term_min_chunks,
                              hub_ceiling(n, self.term_hub_share, self.term_hub_floor), word_ceiling(n))
         keep |= set() if self._corpus else known
-        self._written_before = Counter(k for keys in before for k in keys & known & keep)
+        self._written_before.clear()  # in place: a Ray wrapper of this extractor shares the object
+        self._written_before.update(k for keys in before for k in keys & known & keep)
         new = {}
         for ms in per_chunk:
             for m in ms:
