@@ -71,22 +71,31 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
                                              show_progress=show_progress)
         extractors += [statistical, cooc]
 
+    prepared: dict[frozenset[str], tuple] = {}  # the new keys of this insert: (terms, names, matcher of names)
+
     def find_known(text: str, new_keys: frozenset[str], linked: Sequence[str] = ()) -> set[str]:
         found: set[str] = set()
         if config.entities in ("ner", "both"):
+            if new_keys not in prepared:  # called for every older chunk with the same keys: split them once
+                vocab = ner.vocabulary
+                terms = frozenset(k for k in new_keys if vocab.get(k, ("", ""))[1] == TERM_TYPE)
+                prepared.clear()
+                prepared[new_keys] = (terms, new_keys - terms, NameMatcher(new_keys - terms))
             # names are matched where written as names; terms (TERM) wherever written, in any case
-            terms = frozenset(k for k in new_keys if ner.vocabulary.get(k, ("", ""))[1] == TERM_TYPE)
-            names = new_keys - terms
-            # The names the chunk already links are matched too, longest first, so that a new name is not found
-            # inside one of them ("United" inside "United States"), and a term is not found where one of them is
-            # written ("CT scan" where "CT" is a name): a build of the whole corpus would not link them there.
-            own = {k for k in linked if ner.vocabulary.get(k, ("", ""))[1] != TERM_TYPE}
-            if names and NameMatcher(names).find(text):  # most older chunks write none of the new names
-                found |= {key for key, _, _ in NameMatcher(names | own).find(text) if key in names}
+            terms, names, matcher = prepared[new_keys]
+            named = bool(names) and bool(matcher.find(text))  # most older chunks write none of the new names
             written = find_terms(text, terms) if terms else []
-            if written:
-                taken = [(a, b) for _, a, b in NameMatcher(own, min_chars=2).find(text)]  # NER keeps "CT"
-                found |= {key for key, a, b in written if not any(a < e and s < b for s, e in taken)}
+            if named or written:
+                # The names the chunk already links are matched too, longest first, so that a new name is not found
+                # inside one of them ("United" inside "United States"), and a term is not found where one of them
+                # is written ("CT scan" where "CT" is a name): a build of the whole corpus would not link them there.
+                vocab = ner.vocabulary
+                own = {k for k in linked if vocab.get(k, ("", ""))[1] != TERM_TYPE}
+                if named:
+                    found |= {key for key, _, _ in NameMatcher(names | own).find(text) if key in names}
+                if written:
+                    taken = [(a, b) for _, a, b in NameMatcher(own, min_chars=2).find(text)]  # NER keeps "CT"
+                    found |= {key for key, a, b in written if not any(a < e and s < b for s, e in taken)}
         if config.entities in ("statistical", "both"):
             found |= {m.key for m in find_mentions(text, new_keys, config.max_ngram)}
         return found
