@@ -20,7 +20,8 @@ common word, a label or the head of longer names ("Blood" in a clinical guidelin
 :mod:`.name_words`) is not a name; and a document's title is linked to all of its chunks only when it heads at most
 ``title_link_max_chunks`` chunks (a Wikipedia article: the title is what every chunk is about), else only
 to the first of them and to the chunks whose text writes it (a long guideline or book, or many passages
-sharing one title: the title would be a hub that every walk runs through).
+sharing one title: the title would be a hub that every walk runs through). These rules, and the terms' counts,
+read the whole corpus also on an insert: the chunks indexed before are counted in (:meth:`add_corpus`).
 
 ``relations_from="cooccurrence"`` (``IndexConfig.ner_relations``, ``--ner-relations``) skips the dependency
 parser (spaCy ~1.7x faster): spaCy runs only ``ner`` (and what it listens to) with the model's ``senter``
@@ -243,10 +244,11 @@ class NEREntityExtractor(TransformComponent):
         titles = self._title_keys  # a local: a private attribute read per entry costs 0.1 s over 30,000 names
         known = {k: s for k, (s, t) in self._vocabulary.items()
                  if t not in (TERM_TYPE, TITLE_TYPE) and k not in titles} if self._corpus else {}
-        if self._name_words is None:  # no index's counts: this extractor's own, over every call
+        counts = self._name_words
+        if counts is None:  # no index's counts: this extractor's own, over every call
             self._own_words.add(texts)
-        singles = {m.surface for ms in mentions for m in ms} | set(known.values())
-        drop = (self._name_words or self._own_words).not_names(singles)
+            counts = self._own_words
+        drop = counts.not_names({m.surface for ms in mentions for m in ms} | set(known.values()))
         self._not_names = {k for k, s in known.items() if s in drop}
         return [[m for m in ms if m.surface not in drop] for ms in mentions] if drop else mentions
 

@@ -153,7 +153,8 @@ class IndexBuild:
         * the NER extractor's corpus-wide rules (which one-word names are not names, which noun phrases are
           salient terms and how many chunks make one a hub) count the old chunks too, so an insert judges as
           a build of the whole corpus would: a known name or term the grown corpus rejects is no longer
-          linked to new chunks (its older links stay: build a new index to drop them);
+          linked to new chunks (its older links stay: build a new index to drop them), and a known term an
+          earlier insert left unlinked (then over a smaller corpus's hub ceiling) is linked to those chunks;
         * entities new to the vocabulary are linked to every old chunk that mentions them; with the
           statistical extractor those chunks' co-occurrence relations are recomputed (the NER
           extractor's dependency relations of old chunks stay as they were parsed);
@@ -290,9 +291,9 @@ class IndexBuild:
     def _link_new_entities_to_old_chunks(self, new_entities: set[str], new_chunks: set[str], extraction: Extraction,
                                          new_facts: set[str]) -> list[str]:
         """Old chunks that mention an entity first extracted now (or a known term an earlier insert left unlinked,
-        pipeline.link) get `contains` edges; with the statistical
-        extractor their co-occurrence relations are recomputed too (the NER extractor's relations need a
-        parse of the old chunk, which an insert does not redo)."""
+        see pipeline.link) get `contains` edges; with the statistical extractor their co-occurrence relations are
+        recomputed too (the NER extractor's relations need a parse of the old chunk, which an insert does not
+        redo)."""
         state = self.state
         if not new_entities or len(state.chunks) == len(new_chunks):
             return []
