@@ -147,8 +147,12 @@ def noun_phrases(doc) -> list[tuple[int, int]]:
 def outside_entities(spans: list[tuple[int, int]], doc) -> list[tuple[int, int]]:
     """The spans that overlap no entity spaCy's NER marked, of any label (dates and numbers are no terms;
     names are entities already)."""
-    ents = [(e.start_char, e.end_char) for e in doc.ents]
-    return [(a, b) for a, b in spans if not any(a < e and s < b for s, e in ents)]
+    return outside_spans(spans, [(e.start_char, e.end_char) for e in doc.ents])
+
+
+def outside_spans(spans: list[tuple[int, int]], taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The character spans of ``spans`` that overlap none of ``taken``."""
+    return [(a, b) for a, b in spans if not any(a < e and s < b for s, e in taken)]
 
 
 def phrase_keys(text: str, span: tuple[int, int]) -> list[str]:

@@ -297,12 +297,12 @@ class IndexBuild:
         state = self.state
         if not new_entities or len(state.chunks) == len(new_chunks):
             return []
-        vocab = frozenset(new_entities)
+        find = extraction.known_finder(frozenset(new_entities))
         touched = []
         for cid, rec in state.chunks.items():
             if cid in new_chunks:
                 continue
-            found = extraction.find_known(rec.text, vocab, rec.entities) - set(rec.entities)
+            found = find(rec.text, rec.entities) - set(rec.entities)
             if not found:
                 continue
             touched.append(cid)

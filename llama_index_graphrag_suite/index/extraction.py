@@ -23,14 +23,16 @@ from ..extractors.entity_stats import EntityStatistics, find_mentions
 from ..extractors.gazetteer import NameMatcher
 from ..extractors.name_words import NameWordCounts
 from ..extractors.statistical import CooccurrenceRelationExtractor, StatisticalEntityExtractor
+from ..extractors.terms import TERM_TYPE, find_terms, outside_spans
 from .records import ChunkRecord
 
 
 @dataclass
 class Extraction:
     extractors: list[TransformComponent]
-    # (chunk text, entity keys new to the index, keys the chunk links already) -> new keys mentioned in the text
-    find_known: Callable[..., set[str]]
+    # entity keys new to the index -> a finder of them in older chunks: (chunk text, keys the chunk links already)
+    # -> the new keys the text mentions (made once per insert, called for every older chunk)
+    known_finder: Callable[[frozenset[str]], Callable[[str, Sequence[str]], set[str]]]
     # recomputes the relations of an old chunk that gained entities (None: relations are not recomputed)
     cooccurrence: CooccurrenceRelationExtractor | None
     # after the extractors ran: known terms they kept -> how many older chunks write each (NER extractor)
@@ -46,7 +48,6 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
     extractors: list[TransformComponent] = []
     if config.entities in ("ner", "both"):
         from ..extractors.ner import NEREntityExtractor  # imports spaCy only when asked for
-        from ..extractors.terms import TERM_TYPE, find_terms
 
         ner = NEREntityExtractor(model=config.ner_model, relations_from=config.ner_relations,
                                  max_pairs_per_sentence=config.max_pairs_per_sentence, show_progress=show_progress,
@@ -71,34 +72,34 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
                                              show_progress=show_progress)
         extractors += [statistical, cooc]
 
-    prepared: dict[frozenset[str], tuple] = {}  # the new keys of this insert: (terms, names, matcher of names)
+    def known_finder(new_keys: frozenset[str]) -> Callable[[str, Sequence[str]], set[str]]:
+        with_ner = config.entities in ("ner", "both")
+        vocab = ner.vocabulary if with_ner else {}
+        # names are matched where written as names; terms (TERM) wherever written, in any case
+        terms = frozenset(k for k in new_keys if vocab.get(k, ("", ""))[1] == TERM_TYPE)
+        names = new_keys - terms
+        matcher = NameMatcher(names)
 
-    def find_known(text: str, new_keys: frozenset[str], linked: Sequence[str] = ()) -> set[str]:
-        found: set[str] = set()
-        if config.entities in ("ner", "both"):
-            if new_keys not in prepared:  # called for every older chunk with the same keys: split them once
-                vocab = ner.vocabulary
-                terms = frozenset(k for k in new_keys if vocab.get(k, ("", ""))[1] == TERM_TYPE)
-                prepared.clear()
-                prepared[new_keys] = (terms, new_keys - terms, NameMatcher(new_keys - terms))
-            # names are matched where written as names; terms (TERM) wherever written, in any case
-            terms, names, matcher = prepared[new_keys]
-            named = bool(names) and bool(matcher.find(text))  # most older chunks write none of the new names
-            written = find_terms(text, terms) if terms else []
-            if named or written:
-                # The names the chunk already links are matched too, longest first, so that a new name is not found
-                # inside one of them ("United" inside "United States"), and a term is not found where one of them
-                # is written ("CT scan" where "CT" is a name): a build of the whole corpus would not link them there.
-                vocab = ner.vocabulary
-                own = {k for k in linked if vocab.get(k, ("", ""))[1] != TERM_TYPE}
-                if named:
-                    found |= {key for key, _, _ in NameMatcher(names | own).find(text) if key in names}
-                if written:
-                    taken = [(a, b) for _, a, b in NameMatcher(own, min_chars=2).find(text)]  # NER keeps "CT"
-                    found |= {key for key, a, b in written if not any(a < e and s < b for s, e in taken)}
-        if config.entities in ("statistical", "both"):
-            found |= {m.key for m in find_mentions(text, new_keys, config.max_ngram)}
-        return found
+        def find(text: str, linked: Sequence[str] = ()) -> set[str]:
+            found: set[str] = set()
+            if with_ner:
+                named = bool(names) and bool(matcher.find(text))  # most older chunks write none of the new names
+                written = find_terms(text, terms) if terms else []
+                if named or written:
+                    # The names the chunk already links are matched too, longest first, so that a new name is not
+                    # found inside one of them ("United" inside "United States"), and a term is not found where one
+                    # of them is written ("CT scan" where "CT" is a name): a build would not link them there.
+                    own = {k for k in linked if vocab.get(k, ("", ""))[1] != TERM_TYPE}
+                    if named:
+                        found |= {key for key, _, _ in NameMatcher(names | own).find(text) if key in names}
+                    if written:
+                        taken = [(a, b) for _, a, b in NameMatcher(own, min_chars=2).find(text)]  # NER keeps "CT"
+                        found |= {key for key, a, b in written if outside_spans([(a, b)], taken)}
+            if config.entities in ("statistical", "both"):
+                found |= {m.key for m in find_mentions(text, new_keys, config.max_ngram)}
+            return found
+
+        return find
 
     written = (lambda: ner.terms_written_before) if config.entities in ("ner", "both") else dict
-    return Extraction(extractors, find_known, cooc, written)
+    return Extraction(extractors, known_finder, cooc, written)
