@@ -209,3 +209,49 @@ def test_a_term_is_not_linked_to_an_older_chunk_where_a_name_it_links_is_written
     find = extraction.known_finder(frozenset({"ct scan", "chest pain"}))
     assert find(text, ["ct"]) == {"chest pain"}
     assert find(text, []) == {"ct scan", "chest pain"}
+
+
+def test_deleting_the_insert_that_relinked_a_term_takes_back_the_relations_the_relinking_added(tmp_path, monkeypatch):
+    # With a co-occurrence extractor (entities="statistical"|"both") the link step recomputes an older chunk's
+    # relations when it gains an entity, so a relinked term can bring a relation to that chunk. The relation is
+    # added here by the index's own _support_fact after the real link step, as the co-occurrence extractor does.
+    import json
+
+    from llama_index.core.graph_stores.types import Relation
+
+    from llama_index_graphrag_suite.index.build import IndexBuild
+
+    real_link = IndexBuild._link_new_entities_to_old_chunks
+
+    def link_with_relations(self, new_entities, new_chunks, extraction, new_facts):
+        touched = real_link(self, new_entities, new_chunks, extraction, new_facts)
+        for cid in touched:
+            other = [k for k in self.state.chunks[cid].entities if k != "viral load"]
+            if "viral load" in self.state.chunks[cid].entities and other:
+                self._support_fact(Relation(label="seen in", source_id="viral load", target_id=other[0],
+                                            properties={"text": "viral load seen in a case", "kind": "cooccurrence"}),
+                                   cid, new_facts)
+        return touched
+
+    monkeypatch.setattr(IndexBuild, "_link_new_entities_to_old_chunks", link_with_relations)
+    term = [Document(text=f"The viral load of patient {i} fell after a week of rest at home.", doc_id=f"d{i}",
+                     metadata={"title": f"case {i}"}) for i in range(25)]
+    filler = [Document(text=f"Visit {i} covered the diet plan and the walking routine of the week.", doc_id=f"f{i}",
+                       metadata={"title": f"visit {i}"}) for i in range(30)]
+    index = GraphRAGIndex.from_documents(term[:10], embed_model=HashEmbedding(dim=32),
+                                         config=IndexConfig(terms=True, term_hub_share=0.5))
+    index.insert(term[10:])
+
+    def tables(name):
+        folder = index.persist(tmp_path / name)
+        return {t: sorted(json.dumps(r, sort_keys=True) for r in json.loads((folder / f"{t}.json").read_text()))
+                for t in ("chunks", "entities", "facts")}
+
+    before = tables("before")
+    index.insert(filler)
+    assert index.state.provenance[-1]["relinked"] == ["viral load"]
+    assert sum(f.predicate == "seen in" for f in index.facts.values()) == 15  # one per relinked older chunk
+    for doc in filler:
+        index.delete(doc.id_)
+    assert not any(f.predicate == "seen in" for f in index.facts.values())
+    assert tables("after") == before

@@ -31,7 +31,8 @@ and ``delete`` then also (:func:`undo_for_delete`):
 3. clears the types a record set, and puts back the attributes (an extractor's description) an entity had
    before, once all of the record's chunks are deleted (when the entity stays);
 4. takes back the links a record gave older chunks to entities known before it (a term an earlier insert had
-   left unlinked, then over a smaller corpus's hub ceiling), once all of the record's chunks are deleted.
+   left unlinked, then over a smaller corpus's hub ceiling), once all of the record's chunks are deleted, and
+   with them those chunks' support for the record's facts that name the key.
 
 Changes nest (a refresh deletes and inserts in one change): copies go to every open scope, the insert's record
 comes from its own scope, and only the outermost scope rolls back.
@@ -258,6 +259,13 @@ def undo_for_delete(state, gone: set[str], candidates: set[str], gone_entities: 
                         ent.chunks.discard(c)
                         state.chunks[c].entities.remove(key)
                         unlinked.add(c)
+                        # the relations the link step recomputed for c with the key (a co-occurrence extractor)
+                        # go with the link; a relation left without chunks is deleted with the others
+                        for fid in rec["facts"].get(c, ()):
+                            fact = state.facts.get(fid)
+                            if fact is not None and key in (fact.subject, fact.object):
+                                journal.touch("facts", fid)
+                                fact.chunks.discard(c)
             for key in rec["types"]:
                 ent = state.entities.get(key)
                 if ent is not None and key not in gone_entities:
