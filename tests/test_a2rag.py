@@ -106,7 +106,7 @@ def test_output_contract_and_top_k_always_filled(index):
     chunks = chunks_of(nodes)
     assert len(chunks) == 6 and len(nodes) == 7 and nodes[-1].node.metadata["kind"] == "evidence"
     assert len(set(docs_of(nodes))) == 6  # no duplicates; the rest filled from the hybrid ranking
-    assert {n.node.metadata["a2rag_source"] for n in chunks} <= {"graph", "hybrid_fill", "hybrid_anchor"}
+    assert {n.node.metadata["a2rag_source"] for n in chunks} <= {"graph", "hybrid_fill", "hybrid_anchor", "title_anchor"}
     assert json.loads(json.dumps(nodes[-1].node.metadata)) == nodes[-1].node.metadata
     assert {k: v for k, v in trace.items() if k != "timings_ms"} == nodes[-1].node.metadata["evidence"]
     assert set(trace["timings_ms"]) == {"local", "total"}
@@ -299,11 +299,11 @@ def test_with_anchors_keeps_the_first_evidence_chunk_and_replaces_from_the_botto
 
     hyb = np.array([0.1, 0.2, 0.3, 0.9, 1.0, 0.0])
     out = [(0, 0.5, "graph"), (1, 0.3, "graph"), (2, 0.2, "graph"), (6, 0.1, "graph")]
-    got = _with_anchors(out, [4, 3], hyb, 3)  # anchors 4 and 3 are missing from the top 3
-    assert [c for c, _, _ in got] == [0, 4, 3, 6] and [s for _, _, s in got][1:3] == ["hybrid_anchor"] * 2
-    assert [c for c, _, _ in _with_anchors(out, [1], hyb, 3)] == [0, 1, 2, 6]  # already there: unchanged
-    assert [c for c, _, _ in _with_anchors(out, [4], hyb, 1)] == [0, 1, 2, 6]  # top_k 1: the evidence's first
-    assert [c for c, _, _ in _with_anchors(out[:1], [4, 5], hyb, 3)] == [0, 4]  # room: appended; score 0 skipped
+    got = _with_anchors(out, {4: "hybrid_anchor", 3: "title_anchor"}, hyb, 3)  # 4 and 3 are missing from the top 3
+    assert [c for c, _, _ in got] == [0, 4, 3, 6] and [s for _, _, s in got][1:3] == ["hybrid_anchor", "title_anchor"]
+    assert [c for c, _, _ in _with_anchors(out, {1: "hybrid_anchor"}, hyb, 3)] == [0, 1, 2, 6]  # already there
+    assert [c for c, _, _ in _with_anchors(out, {4: "hybrid_anchor"}, hyb, 1)] == [0, 1, 2, 6]  # top_k 1: unchanged
+    assert [c for c, _, _ in _with_anchors(out[:1], {4: "hybrid_anchor", 5: "title_anchor"}, hyb, 3)] == [0, 4, 5]  # room
 
 
 def test_hybrid_anchors_put_the_top_hybrid_chunks_in_every_answer(index):
@@ -319,6 +319,19 @@ def test_hybrid_anchors_put_the_top_hybrid_chunks_in_every_answer(index):
         assert want <= with_anchors
         missing_without += len(want - without)
     assert missing_without  # the evidence ranking alone leaves some top hybrid chunk out
+
+
+def test_documents_the_question_names_by_title_are_among_the_answer(index):
+    # A comparison names two pages; the walk from one ranks its neighbours above the other page (hybrid anchors
+    # off, top_k 2, to see the evidence ranking alone). With title anchors both named pages are returned.
+    for q, named in [("Was Marlow older than Kell Academy?", {"p-marlow", "p-kell"}),
+                     ("Which is older, Marlow or the Vant Gallery?", {"p-marlow", "p-vant"}),
+                     ("Did Ada Lorne or Kell Academy come first?", {"p-ada", "p-kell"})]:
+        without = set(docs_of(A2RAGRetriever(index, top_k=2, hybrid_anchors=0, hybrid_guard=False,
+                                             title_anchors=False).retrieve(q)))
+        nodes = chunks_of(A2RAGRetriever(index, top_k=2, hybrid_anchors=0, hybrid_guard=False).retrieve(q))
+        assert not named <= without and {n.node.metadata["doc_id"] for n in nodes} == named
+        assert "title_anchor" in {n.node.metadata["a2rag_source"] for n in nodes}
 
 
 def test_passage_seeds_can_join_the_chunk_part_of_the_restart(index):

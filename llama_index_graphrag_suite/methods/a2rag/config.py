@@ -175,6 +175,10 @@ class A2RAGConfig(GuardedConfig):
         "is never displaced.",
         paper=f"{_TUNING} on the NER graph (2: 88.1 / 91.5 / 71.8, 0 or 1: 87.1 / 90.5 / 69.8, 3: 86.6 / 90.5 / "
               "69.0; recall@2 the same)", ge=0)
+    title_anchors: bool = param(
+        True, "A document the question names by its exact title (a passage seed of lexical score 1) gets a place "
+        "among the top_k, after the hybrid anchors: its chunk of best seed confidence, like a hybrid anchor.",
+        paper=f"{_TUNING} (row 'control: no title anchors'; ours: a page the question names is what it asks about)")
     sufficiency_max_chunks: int = param(5, "Chunks shown to the LLM sufficiency check.", paper="ours", ge=1)
 
     # The hybrid guard (methods/graph_guard.py) with settings chosen for A2RAG alone on the five shared sets and

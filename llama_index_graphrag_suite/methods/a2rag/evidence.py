@@ -64,6 +64,8 @@ def rank_chunks(index, g: A2RAGGraph, config: A2RAGConfig, top_k_chunks: int,
     (never the first), source ``hybrid_anchor``. The walk restarts from the top hybrid chunk and ranks its
     neighbourhood; the second-best hybrid chunk is often the other hop (a comparison question names two
     entities, a bridge passage shares the query's words) but not linked to the first, so PPR misses it.
+    With ``title_anchors`` (default), the documents the question names by their exact title are anchored
+    after them the same way (:func:`titled_chunks`), source ``title_anchor``.
     ``rrf``: reciprocal-rank fusion (k = 60) of that evidence ranking and the hybrid one (no anchors).
     """
     support = evidence_chunks(index, g, st)
@@ -88,8 +90,12 @@ def rank_chunks(index, g: A2RAGGraph, config: A2RAGConfig, top_k_chunks: int,
         best = sorted(fused, key=lambda c: (-fused[c], c))[:top_k_chunks]
         return [(c, fused[c], "graph" if c in support else "hybrid") for c in best]
     out = [(c, float(st.ppr_chunks.get(c, support[c])), "graph") for c in graph_rank[:top_k_chunks]]
-    if config.hybrid_anchors:
-        out = _with_anchors(out, hybrid_rank[: config.hybrid_anchors], st.hybrid, top_k_chunks)
+    # a top hybrid chunk without any hybrid score (a question sharing nothing with the corpus) is no anchor
+    anchors = {c: "hybrid_anchor" for c in hybrid_rank[: config.hybrid_anchors] if st.hybrid[c] > 0}
+    if config.title_anchors:
+        anchors.update((c, "title_anchor") for c in titled_chunks(g, st) if c not in anchors)
+    if anchors:
+        out = _with_anchors(out, anchors, st.hybrid, top_k_chunks)
     taken = {c for c, _, _ in out}
     for c in hybrid_rank:
         if len(out) >= top_k_chunks:
@@ -100,26 +106,40 @@ def rank_chunks(index, g: A2RAGGraph, config: A2RAGConfig, top_k_chunks: int,
     return out
 
 
-def _with_anchors(out: list[tuple[int, float, str]], anchors: list[int], hyb: np.ndarray,
+def titled_chunks(g: A2RAGGraph, st: RetrievalState) -> list[int]:
+    """Chunk positions of the documents the question names by their exact title: for each such title (a passage
+    seed of lexical score 1), its chunk of best seed confidence, best first. A question that names a page
+    ("Between Iain Banks and Irwin Shaw, ...") asks about it; the walk from one of them can rank the other's
+    page below the neighbours of the first."""
+    best: dict[str, tuple[float, int]] = {}
+    for s in st.seeds:
+        if s.kind == "passage" and s.lexical >= 1.0:
+            c = int(g.chunk_pos[s.row])
+            if c >= 0 and s.confidence > best.get(s.mention, (-1.0, -1))[0]:
+                best[s.mention] = (s.confidence, c)
+    return [c for _, c in sorted(best.values(), key=lambda x: (-x[0], x[1]))]
+
+
+def _with_anchors(out: list[tuple[int, float, str]], anchors: dict[int, str], hyb: np.ndarray,
                   top_k_chunks: int) -> list[tuple[int, float, str]]:
     """``out`` with every anchor chunk among its first ``top_k_chunks``: a missing anchor takes the place of
-    the lowest-ranked non-anchor chunk there (or is appended when there is room), best anchor first. The
-    first evidence chunk is never displaced, so ``top_k_chunks`` 1 is the evidence ranking unchanged."""
-    anchors = [c for c in anchors if hyb[c] > 0]
+    the lowest-ranked non-anchor chunk there (or is appended when there is room), in the order of ``anchors``
+    (chunk -> source label). The first evidence chunk is never displaced, so ``top_k_chunks`` 1 is the evidence
+    ranking unchanged."""
     head = list(out[:top_k_chunks])
     present = {c for c, _, _ in head}
-    for a in anchors:
+    for a, source in anchors.items():
         if a in present:
             continue
         if len(head) < top_k_chunks:
-            head.append((a, float(hyb[a]), "hybrid_anchor"))
+            head.append((a, float(hyb[a]), source))
         else:
             drop = next((i for i in range(len(head) - 1, 0, -1) if head[i][0] not in anchors), None)
             if drop is None:
                 break
             present.discard(head[drop][0])
             head[drop:drop + 1] = []
-            head.append((a, float(hyb[a]), "hybrid_anchor"))
+            head.append((a, float(hyb[a]), source))
         present.add(a)
     return head + [x for x in out[top_k_chunks:] if x[0] not in present]
 
