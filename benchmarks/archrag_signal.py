@@ -4,7 +4,7 @@ measured against dense retrieval on the same index.
     .venv/bin/python benchmarks/archrag_signal.py --index-dir /tmp/dev/2wiki_retrieval101 \
         --dataset /work/shared/datasets/2wiki_retrieval101 [--out results.md]
 
-Three tables, on one index and one LLM-free hierarchy (built here, default ArchRAGConfig):
+Three tables, on one index and its LLM-free hierarchy (the index artefact, default ArchRAGConfig):
 
 1. **Recall** through the official bench loop (``eval.bench.run_method``, top 5 chunks) for dense and for each
    ArchRAG chunk ranking: ``dense_boost`` (the default), ``best_item``, and ``ppr_refine`` (the authors'
@@ -33,10 +33,10 @@ from _common import emit, index_and_dataset_args, recall_cells  # noqa: E402
 from llama_index_graphrag_suite.eval.bench import run_method  # noqa: E402
 from llama_index_graphrag_suite.eval.datasets import load_dataset  # noqa: E402
 from llama_index_graphrag_suite.index import GraphRAGIndex  # noqa: E402
-from llama_index_graphrag_suite.methods.archrag import ArchRAGHierarchy, ArchRAGRetriever  # noqa: E402
-from llama_index_graphrag_suite.registry import get_retriever  # noqa: E402
+from llama_index_graphrag_suite.methods.archrag import ArchRAGRetriever  # noqa: E402
+from llama_index_graphrag_suite.registry import resolve_method  # noqa: E402
 
-RANKINGS = [  # (label, ArchRAGRetriever keyword arguments)
+RANKINGS = [  # (label, ArchRAG settings: config overrides of the search, so every row shares one hierarchy)
     ("dense_boost (default: blend with BM25 weight 0.25, item weight 0.05)", {}),
     ("control: the same blend without items (item_weight 0)", {"item_weight": 0.0}),
     ("dense_boost on dense alone (sparse_weight 0)", {"sparse_weight": 0.0}),
@@ -48,22 +48,17 @@ RANKINGS = [  # (label, ArchRAGRetriever keyword arguments)
 ]
 
 
-def recall_rows(index, dataset, hierarchy) -> list[str]:
+def recall_rows(index, dataset) -> list[str]:
     rows = ["| ranking | recall@2 | recall@5 | all-gold@5 |", "|---|---:|---:|---:|"]
 
     def line(label: str, r: dict) -> str:
         return f"| {label} | {recall_cells(r)} |"
 
-    dense = run_method(index, dataset, lambda idx, top_k=5: get_retriever(idx, "dense", top_k=top_k), "dense", None,
-                       show_progress=False)
-    rows.append(line("dense (baseline)", dense))
-    hyb = run_method(index, dataset, lambda idx, top_k=5: get_retriever(idx, "hybrid", top_k=top_k), "hybrid", None,
-                     show_progress=False)
-    rows.append(line("hybrid (baseline)", hyb))
-    for label, kwargs in RANKINGS:
-        def factory(idx, top_k=5, kwargs=kwargs):
-            return ArchRAGRetriever(idx, top_k=top_k, hierarchy=hierarchy, **kwargs)
-        rows.append(line(f"archrag: {label}", run_method(index, dataset, factory, "archrag", None, show_progress=False)))
+    for name in ("dense", "hybrid"):
+        rows.append(line(f"{name} (baseline)", run_method(index, dataset, resolve_method(name), None, show_progress=False)))
+    for label, settings in RANKINGS:  # search settings only: every row reads the index's one hierarchy artefact
+        rows.append(line(f"archrag: {label}", run_method(index, dataset, resolve_method("archrag", settings), None,
+                                                         show_progress=False)))
     return rows
 
 
@@ -109,12 +104,12 @@ def main() -> None:
 
     index = GraphRAGIndex.load(args.index_dir, show_progress=False)
     dataset = load_dataset(args.dataset)
-    hierarchy = ArchRAGHierarchy.build(index)
+    hierarchy = ArchRAGRetriever(index).hierarchy  # the index's artefact (default settings), which every row reads
     reach, missed = reach_rows(index, dataset, hierarchy)
     lines = [f"## ArchRAG item signal on `{Path(args.dataset).name}` (LLM-free, {len(dataset.questions)} questions, "
              f"communities per layer {hierarchy.communities_per_layer()})", "",
              "### Recall (eval.bench.run_method, top 5 chunks)", ""]
-    lines += recall_rows(index, dataset, hierarchy)
+    lines += recall_rows(index, dataset)
     lines += ["", "### What the top-5 items of each layer reach", ""] + reach
     lines += ["", "### The gold passages dense misses", ""] + missed
     emit(lines, args.out)

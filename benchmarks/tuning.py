@@ -24,7 +24,7 @@ from _common import emit, index_and_dataset_args, recall_cells  # noqa: E402
 from llama_index_graphrag_suite.eval.bench import run_method  # noqa: E402
 from llama_index_graphrag_suite.eval.datasets import load_dataset  # noqa: E402
 from llama_index_graphrag_suite.index import GraphRAGIndex  # noqa: E402
-from llama_index_graphrag_suite.registry import get_retriever  # noqa: E402
+from llama_index_graphrag_suite.registry import resolve_method  # noqa: E402
 
 # (method, parameter overrides, what the row varies); the first row of each method is its default
 SWEEPS: list[tuple[str, dict, str]] = [
@@ -93,9 +93,7 @@ def main() -> None:
     lines = [f"## Tuning sweeps on `{Path(args.dataset).name}` ({len(dataset.questions)} questions, LLM-free)", "",
              "| method | setting | recall@2 | recall@5 | all-gold@5 |", "|---|---|---:|---:|---:|"]
     for method, overrides, label in SWEEPS:
-        def factory(idx, top_k=5, method=method, overrides=overrides):
-            return get_retriever(idx, method, top_k=top_k, **overrides)
-        r = run_method(index, dataset, factory, method, None, show_progress=False)
+        r = run_method(index, dataset, resolve_method(method, overrides), None, show_progress=False)
         lines.append(f"| {method} | {label} | {recall_cells(r)} |")
         print(lines[-1], file=sys.stderr, flush=True)
     emit(lines, args.out)
