@@ -294,6 +294,15 @@ def domain_tuning_section(path: Path) -> list[str]:
     lines += ["", "Settings chosen with each set left out:", ""]
     for ds, chosen in r["left_out"].items():
         lines.append(f"- {ds}: `{json.dumps(chosen, sort_keys=True)}`")
+    if r.get("pick_rules"):
+        lines += ["", "How much of the left-out gap is the pick rule's: the same grid, floor and leave-one-out with "
+                  "other rules for picking a setting (only the first picks the shipped defaults). A pair is listed "
+                  "when in − out > 1.5 points, or when its left-out figure is below hybrid − 0.5:", "",
+                  "| rule | picks | in − out > 1.5 | left out below hybrid − 0.5 |", "|---|---|---|---|"]
+        for rule, v in r["pick_rules"].items():
+            gaps = ", ".join(f"{m} on {ds} ({gap:+.1f})" for ds, m, gap in v["gaps"]) or "none"
+            below = ", ".join(f"{m} on {ds} ({d:+.1f})" for ds, m, d in v["left_out_below_floor"]) or "none"
+            lines.append(f"| {rule} | {v['description']} | {gaps} | {below} |")
     if r.get("examples"):
         lines += ["", "Where the per-query weight helps and hurts (a2rag, shipped settings; recall@5 of the method's "
                   "own ranking / hybrid / guarded):", ""]
