@@ -370,12 +370,14 @@ def pick_rule_report(table, keys, sets, groups, hybrid) -> dict:
             for g in groups:
                 left = pick(rule, rest, g)
                 for m in g:
-                    a, b = float(recall[ds, m][chosen[tuple(g)]]), float(recall[ds, m][left])
-                    rows.setdefault(ds, {})[m] = [round(a, 1), round(b, 1)]
-                    if round(a, 1) - round(b, 1) > GAP_LIMIT:
+                    # as the table shows them (one decimal), so a gap here is the difference of two table cells
+                    a, b, h = (round(float(x), 1) for x in (recall[ds, m][chosen[tuple(g)]], recall[ds, m][left],
+                                                             hybrid[ds]))
+                    rows.setdefault(ds, {})[m] = [a, b]
+                    if a - b > GAP_LIMIT:
                         gaps.append([ds, m, round(a - b, 1)])
-                    if round(b, 1) < round(hybrid[ds], 1) - 0.5:
-                        below.append([ds, m, round(b - hybrid[ds], 1)])
+                    if b < h - 0.5:
+                        below.append([ds, m, round(b - h, 1)])
         out[rule] = {"description": description, "in_out": rows, "gaps": gaps, "left_out_below_floor": below,
                      "settings": {", ".join(g): json.loads(keys[i]) for g, i in chosen.items()}}
     return out
