@@ -67,6 +67,32 @@ def normalize_entity(name: str) -> str:
     return " ".join(name.split())
 
 
+def fold_accents(key: str) -> str:
+    """``key`` without its diacritics ("tekezé river" -> "tekeze river", "malmö" -> "malmo"): how a question
+    typed on an English keyboard writes a name. Letters that are not an accented base letter ("ø", "ß") stay."""
+    if key.isascii():
+        return key
+    return "".join(c for c in unicodedata.normalize("NFKD", key) if not unicodedata.combining(c))
+
+
+def accent_aliases(keys) -> dict[str, str]:
+    """Entity keys by their accent-folded form, for look-ups of a question's words: ``{folded: key}``, for every
+    key whose folded form names no other key (an exact key always wins; two keys folding alike are left out)."""
+    exact = set(keys)
+    out: dict[str, str] = {}
+    ambiguous: set[str] = set()
+    for k in exact:
+        f = fold_accents(k)
+        if f == k or f in exact:
+            continue
+        if f in out:
+            ambiguous.add(f)
+        out[f] = k
+    for f in ambiguous:
+        del out[f]
+    return out
+
+
 def words(text: str) -> list[str]:
     """Word tokens of ``text`` in order, with their original case (keeps inner ' - . as in O'Neil, U.S.)."""
     return _WORD.findall(text)

@@ -59,7 +59,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from ..extractors.gazetteer import canonical_key
 from ..extractors.terms import TERM_TYPE, capitalised_per_100_words
 from ..index.bm25 import bm25_tokens
-from ..text import words
+from ..text import accent_aliases, fold_accents, words
 from .base import GraphIndexRetriever, MethodConfig, chunk_node, param
 from .query_scores import bm25_scores, dense_scores
 from .scoring import hybrid, top_k
@@ -106,13 +106,15 @@ def query_link(index, question: str, max_chunks: int, names_only: bool = False) 
     """``(share of the question's content words inside specific entity mentions, those entity keys)``.
 
     Entity keys are looked up as word n-grams of the question, longest first (a word belongs to at most one
-    mention); an entity counts when it is linked to 1..``max_chunks`` chunks.
+    mention), with or without accents ("Tekeze River" finds ``tekezé river``); an entity counts when it is linked to
+    1..``max_chunks`` chunks.
     """
     tokens = list(words(question))
     content = [i for i, w in enumerate(tokens) if bm25_tokens(w)]  # stop words and punctuation do not count
     if not content:
         return 0.0, []
     entities = index.entities
+    aliases = index.cached("guard.accent_aliases", lambda: accent_aliases(entities))  # "Tekeze" for "Tekezé"
     covered: set[int] = set()
     found: list[str] = []
     n = len(tokens)
@@ -122,6 +124,9 @@ def query_link(index, question: str, max_chunks: int, names_only: bool = False) 
             if any(i in covered for i in span):
                 continue
             key = canonical_key(" ".join(tokens[start:start + size]))
+            if key and key not in entities:  # the question's accents, or the entity's, left out
+                folded = fold_accents(key)
+                key = folded if folded in entities else aliases.get(folded, key)
             rec = entities.get(key) if key else None
             if rec is None or not (0 < len(rec.chunks) <= max_chunks) or (names_only and rec.type == TERM_TYPE):
                 continue

@@ -9,7 +9,8 @@ Entity seeds S_V:
    "born") name its relations, not its entities (they become relation phrases, below). With an LLM,
    the ``seed_extraction`` prompt lists entities and relation phrases instead.
 2. Alignment to graph nodes, hybrid lexical + embedding: every node has names (an entity its key; a
-   passage node its document title, since the snapshot holds passage nodes too). A mention's lexical
+   passage node its document title, since the snapshot holds passage nodes too), with or without accents (a
+   question typed "Tekeze River" finds ``tekezé river`` exactly). A mention's lexical
    score against a name is rapidfuzz's ``ratio`` (1 for an exact normalised match); candidates are the
    names sharing a word with the mention (a word index, so no scan of every name). The semantic score
    is the cosine between the query and the node (entity-name or chunk embedding, both already stored).
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...llm.json_repair import parse_json_lenient
-from ...text import STOP_WORDS, analyze, is_candidate_token, normalize_entity
+from ...text import STOP_WORDS, accent_aliases, analyze, fold_accents, is_candidate_token, normalize_entity
 from .config import A2RAGConfig
 
 log = logging.getLogger(__name__)
@@ -127,7 +128,7 @@ class SeedIndex:
         names = list(rows_of)
         by_word: dict[str, list[int]] = {}
         for i, name in enumerate(names):
-            for w in set(name.split()):
+            for w in set(name.split()) | set(fold_accents(name).split()):  # "tekeze" finds "tekezé river" too
                 if is_candidate_token(w):
                     by_word.setdefault(w, []).append(i)
         # A word in very many names ("film", "river") picks no particular node: not an index key.
@@ -144,7 +145,9 @@ class SeedIndex:
             for w in set(words):
                 if is_candidate_token(w):
                     predicates_by_word.setdefault(stem(w), []).append(i)
-        return cls(names, [rows_of[n] for n in names], {n: i for i, n in enumerate(names)}, by_word, predicates,
+        exact = {n: i for i, n in enumerate(names)}
+        exact.update((folded, exact[n]) for folded, n in accent_aliases(names).items())  # typed without accents
+        return cls(names, [rows_of[n] for n in names], exact, by_word, predicates,
                    predicates_by_word, predicate_words, [frozenset(ends[p]) for p in predicates])
 
 
@@ -166,10 +169,12 @@ def align_mentions(seed_index: SeedIndex, mentions: list[Mention], node_similari
         if not key:
             continue
         matches: list[tuple[int, float]] = []
-        if key in seed_index.exact:
-            matches.append((seed_index.exact[key], 1.0))
+        folded = fold_accents(key)  # "Malmö" in the question, "malmo" in the graph
+        exact = seed_index.exact.get(key, seed_index.exact.get(folded))
+        if exact is not None:
+            matches.append((exact, 1.0))
         elif len(key) >= 4:
-            pool = sorted({i for w in key.split() for i in seed_index.by_word.get(w, ())})
+            pool = sorted({i for w in set(key.split()) | set(folded.split()) for i in seed_index.by_word.get(w, ())})
             if pool:
                 found = process.extract(key, [seed_index.names[i] for i in pool], scorer=fuzz.ratio,
                                         score_cutoff=config.seed_min_lexical * 100, limit=3)
