@@ -223,7 +223,9 @@ def main() -> None:
                                 ("scale.md", "Scaling on a synthetic corpus", "scale.py"),  # includes scale.mmap.md
                                 ("startup.md", "Start-up of the CLI", "startup.py"),
                                 ("name_density_sample.md", "How many words decide terms=\"auto\"",
-                                 "name_density_sample.py")):
+                                 "name_density_sample.py"),
+                                ("rerank_probes.md", "Re-ranking hybrid's top 20 with other graph signals (issue 25)",
+                                 "rerank_probes.py")):
         if (results / name).exists():  # markdown written by the script; its own "# " title becomes a sub-heading
             body = (results / name).read_text(encoding="utf-8").strip()
             body = _demote_headings(body)

@@ -27,6 +27,9 @@ done
 # columns, entity counts and the most linked entities per set); indexes in a scratch folder, not committed
 .venv/bin/python benchmarks/domain_tuning.py build rank check tune --datasets "$DATA" --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" \
   --out "$OUT/domain_tuning.json"
+# other graph signals re-ranking hybrid's top 20 on the two domain sets, on the indexes and rankings just made
+.venv/bin/python benchmarks/rerank_probes.py --datasets "$DATA" --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" \
+  --tag default > "$OUT/rerank_probes.md"
 # inserts in batches of 50 documents against one build (a Wikipedia set and a clinical one), and how many words
 # the terms="auto" decision needs
 for ds in hotpotqa_train100 graphrag_bench_medical; do

@@ -1,0 +1,157 @@
+"""Issue 25: can the graph re-rank hybrid's top chunks better than the guard's coverage does? Probes of the ceiling.
+
+On graphrag_bench_medical the guard's family cannot lift A2RAG to hybrid + 1 (BENCHMARKS.md "Any corpus", column
+*best*). These probes try other graph signals on the same footing: each re-orders hybrid's top ``DEPTH`` chunks
+by ``2 / (2 + rank) + gain · signal`` (the form of ``graph_guard.linked_hybrid``), nothing else changes. Signals:
+
+* ``coverage``: the share of the question's entities a chunk is linked to (what the guard uses);
+* ``coverage_idf``: the same, each entity weighted by ``log(1 + chunks / its chunks)`` (a rare term says more);
+* ``coverage_words``: the same, each entity weighted by its number of words (a long phrase says more);
+* ``graph_prf``: pseudo-relevance feedback through the graph: a chunk's cosine, over IDF-weighted entity links
+  (hubs left out), with hybrid's top 3/5/10 chunks weighted by rank (the cluster hypothesis);
+* ``next_to_top``: the chunks before and after hybrid's top 1 or 2 in the corpus order, under the same title (a
+  long document's answer often follows the chunk whose heading the question matches) join the candidates, with
+  a bonus.
+
+Beside them: hybrid's recall@5, @10 and @20 (what a re-ranking of its top 20 could reach at most), A2RAG's own
+top 5, and the better of the two per question (an oracle of the guard's choice).
+
+Reads the ``rankings.json`` and the index of ``benchmarks/domain_tuning.py`` (its ``rank`` step), so run that
+first:
+
+    python benchmarks/rerank_probes.py --work /tmp/gr25 --tag default --sets graphrag_bench_medical,covidqa_dev
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+DEPTH = 20
+K = 5
+GAINS = (0.1, 0.2, 0.35, 0.5)
+
+
+def rerank(hyb: np.ndarray, signal: np.ndarray, gain: float) -> list[int]:
+    rank = np.arange(hyb.size)
+    return hyb[np.lexsort((rank, -(2.0 / (2.0 + rank) + gain * signal)))].tolist()
+
+
+def recall(ranked, doc_of, gold, k: int = K) -> float:
+    return len(set(gold) & {doc_of[c] for c in ranked[:k]}) / len(set(gold))
+
+
+def entity_matrix(index) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Chunks x entities (links), and each entity's chunk count."""
+    keys = {k: i for i, k in enumerate(index.entities)}
+    rows, cols = [], []
+    for c, cid in enumerate(index.chunk_order):
+        for k in index.chunks[cid].entities:
+            if k in keys:
+                rows.append(c)
+                cols.append(keys[k])
+    m = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(index.chunk_order), len(keys)))
+    return m, np.asarray(m.sum(axis=0)).ravel()
+
+
+def probe(work: Path, ds: str, texts: list[str]) -> list[str]:
+    """The table of one dataset; ``texts``: its questions with gold, in the order of ``rankings.json``."""
+    from llama_index_graphrag_suite.embeddings import resolve_embed_model
+    from llama_index_graphrag_suite.index import GraphRAGIndex
+    from llama_index_graphrag_suite.methods import graph_guard as guard
+
+    data = json.loads((work / ds / "rankings.json").read_text())
+    index = GraphRAGIndex.load(work / ds / "index", embed_model=resolve_embed_model("all-MiniLM-L6-v2"),
+                               show_progress=False)
+    doc_of, golds, n = data["doc_of"], data["gold"], len(index.chunk_order)
+    links, chunk_count = entity_matrix(index)
+    idf = np.log(1 + n / np.maximum(chunk_count, 1))
+    specific = chunk_count <= guard.hub_chunks(n, 0.05, 20)
+    weighted = links @ sp.diags(idf * specific)
+    norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel()) + 1e-12
+    unit = sp.diags(1.0 / norms) @ weighted
+    key_pos = {k: i for i, k in enumerate(index.entities)}
+    titles = [index.chunks[cid].title for cid in index.chunk_order]
+
+    rows: dict[str, list[float]] = {}
+
+    def add(name: str, value: float) -> None:
+        rows.setdefault(name, []).append(value)
+
+    for i, (hyb_list, gold) in enumerate(zip(data["hybrid"], golds)):
+        hyb = np.asarray(hyb_list, np.int64)
+        for k in (5, 10, 20):
+            add(f"hybrid @{k}", recall(hyb_list, doc_of, gold, k))
+        own = data["methods"].get("a2rag@5", [[]] * len(golds))[i]
+        add("a2rag own ranking", recall(own, doc_of, gold))
+        add("better of hybrid and a2rag own (oracle)", max(recall(hyb_list, doc_of, gold), recall(own, doc_of, gold)))
+        _, keys = guard.query_link(index, texts[i], n)
+        cols = [key_pos[k] for k in keys if k in key_pos]
+        held = links[hyb][:, cols].toarray() if cols else np.zeros((hyb.size, 0))
+        signals = {"coverage": held.mean(axis=1) if cols else np.zeros(hyb.size)}
+        for name, weights in (("coverage_idf", idf[cols]), ("coverage_words", np.array([len(k.split()) for k in keys
+                                                                                          if k in key_pos], float))):
+            signals[name] = held @ weights / weights.sum() if cols else np.zeros(hyb.size)
+        for name, signal in signals.items():
+            for gain in GAINS:
+                add(f"{name}, gain {gain}", recall(rerank(hyb, signal, gain), doc_of, gold))
+        for top in (3, 5, 10):
+            weights = 1.0 / (np.arange(top) + 2.0)
+            centre = unit[hyb[:top]].T @ weights
+            sim = np.asarray(unit[hyb] @ centre).ravel()
+            sim[:top] -= weights  # a top chunk's own share of the centre is no evidence
+            sim = sim / sim.max() if sim.max() > 0 else sim
+            for gain in GAINS:
+                add(f"graph_prf top {top}, gain {gain}", recall(rerank(hyb, sim, gain), doc_of, gold))
+        for top in (1, 2):
+            near = _neighbours(hyb[:top], titles)
+            candidates = np.asarray(list(dict.fromkeys(hyb.tolist() + sorted(near))), np.int64)
+            rank = np.arange(candidates.size)
+            base = np.where(rank < hyb.size, 2.0 / (2.0 + rank), 0.0)
+            bonus = np.isin(candidates, list(near)).astype(float)
+            for gain in GAINS:
+                order = candidates[np.lexsort((rank, -(base + gain * bonus)))]
+                add(f"next_to_top {top}, gain {gain}", recall(order.tolist(), doc_of, gold))
+    lines = [f"# {ds} ({len(golds)} questions)", "", "| ranking | recall@5 |", "|---|---:|"]
+    lines += [f"| {name} | {100 * float(np.mean(v)):.1f} |" for name, v in rows.items()]
+    return lines + [""]
+
+
+def _neighbours(top: np.ndarray, titles: list[str]) -> set[int]:
+    """Chunk positions just before and after each of ``top`` in the corpus order, when they carry the same title
+    (the same source document, which a dataset may have split into passages)."""
+    out = set()
+    for c in top.tolist():
+        for other in (c - 1, c + 1):
+            if 0 <= other < len(titles) and titles[other] == titles[c]:
+                out.add(other)
+    return out - set(top.tolist())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", default="../shared/datasets")
+    ap.add_argument("--work", default="/tmp/gr25", help="domain_tuning.py's --work folder")
+    ap.add_argument("--tag", default="default")
+    ap.add_argument("--sets", default="graphrag_bench_medical,covidqa_dev")
+    args = ap.parse_args()
+    from llama_index_graphrag_suite.eval.datasets import load_dataset
+
+    lines = ["recall@5 in %, all-MiniLM-L6-v2, the default index; each row re-orders hybrid's top 20 by "
+             "`2 / (2 + rank) + gain · signal` (the script's docstring says what each signal is).", ""]
+    for ds in args.sets.split(","):
+        # rankings.json keeps the gold of every question with gold, in the dataset's order; the texts are read here
+        texts = [q.question for q in load_dataset(Path(args.datasets) / ds).questions if q.supporting_ids]
+        lines += probe(Path(args.work) / args.tag, ds, texts)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
