@@ -73,3 +73,21 @@ def index_demo_corpus(out: Path) -> Path:
     assert main(["index", str(DEMO_DATA / "corpus.jsonl"), "--out", str(out), "--embed", "hash",
                  "--entities", "statistical", "--quiet"]) == 0
     return out
+
+
+# Passages that name nothing of the others: a question about them links no entity of the rest of a corpus.
+UNRELATED_TEXTS = {
+    "tea": "Green tea is brewed at low temperature; black tea needs boiling water.",
+    "bread": "Sourdough bread rises slowly because wild yeast ferments the dough.",
+    "rain": "Rain gauges measure how much water falls during a storm.",
+}
+
+
+def index_of_texts(texts: dict[str, str], config=None, dim: int = 64):
+    """A default (NER) index of ``{doc id: text}``, each document titled by its capitalised id, hash embedding."""
+    from llama_index.core import Document
+
+    from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+
+    docs = [Document(text=t, doc_id=k, metadata={"title": k.title()}) for k, t in texts.items()]
+    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=dim), config=config or IndexConfig())

@@ -5,10 +5,7 @@ seeds. Keys stay as the corpus writes them; only look-ups fold."""
 from __future__ import annotations
 
 import pytest
-from llama_index.core import Document
 
-from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
-from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.methods.graph_guard import query_link
 from llama_index_graphrag_suite.text import accent_aliases, fold_accents
 
@@ -30,16 +27,14 @@ def test_aliases_leave_out_exact_keys_and_ambiguous_foldings():
 
 @pytest.fixture(scope="module")
 def index():
-    texts = {
+    from conftest import UNRELATED_TEXTS, index_of_texts
+
+    return index_of_texts({
         "tekeze": "The Tekezé River rises in the Ethiopian Highlands. The Tekezé River flows west into Sudan.",
         "atbarah": "The Atbarah River is a tributary of the Nile. The Tekezé River becomes the Atbarah River in Sudan.",
         "malmo": "Malmo is a city in southern Sweden. Malmo lies on the Oresund strait.",
-        "tea": "Green tea is brewed at low temperature; black tea needs boiling water.",
-        "bread": "Sourdough bread rises slowly because wild yeast ferments the dough.",
-        "rain": "Rain gauges measure how much water falls during a storm.",
-    }
-    docs = [Document(text=t, doc_id=k, metadata={"title": k.title()}) for k, t in texts.items()]
-    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=64), config=IndexConfig())
+        **UNRELATED_TEXTS,
+    })
 
 
 def test_the_guard_links_a_name_typed_without_its_accents(index):

@@ -47,20 +47,14 @@ def test_weight_lies_on_the_grid_the_tuning_simulates():
 
 @pytest.fixture(scope="module")
 def index():
-    from llama_index_graphrag_suite.embeddings import HashEmbedding
+    from conftest import UNRELATED_TEXTS, index_of_texts
 
-    texts = {
+    return index_of_texts({
         "ada": "Ada Lorne was a painter born in Grey Harbour. She studied at the Vant Gallery school.",
         "vant": "The Vant Gallery was founded by Tomas Reed in Grey Harbour in 1890.",
         "reed": "Tomas Reed was a merchant who collected paintings by Ada Lorne.",
-        "tea": "Green tea is brewed at low temperature; black tea needs boiling water.",
-        "bread": "Sourdough bread rises slowly because wild yeast ferments the dough.",
-        "rain": "Rain gauges measure how much water falls during a storm.",
-    }
-    from llama_index.core import Document
-
-    docs = [Document(text=t, doc_id=k, metadata={"title": k.title()}) for k, t in texts.items()]
-    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=64), config=IndexConfig())
+        **UNRELATED_TEXTS,
+    })
 
 
 def test_query_link_counts_only_specific_entities(index):

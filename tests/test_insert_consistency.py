@@ -171,9 +171,9 @@ def test_a_term_an_earlier_insert_left_unlinked_is_linked_once_the_corpus_accept
     assert len(index.entities["viral load"].chunks) == 25
 
 
-def test_deleting_the_insert_that_linked_a_term_takes_those_links_back(tmp_path):
-    import json
-
+def _relinking_corpus():
+    """25 chunks writing "viral load" (hub ceiling max(20, half the chunks)) indexed as 10 then 15, so the term is a
+    hub of the 25 and linked to the first 10 only; and 30 chunks that do not write it, whose insert relinks it."""
     term = [Document(text=f"The viral load of patient {i} fell after a week of rest at home.", doc_id=f"d{i}",
                      metadata={"title": f"case {i}"}) for i in range(25)]
     filler = [Document(text=f"Visit {i} covered the diet plan and the walking routine of the week.", doc_id=f"f{i}",
@@ -181,13 +181,26 @@ def test_deleting_the_insert_that_linked_a_term_takes_those_links_back(tmp_path)
     index = GraphRAGIndex.from_documents(term[:10], embed_model=HashEmbedding(dim=32),
                                          config=IndexConfig(terms=True, term_hub_share=0.5))
     index.insert(term[10:])
+    return index, filler
+
+
+def _tables(index, folder):
+    """The index's chunk, entity and fact rows as saved (sorted), to compare two states of it."""
+    import json
+
+    saved = index.persist(folder)
+    return {t: sorted(json.dumps(r, sort_keys=True) for r in json.loads((saved / f"{t}.json").read_text()))
+            for t in ("chunks", "entities", "facts")}
+
+
+def test_deleting_the_insert_that_linked_a_term_takes_those_links_back(tmp_path):
+    import json
+
+    index, filler = _relinking_corpus()
 
     def tables(name):
-        folder = index.persist(tmp_path / name)
-        rows = {t: sorted(json.dumps(r, sort_keys=True) for r in json.loads((folder / f"{t}.json").read_text()))
-                for t in ("chunks", "entities", "facts")}
         store = json.loads(index.property_graph_store.graph.model_dump_json())  # the store mirror, filled here
-        return rows, sorted(map(tuple, store["triplets"]))
+        return _tables(index, tmp_path / name), sorted(map(tuple, store["triplets"]))
 
     before = tables("before")
     index.insert(filler)
@@ -215,8 +228,6 @@ def test_deleting_the_insert_that_relinked_a_term_takes_back_the_relations_the_r
     # With a co-occurrence extractor (entities="statistical"|"both") the link step recomputes an older chunk's
     # relations when it gains an entity, so a relinked term can bring a relation to that chunk. The relation is
     # added here by the index's own _support_fact after the real link step, as the co-occurrence extractor does.
-    import json
-
     from llama_index.core.graph_stores.types import Relation
 
     from llama_index_graphrag_suite.index.build import IndexBuild
@@ -234,24 +245,12 @@ def test_deleting_the_insert_that_relinked_a_term_takes_back_the_relations_the_r
         return touched
 
     monkeypatch.setattr(IndexBuild, "_link_new_entities_to_old_chunks", link_with_relations)
-    term = [Document(text=f"The viral load of patient {i} fell after a week of rest at home.", doc_id=f"d{i}",
-                     metadata={"title": f"case {i}"}) for i in range(25)]
-    filler = [Document(text=f"Visit {i} covered the diet plan and the walking routine of the week.", doc_id=f"f{i}",
-                       metadata={"title": f"visit {i}"}) for i in range(30)]
-    index = GraphRAGIndex.from_documents(term[:10], embed_model=HashEmbedding(dim=32),
-                                         config=IndexConfig(terms=True, term_hub_share=0.5))
-    index.insert(term[10:])
-
-    def tables(name):
-        folder = index.persist(tmp_path / name)
-        return {t: sorted(json.dumps(r, sort_keys=True) for r in json.loads((folder / f"{t}.json").read_text()))
-                for t in ("chunks", "entities", "facts")}
-
-    before = tables("before")
+    index, filler = _relinking_corpus()
+    before = _tables(index, tmp_path / "before")
     index.insert(filler)
     assert index.state.provenance[-1]["relinked"] == ["viral load"]
     assert sum(f.predicate == "seen in" for f in index.facts.values()) == 15  # one per relinked older chunk
     for doc in filler:
         index.delete(doc.id_)
     assert not any(f.predicate == "seen in" for f in index.facts.values())
-    assert tables("after") == before
+    assert _tables(index, tmp_path / "after") == before
