@@ -2,7 +2,7 @@
 
 On graphrag_bench_medical the guard's family cannot lift A2RAG to hybrid + 1 (BENCHMARKS.md "Any corpus", column
 *best*). These probes try other graph signals on the same footing: each re-orders hybrid's top ``DEPTH`` chunks
-by ``2 / (2 + rank) + gain · signal`` (the form of ``graph_guard.linked_hybrid``), nothing else changes. Signals:
+by ``2 / (2 + rank) + gain · signal`` (``graph_guard.linked_hybrid``), nothing else changes. Signals:
 
 * ``coverage``: the share of the question's entities a chunk is linked to (what the guard uses);
 * ``coverage_idf``: the same, each entity weighted by ``log(1 + chunks / its chunks)`` (a rare term says more);
@@ -37,11 +37,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 DEPTH = 20
 K = 5
 GAINS = (0.1, 0.2, 0.35, 0.5)
-
-
-def rerank(hyb: np.ndarray, signal: np.ndarray, gain: float) -> list[int]:
-    rank = np.arange(hyb.size)
-    return hyb[np.lexsort((rank, -(2.0 / (2.0 + rank) + gain * signal)))].tolist()
 
 
 def recall(ranked, doc_of, gold, k: int = K) -> float:
@@ -95,13 +90,13 @@ def probe(work: Path, ds: str, texts: list[str]) -> list[str]:
         _, keys = guard.query_link(index, texts[i], n)
         cols = [key_pos[k] for k in keys if k in key_pos]
         held = links[hyb][:, cols].toarray() if cols else np.zeros((hyb.size, 0))
-        signals = {"coverage": held.mean(axis=1) if cols else np.zeros(hyb.size)}
+        signals = {"coverage": guard.entity_coverage(index, keys, hyb)}  # the guard's own signal
         for name, weights in (("coverage_idf", idf[cols]), ("coverage_words", np.array([len(k.split()) for k in keys
                                                                                           if k in key_pos], float))):
             signals[name] = held @ weights / weights.sum() if cols else np.zeros(hyb.size)
         for name, signal in signals.items():
             for gain in GAINS:
-                add(f"{name}, gain {gain}", recall(rerank(hyb, signal, gain), doc_of, gold))
+                add(f"{name}, gain {gain}", recall(guard.linked_hybrid(hyb, signal, gain).tolist(), doc_of, gold))
         for top in (3, 5, 10):
             weights = 1.0 / (np.arange(top) + 2.0)
             centre = unit[hyb[:top]].T @ weights
@@ -109,7 +104,8 @@ def probe(work: Path, ds: str, texts: list[str]) -> list[str]:
             sim[:top] -= weights  # a top chunk's own share of the centre is no evidence
             sim = sim / sim.max() if sim.max() > 0 else sim
             for gain in GAINS:
-                add(f"graph_prf top {top}, gain {gain}", recall(rerank(hyb, sim, gain), doc_of, gold))
+                order = guard.linked_hybrid(hyb, sim, gain).tolist()
+                add(f"graph_prf top {top}, gain {gain}", recall(order, doc_of, gold))
         for top in (1, 2):
             near = _neighbours(hyb[:top], titles)
             candidates = np.asarray(list(dict.fromkeys(hyb.tolist() + sorted(near))), np.int64)

@@ -114,9 +114,8 @@ def titled_chunks(g: A2RAGGraph, st: RetrievalState) -> list[int]:
     best: dict[str, tuple[float, int]] = {}
     for s in st.seeds:
         if s.kind == "passage" and s.lexical >= 1.0:
-            c = int(g.chunk_pos[s.row])
-            if c >= 0 and s.confidence > best.get(s.mention, (-1.0, -1))[0]:
-                best[s.mention] = (s.confidence, c)
+            if s.confidence > best.get(s.mention, (-1.0, -1))[0]:
+                best[s.mention] = (s.confidence, int(g.chunk_pos[s.row]))
     return [c for _, c in sorted(best.values(), key=lambda x: (-x[0], x[1]))]
 
 
