@@ -242,3 +242,43 @@ def test_a_folder_of_markdown_files_links_by_file_name_and_heading(tmp_path):
     assert (chunks["sevrin.md"], "grey harbour") in contains  # another file names it
     assert (chunks["ada-lorne.md"], "ada lorne") in contains and (chunks["Grey_Harbour.md"], "ada lorne") in contains
     assert (chunks["sevrin.md"], "sevrin coast") in contains  # the markdown # title
+
+
+# ---------------------------------------------------------------- mentions NER labels that are not names
+
+NOVEL = {  # hand-written in the manner of a nineteenth-century novel: dialogue, dashes, a stray table rule
+    "the lighthouse keeper": (
+        "CHAPTER I.\n\nMargaret Elwood had lived at Gull Point since she was a girl. \"I shall not go,\" said she, "
+        "\"not while\nFather is ill.\" Her brother Thomas laughed at that--he always laughed--and went down to the "
+        "harbour.\nSHE would not go; that was all. |I am tired of the sea, Thomas wrote to Captain Harrow in London.\n"
+        "Mrs. Penrose, the widow at the inn, kept Margaret's letters in a tin box. \"Miss Elwood,\" she said,\n"
+        "\"you must write to Mr. Harrow yourself.\" Margaret said nothing. Thomas came back at dusk."),
+    "the harbour": (
+        "CHAPTER II.\n\nCaptain Harrow came to Gull Point in the spring. He had known Father at sea--long ago--and he "
+        "brought\na letter from London. \"Miss Elwood,\" he said, \"your brother asked me to come.\" Margaret looked "
+        "at him.\nSHE had not expected him. Mrs. Penrose gave him the room above the inn. Thomas and the Captain "
+        "walked to\nthe lighthouse together, and Margaret watched them from the window. |I am glad you came, she "
+        "thought."),
+}
+
+
+def test_a_mention_written_in_lower_case_or_opening_with_a_pronoun_is_no_name():
+    from llama_index_graphrag_suite.extractors.ner import written_as_a_name
+
+    for surface, label in [("lymph node", "PERSON"), ("vagina", "GPE"), ("al.", "GPE"), ("c. 854-895", "PERSON"),
+                           ("|I am tired", "PERSON"), ("She said", "ORG")]:
+        assert not written_as_a_name(surface, label), surface
+    for surface, label in [("Gull Point", "GPE"), ("Fujiwara no Michinaga", "PERSON"), ("iPhone", "PRODUCT"),
+                           ("CT", "ORG"), ("I, Robot", "WORK_OF_ART"), ("北京", "GPE"), ("Iain Banks", "PERSON")]:
+        assert written_as_a_name(surface, label), surface
+
+
+def test_a_novels_dialogue_and_common_nouns_do_not_become_names():
+    from conftest import index_of_texts
+
+    keys = set(index_of_texts(NOVEL).entities)
+    assert {"margaret", "thomas", "harrow", "penrose", "gull point", "london"} <= keys
+    # spaCy labels "|I am tired" a PERSON and "the inn" a GPE; neither is a name
+    assert "i am tired" not in keys and "inn" not in keys
+    kept = set(index_of_texts(NOVEL, IndexConfig(lowercase_names=True)).entities)  # the switch keeps them
+    assert {"i am tired", "inn"} <= kept

@@ -65,6 +65,28 @@ _SUBJECT_PRONOUNS = frozenset({"he", "she"})
 _BARE_ARTICLES = frozenset({"the", "a", "an"})
 _DANGLING_ENDS = frozenset({"of", "the", "and", "for"})  # a name ending in one of these was cut off ("Duke of")
 _POSSESSIVE_END = re.compile(r"(?:['’]s?)$")
+# a "name" opening with a subject pronoun is a clause NER misread ("|I am tired" PERSON in a novel's dialogue)
+_PRONOUN_START = frozenset({"i", "he", "she", "we", "they", "you"})
+_TITLED_TYPES = frozenset({"WORK_OF_ART", "EVENT", "LAW", "PRODUCT"})  # a title may be any clause ("I, Robot")
+_FIRST_WORD = re.compile(r"[^\w]*(\w+)")
+
+
+def written_as_a_name(surface: str, label: str) -> bool:
+    """False for two kinds of NER mention that are not names, whatever the corpus:
+
+    * written wholly in lower case, in a script with capitals (English names are capitalised): spaCy's small
+      model labels common nouns ("lymph node" PERSON and "vagina" GPE in clinical guidelines, "et al." GPE in
+      research articles, "earl" PERSON, "the inn" GPE). The one-word rules of ``name_words.py`` judge a word by
+      its capitalised writings and never saw these;
+    * a clause opening with a subject pronoun ("I am tired", "She said"), except for titled kinds (works,
+      events, laws, products), whose titles may be clauses.
+    """
+    letters = [ch for ch in surface if ch.isalpha()]
+    if any(ch.islower() for ch in letters) and not any(ch.isupper() for ch in letters):
+        return False
+    first = _FIRST_WORD.match(surface)
+    return not (label not in _TITLED_TYPES and first is not None and len(surface.split()) > 1
+                and first.group(1).lower() in _PRONOUN_START)
 
 
 def document_key(node: BaseNode) -> str:
@@ -100,7 +122,8 @@ class NEREntityExtractor(TransformComponent):
     title_link_max_chunks: int = Field(default=8, ge=1, description="Longer documents link their title to their "
                                        "first chunk and to chunks that write it, not to every chunk")
     lowercase_names: bool = Field(default=False, description="Keep one-word names the corpus mostly writes in "
-                                  "lower case (off: 'Blood' as an ORG in a clinical text is dropped)")
+                                  "lower case, and mentions NER labels that are written in lower case or open with "
+                                  "a pronoun (off: 'Blood' and 'lymph node' in a clinical text are dropped)")
     batch_size: int = Field(default=64, ge=1)
     n_process: int = Field(default=0, ge=0, description="spaCy worker processes; 0 = one per core (at most 4)")
     show_progress: bool = False
@@ -228,6 +251,8 @@ class NEREntityExtractor(TransformComponent):
             if ent.label_ in self.entity_types:
                 surface = ent.text.split("\n", 1)[0].rstrip()  # "Title\n\nThe Title ...": a name is one line
                 surface = _POSSESSIVE_END.sub("", surface)
+                if not self.lowercase_names and not written_as_a_name(surface, ent.label_):
+                    continue
                 m = mention_from(surface, ent.label_, ent.start_char, ent.start_char + len(surface))
                 # no names: an article alone (2wiki's `the"` ORG linked 1,717 chunks via every "The"), a bare
                 # number (`2010` EVENT, 144 chunks of 2wiki), a name cut off before its head (`Duke of`, 118)
