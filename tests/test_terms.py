@@ -104,6 +104,22 @@ def test_labels_followed_by_numbers_are_not_names():
     assert [m.key for m in kept[0]] == ["fig"]
 
 
+def test_heads_of_fixed_phrases_are_not_names_but_names_that_open_a_phrase_are():
+    from llama_index_graphrag_suite.extractors.entity_resolution import EntityMention
+
+    texts = ["Biopsy 12 Key points Treatment planning starts with testing. Hodgkin lymphoma is rare.",
+             "Imaging 14 Key points 15 Questions to ask. The key test is a biopsy. Hodgkin lymphoma responds well.",
+             "Staging 8 Key points Lymph nodes are checked. Hodgkin lymphoma in adults; Hodgkin described it.",
+             "Surgery 9 Key points Ask about side effects. Key points are listed at the end of each chapter."]
+    key = [EntityMention("key", "Key", "ORG", 0, 3)]
+    hodgkin = [EntityMention("hodgkin", "Hodgkin", "PERSON", 0, 7)]
+    mentions = [key + hodgkin, key + hodgkin, key + hodgkin, key]
+    kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, mentions)
+    # "Key" is followed by "points" in 5 of its 5 writings and written "key" too: a heading's first word, not a
+    # name; "Hodgkin" mostly opens "Hodgkin lymphoma" but is never written in lower case: a name
+    assert [[m.key for m in ms] for ms in kept] == [["hodgkin"], ["hodgkin"], ["hodgkin"], []]
+
+
 def test_title_heads_followed_by_of_are_not_names():
     from llama_index_graphrag_suite.extractors.entity_resolution import EntityMention
 

@@ -11,7 +11,12 @@ texts of a build, drop such a word:
 * **the head of longer names**: mostly followed by "of", a number or another capitalised word, and also
   written in lower case now and then (``King George``, ``Prince Frederick``, ``World War``, ``North
   Carolina``; "king", "prince", "world" are common nouns too). A place or a given name that heads longer
-  names (``Ohio State``, ``William Henry``) is never written in lower case, and stays.
+  names (``Ohio State``, ``William Henry``) is never written in lower case, and stays;
+* **the head of a fixed phrase**: mostly followed by one and the same lower-case word (not a stop word), and
+  also written in lower case now and then: a heading or a term cut short (``Key`` of the 156 "Key points" of a
+  clinical guideline, ``Lumbar`` of "Lumbar puncture", ``Supportive`` of "Supportive care"). A name that opens
+  a fixed phrase (``Hodgkin lymphoma``, ``Lynch syndrome``, ``Vero cells``) is never (or almost never) written
+  in lower case, and stays.
 
 Labels and heads are words written as one capital and lower-case letters (the regular expressions below), so a
 code in capitals (``BRCA1``, ``MTCT of HIV``) is never one. The label and head readings need ``MIN_WRITINGS``
@@ -24,7 +29,7 @@ import re
 from collections import Counter
 from typing import Iterable
 
-from ..text import words
+from ..text import STOP_WORDS, words
 
 __all__ = ["MIN_WRITINGS", "NameWordCounts", "words_that_are_not_names"]
 
@@ -33,6 +38,8 @@ LOWER_SHARE = 0.1  # lower-case writings (a share of the capitalised ones) that 
 _LABEL = re.compile(r"\b([A-Z][a-z]+)\.?\s(?:\(?\d|of\b)")  # "Fig. 3", "Table 2"; "Duke of" (a title)
 # the same, or followed on the same line by another capitalised word: "King George", "Princess Maria"
 _HEAD = re.compile(r"\b([A-Z][a-z]+)\.?[ \t]+(?:\(?\d|of\b|[A-Z])")
+# followed on the same line by a lower-case word: "Key points", "Lumbar puncture"
+_PHRASE = re.compile(r"\b([A-Z][a-z]+)[ \t]+([a-z]+)\b")
 
 
 def words_that_are_not_names(texts: Iterable[str], singles: Iterable[str]) -> set[str]:
@@ -42,13 +49,14 @@ def words_that_are_not_names(texts: Iterable[str], singles: Iterable[str]) -> se
 
 class NameWordCounts:
     """How a corpus writes its words: every writing of each word form, and the writings of capitalised words as a
-    label or as the head of a longer name. An index keeps one for its chunks and adds or takes back texts as
+    label, as the head of a longer name, and before each lower-case word. An index keeps one for its chunks and adds or takes back texts as
     documents come and go, so an insert judges its names against the whole corpus without reading it again."""
 
     def __init__(self, texts: Iterable[str] = ()) -> None:
         self.writings: Counter = Counter()
         self.labelled: Counter = Counter()
         self.heading: Counter = Counter()
+        self.followers: dict[str, Counter] = {}  # capitalised word -> the lower-case words written after it
         self.add(texts)
 
     def add(self, texts: Iterable[str], sign: int = 1) -> None:
@@ -62,20 +70,29 @@ class NameWordCounts:
                     counter.update(items)
                 else:
                     counter.subtract(items)
+            for m in _PHRASE.finditer(text):
+                if m.group(2) not in STOP_WORDS:
+                    self.followers.setdefault(m.group(1), Counter())[m.group(2)] += sign
         if sign < 0:
-            for counter in counters:
+            for counter in (*counters, *self.followers.values()):
                 for w in [w for w, n in counter.items() if n <= 0]:
                     del counter[w]
+            for w in [w for w, after in self.followers.items() if not after]:
+                del self.followers[w]
 
     def not_names(self, singles: Iterable[str]) -> set[str]:
         """The one-word names in ``singles`` that these counts show are not names (see the module doc)."""
         singles = {w for w in singles if w and " " not in w.strip()}
         counts, labelled, heading = self.writings, self.labelled, self.heading
 
-        def mostly(counter: Counter, word: str) -> bool:
-            return counter[word] >= MIN_WRITINGS and 2 * counter[word] > counts[word]
+        def mostly(written: Counter | int, word: str) -> bool:  # those writings are most of the word's
+            n = written if isinstance(written, int) else written[word]
+            return n >= MIN_WRITINGS and 2 * n > counts[word]
 
         common = {w for w in singles if counts[w.lower()] > counts[w] and w != w.lower()}
         labels = {w for w in singles if mostly(labelled, w)}
-        heads = {w for w in singles if mostly(heading, w) and counts[w.lower()] >= LOWER_SHARE * counts[w]}
-        return common | labels | heads
+        also_lower = {w for w in singles if counts[w.lower()] >= LOWER_SHARE * counts[w]}
+        heads = {w for w in also_lower if mostly(heading, w)}
+        phrase_heads = {w for w in also_lower
+                        if w in self.followers and mostly(self.followers[w].most_common(1)[0][1], w)}
+        return common | labels | heads | phrase_heads
