@@ -273,26 +273,12 @@ def test_an_insert_judges_known_names_by_the_whole_corpus():
     extractor = NEREntityExtractor(terms=False)
     extractor.add_vocabulary({"king": ("King", "PERSON"), "ohio": ("Ohio", "GPE"), "princess": ("Princess", "PERSON")})
     assert {k for k, _, _ in extractor._matcher.find(new)} >= {"king", "ohio", "princess"}
-    extractor._drop_words_that_are_not_names([new], [[]])  # this call's text alone shows nothing
-    assert extractor._known_names_that_are_not_names() == set()
+    extractor._drop_words_that_are_not_names([new], [[]])  # a first build judges only what NER found in it
+    assert extractor._not_names == set()
     extractor.add_corpus(indexed, titles=["Princess", "Ohio Valley"])
     extractor._drop_words_that_are_not_names([new], [[]])
-    extractor._not_names = extractor._known_names_that_are_not_names()
-    assert extractor._not_names == {"king"}  # "Princess" is written once: too few writings to judge
+    assert extractor._not_names == {"king"}  # "Princess" is a document's title: titles are never judged
     assert {m.key for m in extractor._known_names(new, [], {})} == {"ohio", "princess"}
-
-
-def test_a_title_that_is_no_name_is_linked_in_its_own_document_only():
-    from conftest import index_of_texts
-
-    # a film titled "The King" (its key "king"); the other pages write "King" as the head of longer names and
-    # "king" as a common noun: linked everywhere, the title joined every king's page
-    texts = {"the king": "The King is a 2019 film. The King follows a young ruler.",
-             "george": "King George ruled for sixty years; the king was old.",
-             "xerxes": "King Xerxes met King Darius at the river.", "robert": "Robert I, King of Scotland, won.",
-             "servant": "He served the King, as the king asked him."}
-    index = index_of_texts(texts)
-    assert {index.chunks[c].doc_id for c in index.entities["king"].chunks} == {"the king"}
 
 
 def test_an_insert_counts_terms_over_the_whole_corpus():
