@@ -71,22 +71,33 @@ _TITLED_TYPES = frozenset({"WORK_OF_ART", "EVENT", "LAW", "PRODUCT"})  # a title
 _FIRST_WORD = re.compile(r"[^\w]*(\w+)")
 
 
-def written_as_a_name(surface: str, label: str) -> bool:
-    """False for two kinds of NER mention that are not names, whatever the corpus:
-
-    * written wholly in lower case, in a script with capitals (English names are capitalised): spaCy's small
-      model labels common nouns ("lymph node" PERSON and "vagina" GPE in clinical guidelines, "et al." GPE in
-      research articles, "earl" PERSON, "the inn" GPE). The one-word rules of ``name_words.py`` judge a word by
-      its capitalised writings and never saw these;
-    * a clause opening with a subject pronoun ("I am tired", "She said"), except for titled kinds (works,
-      events, laws, products), whose titles may be clauses.
-    """
+def written_in_lower_case(surface: str) -> bool:
+    """Every cased letter is lower case (a script without capitals, Chinese, never is)."""
     letters = [ch for ch in surface if ch.isalpha()]
-    if any(ch.islower() for ch in letters) and not any(ch.isupper() for ch in letters):
-        return False
+    return any(ch.islower() for ch in letters) and not any(ch.isupper() for ch in letters)
+
+
+def opens_like_a_clause(surface: str, label: str) -> bool:
+    """A mention of two or more words opening with a subject pronoun ("|I am tired", "She said"): a clause NER
+    misread, not a name; titled kinds (works, events, laws, products) excepted, whose titles may be clauses."""
     first = _FIRST_WORD.match(surface)
-    return not (label not in _TITLED_TYPES and first is not None and len(surface.split()) > 1
-                and first.group(1).lower() in _PRONOUN_START)
+    return (label not in _TITLED_TYPES and first is not None and len(surface.split()) > 1
+            and first.group(1).lower() in _PRONOUN_START)
+
+
+def common_nouns_among(mentions: list[list[EntityMention]], texts: list[str]) -> set[str]:
+    """The surfaces of the mentions written in lower case that NER labelled in at most half of their writings in
+    ``texts``: common nouns. English names are capitalised, and spaCy's small model labels a common noun now and
+    then ("lymph node" PERSON and "vagina" GPE in clinical guidelines, "et al." GPE in research articles, "earl"
+    PERSON, "the inn" GPE); a name written in lower case (the band "f(x)") it labels nearly every time. The one-word
+    rules of ``name_words.py`` judge a word by its capitalised writings and never see these. Writings are counted
+    as substrings (one pass of ``str.count`` per surface), so a short word written inside others counts more often,
+    which only makes the rule stricter."""
+    labelled = Counter(m.surface for ms in mentions for m in ms if written_in_lower_case(m.surface))
+    if not labelled:
+        return set()
+    corpus = "\n".join(texts)
+    return {surface for surface, n in labelled.items() if 2 * n <= corpus.count(surface)}
 
 
 def document_key(node: BaseNode) -> str:
@@ -187,6 +198,8 @@ class NEREntityExtractor(TransformComponent):
         mentions = [self._ner_mentions(doc) if doc is not None else [] for doc in parsed]
         if not self.lowercase_names:
             mentions = self._drop_words_that_are_not_names(texts, mentions)
+            common = common_nouns_among(mentions, texts)
+            mentions = [[m for m in ms if m.surface not in common] for ms in mentions] if common else mentions
         titles = self._titles(nodes, texts, nlp) if self.titles else {}
         aliases: dict[str, dict[str, str]] = {}
         by_doc: dict[str, list[int]] = {}
@@ -251,7 +264,7 @@ class NEREntityExtractor(TransformComponent):
             if ent.label_ in self.entity_types:
                 surface = ent.text.split("\n", 1)[0].rstrip()  # "Title\n\nThe Title ...": a name is one line
                 surface = _POSSESSIVE_END.sub("", surface)
-                if not self.lowercase_names and not written_as_a_name(surface, ent.label_):
+                if not self.lowercase_names and opens_like_a_clause(surface, ent.label_):
                     continue
                 m = mention_from(surface, ent.label_, ent.start_char, ent.start_char + len(surface))
                 # no names: an article alone (2wiki's `the"` ORG linked 1,717 chunks via every "The"), a bare
