@@ -36,9 +36,9 @@ class IndexConfig(BaseModel):
     title_link_max_chunks: int = Field(8, ge=1, description="A document with more chunks links its title only to its "
                                        "first chunk and to chunks that write it (no title hub for long documents).")
     lowercase_names: bool = Field(False, description="Keep one-word names the corpus mostly writes in lower case "
-                                  "(NER's 'Blood' ORG in clinical text), and NER mentions written in lower case or "
-                                  "opening with a pronoun ('lymph node' PERSON, 'I am tired' PERSON); dropped by "
-                                  "default.")
+                                  "(NER's 'Blood' ORG in clinical text), NER mentions written in lower case that NER "
+                                  "labelled in at most half of their writings ('lymph node' PERSON) and mentions "
+                                  "opening with a pronoun ('I am tired' PERSON); dropped by default.")
     chunk_size: int = Field(256, ge=16, description="Chunk length in tokens (AGRAG l_t).")
     chunk_overlap: int = Field(32, ge=0, description="Token overlap between chunks (AGRAG l_o).")
     max_ngram: int = Field(3, ge=1, le=7, description="b: longest entity in words.")

@@ -15,9 +15,11 @@
    at least two chunks and in at most a corpus-computed share of them (:mod:`.terms`), as ``TERM``
    entities that take part in steps 4 and 5 like names.
 
-Two rules keep junk out of the graph whatever the corpus: a one-word name that the corpus writes as a
-common word, a label or the head of longer names ("Blood" in a clinical guideline, "Fig. 3", "King George":
-:mod:`.name_words`) is not a name; and a document's title is linked to all of its chunks only when it heads at most
+Rules keep junk out of the graph whatever the corpus: a one-word name that the corpus writes as a
+common word, a label, the head of longer names or of a fixed phrase ("Blood" in a clinical guideline, "Fig. 3",
+"King George", "Key points": :mod:`.name_words`) is not a name; nor is a mention written in lower case that NER
+labelled in at most half of its writings (:func:`common_nouns_among`: "lymph node" PERSON), or one that opens with
+a pronoun (:func:`opens_like_a_clause`: "I am tired" PERSON); and a document's title is linked to all of its chunks only when it heads at most
 ``title_link_max_chunks`` chunks (a Wikipedia article: the title is what every chunk is about), else only
 to the first of them and to the chunks whose text writes it (a long guideline or book, or many passages
 sharing one title: the title would be a hub that every walk runs through). These rules, and the terms' counts,
@@ -133,8 +135,8 @@ class NEREntityExtractor(TransformComponent):
     title_link_max_chunks: int = Field(default=8, ge=1, description="Longer documents link their title to their "
                                        "first chunk and to chunks that write it, not to every chunk")
     lowercase_names: bool = Field(default=False, description="Keep one-word names the corpus mostly writes in "
-                                  "lower case, and mentions NER labels that are written in lower case or open with "
-                                  "a pronoun (off: 'Blood' and 'lymph node' in a clinical text are dropped)")
+                                  "lower case, lower-case mentions NER labels now and then, and mentions that open "
+                                  "with a pronoun (off: 'Blood' and 'lymph node' in a clinical text are dropped)")
     batch_size: int = Field(default=64, ge=1)
     n_process: int = Field(default=0, ge=0, description="spaCy worker processes; 0 = one per core (at most 4)")
     show_progress: bool = False
