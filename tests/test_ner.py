@@ -263,7 +263,7 @@ NOVEL = {  # hand-written in the manner of a nineteenth-century novel: dialogue,
 
 
 def test_a_mention_opening_with_a_pronoun_is_no_name_and_common_nouns_ner_labels_now_and_then_are_none():
-    from llama_index_graphrag_suite.extractors.ner import common_nouns_among, opens_like_a_clause
+    from llama_index_graphrag_suite.extractors.name_words import common_nouns_among, opens_like_a_clause
 
     assert opens_like_a_clause("|I am tired", "PERSON") and opens_like_a_clause("She said", "ORG")
     assert not any(opens_like_a_clause(s, label) for s, label in [("I, Robot", "WORK_OF_ART"), ("Iain Banks", "PERSON"),

@@ -18,6 +18,10 @@ texts of a build, drop such a word:
   a fixed phrase (``Hodgkin lymphoma``, ``Lynch syndrome``, ``Vero cells``) is never (or almost never) written
   in lower case, and stays.
 
+Two more rules judge a mention whatever the corpus writes: a mention written in lower case that NER labelled in at
+most half of its writings is a common noun (:func:`common_nouns_among`), and one that opens with a subject pronoun is
+a clause (:func:`opens_like_a_clause`).
+
 Labels and heads are words written as one capital and lower-case letters (the regular expressions below), so a
 code in capitals (``BRCA1``, ``MTCT of HIV``) is never one. The label and head readings need ``MIN_WRITINGS``
 writings before they can drop a word.
@@ -27,11 +31,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from ..text import STOP_WORDS, words
 
-__all__ = ["MIN_WRITINGS", "NameWordCounts", "words_that_are_not_names"]
+if TYPE_CHECKING:
+    from .entity_resolution import EntityMention
+
+__all__ = ["MIN_WRITINGS", "NameWordCounts", "common_nouns_among", "opens_like_a_clause", "words_that_are_not_names",
+           "written_in_lower_case"]
 
 MIN_WRITINGS = 3  # writings of a kind a word needs before that kind can drop it
 LOWER_SHARE = 0.1  # lower-case writings (a share of the capitalised ones) that make a word also a common noun
@@ -49,8 +57,9 @@ def words_that_are_not_names(texts: Iterable[str], singles: Iterable[str]) -> se
 
 class NameWordCounts:
     """How a corpus writes its words: every writing of each word form, and the writings of capitalised words as a
-    label, as the head of a longer name, and before each lower-case word. An index keeps one for its chunks and adds or takes back texts as
-    documents come and go, so an insert judges its names against the whole corpus without reading it again."""
+    label, as the head of a longer name, and before each lower-case word. An index keeps one for its chunks and
+    adds or takes back texts as documents come and go, so an insert judges its names against the whole corpus
+    without reading it again."""
 
     def __init__(self, texts: Iterable[str] = ()) -> None:
         self.writings: Counter = Counter()
@@ -96,3 +105,40 @@ class NameWordCounts:
         phrase_heads = {w for w in also_lower
                         if w in self.followers and mostly(self.followers[w].most_common(1)[0][1], w)}
         return common | labels | heads | phrase_heads
+
+
+# ---------------------------------------------------------------- mentions, whatever the corpus writes
+
+# a "name" opening with a subject pronoun is a clause NER misread ("|I am tired" PERSON in a novel's dialogue)
+_PRONOUN_START = frozenset({"i", "he", "she", "we", "they", "you"})
+_TITLED_TYPES = frozenset({"WORK_OF_ART", "EVENT", "LAW", "PRODUCT"})  # a title may be any clause ("I, Robot")
+_FIRST_WORD = re.compile(r"[^\w]*(\w+)")
+
+
+def written_in_lower_case(surface: str) -> bool:
+    """Every cased letter is lower case (a script without capitals, Chinese, never is)."""
+    letters = [ch for ch in surface if ch.isalpha()]
+    return any(ch.islower() for ch in letters) and not any(ch.isupper() for ch in letters)
+
+
+def opens_like_a_clause(surface: str, label: str) -> bool:
+    """A mention of two or more words opening with a subject pronoun ("|I am tired", "She said"): a clause NER
+    misread, not a name; titled kinds (works, events, laws, products) excepted, whose titles may be clauses."""
+    first = _FIRST_WORD.match(surface)
+    return (label not in _TITLED_TYPES and first is not None and len(surface.split()) > 1
+            and first.group(1).lower() in _PRONOUN_START)
+
+
+def common_nouns_among(mentions: Iterable[Iterable[EntityMention]], texts: list[str]) -> set[str]:
+    """The surfaces of the mentions written in lower case that NER labelled in at most half of their writings in
+    ``texts``: common nouns. English names are capitalised, and spaCy's small model labels a common noun now and
+    then ("lymph node" PERSON and "vagina" GPE in clinical guidelines, "et al." GPE in research articles, "earl"
+    PERSON, "the inn" GPE); a name written in lower case (the band "f(x)") it labels nearly every time. The one-word
+    rules above judge a word by its capitalised writings and never see these. Writings are counted as substrings
+    (one pass of ``str.count`` per surface over the texts), so a short word written inside others counts more
+    often, which only makes the rule stricter."""
+    labelled = Counter(m.surface for ms in mentions for m in ms if written_in_lower_case(m.surface))
+    if not labelled:
+        return set()
+    corpus = "\n".join(texts)
+    return {surface for surface, n in labelled.items() if 2 * n <= corpus.count(surface)}

@@ -15,13 +15,11 @@
    at least two chunks and in at most a corpus-computed share of them (:mod:`.terms`), as ``TERM``
    entities that take part in steps 4 and 5 like names.
 
-Rules keep junk out of the graph whatever the corpus: a one-word name that the corpus writes as a
-common word, a label, the head of longer names or of a fixed phrase ("Blood" in a clinical guideline, "Fig. 3",
-"King George", "Key points": :mod:`.name_words`) is not a name; nor is a mention written in lower case that NER
-labelled in at most half of its writings (:func:`common_nouns_among`: "lymph node" PERSON), or one that opens with
-a pronoun (:func:`opens_like_a_clause`: "I am tired" PERSON); and a document's title is linked to all of its chunks only when it heads at most
-``title_link_max_chunks`` chunks (a Wikipedia article: the title is what every chunk is about), else only
-to the first of them and to the chunks whose text writes it (a long guideline or book, or many passages
+Rules keep junk out of the graph whatever the corpus (:mod:`.name_words`): no one-word name the corpus writes as a
+common word, a label or the head of a longer name or phrase ("Blood", "Fig. 3", "King George", "Key points"), no
+lower-case common noun NER labels now and then ("lymph node" PERSON), no clause ("I am tired" PERSON); and a
+document's title is linked to all of its chunks only when it heads at most ``title_link_max_chunks`` chunks (an
+article), else only to its first chunk and where its text writes it (a long guideline or book, or many passages
 sharing one title: the title would be a hub that every walk runs through). These rules, and the terms' counts,
 read the whole corpus also on an insert: the chunks indexed before are counted in (:meth:`add_corpus`).
 
@@ -52,7 +50,7 @@ from .dependency_relations import ParsedRelation, cooccurrence_relations, parsed
 from .entity_resolution import EntityMention, majority_type, mention_from, resolve_document
 from .entity_stats import EntityStatistics, find_mentions
 from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from_metadata
-from .name_words import NameWordCounts
+from .name_words import NameWordCounts, common_nouns_among, opens_like_a_clause
 from .spacy_pipeline import announce_parse_cost, default_processes, dominant_script, load_pipeline, parse, readable_by
 from .terms import (TERM_TYPE, find_terms, hub_ceiling, noun_phrases, outside_entities, phrase_keys, salient_terms,
                     terms_in, terms_wanted, word_ceiling)
@@ -67,39 +65,6 @@ _SUBJECT_PRONOUNS = frozenset({"he", "she"})
 _BARE_ARTICLES = frozenset({"the", "a", "an"})
 _DANGLING_ENDS = frozenset({"of", "the", "and", "for"})  # a name ending in one of these was cut off ("Duke of")
 _POSSESSIVE_END = re.compile(r"(?:['’]s?)$")
-# a "name" opening with a subject pronoun is a clause NER misread ("|I am tired" PERSON in a novel's dialogue)
-_PRONOUN_START = frozenset({"i", "he", "she", "we", "they", "you"})
-_TITLED_TYPES = frozenset({"WORK_OF_ART", "EVENT", "LAW", "PRODUCT"})  # a title may be any clause ("I, Robot")
-_FIRST_WORD = re.compile(r"[^\w]*(\w+)")
-
-
-def written_in_lower_case(surface: str) -> bool:
-    """Every cased letter is lower case (a script without capitals, Chinese, never is)."""
-    letters = [ch for ch in surface if ch.isalpha()]
-    return any(ch.islower() for ch in letters) and not any(ch.isupper() for ch in letters)
-
-
-def opens_like_a_clause(surface: str, label: str) -> bool:
-    """A mention of two or more words opening with a subject pronoun ("|I am tired", "She said"): a clause NER
-    misread, not a name; titled kinds (works, events, laws, products) excepted, whose titles may be clauses."""
-    first = _FIRST_WORD.match(surface)
-    return (label not in _TITLED_TYPES and first is not None and len(surface.split()) > 1
-            and first.group(1).lower() in _PRONOUN_START)
-
-
-def common_nouns_among(mentions: list[list[EntityMention]], texts: list[str]) -> set[str]:
-    """The surfaces of the mentions written in lower case that NER labelled in at most half of their writings in
-    ``texts``: common nouns. English names are capitalised, and spaCy's small model labels a common noun now and
-    then ("lymph node" PERSON and "vagina" GPE in clinical guidelines, "et al." GPE in research articles, "earl"
-    PERSON, "the inn" GPE); a name written in lower case (the band "f(x)") it labels nearly every time. The one-word
-    rules of ``name_words.py`` judge a word by its capitalised writings and never see these. Writings are counted
-    as substrings (one pass of ``str.count`` per surface), so a short word written inside others counts more often,
-    which only makes the rule stricter."""
-    labelled = Counter(m.surface for ms in mentions for m in ms if written_in_lower_case(m.surface))
-    if not labelled:
-        return set()
-    corpus = "\n".join(texts)
-    return {surface for surface, n in labelled.items() if 2 * n <= corpus.count(surface)}
 
 
 def document_key(node: BaseNode) -> str:
@@ -134,9 +99,8 @@ class NEREntityExtractor(TransformComponent):
     term_hub_floor: int = Field(default=20, ge=1)
     title_link_max_chunks: int = Field(default=8, ge=1, description="Longer documents link their title to their "
                                        "first chunk and to chunks that write it, not to every chunk")
-    lowercase_names: bool = Field(default=False, description="Keep one-word names the corpus mostly writes in "
-                                  "lower case, lower-case mentions NER labels now and then, and mentions that open "
-                                  "with a pronoun (off: 'Blood' and 'lymph node' in a clinical text are dropped)")
+    lowercase_names: bool = Field(default=False, description="Keep what the junk rules of name_words.py drop "
+                                  "(off: 'Blood' ORG and 'lymph node' PERSON in a clinical text are no names)")
     batch_size: int = Field(default=64, ge=1)
     n_process: int = Field(default=0, ge=0, description="spaCy worker processes; 0 = one per core (at most 4)")
     show_progress: bool = False
