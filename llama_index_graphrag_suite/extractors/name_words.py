@@ -94,14 +94,13 @@ class NameWordCounts:
         singles = {w for w in singles if w and " " not in w.strip()}
         counts, labelled, heading = self.writings, self.labelled, self.heading
 
-        def mostly(written: Counter | int, word: str) -> bool:  # those writings are most of the word's
-            n = written if isinstance(written, int) else written[word]
+        def mostly(n: int, word: str) -> bool:  # n writings of a kind are most of the word's writings
             return n >= MIN_WRITINGS and 2 * n > counts[word]
 
         common = {w for w in singles if counts[w.lower()] > counts[w] and w != w.lower()}
-        labels = {w for w in singles if mostly(labelled, w)}
+        labels = {w for w in singles if mostly(labelled[w], w)}
         also_lower = {w for w in singles if counts[w.lower()] >= LOWER_SHARE * counts[w]}
-        heads = {w for w in also_lower if mostly(heading, w)}
+        heads = {w for w in also_lower if mostly(heading[w], w)}
         phrase_heads = {w for w in also_lower
                         if w in self.followers and mostly(self.followers[w].most_common(1)[0][1], w)}
         return common | labels | heads | phrase_heads
