@@ -288,3 +288,51 @@ def test_a_novels_dialogue_and_common_nouns_do_not_become_names():
     assert "i am tired" not in keys and "inn" not in keys
     kept = set(index_of_texts(NOVEL, IndexConfig(lowercase_names=True)).entities)  # the switch keeps them
     assert {"i am tired", "inn"} <= kept
+
+
+WRAPPED_STORY = [  # hand-written; wrapped below at widths where a line break falls inside a name
+    "Margaret Elwood had lived at Gull Point since she was a girl, and she had never once wished to leave it. "
+    "Her brother wrote every spring from London, where he kept the accounts of the Northern Shipping Company, "
+    "and every spring he asked her to come. In the autumn of that year a letter came instead from Captain Harrow, "
+    "who had sailed with their father on the Mary Penrose, and who now asked leave to call at the lighthouse.",
+    "She showed the letter to Mrs. Penrose at the inn. The widow read it twice and said that Captain Harrow was an "
+    "honest man, whatever the people of Saint Ives might say of him, and that Margaret Elwood could do worse than "
+    "hear what he had come to tell her about her brother and the Northern Shipping Company.",
+]
+
+
+def test_hard_wrapped_lines_are_joined_before_the_parse_and_nothing_else_is():
+    import textwrap
+
+    from llama_index_graphrag_suite.extractors.spacy_pipeline import join_wrapped_lines
+
+    wrapped = "\n\n".join(textwrap.fill(p, 50) for p in WRAPPED_STORY)
+    joined = join_wrapped_lines(wrapped)
+    assert len(joined) == len(wrapped) and joined == "\n\n".join(WRAPPED_STORY)  # paragraphs stay apart
+    # not wrapped: a markdown list and table, short lines (verse, titles), a text of long lines, a short text
+    kept = ["# Dosing\n\n- Adults take 500 mg of the drug twice a day with food and water\n"
+            "- Children take 250 mg of the drug twice a day with food and water\n- Nobody takes more than that\n"
+            "| drug | dose for adults and children alike, twice a day |\n| --- | --- |\n| a | b |",
+            "The sea is calm tonight.\nThe tide is full, the moon lies fair\nUpon the straits; on the French "
+            "coast the light\nGleams and is gone; the cliffs of England stand,\nGlimmering and vast, out in "
+            "the tranquil bay.\nCome to the window, sweet is the night air!\nOnly, from the long line of spray",
+            "\n".join(WRAPPED_STORY * 3), "Title\n\nOne line of text that is long enough to be wrapped."]
+    assert [join_wrapped_lines(t) for t in kept[:1] + kept[2:]] == kept[:1] + kept[2:]
+    verse = join_wrapped_lines(kept[1]).split("\n")  # full lines of verse are joined (harmless), short ones not
+    assert verse[0] == "The sea is calm tonight." and len(verse) > 1
+
+
+def test_a_name_a_hard_wrap_cuts_in_two_is_found_whole():
+    from conftest import index_of_texts
+
+    flat = set(index_of_texts({"story": "\n\n".join(WRAPPED_STORY)}).entities)
+    assert {"mary penrose", "northern shipping company", "margaret elwood", "harrow"} <= flat
+    for width in (50, 62, 65):  # "Margaret\nElwood", "the Northern\nShipping Company", a missed "Mary Penrose"
+        wrapped = "\n\n".join(textwrap_fill(p, width) for p in WRAPPED_STORY)
+        assert set(index_of_texts({"story": wrapped}).entities) == flat
+
+
+def textwrap_fill(text: str, width: int) -> str:
+    import textwrap
+
+    return textwrap.fill(text, width)
