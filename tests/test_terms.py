@@ -11,9 +11,7 @@ from llama_index_graphrag_suite.extractors.ner import NEREntityExtractor
 from llama_index_graphrag_suite.extractors.spacy_pipeline import load_pipeline
 from llama_index_graphrag_suite.extractors.terms import (
     TERM_TYPE,
-    find_terms,
     hub_ceiling,
-    nested_fragments,
     noun_phrases,
     salient_terms,
     terms_wanted,
@@ -62,19 +60,6 @@ def test_salient_terms_need_two_chunks_and_are_not_hubs():
     assert hub_ceiling(100) == 20 and hub_ceiling(10_000) == 500  # floor 20, else 5 % of the chunks
     assert word_ceiling(100) == 10 and word_ceiling(10_000) == 100  # one word: floor 10, else √chunks
     assert salient_terms([["cough", "viral load"]] * 3, 2, 3, 2) == {"viral load"}  # a word is held to less
-
-
-def test_a_phrase_written_only_inside_a_longer_term_is_a_fragment_not_a_term():
-    texts = ["Bat cell lines were infected. Vero cell lines too.", "Two bat cell lines resisted.",
-             "Viral load rose; a high viral load persisted.", "The viral load fell.", "A high viral load again."]
-    terms = {"bat cell lines", "bat cell", "cell lines", "viral load", "high viral load"}
-    matches = [find_terms(t, terms) for t in texts]
-    # "bat cell" is written only inside "bat cell lines": a fragment; "viral load" stands alone in three chunks,
-    # "cell lines" once (in "Vero cell lines"), short of the two chunks a term needs
-    assert nested_fragments(matches, terms, 2) == {"bat cell", "cell lines"}
-    assert nested_fragments(matches, terms, 1) == {"bat cell"}
-    # a longer phrase that is no term hides nothing: without "bat cell lines", "bat cell" stands alone twice
-    assert nested_fragments(matches, terms - {"bat cell lines"}, 2) == set()
 
 
 def test_clinical_terms_become_entities_linked_wherever_written():

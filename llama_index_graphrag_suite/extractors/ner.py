@@ -11,9 +11,9 @@
 4. links every chunk to every known name written in it, so a name found anywhere is found everywhere;
 5. adds relations between names of one sentence from the dependency parse
    (:mod:`.dependency_relations`), each carrying its sentence as the fact text;
-6. (``terms=True``; the default ``"auto"`` when the texts are not written in names) adds the corpus's salient
-   terms, noun phrases of the parse written on their own in at least two chunks and in at most a corpus-computed
-   share of them (:mod:`.terms`), as ``TERM`` entities that take part in steps 4 and 5 like names.
+6. (``terms=True``; the default ``"auto"`` when the texts are not written in names) adds the corpus's salient terms, noun phrases of the parse written in
+   at least two chunks and in at most a corpus-computed share of them (:mod:`.terms`), as ``TERM``
+   entities that take part in steps 4 and 5 like names.
 
 Rules keep junk out of the graph whatever the corpus (:mod:`.name_words`): no one-word name the corpus writes as a
 common word, a label or the head of a longer name or phrase ("Blood", "Fig. 3", "King George", "Key points"), no
@@ -24,12 +24,13 @@ sharing one title: the title would be a hub that every walk runs through). These
 read the whole corpus also on an insert: the chunks indexed before are counted in (:meth:`add_corpus`).
 
 ``relations_from="cooccurrence"`` (``IndexConfig.ner_relations``, ``--ner-relations``) skips the dependency
-parser (spaCy ~1.7x faster): spaCy runs only ``ner`` (and what it listens to) with the model's ``senter`` (else a
-rule sentencizer), and step 5 becomes the parse mode's co-occurrence fallback for every name (each name with the
-nearest other name of its sentence, relation "co-occurs with"). Steps 1-4 are unchanged; the he/she pronoun rule
-needs the parse and is not applied.
+parser (spaCy ~1.7x faster): spaCy runs only ``ner`` (and what it listens to) with the model's ``senter``
+(else a rule sentencizer), and step 5 becomes the parse mode's co-occurrence fallback for every name (each name with the
+nearest other name of its sentence, relation "co-occurs with"). Steps 1-4 are unchanged; the he/she
+pronoun rule needs the parse and is not applied.
 
-Chunks in a script the pipeline cannot read (Chinese under an English model) go to AGRAG's statistical extractor.
+Chunks in a script the pipeline cannot read (Chinese text under an English model) fall back to
+AGRAG's statistical extractor, with one warning.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
+from itertools import chain
 from typing import Any, Literal, Sequence
 
 from llama_index.core.graph_stores.types import KG_NODES_KEY, KG_RELATIONS_KEY, EntityNode, Relation
@@ -50,8 +52,8 @@ from .entity_stats import EntityStatistics, find_mentions
 from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from_metadata
 from .name_words import NameWordCounts, common_nouns_among, opens_like_a_clause
 from .spacy_pipeline import announce_parse_cost, default_processes, dominant_script, load_pipeline, parse, readable_by
-from .terms import (TERM_TYPE, find_terms, hub_ceiling, nested_fragments, noun_phrases, outside_entities, phrase_keys,
-                    salient_terms, terms_wanted, word_ceiling)
+from .terms import (TERM_TYPE, find_terms, hub_ceiling, noun_phrases, outside_entities, phrase_keys, salient_terms,
+                    terms_in, terms_wanted, word_ceiling)
 
 log = logging.getLogger(__name__)
 
@@ -88,11 +90,12 @@ class NEREntityExtractor(TransformComponent):
     max_path: int = Field(default=4, ge=1, description="Longest dependency path (words) a relation may span")
     max_pairs_per_sentence: int = Field(default=12, ge=1)
     max_text_chars: int = Field(default=400, ge=40, description="Longer sentences are cut around the pair")
-    terms: bool | Literal["auto"] = Field(default="auto", description="Salient noun phrases of the parse are "
-                                          "TERM entities (terms.py); auto: unless written in names (terms_wanted)")
+    terms: bool | Literal["auto"] = Field(default="auto", description="Salient noun phrases of the parse are TERM "
+                                          "entities (terms.py); auto: when the texts are not written in names "
+                                          "(terms.terms_wanted)")
     term_min_chunks: int = Field(default=2, ge=1, description="A term must be written in this many chunks")
-    term_hub_share: float = Field(default=0.05, gt=0.0, le=1.0, description="A term in more than this share "
-                                  "of the chunks (and more than term_hub_floor) is a hub")
+    term_hub_share: float = Field(default=0.05, gt=0.0, le=1.0, description="A term written in more than this "
+                                  "share of the chunks (and more than term_hub_floor) is a hub and dropped")
     term_hub_floor: int = Field(default=20, ge=1)
     title_link_max_chunks: int = Field(default=8, ge=1, description="Longer documents link their title to their "
                                        "first chunk and to chunks that write it, not to every chunk")
@@ -269,12 +272,9 @@ class NEREntityExtractor(TransformComponent):
                               if not any(a < e and s < b for s, e in spans)])
         # counted over the chunks indexed before too (an insert): a known term the grown corpus writes too often
         # is no longer linked, and a phrase written once before and once now is a term
-        matches = [[(m.key, m.start, m.end) for m in ms] for ms in per_chunk] + \
-            [find_terms(text, candidates) for text in self._corpus]
-        n, before = len(matches), [{key for key, _, _ in ms} for ms in matches[len(texts):]]
-        keep = salient_terms(([key for key, _, _ in ms] for ms in matches), self.term_min_chunks,
+        n, before = len(texts) + len(self._corpus), list(terms_in(self._corpus, candidates))
+        keep = salient_terms(chain(([m.key for m in ms] for ms in per_chunk), before), self.term_min_chunks,
                              hub_ceiling(n, self.term_hub_share, self.term_hub_floor), word_ceiling(n))
-        keep -= nested_fragments(matches, keep, self.term_min_chunks) - known  # pieces of longer terms
         keep |= set() if self._corpus else known
         self._written_before.clear()  # in place: a Ray wrapper of this extractor shares the object
         self._written_before.update(k for keys in before for k in keys & known & keep)

@@ -14,10 +14,6 @@ tagger: the parser's labels say which words head a nominal and which modify it),
   many chunks that it is a hub, not a topic). The ceilings are computed from the corpus at build time:
   :func:`hub_ceiling` (a share of the chunks, with a floor) for phrases, the lower :func:`word_ceiling`
   (√chunks) for single words;
-* **not a fragment** (:func:`nested_fragments`): a phrase the corpus writes almost only inside longer terms
-  ("bat cell" inside "bat cell lines", "acute respiratory" inside "severe acute respiratory syndrome") is a
-  piece of them, not a term of its own (C-value's nested-term rule: a candidate's own frequency is what is
-  left after its occurrences inside longer candidates);
 * **not a name's or a number's**: no part of a span spaCy's NER labelled (dates, quantities, and the names
   themselves, which are entities of their own).
 
@@ -183,6 +179,11 @@ def find_terms(text: str, keys: set[str]) -> list[tuple[str, int, int]]:
     return out
 
 
+def terms_in(texts: Iterable[str], keys: set[str]) -> Iterable[set[str]]:
+    """For each text, the term keys of ``keys`` it writes (an insert counts the chunks indexed before it)."""
+    return ({key for key, _, _ in find_terms(text, keys)} for text in texts)
+
+
 def term_key(surface: str) -> str:
     """The entity key of a term (the same normalisation as every other entity key)."""
     return normalize_entity(surface)
@@ -197,18 +198,3 @@ def salient_terms(chunk_terms: Iterable[Iterable[str]], min_chunks: int, max_chu
         df.update(set(keys))
     one_word = max_chunks if max_chunks_one_word is None else max_chunks_one_word
     return {k for k, n in df.items() if min_chunks <= n <= (max_chunks if " " in k else one_word)}
-
-
-def nested_fragments(chunk_matches: Iterable[Iterable[tuple[str, int, int]]], terms: set[str],
-                     min_chunks: int) -> set[str]:
-    """The keys of ``terms`` written on their own, outside every longer match of ``terms``, in fewer than
-    ``min_chunks`` chunks: fragments of longer terms. ``chunk_matches`` holds each chunk's ``(key, start, end)``
-    matches (:func:`find_terms`, nested ones included); a match of a key not in ``terms`` hides nothing."""
-    free: Counter = Counter()
-    written: set[str] = set()
-    for matches in chunk_matches:
-        kept = [(a, b, k) for k, a, b in matches if k in terms]
-        written.update(k for _, _, k in kept)
-        free.update({k for a, b, k in kept  # a match inside no longer one (a longer one covers more characters)
-                     if not any(a2 <= a and b <= b2 and b2 - a2 > b - a for a2, b2, _ in kept)})
-    return {k for k in written if free[k] < min_chunks}
