@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import textwrap
 
 import pytest
 from llama_index.core import Document, PropertyGraphIndex
@@ -302,8 +303,6 @@ WRAPPED_STORY = [  # hand-written; wrapped below at widths where a line break fa
 
 
 def test_hard_wrapped_lines_are_joined_before_the_parse_and_nothing_else_is():
-    import textwrap
-
     from llama_index_graphrag_suite.extractors.spacy_pipeline import join_wrapped_lines
 
     wrapped = "\n\n".join(textwrap.fill(p, 50) for p in WRAPPED_STORY)
@@ -328,11 +327,5 @@ def test_a_name_a_hard_wrap_cuts_in_two_is_found_whole():
     flat = set(index_of_texts({"story": "\n\n".join(WRAPPED_STORY)}).entities)
     assert {"mary penrose", "northern shipping company", "margaret elwood", "harrow"} <= flat
     for width in (50, 62, 65):  # "Margaret\nElwood", "the Northern\nShipping Company", a missed "Mary Penrose"
-        wrapped = "\n\n".join(textwrap_fill(p, width) for p in WRAPPED_STORY)
+        wrapped = "\n\n".join(textwrap.fill(p, width) for p in WRAPPED_STORY)
         assert set(index_of_texts({"story": wrapped}).entities) == flat
-
-
-def textwrap_fill(text: str, width: int) -> str:
-    import textwrap
-
-    return textwrap.fill(text, width)
