@@ -1,7 +1,7 @@
 """Plain-text helpers shared by the extractors and retrievers.
 
-Pure functions, no framework imports: tokenising into words, splitting sentences, n-gram candidates
-and the one entity-name normalisation every part of the project agrees on.
+Pure functions, no framework imports: tokenising into words, splitting sentences, n-gram candidates,
+joining hard-wrapped lines, and the one entity-name normalisation every part of the project agrees on.
 """
 
 from __future__ import annotations
@@ -178,3 +178,37 @@ def ngram_candidates(text: str, max_n: int) -> Iterator[tuple[str, str]]:
                 if not ok[j - 1]:
                     continue
                 yield " ".join(keys[i:j]), text[spans[i][0] : spans[j - 1][1]]
+
+
+WRAP_WIDTH_MAX = 120  # hard-wrapped text (plain-text books, e-mail, text taken out of PDFs) is wrapped narrower
+WRAP_MIN_LINES = 5  # fewer lines tell a wrap from line breaks written on purpose too poorly
+WRAP_FILL = 0.6  # a line filled to 60 % of the text's width or more ended where the wrap did, not the sentence
+_NOT_PROSE = ("#", "|", "-", "*", "•", ">", "```")  # headings, table rows, list items, quotes, code fences
+
+
+def join_wrapped_lines(text: str) -> str:
+    """``text`` with each line break that a hard wrap put inside a paragraph made a space.
+
+    spaCy reads a line break as a boundary: a name wrapped across two lines ("Captain" ending one, "Harrow"
+    opening the next) is no entity, and a sentence so cut parses as two fragments. A break is a wrap when the
+    text is wrapped (``WRAP_MIN_LINES`` lines or more, the longer fifth of them at most ``WRAP_WIDTH_MAX``
+    characters), the line before it is filled to ``WRAP_FILL`` of that width, and neither line is empty or
+    starts a heading, table row, list item, quote or code fence. Blank lines (paragraphs) and short lines
+    (titles, verse, the end of a paragraph) stay. Same length as ``text``.
+    """
+    if "\n" not in text:
+        return text
+    lines = text.split("\n")
+    lengths = sorted(len(line) for line in lines if line.strip())
+    if len(lengths) < WRAP_MIN_LINES:
+        return text
+    width = lengths[(len(lengths) * 4) // 5]  # the 80th percentile: a wrapped text's lines are mostly full
+    if width > WRAP_WIDTH_MAX:
+        return text
+    out = []
+    for line, after in zip(lines, lines[1:]):
+        wrapped = len(line) >= WRAP_FILL * width and after.strip() and \
+            not line.lstrip().startswith(_NOT_PROSE) and not after.lstrip().startswith(_NOT_PROSE)
+        out.append(line + (" " if wrapped else "\n"))
+    out.append(lines[-1])
+    return "".join(out)

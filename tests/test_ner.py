@@ -303,7 +303,8 @@ WRAPPED_STORY = [  # hand-written; wrapped below at widths where a line break fa
 
 
 def test_hard_wrapped_lines_are_joined_before_the_parse_and_nothing_else_is():
-    from llama_index_graphrag_suite.extractors.spacy_pipeline import join_wrapped_lines
+    from llama_index_graphrag_suite.extractors.terms import capitalised_per_100_words
+    from llama_index_graphrag_suite.text import join_wrapped_lines
 
     wrapped = "\n\n".join(textwrap.fill(p, 50) for p in WRAPPED_STORY)
     joined = join_wrapped_lines(wrapped)
@@ -319,6 +320,8 @@ def test_hard_wrapped_lines_are_joined_before_the_parse_and_nothing_else_is():
     assert [join_wrapped_lines(t) for t in kept[:1] + kept[2:]] == kept[:1] + kept[2:]
     verse = join_wrapped_lines(kept[1]).split("\n")  # full lines of verse are joined (harmless), short ones not
     assert verse[0] == "The sea is calm tonight." and len(verse) > 1
+    # the name density reads a wrapped text as the unwrapped one (a wrapped line's first word starts no sentence)
+    assert capitalised_per_100_words([wrapped]) == capitalised_per_100_words(["\n\n".join(WRAPPED_STORY)])
 
 
 def test_a_name_a_hard_wrap_cuts_in_two_is_found_whole():

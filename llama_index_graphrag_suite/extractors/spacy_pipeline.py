@@ -26,6 +26,8 @@ import unicodedata
 from functools import lru_cache
 from typing import Iterable, Iterator
 
+from ..text import join_wrapped_lines
+
 log = logging.getLogger(__name__)
 
 # spaCy CPU seconds per MB of text, measured on real English prose (benchmarks/results/big_document.md, 2 MB
@@ -163,40 +165,6 @@ def parse(nlp, texts: Iterable[str], batch_size: int = 64, n_process: int = 1) -
     if n_process > 1 and len(texts) < MIN_TEXTS_FOR_PROCESSES:
         n_process = 1
     yield from nlp.pipe(texts, batch_size=batch_size, n_process=n_process)
-
-
-WRAP_WIDTH_MAX = 120  # hard-wrapped text (plain-text books, e-mail, text taken out of PDFs) is wrapped narrower
-WRAP_MIN_LINES = 5  # fewer lines tell a wrap from line breaks written on purpose too poorly
-WRAP_FILL = 0.6  # a line filled to 60 % of the text's width or more ended where the wrap did, not the sentence
-_NOT_PROSE = ("#", "|", "-", "*", "•", ">", "```")  # headings, table rows, list items, quotes, code fences
-
-
-def join_wrapped_lines(text: str) -> str:
-    """``text`` with each line break that a hard wrap put inside a paragraph made a space.
-
-    spaCy reads a line break as a boundary: a name wrapped across two lines ("Captain" ending one, "Harrow"
-    opening the next) is no entity, and a sentence so cut parses as two fragments. A break is a wrap when the
-    text is wrapped (``WRAP_MIN_LINES`` lines or more, the longer fifth of them at most ``WRAP_WIDTH_MAX``
-    characters), the line before it is filled to ``WRAP_FILL`` of that width, and neither line is empty or
-    starts a heading, table row, list item, quote or code fence. Blank lines (paragraphs) and short lines
-    (titles, verse, the end of a paragraph) stay. Same length as ``text``.
-    """
-    if "\n" not in text:
-        return text
-    lines = text.split("\n")
-    lengths = sorted(len(line) for line in lines if line.strip())
-    if len(lengths) < WRAP_MIN_LINES:
-        return text
-    width = lengths[(len(lengths) * 4) // 5]  # the 80th percentile: a wrapped text's lines are mostly full
-    if width > WRAP_WIDTH_MAX:
-        return text
-    out = []
-    for line, after in zip(lines, lines[1:]):
-        wrapped = len(line) >= WRAP_FILL * width and after.strip() and \
-            not line.lstrip().startswith(_NOT_PROSE) and not after.lstrip().startswith(_NOT_PROSE)
-        out.append(line + (" " if wrapped else "\n"))
-    out.append(lines[-1])
-    return "".join(out)
 
 
 def pipeline_language(nlp) -> str:

@@ -28,7 +28,7 @@ import re
 from collections import Counter
 from typing import Iterable
 
-from ..text import STOP_WORDS, normalize_entity, word_spans
+from ..text import STOP_WORDS, join_wrapped_lines, normalize_entity, word_spans
 from .gazetteer import _word_key
 
 TERM_TYPE = "TERM"
@@ -72,7 +72,7 @@ def capitalised_word_counts(texts: Iterable[str]) -> tuple[int, int]:
     adds up insert by insert (and takes back on delete)."""
     capitalised = total = 0
     for text in texts:
-        for line in text.split("\n"):
+        for line in join_wrapped_lines(text).split("\n"):  # a wrapped line's first word starts no sentence
             sentence_start = True
             for word in _WORD_OR_STOP.findall(line):
                 if word in ".!?":
