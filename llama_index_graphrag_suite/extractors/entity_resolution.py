@@ -166,6 +166,23 @@ def majority_type(types: list[str]) -> str:
     return counts.most_common(1)[0][0] if counts else ""
 
 
+_POSSESSIVE_END = re.compile(r"(?:['’]s?)$")
+
+
+def entity_lines(text: str, start: int) -> list[tuple[str, int]]:
+    """``(surface, start)`` of each line of an entity span that starts at ``start``, stripped, possessive ending
+    dropped. A name is one line, and NER now and then runs a span over a paragraph break: from a heading ("CHAPTER
+    I.", a blank line, "Margaret Elwood") or a chunk's title line into the text's first name. Each line is judged
+    as a mention of its own."""
+    out = []
+    for line in text.split("\n"):
+        surface = _POSSESSIVE_END.sub("", line.strip())
+        if surface:
+            out.append((surface, start + len(line) - len(line.lstrip())))
+        start += len(line) + 1
+    return out
+
+
 def mention_from(surface: str, type_: str, start: int, end: int) -> EntityMention | None:
     """A mention with its canonical key, or None when the name has no letters or digits left."""
     key = canonical_key(surface)

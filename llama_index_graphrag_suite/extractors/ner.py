@@ -36,7 +36,6 @@ AGRAG's statistical extractor, with one warning.
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from itertools import chain
 from typing import Any, Literal, Sequence
@@ -47,7 +46,7 @@ from llama_index.core.utils import get_tqdm_iterable
 from pydantic import Field, PrivateAttr
 
 from .dependency_relations import ParsedRelation, cooccurrence_relations, parsed_relations
-from .entity_resolution import EntityMention, majority_type, mention_from, resolve_document
+from .entity_resolution import EntityMention, entity_lines, majority_type, mention_from, resolve_document
 from .entity_stats import EntityStatistics, find_mentions
 from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from_metadata
 from .name_words import NameWordCounts, common_nouns_among, opens_like_a_clause
@@ -64,7 +63,6 @@ DEFAULT_TYPES = ("PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT
 _SUBJECT_PRONOUNS = frozenset({"he", "she"})
 _BARE_ARTICLES = frozenset({"the", "a", "an"})
 _DANGLING_ENDS = frozenset({"of", "the", "and", "for"})  # a name ending in one of these was cut off ("Duke of")
-_POSSESSIVE_END = re.compile(r"(?:['’]s?)$")
 
 
 def document_key(node: BaseNode) -> str:
@@ -227,12 +225,10 @@ class NEREntityExtractor(TransformComponent):
     def _ner_mentions(self, doc) -> list[EntityMention]:
         out = []
         for ent in doc.ents:
-            if ent.label_ in self.entity_types:
-                surface = ent.text.split("\n", 1)[0].rstrip()  # "Title\n\nThe Title ...": a name is one line
-                surface = _POSSESSIVE_END.sub("", surface)
+            for surface, start in entity_lines(ent.text, ent.start_char) if ent.label_ in self.entity_types else ():
                 if not self.lowercase_names and opens_like_a_clause(surface, ent.label_):
                     continue
-                m = mention_from(surface, ent.label_, ent.start_char, ent.start_char + len(surface))
+                m = mention_from(surface, ent.label_, start, start + len(surface))
                 # no names: an article alone (2wiki's `the"` ORG linked 1,717 chunks via every "The"), a bare
                 # number (`2010` EVENT, 144 chunks of 2wiki), a name cut off before its head (`Duke of`, 118)
                 if m is not None and sum(ch.isalnum() for ch in m.key) >= 2 and m.key not in _BARE_ARTICLES \
