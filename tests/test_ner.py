@@ -280,6 +280,15 @@ def test_a_mention_opening_with_a_pronoun_is_no_name_and_common_nouns_ner_labels
     assert common_nouns_among(mentions, texts) == {"lymph node"}
 
 
+def test_an_entity_span_over_a_paragraph_break_is_one_mention_per_line_of_two_words_or_more():
+    from llama_index_graphrag_suite.extractors.entity_resolution import entity_lines
+
+    assert entity_lines("CHAPTER I.\n\nMargaret Elwood's", 10) == [("CHAPTER I.", 10), ("Margaret Elwood", 22)]
+    # a later line of one word opens a paragraph: "However" after a chunk's title line is no name
+    assert entity_lines("Medical\n\nHowever", 0) == [("Medical", 0)]
+    assert entity_lines("Raoul Walsh\n\n  Raoul A. Walsh", 0) == [("Raoul Walsh", 0), ("Raoul A. Walsh", 15)]
+
+
 def test_a_novels_dialogue_and_common_nouns_do_not_become_names():
     from conftest import index_of_texts
 
