@@ -15,7 +15,7 @@ from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.extractors.dependency_relations import CO_OCCURS, cooccurrence_relations
 from llama_index_graphrag_suite.extractors.entity_resolution import mention_from
-from llama_index_graphrag_suite.extractors.spacy_pipeline import _listened_to, load_pipeline
+from llama_index_graphrag_suite.extractors.spacy_pipeline import _listened_to, load_pipeline, parse
 
 DOCS = [
     ("lester", "Lester Smith", "Lester Smith, a painter from Paris, directed The Glass Lantern. "
@@ -140,6 +140,14 @@ def test_ray_parse_shards_run_the_same_pipeline():
     assert not doc.has_annotation("DEP") and doc.has_annotation("SENT_START") and doc.ents
     (parsed,) = DocBin().from_bytes(_parse_shard(texts, resolve_model_name("auto"), 8)).get_docs(nlp.vocab)
     assert parsed.has_annotation("DEP")
+    # hard-wrapped lines are joined there as in spacy_pipeline.parse: a Ray build reads the same text
+    wrapped = ["Anna Berg wrote to the board of the company in the autumn and asked\nfor Max Reinhardt, who lived "
+               "in Berlin with his sister and her\nchildren, to come and see the new theatre that the town had\n"
+               "built on the river bank below the old castle walls last year,\nand to bring the plans.\n"]
+    (joined,) = DocBin().from_bytes(_parse_shard(wrapped, resolve_model_name("auto"), 8)).get_docs(nlp.vocab)
+    (local,) = parse(load_pipeline("auto"), wrapped)
+    assert "\n" not in joined.text.rstrip() and joined.text == local.text
+    assert [e.text for e in joined.ents] == [e.text for e in local.ents]
 
 
 def test_a_big_input_is_announced_with_its_cost_before_the_parse(caplog, monkeypatch):

@@ -338,9 +338,11 @@ def _parse_shard(texts: list[str], model_name: str, batch_size: int, relations: 
     from spacy.tokens import DocBin
 
     from ..extractors.spacy_pipeline import load_pipeline
+    from ..text import join_wrapped_lines
 
     docs = DocBin(store_user_data=False)  # spaCy's own binary format: token attributes, no pickle
-    for doc in load_pipeline(model_name, relations).pipe(texts, batch_size=batch_size):  # one process: Ray is the parallelism
+    nlp = load_pipeline(model_name, relations)  # one process: Ray is the parallelism
+    for doc in nlp.pipe((join_wrapped_lines(t) for t in texts), batch_size=batch_size):  # as spacy_pipeline.parse
         docs.add(doc)
     return docs.to_bytes()
 
