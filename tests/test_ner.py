@@ -284,8 +284,8 @@ def test_an_entity_span_over_a_paragraph_break_is_one_mention_per_line_of_two_wo
     from llama_index_graphrag_suite.extractors.entity_resolution import entity_lines
 
     assert entity_lines("CHAPTER I.\n\nMargaret Elwood's", 10) == [("CHAPTER I.", 10), ("Margaret Elwood", 22)]
-    # a later line of one word opens a paragraph: "However" after a chunk's title line is no name
-    assert entity_lines("Medical\n\nHowever", 0) == [("Medical", 0)]
+    # a later line of one word or a numbered heading: "However" or "2 Testing" after a chunk's title line is no name
+    assert entity_lines("Medical\n\nHowever", 0) == entity_lines("Medical\n\n2 Testing", 0) == [("Medical", 0)]
     assert entity_lines("Raoul Walsh\n\n  Raoul A. Walsh", 0) == [("Raoul Walsh", 0), ("Raoul A. Walsh", 15)]
 
 

@@ -173,12 +173,12 @@ def entity_lines(text: str, start: int) -> list[tuple[str, int]]:
     """``(surface, start)`` of each line of an entity span that starts at ``start``, stripped, possessive ending
     dropped. A name is one line, and NER now and then runs a span over a paragraph break: from a heading ("CHAPTER
     I.", a blank line, "Margaret Elwood") or a chunk's title line into the text's first name. Each line is judged
-    as a mention of its own; a later line of one word is none, since a word opening a paragraph is as often
-    "However" or a heading's "Seizures" as a name."""
+    as a mention of its own. A later line of one word, or opening with no letter, is none: a paragraph opening with
+    "However", a heading "Seizures" or a numbered one ("2 Testing") is as likely as a name."""
     out = []
     for i, line in enumerate(text.split("\n")):
         surface = _POSSESSIVE_END.sub("", line.strip())
-        if surface and (i == 0 or " " in surface):
+        if surface and (i == 0 or " " in surface and surface[0].isalpha()):
             out.append((surface, start + len(line) - len(line.lstrip())))
         start += len(line) + 1
     return out
