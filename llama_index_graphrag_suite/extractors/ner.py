@@ -21,7 +21,9 @@ lower-case common noun NER labels now and then ("lymph node" PERSON), no clause 
 document's title is linked to all of its chunks only when it heads at most ``title_link_max_chunks`` chunks (an
 article), else only to its first chunk and where its text writes it (a long guideline or book, or many passages
 sharing one title: the title would be a hub that every walk runs through). These rules, and the terms' counts,
-read the whole corpus also on an insert: the chunks indexed before are counted in (:meth:`add_corpus`).
+read the whole corpus also on an insert: the chunks indexed before are counted in (:meth:`add_corpus`). A span
+NER runs over a paragraph break is read line by line (:func:`.entity_resolution.entity_lines`), and spaCy reads
+hard-wrapped text with its wrapped lines joined (:func:`~llama_index_graphrag_suite.text.join_wrapped_lines`).
 
 ``relations_from="cooccurrence"`` (``IndexConfig.ner_relations``, ``--ner-relations``) skips the dependency
 parser (spaCy ~1.7x faster): spaCy runs only ``ner`` (and what it listens to) with the model's ``senter``
