@@ -178,7 +178,7 @@ def entity_lines(text: str, start: int) -> list[tuple[str, int]]:
     out = []
     for i, line in enumerate(text.split("\n")):
         surface = _POSSESSIVE_END.sub("", line.strip())
-        if surface and (i == 0 or " " in surface and surface[0].isalpha()):
+        if surface and (i == 0 or (" " in surface and surface[0].isalpha())):
             out.append((surface, start + len(line) - len(line.lstrip())))
         start += len(line) + 1
     return out
