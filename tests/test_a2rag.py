@@ -106,7 +106,8 @@ def test_output_contract_and_top_k_always_filled(index):
     chunks = chunks_of(nodes)
     assert len(chunks) == 6 and len(nodes) == 7 and nodes[-1].node.metadata["kind"] == "evidence"
     assert len(set(docs_of(nodes))) == 6  # no duplicates; the rest filled from the hybrid ranking
-    assert {n.node.metadata["a2rag_source"] for n in chunks} <= {"graph", "hybrid_fill", "hybrid_anchor", "title_anchor"}
+    assert {n.node.metadata["a2rag_source"] for n in chunks} <= {"graph", "hybrid_fill", "hybrid_anchor", "title_anchor",
+                                                                "hop_anchor"}
     assert json.loads(json.dumps(nodes[-1].node.metadata)) == nodes[-1].node.metadata
     assert {k: v for k, v in trace.items() if k != "timings_ms"} == nodes[-1].node.metadata["evidence"]
     assert set(trace["timings_ms"]) == {"local", "total"}

@@ -180,6 +180,11 @@ class A2RAGConfig(GuardedConfig):
         "among the top_k, after the hybrid anchors: its chunk of best seed confidence, like a hybrid anchor.",
         paper=f"{_TUNING} (on 89.6 / 91.5 / 71.7, off 89.4 / 91.0 / 71.7; graphrag_bench_medical and covidqa_dev "
               "unchanged, benchmarks/domain_tuning.py)")
+    hop_anchors: bool = param(
+        True, "For each document the question names by its exact title, the page it leads to (an entity of its "
+        "chunks that is itself a document's title) that best matches the rest of the question (BM25 of the question "
+        "without the titles' words) gets a place among the top_k, after the title anchors (evidence.hop_chunks).",
+        paper=f"ours, LLM-free (the paper's LLM names the next hop); {_TUNING} and benchmarks/domain_tuning.py")
     sufficiency_max_chunks: int = param(5, "Chunks shown to the LLM sufficiency check.", paper="ours", ge=1)
 
     # The hybrid guard (methods/graph_guard.py) with settings chosen for A2RAG alone on the five shared sets and

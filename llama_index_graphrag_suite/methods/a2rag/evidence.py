@@ -15,12 +15,14 @@ import numpy as np
 
 from ...graph.disjoint_sets import DisjointSets
 from ...graph.snapshot import CONTAINS, RELATION, SYNONYM
+from ...index.bm25 import bm25_tokens
 from ..scoring import minmax, top_k
 from .config import A2RAGConfig, ChunkRanking, GlobalOrder
 from .seeds import stem
 from .stages import A2RAGGraph, RetrievalState
 
-__all__ = ["edge_json", "evidence_chunks", "heuristic_sufficient", "rank_chunks", "serialise", "trace_of"]
+__all__ = ["edge_json", "evidence_chunks", "heuristic_sufficient", "hop_chunks", "rank_chunks", "serialise",
+           "trace_of"]
 
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
 
@@ -65,7 +67,9 @@ def rank_chunks(index, g: A2RAGGraph, config: A2RAGConfig, top_k_chunks: int,
     neighbourhood; the second-best hybrid chunk is often the other hop (a comparison question names two
     entities, a bridge passage shares the query's words) but not linked to the first, so PPR misses it.
     With ``title_anchors`` (default), the documents the question names by their exact title are anchored
-    after them the same way (:func:`titled_chunks`), source ``title_anchor``.
+    after them the same way (:func:`titled_chunks`), source ``title_anchor``; with ``hop_anchors`` (default),
+    then the page each of them leads to that best matches the rest of the question (:func:`hop_chunks`),
+    source ``hop_anchor``.
     ``rrf``: reciprocal-rank fusion (k = 60) of that evidence ranking and the hybrid one (no anchors).
     """
     support = evidence_chunks(index, g, st)
@@ -92,8 +96,11 @@ def rank_chunks(index, g: A2RAGGraph, config: A2RAGConfig, top_k_chunks: int,
     out = [(c, float(st.ppr_chunks.get(c, support[c])), "graph") for c in graph_rank[:top_k_chunks]]
     # a top hybrid chunk without any hybrid score (a question sharing nothing with the corpus) is no anchor
     anchors = {c: "hybrid_anchor" for c in hybrid_rank[: config.hybrid_anchors] if st.hybrid[c] > 0}
+    named = titled_chunks(g, st) if config.title_anchors or config.hop_anchors else []
     if config.title_anchors:
-        anchors.update((c, "title_anchor") for c in titled_chunks(g, st) if c not in anchors)
+        anchors.update((c, "title_anchor") for c in named if c not in anchors)
+    if config.hop_anchors:
+        anchors.update((c, "hop_anchor") for c in hop_chunks(index, g, st, named) if c not in anchors)
     if anchors:
         out = _with_anchors(out, anchors, st.hybrid, top_k_chunks)
     taken = {c for c, _, _ in out}
@@ -117,6 +124,49 @@ def titled_chunks(g: A2RAGGraph, st: RetrievalState) -> list[int]:
             if s.confidence > best.get(s.mention, (-1.0, -1))[0]:
                 best[s.mention] = (s.confidence, int(g.chunk_pos[s.row]))
     return [c for _, c in sorted(best.values(), key=lambda x: (-x[0], x[1]))]
+
+
+def hop_chunks(index, g: A2RAGGraph, st: RetrievalState, named: list[int]) -> list[int]:
+    """The next hop from each page the question names (``named``: :func:`titled_chunks`), LLM-free: among the
+    pages that page links to (an entity of its chunks that is itself a document's title), the one whose text best
+    matches the rest of the question, by BM25 of the question without the named titles' words; none when no such
+    page shares a word with it. One per named page, in the order of ``named``.
+
+    "Where was the composer of film Billy Elliot born?": the film's page links some twenty people and works; of
+    their pages, "composer ... born" matches Stephen Warbeck's ("an English composer ... born in Southampton").
+    The walk from the film's page spreads its mass over all of them alike; the question's other words pick one.
+    A corpus whose documents are not named after its entities (articles, guidelines) has no such pages, and
+    nothing changes there."""
+    if not named:
+        return []
+    titles = [s for s in st.seeds if s.kind == "passage" and s.lexical >= 1.0]
+    named_words = {w for s in titles for w in bm25_tokens(s.mention)}
+    rest = [w for w in bm25_tokens(st.query) if w not in named_words]
+    if not rest:
+        return []
+    rows_of = {}  # named chunk -> every chunk of the title its seed named (a page of several chunks links more)
+    for c in named:
+        mention = next(s.mention for s in titles if int(g.chunk_pos[s.row]) == c)
+        rows_of[c] = [s.row for s in titles if s.mention == mention]
+    named_set = {int(g.chunk_pos[r]) for rows in rows_of.values() for r in rows}
+    order, seeds = index.chunk_order, g.seeds
+    out: list[int] = []
+    for c in named:
+        linked = {key for r in rows_of[c] for key in index.chunks[order[int(g.chunk_pos[r])]].entities}
+        pages = sorted({p for key in linked if key in seeds.exact for row in seeds.name_rows[seeds.exact[key]]
+                        if (p := int(g.chunk_pos[row])) >= 0 and p not in named_set})
+        if not pages:
+            continue
+        # a word every candidate page has cannot pick one of them ("born" when all of them are people)
+        held = [set(bm25_tokens(index.chunks[order[p]].text)) for p in pages]
+        telling = [w for w in rest if len(pages) < 2 or not all(w in h for h in held)]
+        if not telling:
+            continue
+        scores = index.bm25.scores(" ".join(telling))
+        best = max(pages, key=lambda p: (scores[p], -p))
+        if scores[best] > 0 and best not in out:
+            out.append(best)
+    return out
 
 
 def _with_anchors(out: list[tuple[int, float, str]], anchors: dict[int, str], hyb: np.ndarray,

@@ -19,7 +19,8 @@ any more: the evidence so far is ranked and returned, with ``time_budget_exhaust
 
 Chunk ranking (what ``retrieve`` returns, best first): see :meth:`A2RAGRetriever.rank_chunks`; top_k
 chunks are always returned (the hybrid ranking fills what the stages did not give), and the top
-``hybrid_anchors`` hybrid chunks always among them.
+``hybrid_anchors`` hybrid chunks always among them, then the pages the question names by title and the page each
+of them leads to that best matches the rest of the question (``title_anchors``, ``hop_anchors``).
 
 Every default, with the measurement behind it (recall@5 with all-MiniLM-L6-v2 on 2wiki_retrieval101 /
 musique_train100, ``benchmarks/tuning.py``), is in ``config.py``.
