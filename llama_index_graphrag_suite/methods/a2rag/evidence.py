@@ -129,8 +129,9 @@ def titled_chunks(g: A2RAGGraph, st: RetrievalState) -> list[int]:
 def hop_chunks(index, g: A2RAGGraph, st: RetrievalState, named: list[int]) -> list[int]:
     """The next hop from each page the question names (``named``: :func:`titled_chunks`), LLM-free: among the
     pages that page links to (an entity of its chunks that is itself a document's title), the one whose text best
-    matches the rest of the question, by BM25 of the question without the named titles' words; none when no such
-    page shares a word with it. One per named page, in the order of ``named``.
+    matches the rest of the question: BM25 of the question's words other than the named titles' and other than
+    those every candidate page holds (they cannot tell the pages apart); none when no candidate holds any of those
+    words. One per named page, in the order of ``named``.
 
     "Where was the composer of film Billy Elliot born?": the film's page links some twenty people and works; of
     their pages, "composer ... born" matches Stephen Warbeck's ("an English composer ... born in Southampton").
