@@ -31,8 +31,11 @@ SWEEPS: list[tuple[str, dict, str]] = [
     ("hybrid", {}, "baseline"),
     ("dense", {}, "baseline"),
     ("a2rag", {}, "default: restart share 0.75 on the top-1 hybrid chunk, min_term_coverage 1.0, order by PPR, "
-                  "top-2 hybrid chunks and the pages the question names by title anchored in the top 5"),
+                  "top-2 hybrid chunks, the pages the question names by title and the page each leads to (hop) "
+                  "anchored in the top 5"),
     ("a2rag", {"title_anchors": False}, "control: no title anchors"),
+    ("a2rag", {"hop_anchors": False}, "control: no hop anchors"),
+    ("a2rag", {"title_anchors": False, "hop_anchors": False}, "control: neither"),
     ("a2rag", {"hybrid_anchors": 0}, "control (previous default): no hybrid anchors"),
     ("a2rag", {"hybrid_anchors": 1}, "top-1 hybrid chunk anchored"),
     ("a2rag", {"hybrid_anchors": 3}, "top-3 hybrid chunks anchored"),
