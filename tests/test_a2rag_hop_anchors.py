@@ -77,3 +77,13 @@ def test_the_hop_page_gets_a_place_in_the_answer_and_the_option_turns_it_off(ind
                                  hop_anchors=False).retrieve(q))
     assert on.get("p-daldry") == "hop_anchor" and "film-billy" in on
     assert "p-daldry" not in off  # the walk alone ranks another of the film's people second
+
+
+def test_the_hop_page_survives_the_hybrid_guard_as_shipped(index):
+    # Defaults (guard on): the film's page, hybrid's best chunk, and the page the question's words pick.
+    for q, page in [("Where was the director of film Billy Elliot born?", "p-daldry"),
+                    ("Where was the composer of film Billy Elliot born?", "p-warbeck")]:
+        on = sources(A2RAGRetriever(index, top_k=3).retrieve(q))
+        off = sources(A2RAGRetriever(index, top_k=3, hop_anchors=False).retrieve(q))
+        assert on.get(page) == "hop_anchor" and "film-billy" in on
+        assert page not in off
