@@ -230,8 +230,10 @@ class A2RAGRetriever(GuardedRetriever):
 
     def _guard_depth(self) -> int | None:
         # A2RAG ranks to its own top_k before the hybrid guard: its hybrid anchors already put hybrid's best
-        # chunks there, and ranked deeper they fall below the top_k (measured, benchmarks/domain_tuning.py:
-        # recall@5 88.6 / 91.5 / 71.7 to top_k against 87.9 / 89.0 / 69.3 to depth 20 on the Wikipedia sets)
+        # chunks there (and its title and hop anchors), and ranked deeper they fall below the top_k (measured at
+        # 4de8290, benchmarks/domain_tuning.py rank and tune with --methods a2rag@5,a2rag, each with the guard
+        # settings chosen for it on the five sets: recall@5 94.1 / 92.5 / 73.2 to top_k against 88.9 / 90.0 / 71.5
+        # to depth 20 on the Wikipedia sets; 66.1 / 78.9 against 66.2 / 79.1 on clinical and COVID)
         return None
 
     def time_budget(self) -> float | None:
