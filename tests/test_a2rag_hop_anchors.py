@@ -87,3 +87,9 @@ def test_the_hop_page_survives_the_hybrid_guard_as_shipped(index):
         off = sources(A2RAGRetriever(index, top_k=3, hop_anchors=False).retrieve(q))
         assert on.get(page) == "hop_anchor" and "film-billy" in on
         assert page not in off
+
+
+def test_a_question_that_names_no_page_hops_from_hybrids_top_chunk(index, monkeypatch):
+    # No title in the question: the film's page is hybrid's best chunk, and the hop goes from there.
+    q = "Where was the man who wrote the music of the British drama film about a boy from a mining town born?"
+    assert hops(index, q, monkeypatch) == ["p-warbeck"]

@@ -131,26 +131,32 @@ def hop_chunks(index, g: A2RAGGraph, st: RetrievalState, named: list[int]) -> li
     pages that page links to (an entity of its chunks that is itself a document's title), the one whose text best
     matches the rest of the question: BM25 of the question's words other than the named titles' and other than
     those every candidate page holds (they cannot tell the pages apart); none when no candidate holds any of those
-    words. One per named page, in the order of ``named``.
+    words. One per named page, in the order of ``named``. A question that names no page by its title hops from
+    hybrid's top chunk, the page it is most likely about (the walk restarts from it too), without its title's words.
 
     "Where was the composer of film Billy Elliot born?": the film's page links some twenty people and works; of
     their pages, "composer ... born" matches Stephen Warbeck's ("an English composer ... born in Southampton").
     The walk from the film's page spreads its mass over all of them alike; the question's other words pick one.
-    A corpus whose documents are not named after its entities (articles, guidelines) has no such pages, and
-    nothing changes there."""
-    if not named:
-        return []
+    A corpus whose documents are not named after its entities (articles, guidelines) has few such pages, and
+    little changes there."""
+    order = index.chunk_order
     titles = [s for s in st.seeds if s.kind == "passage" and s.lexical >= 1.0]
-    named_words = {w for s in titles for w in bm25_tokens(s.mention)}
-    rest = [w for w in bm25_tokens(st.query) if w not in named_words]
-    if not rest:
-        return []
-    rows_of = {}  # named chunk -> every chunk of the title its seed named (a page of several chunks links more)
+    rows_of: dict[int, list[int]] = {}  # named chunk -> every chunk of the title its seed named
     for c in named:
         mention = next(s.mention for s in titles if int(g.chunk_pos[s.row]) == c)
         rows_of[c] = [s.row for s in titles if s.mention == mention]
+    named_words = {w for s in titles for w in bm25_tokens(s.mention)}
+    if not named:
+        top = int(np.argmax(st.hybrid)) if st.hybrid.size else -1
+        if top < 0 or st.hybrid[top] <= 0:
+            return []
+        named, rows_of[top] = [top], [int(g.chunk_rows[top])]
+        named_words = set(bm25_tokens(index.chunks[order[top]].title or ""))
+    rest = [w for w in bm25_tokens(st.query) if w not in named_words]
+    if not rest:
+        return []
     named_set = {int(g.chunk_pos[r]) for rows in rows_of.values() for r in rows}
-    order, seeds = index.chunk_order, g.seeds
+    seeds = g.seeds
     out: list[int] = []
     for c in named:
         linked = {key for r in rows_of[c] for key in index.chunks[order[int(g.chunk_pos[r])]].entities}
