@@ -183,7 +183,7 @@ class A2RAGConfig(GuardedConfig):
         paper=f"{_TUNING} (on 94.1 / 92.5 / 73.2, off 93.8 / 92.0 / 73.2; graphrag_bench_medical and covidqa_dev "
               "unchanged, benchmarks/domain_tuning.py)")
     hop_anchors: bool = param(
-        True, "For each document the question names by its exact title (else for hybrid's top chunk), the page it "
+        True, "For each document the question names by its exact title, and for hybrid's top chunk, the page it "
         "leads to (an entity of its chunks that is itself a document's title) that best matches the rest of the "
         "question (BM25 of the question without the titles' words and the words every candidate holds) gets a place "
         "among the top_k, after the title anchors (evidence.hop_chunks).",

@@ -131,8 +131,8 @@ def hop_chunks(index, g: A2RAGGraph, st: RetrievalState, named: list[int]) -> li
     pages that page links to (an entity of its chunks that is itself a document's title), the one whose text best
     matches the rest of the question: BM25 of the question's words other than the named titles' and other than
     those every candidate page holds (they cannot tell the pages apart); none when no candidate holds any of those
-    words. One per named page, in the order of ``named``. A question that names no page by its title hops from
-    hybrid's top chunk, the page it is most likely about (the walk restarts from it too), without its title's words.
+    words. One per named page, in the order of ``named``, then one from hybrid's top chunk (the page the question is
+    most likely about when it names none by its title; the walk restarts from it too), its title's words left out.
 
     "Where was the composer of film Billy Elliot born?": the film's page links some twenty people and works; of
     their pages, "composer ... born" matches Stephen Warbeck's ("an English composer ... born in Southampton").
@@ -146,12 +146,10 @@ def hop_chunks(index, g: A2RAGGraph, st: RetrievalState, named: list[int]) -> li
         mention = next(s.mention for s in titles if int(g.chunk_pos[s.row]) == c)
         rows_of[c] = [s.row for s in titles if s.mention == mention]
     named_words = {w for s in titles for w in bm25_tokens(s.mention)}
-    if not named:
-        top = int(np.argmax(st.hybrid)) if st.hybrid.size else -1
-        if top < 0 or st.hybrid[top] <= 0:
-            return []
-        named, rows_of[top] = [top], [int(g.chunk_rows[top])]
-        named_words = set(bm25_tokens(index.chunks[order[top]].title or ""))
+    top = int(np.argmax(st.hybrid)) if st.hybrid.size else -1  # hybrid's best chunk: the walk restarts there too
+    if top >= 0 and st.hybrid[top] > 0 and top not in {int(g.chunk_pos[r]) for rows in rows_of.values() for r in rows}:
+        named, rows_of[top] = [*named, top], [int(g.chunk_rows[top])]
+        named_words |= set(bm25_tokens(index.chunks[order[top]].title or ""))
     rest = [w for w in bm25_tokens(st.query) if w not in named_words]
     if not rest:
         return []
