@@ -40,7 +40,7 @@ The defaults were chosen on five datasets (three Wikipedia multi-hop sets, clini
 papers) and checked by leave-one-dataset-out (``benchmarks/domain_tuning.py``, BENCHMARKS.md "Any corpus"):
 entities (names and terms) linked to at most 5 % of the chunks, ``w = 0.85 · clip(4 · link + 0.5 · agree, 0, 1)``,
 ``k0 = 5``, coverage gain 0.35, full weight from 24 capitalised words per 100; A2RAG has its own (named entities
-only, ``w = clip(2 · link, 0, 1)``, ``k0 = 2``, coverage gain 0.2, in its config).
+only, ``w = 0.7 · clip(4 · link, 0, 1)``, ``k0 = 10``, coverage gain 0.35, in its config).
 The tuning keeps only settings under which no method falls below ``hybrid − 0.5`` on any set, and among them
 takes the best mean gain over hybrid. Each method's ``paper`` variant turns the guard off.
 
