@@ -68,8 +68,8 @@ def rank_chunks(index, g: A2RAGGraph, config: A2RAGConfig, top_k_chunks: int,
     entities, a bridge passage shares the query's words) but not linked to the first, so PPR misses it.
     With ``title_anchors`` (default), the documents the question names by their exact title are anchored
     after them the same way (:func:`titled_chunks`), source ``title_anchor``; with ``hop_anchors`` (default),
-    then the page each of them leads to that best matches the rest of the question (:func:`hop_chunks`),
-    source ``hop_anchor``.
+    then the page each of them, and hybrid's top chunk, leads to that best matches the rest of the question
+    (:func:`hop_chunks`), source ``hop_anchor``.
     ``rrf``: reciprocal-rank fusion (k = 60) of that evidence ranking and the hybrid one (no anchors).
     """
     support = evidence_chunks(index, g, st)
@@ -146,14 +146,15 @@ def hop_chunks(index, g: A2RAGGraph, st: RetrievalState, named: list[int]) -> li
         mention = next(s.mention for s in titles if int(g.chunk_pos[s.row]) == c)
         rows_of[c] = [s.row for s in titles if s.mention == mention]
     named_words = {w for s in titles for w in bm25_tokens(s.mention)}
+    named_set = {int(g.chunk_pos[r]) for rows in rows_of.values() for r in rows}  # never a candidate
     top = int(np.argmax(st.hybrid)) if st.hybrid.size else -1  # hybrid's best chunk: the walk restarts there too
-    if top >= 0 and st.hybrid[top] > 0 and top not in {int(g.chunk_pos[r]) for rows in rows_of.values() for r in rows}:
+    if top >= 0 and st.hybrid[top] > 0 and top not in named_set:
         named, rows_of[top] = [*named, top], [int(g.chunk_rows[top])]
+        named_set.add(top)
         named_words |= set(bm25_tokens(index.chunks[order[top]].title or ""))
     rest = [w for w in bm25_tokens(st.query) if w not in named_words]
     if not rest:
         return []
-    named_set = {int(g.chunk_pos[r]) for rows in rows_of.values() for r in rows}
     seeds = g.seeds
     out: list[int] = []
     for c in named:
