@@ -343,3 +343,49 @@ def test_a_name_a_hard_wrap_cuts_in_two_is_found_whole():
     for width in (50, 62, 65):  # "Margaret\nElwood", "the Northern\nShipping Company", a missed "Mary Penrose"
         wrapped = "\n\n".join(textwrap.fill(p, width) for p in WRAPPED_STORY)
         assert set(index_of_texts({"story": wrapped}).entities) == flat
+
+
+# ---------------------------------------------------------------- references to a part of the document
+
+def test_a_reference_to_a_numbered_part_of_a_document_is_no_name():
+    from llama_index_graphrag_suite.extractors.gazetteer import canonical_key
+    from llama_index_graphrag_suite.extractors.name_words import names_a_part_of_a_document
+
+    parts = ["Table 1", "Fig. 1F", "Figs. 2 and 3", "Supplementary Table S1", "Figure 1(a)", "Section 3.2",
+             "Appendix B", "CHAPTER I.", "Chapter One", "BOOK II", "Act V", "Part 2"]
+    names = ["Apollo 11", "Article 356", "World War II", "Table Mountain", "Book of Kells", "Chapter One Records",
+             "Volume", "Section 8 Housing", "Boeing 747"]
+    assert [p for p in parts if not names_a_part_of_a_document(canonical_key(p))] == []
+    assert [n for n in names if names_a_part_of_a_document(canonical_key(n))] == []
+
+
+PARTS_OF_DOCUMENTS = {  # hand-written: two research articles, two novels, an album and its singer
+    "bat coronavirus survey": (
+        "Bat Coronavirus Survey\n\nWe sampled 412 bats in Yunnan Province between 2012 and 2015. Table 1 lists the "
+        "species sampled at each cave. As shown in Table 1, Rhinolophus sinicus carried most of the SARS-related "
+        "coronaviruses. Fig. 2 shows the phylogeny of the RdRp gene; the Yunnan strains cluster with SARS-CoV."),
+    "influenza vaccine trial": (
+        "Influenza Vaccine Trial\n\nWe enrolled 1,200 adults in Ontario during the 2017 season. Table 1 gives the "
+        "baseline characteristics of the two arms. Serum antibody titres rose fourfold in 68% of the vaccinated arm "
+        "(Table 1). Fig. 2 shows the titres over time; the Ontario cohort matched the trial in Quebec."),
+    "the lighthouse keeper": (
+        "CHAPTER I.\n\nMargaret Elwood had lived at Gull Point since she was a girl. Her brother Thomas wrote to "
+        "Captain Harrow in London every spring.\n\n## Chapter 2\n\nThomas came home."),
+    "the silver mine": (
+        "CHAPTER I.\n\nJohn Carver came to Leadville in the winter of 1879. The Silver Queen mine stood above the "
+        "town, and Carver took a room at the Clarendon Hotel.\n\n## Chapter 2\n\nCarver found silver."),
+    "chapter one": "Chapter One is the debut album of the singer Ella Mae Rowe, released in 1998 by Blue Note Records.",
+    "ella mae rowe": "Ella Mae Rowe is an American jazz singer. Her debut album, Chapter One, was recorded in Chicago.",
+}
+
+
+def test_tables_and_chapters_of_different_documents_are_not_joined_but_a_document_titled_so_is_linked():
+    from conftest import index_of_texts
+
+    entities = index_of_texts(PARTS_OF_DOCUMENTS).entities
+    # spaCy labels "Table 1" (LAW) and "CHAPTER I." in both documents of each pair, and the markdown heading
+    # "## Chapter 2" would be a heading entity of both novels: each would join two documents with nothing in common
+    assert not {"table 1", "chapter i", "chapter 2"} & set(entities)
+    assert {"yunnan province", "ontario", "margaret elwood", "john carver", "ella mae rowe"} <= set(entities)
+    # the album titled "Chapter One" is an entity by its title, linked from the singer's page
+    assert sorted(entities["chapter one"].chunks) == ["chapter one#0", "ella mae rowe#0"]

@@ -236,11 +236,11 @@ def test_a_title_shared_by_many_documents_is_not_a_hub():
 
 
 def test_an_article_alone_is_no_name():
-    from llama_index_graphrag_suite.extractors.ner import _BARE_ARTICLES
+    from llama_index_graphrag_suite.extractors.name_words import BARE_ARTICLES
 
     extractor = NEREntityExtractor(terms=False)
     doc = load_pipeline()('The "The" Band played at the Apollo Theater in New York.')
-    assert all(m.key not in _BARE_ARTICLES for m in extractor._ner_mentions(doc))
+    assert all(m.key not in BARE_ARTICLES for m in extractor._ner_mentions(doc))
 
 
 def test_a_bare_number_is_no_name():

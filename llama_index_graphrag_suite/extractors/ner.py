@@ -51,7 +51,8 @@ from .dependency_relations import ParsedRelation, cooccurrence_relations, parsed
 from .entity_resolution import EntityMention, entity_lines, majority_type, mention_from, resolve_document
 from .entity_stats import EntityStatistics, find_mentions
 from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from_metadata
-from .name_words import NameWordCounts, common_nouns_among, opens_like_a_clause
+from .name_words import (NameWordCounts, can_name_something, common_nouns_among, names_a_part_of_a_document,
+                         opens_like_a_clause)
 from .spacy_pipeline import announce_parse_cost, default_processes, dominant_script, load_pipeline, parse, readable_by
 from .terms import (TERM_TYPE, find_terms, hub_ceiling, noun_phrases, outside_entities, phrase_keys, salient_terms,
                     terms_in, terms_wanted, word_ceiling)
@@ -63,8 +64,6 @@ CONTAINS = "contains"
 TITLE_TYPE = "TITLE"
 DEFAULT_TYPES = ("PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE")
 _SUBJECT_PRONOUNS = frozenset({"he", "she"})
-_BARE_ARTICLES = frozenset({"the", "a", "an"})
-_DANGLING_ENDS = frozenset({"of", "the", "and", "for"})  # a name ending in one of these was cut off ("Duke of")
 
 
 def document_key(node: BaseNode) -> str:
@@ -231,10 +230,7 @@ class NEREntityExtractor(TransformComponent):
                 if not self.lowercase_names and opens_like_a_clause(surface, ent.label_):
                     continue
                 m = mention_from(surface, ent.label_, start, start + len(surface))
-                # no names: an article alone (2wiki's `the"` ORG linked 1,717 chunks via every "The"), a bare
-                # number (`2010` EVENT, 144 chunks of 2wiki), a name cut off before its head (`Duke of`, 118)
-                if m is not None and sum(ch.isalnum() for ch in m.key) >= 2 and m.key not in _BARE_ARTICLES \
-                        and any(ch.isalpha() for ch in m.key) and m.key.rsplit(" ", 1)[-1] not in _DANGLING_ENDS:
+                if m is not None and can_name_something(m.key):
                     out.append(m)
         return out
 
@@ -261,7 +257,8 @@ class NEREntityExtractor(TransformComponent):
         candidates = {key for p, doc in enumerate(parsed) if doc is not None
                       for span in outside_entities(noun_phrases(doc), doc)
                       for key in phrase_keys(texts[p], span)} | known
-        candidates = {k for k in candidates if sum(ch.isalpha() for ch in k) >= 3}
+        candidates = {k for k in candidates
+                      if sum(ch.isalpha() for ch in k) >= 3 and not names_a_part_of_a_document(k)}
         per_chunk: list[list[EntityMention]] = []
         for text, taken in zip(texts, names):
             spans = [(m.start, m.end) for m in taken]
@@ -293,7 +290,8 @@ class NEREntityExtractor(TransformComponent):
             if doc_key not in raw:
                 raw[doc_key] = title_from_metadata(node.metadata)
             if not raw[doc_key]:  # a markdown file without a title: its first top-level heading
-                tops = [h for level, h, _, _ in markdown_headings(text) if level == 1]
+                tops = [h for level, h, _, _ in markdown_headings(text)
+                        if level == 1 and not names_a_part_of_a_document(canonical_key(h))]
                 raw[doc_key] = tops[0] if tops else ""
         names = sorted({t for t in raw.values() if t})
         types = {}
@@ -334,7 +332,9 @@ class NEREntityExtractor(TransformComponent):
         if self.titles:
             for _, heading, start, end in markdown_headings(text):
                 key = canonical_key(heading)
-                if key and not any(start < e and s < end for s, e in taken) and all(m.key != key for m in out):
+                if not key or names_a_part_of_a_document(key):  # not "## Chapter 3" (every book has one)
+                    continue
+                if not any(start < e and s < end for s, e in taken) and all(m.key != key for m in out):
                     self._vocabulary.setdefault(key, (heading, TITLE_TYPE))
                     self._matcher.add([key])
                     out.append(EntityMention(key, heading, TITLE_TYPE, start, end))
