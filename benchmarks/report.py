@@ -280,6 +280,8 @@ def domain_tuning_section(path: Path) -> list[str]:
              "alone (the ceiling of the guard's family there); the last two columns are 90 % paired-bootstrap "
              "intervals (questions resampled) of *in* − *out* and *in* − hybrid, in points. a2rag ranks to its top_k "
              "before the guard (`a2rag@5`).",
+             f"The setting picked is the grid's best by the rule `{r.get('pick_rule', 'mean')}` (see the rules "
+             "below). "
              f"Settings chosen on all five: `{json.dumps(r['in_sample'], sort_keys=True)}`.", "",
              "| dataset | questions | dense | bm25 | hybrid | method | paper | in | out | shipped | out − hybrid | best "
              "| in − out, 90 % | in − hybrid, 90 % |",
@@ -298,13 +300,26 @@ def domain_tuning_section(path: Path) -> list[str]:
         lines.append(f"- {ds}: `{json.dumps(chosen, sort_keys=True)}`")
     if r.get("pick_rules"):
         lines += ["", "How much of the left-out gap is the pick rule's: the same grid, floor and leave-one-out with "
-                  "other rules for picking a setting (only the first picks the shipped defaults). A pair is listed "
+                  "other rules for picking a setting (the one marked picks the shipped defaults). A pair is listed "
                   "when in − out > 1.5 points, or when its left-out figure is below hybrid − 0.5:", "",
                   "| rule | picks | in − out > 1.5 | left out below hybrid − 0.5 |", "|---|---|---|---|"]
         for rule, v in r["pick_rules"].items():
             gaps = ", ".join(f"{m} on {ds} ({gap:+.1f})" for ds, m, gap in v["gaps"]) or "none"
             below = ", ".join(f"{m} on {ds} ({d:+.1f})" for ds, m, d in v["left_out_below_floor"]) or "none"
             lines.append(f"| {rule} | {v['description']} | {gaps} | {below} |")
+    if r.get("rule_choice"):
+        rules = list(next(iter(r["rule_choice"].values()))["inner_left_out_gain"])
+        lines += ["", "The choice of rule, checked without the set it is measured on (nested leave-one-dataset-out): "
+                  "for each set, every rule's mean left-out gain over hybrid on the other four (each left out in "
+                  "turn, the setting picked on the remaining three; mean over sets and methods, points), the rule "
+                  "that scores best there, and the set's recall@5 per method at the setting that rule picks on the "
+                  "other four:", "",
+                  "| left out | " + " | ".join(rules) + " | rule | recall@5 at its pick |",
+                  "|---|" + "---:|" * len(rules) + "---|---|"]
+        for ds, v in r["rule_choice"].items():
+            gains = " | ".join(f"{v['inner_left_out_gain'][x]:+.2f}" for x in rules)
+            at = ", ".join(f"{m} {x:.1f}" for m, x in v["left_out"].items())
+            lines.append(f"| {ds} | {gains} | {v['rule']} | {at} |")
     if r.get("examples"):
         lines += ["", "Where the per-query weight helps and hurts (a2rag, shipped settings; recall@5 of the method's "
                   "own ranking / hybrid / guarded):", ""]
