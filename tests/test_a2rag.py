@@ -246,7 +246,7 @@ def test_summaries_are_saved_beside_the_index_and_reused(tmp_path, index):
 def test_variants_are_presets_over_explicit_fields(index):
     from llama_index_graphrag_suite.methods.a2rag import ChunkRanking, GlobalOrder, Stage
 
-    assert set(A2RAGConfig.PRESETS) == {"node_only", "no_global", "global_only", "paper"}
+    assert set(A2RAGConfig.PRESETS) == {"node_only", "no_global", "global_only", "paper", "unguarded"}
     full = A2RAGConfig()
     assert full.stages == (Stage.LOCAL, Stage.BRIDGE, Stage.GLOBAL) and full.relation_seeds is True
     assert A2RAGConfig.resolve(variant="node_only") == A2RAGConfig(relation_seeds=False)

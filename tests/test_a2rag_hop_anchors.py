@@ -96,3 +96,17 @@ def test_a_question_that_names_no_page_hops_from_hybrids_top_chunk(index, monkey
     # No title in the question: the film's page is hybrid's best chunk, and the hop goes from there.
     q = "Where was the man who wrote the music of the British drama film about a boy from a mining town born?"
     assert hops(index, q, monkeypatch) == ["p-warbeck"]
+
+
+def test_the_paper_variant_ranks_without_our_additions_and_unguarded_keeps_them(index):
+    # "a2rag:paper" is the paper's retrieval alone: no hybrid chunk in the restart and no anchors of any kind, so
+    # no hop page either; "a2rag:unguarded" is the shipped ranking with only the guard off.
+    q = "Where was the director of film Billy Elliot born?"
+    paper = A2RAGRetriever(index, top_k=3, variant="paper")
+    assert (paper.config.hybrid_guard, paper.config.ppr_dense_seeds, paper.config.hybrid_anchors,
+            paper.config.title_anchors, paper.config.hop_anchors) == (False, 0, 0, False, False)
+    got = sources(paper.retrieve(q))
+    assert not {"hybrid_anchor", "title_anchor", "hop_anchor"} & set(got.values()) and got.get("p-daldry") is None
+    unguarded = sources(A2RAGRetriever(index, top_k=3, variant="unguarded").retrieve(q))
+    assert unguarded == sources(A2RAGRetriever(index, top_k=3, hybrid_guard=False).retrieve(q))
+    assert unguarded.get("p-daldry") == "hop_anchor"

@@ -41,8 +41,10 @@ margins as in-sample.
 * ``ppr_tol`` (L1 change at which the power iteration stops): 1e-4, 1e-6 and 1e-7 give the same recall;
   1e-4 needs about a third fewer iterations.
 
-Variants are presets (:attr:`A2RAGConfig.PRESETS`): ``node_only`` is the paper's ablation without
-relation seeds (Table IV); ``no_global`` and ``global_only`` cut the escalation (Section III-C-4).
+Variants are presets (:attr:`A2RAGConfig.PRESETS`): ``paper`` is the paper's retrieval alone (no hybrid guard,
+no hybrid chunk in the restart, no anchors), ``unguarded`` our ranking without the guard; ``node_only`` is the
+paper's ablation without relation seeds (Table IV); ``no_global`` and ``global_only`` cut the escalation (Section
+III-C-4).
 """
 
 from __future__ import annotations
@@ -202,7 +204,12 @@ class A2RAGConfig(GuardedConfig):
                                     "ours (LODO)", ge=0.0)
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "paper": GuardedConfig.PAPER_VARIANT,  # the paper's own ranking, no hybrid guard
+        # The paper's retrieval alone: no hybrid guard, and none of our additions to its ranking (the hybrid
+        # chunk in the PPR restart, the hybrid, title and hop anchors); Eq. 10's seeds are the whole restart.
+        "paper": {**GuardedConfig.PAPER_VARIANT, "ppr_dense_seeds": 0, "hybrid_anchors": 0, "title_anchors": False,
+                  "hop_anchors": False},
+        # Our ranking without the guard (what the guard fuses with hybrid's).
+        "unguarded": GuardedConfig.PAPER_VARIANT,
         # Table IV's ablation: S_V only, no relation seeds, everything else unchanged.
         "node_only": {"relation_seeds": False},
         # Stop escalating after the graph stages: no PPR fallback.
