@@ -10,8 +10,9 @@ rm -f "$OUT/micro_runs.json"  # which micro-benchmark a later commit re-ran alon
 rm -rf "$OUT/index-2wiki" "$OUT/index-hotpot" "$OUT/index-musique"  # built fresh below (reused by the micro-benchmarks), never committed
 export HF_HUB_OFFLINE=1
 # the five shared sets: Wikipedia multi-hop and two domains (clinical guidelines, biomedical articles); every
-# graph method runs with its defaults (the hybrid guard on) and as its paper variant (":paper", guard off)
-PAPER=hipporag:paper,agrag:paper,pathrag:paper,archrag:paper,a2rag:paper
+# graph method runs with its defaults (the hybrid guard on) and as its paper variant (":paper", guard off; A2RAG's
+# also without our anchors, and ":unguarded", A2RAG's own ranking with only the guard off)
+PAPER=hipporag:paper,agrag:paper,pathrag:paper,archrag:paper,a2rag:paper,a2rag:unguarded
 for ds in 2wiki_retrieval101 hotpotqa_train100 musique_train100 graphrag_bench_medical covidqa_dev; do
   keep=()
   [ "$ds" = 2wiki_retrieval101 ] && keep=(--index-dir "$OUT/index-2wiki")
