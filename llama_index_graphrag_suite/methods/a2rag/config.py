@@ -193,14 +193,15 @@ class A2RAGConfig(GuardedConfig):
 
     # The hybrid guard (methods/graph_guard.py) with settings chosen for A2RAG alone on the five shared sets and
     # checked leave-one-dataset-out (benchmarks/domain_tuning.py): only named entities open the way to its walk
-    # (its seeds are names); a lower cap on its weight (0.7) and a flatter fusion (k0 10) than the other methods'.
+    # (its seeds are names); a lower cap on its weight (0.7), a smaller link gain (3) and coverage gain (0.2) than
+    # the other methods'.
     guard_max_weight: float = param(0.7, "Largest weight the graph ranking gets.", "ours (LODO)", ge=0.0, le=1.0)
-    guard_link_gain: float = param(4.0, "Weight of the query's share of words in specific entities.", "ours (LODO)")
-    guard_agree_gain: float = param(0.0, "Weight of the top-k overlap of graph and hybrid.", "ours (LODO)")
-    guard_rrf_k: int = param(10, "k0 of the reciprocal-rank fusion.", "ours (LODO)", ge=1)
+    guard_link_gain: float = param(3.0, "Weight of the query's share of words in specific entities.", "ours (LODO)")
+    guard_agree_gain: float = param(1.0, "Weight of the top-k overlap of graph and hybrid.", "ours (LODO)")
+    guard_rrf_k: int = param(2, "k0 of the reciprocal-rank fusion.", "ours (LODO)", ge=1)
     guard_names_only: bool = param(True, "Only named entities (not TERM entities) count as linking the query.",
                                    "ours (LODO)")
-    guard_cover_gain: float = param(0.35, "How far a hybrid chunk rises for being linked to the question's entities.",
+    guard_cover_gain: float = param(0.2, "How far a hybrid chunk rises for being linked to the question's entities.",
                                     "ours (LODO)", ge=0.0)
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
