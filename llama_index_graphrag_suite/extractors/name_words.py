@@ -39,8 +39,8 @@ from ..text import STOP_WORDS, words
 if TYPE_CHECKING:
     from .entity_resolution import EntityMention
 
-__all__ = ["MIN_WRITINGS", "NameWordCounts", "can_name_something", "common_nouns_among", "names_a_part_of_a_document", "opens_like_a_clause",
-           "words_that_are_not_names", "written_in_lower_case"]
+__all__ = ["BARE_ARTICLES", "MIN_WRITINGS", "NameWordCounts", "can_name_something", "common_nouns_among",
+           "names_a_part_of_a_document", "opens_like_a_clause", "words_that_are_not_names", "written_in_lower_case"]
 
 MIN_WRITINGS = 3  # writings of a kind a word needs before that kind can drop it
 LOWER_SHARE = 0.1  # lower-case writings (a share of the capitalised ones) that make a word also a common noun
@@ -138,7 +138,6 @@ _NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve
 _PART_NUMBER = rf"(?:s?\d+[a-z]?(?: \d+)*|[ivxlc]+|[a-z]|{_NUMBER_WORDS})"  # 1, 2b, s1, 3 2 (3.2), iv, b, one
 _DOCUMENT_PART = re.compile(rf"(?:(?:supplementary|additional|extended data) )?(?:{_PART_WORDS})s? {_PART_NUMBER}"
                             rf"(?: (?:and|to|or) {_PART_NUMBER})*(?: [a-z])?")
-
 
 BARE_ARTICLES = frozenset({"the", "a", "an"})
 _DANGLING_ENDS = frozenset({"of", "the", "and", "for"})  # a name ending in one of these was cut off ("Duke of")
