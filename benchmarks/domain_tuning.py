@@ -278,17 +278,18 @@ def hybrid_recall(data) -> float:
     return 100.0 * float(hybrid_recalls(data).mean())
 
 
-def own_recall(data, method) -> float:
-    ranks = data[method] if method in ("dense", "bm25") else data["methods"][method]
+def mean_recall(data, ranks) -> float:
     return 100.0 * float(np.mean([recall5(r, data["doc_of"], g) for r, g in zip(ranks, data["gold"])]))
+
+
+def own_recall(data, method) -> float:
+    return mean_recall(data, data[method] if method in ("dense", "bm25") else data["methods"][method])
 
 
 def paper_recall(data, method) -> float:
     """recall@5 of the method's paper variant: its own ranking with the guard off, unless ranked apart."""
     ranks = data.get("paper", {}).get(method)
-    if ranks is None:
-        return own_recall(data, method)
-    return 100.0 * float(np.mean([recall5(r, data["doc_of"], g) for r, g in zip(ranks, data["gold"])]))
+    return own_recall(data, method) if ranks is None else mean_recall(data, ranks)
 
 
 GRID = {"max_weight": (0.7, 0.85, 1.0), "link_gain": (1.0, 2.0, 3.0, 4.0), "agree_gain": (0.0, 0.5, 1.0),
