@@ -389,3 +389,44 @@ def test_tables_and_chapters_of_different_documents_are_not_joined_but_a_documen
     assert {"yunnan province", "ontario", "margaret elwood", "john carver", "ella mae rowe"} <= set(entities)
     # the album titled "Chapter One" is an entity by its title, linked from the singer's page
     assert sorted(entities["chapter one"].chunks) == ["chapter one#0", "ella mae rowe#0"]
+
+
+# ---------------------------------------------------------------- one-word titles and article forms that head names
+
+ROYAL_PAGES = {  # hand-written: a film titled with a word that heads the names of people on the other pages
+    "princess": "Princess is a 2006 Danish animated film directed by Anders Morgenthaler.",
+    "anders morgenthaler": "Anders Morgenthaler is a Danish film director. His film Princess won praise at Cannes.",
+    "diana spencer": "Diana Spencer became Princess of Wales in 1981. As a princess she worked for charities.",
+    "anne windsor": "Princess Anne is the daughter of Elizabeth II. Princess Anne rides horses at Gatcombe Park.",
+    "grace kelly": "Grace Kelly became Princess Grace of Monaco in 1956 when she married Rainier III.",
+}
+
+
+def test_a_one_word_title_that_heads_names_is_found_only_where_it_stands_alone():
+    from conftest import index_of_texts
+
+    entities = index_of_texts(ROYAL_PAGES).entities
+    # "Princess" heads a longer name in 4 of its 6 writings ("Princess of Wales", "Princess Anne" twice, "Princess
+    # Grace") and is written "princess" too: those writings name other people, and linking them made the title
+    # `princess` a hub of 127 chunks on 2wiki. Where the word stands alone ("His film Princess won"), it is the film.
+    assert sorted(entities["princess"].chunks) == ["anders morgenthaler#0", "princess#0"]
+    assert {"anders morgenthaler", "diana spencer", "grace kelly", "monaco"} <= set(entities)
+
+
+def test_a_standalone_name_is_found_alone_but_not_heading_a_longer_name():
+    matcher = NameMatcher(["princess", "ohio"], standalone=["princess"])
+    text = "Princess Anne met Princess of Wales. Princess 2 was a sequel. His film Princess won. Ohio State lost."
+    assert [(k, text[a:b]) for k, a, b in matcher.find(text)] == [("princess", "Princess"), ("ohio", "Ohio")]
+    assert text[matcher.find(text)[0][1] - 9:].startswith("His film Princess")
+    # without the rule every capitalised writing of the word is the name
+    assert len(NameMatcher(["princess"]).find(text)) == 4
+
+
+def test_an_insert_finds_a_new_one_word_title_in_older_chunks_only_where_it_stands_alone(tmp_path):
+    from conftest import index_of_texts
+
+    older = {k: v for k, v in ROYAL_PAGES.items() if k != "princess"}
+    index = index_of_texts(older)
+    assert "princess" not in index.entities
+    index.insert([Document(text=ROYAL_PAGES["princess"], doc_id="princess", metadata={"title": "Princess"})])
+    assert sorted(index.entities["princess"].chunks) == ["anders morgenthaler#0", "princess#0"]

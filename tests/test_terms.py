@@ -277,7 +277,7 @@ def test_an_insert_judges_known_names_by_the_whole_corpus():
     assert extractor._not_names == set()
     extractor.add_corpus(indexed, titles=["Princess", "Ohio Valley"])
     extractor._drop_words_that_are_not_names([new], [[]])
-    assert extractor._not_names == {"king"}  # "Princess" is a document's title: titles are never judged
+    assert extractor._not_names == {"king"}  # "Princess" is a title, found where it stands alone ("Princess waved")
     assert {m.key for m in extractor._known_names(new, [], {})} == {"ohio", "princess"}
 
 
@@ -304,3 +304,26 @@ def test_an_insert_counts_terms_over_the_whole_corpus():
     assert terms_of(with_corpus) == {"spike protein"}
     assert with_corpus.vocabulary["spike protein"][1] == TERM_TYPE
 
+
+
+def test_one_word_behind_an_article_or_a_bullet_is_judged_as_one_word():
+    from llama_index_graphrag_suite.extractors.entity_resolution import EntityMention
+    from llama_index_graphrag_suite.extractors.name_words import the_word_it_names
+
+    assert the_word_it_names("The King") == ("King", True)
+    assert the_word_it_names('a" Star') == ("Star", True)
+    assert the_word_it_names("• Flow") == ("Flow", False)
+    assert the_word_it_names("Blood") == ("Blood", False)
+    assert the_word_it_names("The Glass Lantern") == ("", False)
+    # "King" heads longer names and is a common noun too, so the film "The King" (WORK_OF_ART, key "king") is judged
+    # as "King": as a gazetteer name it linked 156 2wiki chunks of every "King George" and "King of France". "The
+    # Times" is judged only as a head: "times" is a common word, yet "The Times" names a newspaper. "• Flow" (an ORG
+    # NER read in a clinical list) is the common word "flow" behind a bullet.
+    texts = ["King George ruled; the king was old.", "King Xerxes met King Darius.", "Robert I, King of Scotland.",
+             "The King is a 2019 film. The Times praised it.", "Three times a day; times change.",
+             "• Flow of urine is measured. The flow rate falls.", "Low flow means a blockage; flow improves."]
+    king = EntityMention("king", "The King", "WORK_OF_ART", 0, 8)
+    times = EntityMention("times", "The Times", "ORG", 0, 9)
+    flow = EntityMention("flow", "• Flow", "ORG", 0, 6)
+    kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, [[king, times], [flow]])
+    assert [[m.key for m in ms] for ms in kept] == [["times"], []]

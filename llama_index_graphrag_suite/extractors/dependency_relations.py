@@ -47,6 +47,15 @@ class ParsedRelation:
     end: int
     text: str = ""  # the fact text, when the caller has it already (else the sentence)
 
+    def sentence_text(self, text: str, max_chars: int) -> str:
+        """The sentence of ``text`` that states the relation, cut to ``max_chars`` around the pair if longer."""
+        start, end = self.sentence
+        if end - start > max_chars:  # keep the window around the pair
+            mid = (self.start + self.end) // 2
+            start = max(start, mid - max_chars // 2)
+            end = min(end, start + max_chars)
+        return " ".join(text[start:end].split())
+
 
 class _Tree:
     """A parse as plain lists (head index and dependency label per token), read once per chunk.

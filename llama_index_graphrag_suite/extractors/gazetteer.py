@@ -14,6 +14,7 @@ from pathlib import PurePath
 from typing import Iterable, Mapping
 
 from ..text import normalize_entity, word_spans
+from .name_words import heads_a_longer_name
 
 _ARTICLES = ("the ", "a ", "an ")
 _PARENTHETICAL = re.compile(r"\s*[(\[][^)\]]*[)\]]\s*$")  # "Theodred II (Bishop of Elmham)"
@@ -77,8 +78,11 @@ class NameMatcher:
     matching crosses punctuation (``Lambert, Margrave of Tuscany``) because names are specific.
     """
 
-    def __init__(self, keys: Iterable[str] = (), min_chars: int = 3) -> None:
+    def __init__(self, keys: Iterable[str] = (), min_chars: int = 3, standalone: Iterable[str] = ()) -> None:
         self.min_chars = min_chars
+        # one-word names whose word mostly heads longer names (the film "Princess"): found only where the word stands
+        # alone, not in "Princess Anne" or "Princess of Wales", which name someone else
+        self.standalone: set[str] = set(standalone)
         self._lengths: dict[str, set[int]] = {}  # first token -> lengths of names starting with it
         self._keys: set[str] = set()
         self.add(keys)
@@ -110,7 +114,8 @@ class NameMatcher:
                 for n in sorted(lengths, reverse=True):
                     if i + n <= len(toks):
                         key = " ".join(t for t in toks[i:i + n] if t)
-                        if key in self._keys:
+                        if key in self._keys and not (key in self.standalone
+                                                      and heads_a_longer_name(text, spans[i + n - 1][1])):
                             out.append((key, spans[i][0], spans[i + n - 1][1]))
                             matched = n
                             break

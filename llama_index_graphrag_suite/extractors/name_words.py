@@ -26,6 +26,11 @@ a clause (:func:`opens_like_a_clause`), and one that points to a part of its own
 Labels and heads are words written as one capital and lower-case letters (the regular expressions below), so a
 code in capitals (``BRCA1``, ``MTCT of HIV``) is never one. The label and head readings need ``MIN_WRITINGS``
 writings before they can drop a word.
+
+A mention of one word behind an article (``The King``, a film) is judged by the two head readings only, since "The
+Times" names a newspaper though "times" is a common word; one behind marks without letters (``• Flow``) by all four.
+A document's title of one word that the head readings judge (the film ``Princess``) stays the document's entity, and
+the gazetteer finds it only where the word stands alone (:func:`heads_a_longer_name`), not in "Princess Anne".
 """
 
 from __future__ import annotations
@@ -40,15 +45,19 @@ if TYPE_CHECKING:
     from .entity_resolution import EntityMention
 
 __all__ = ["BARE_ARTICLES", "MIN_WRITINGS", "NameWordCounts", "can_name_something", "common_nouns_among",
-           "names_a_part_of_a_document", "opens_like_a_clause", "words_that_are_not_names", "written_in_lower_case"]
+           "heads_a_longer_name", "names_a_part_of_a_document", "opens_like_a_clause", "the_word_it_names", "words_that_are_not_names",
+           "written_in_lower_case"]
 
 MIN_WRITINGS = 3  # writings of a kind a word needs before that kind can drop it
 LOWER_SHARE = 0.1  # lower-case writings (a share of the capitalised ones) that make a word also a common noun
 _LABEL = re.compile(r"\b([A-Z][a-z]+)\.?\s(?:\(?\d|of\b)")  # "Fig. 3", "Table 2"; "Duke of" (a title)
 # the same, or followed on the same line by another capitalised word: "King George", "Princess Maria"
-_HEAD = re.compile(r"\b([A-Z][a-z]+)\.?[ \t]+(?:\(?\d|of\b|[A-Z])")
+_HEADS_A_NAME = r"\.?[ \t]+(?:\(?\d|of\b|[A-Z])"  # what follows a word that heads a longer name
+_HEAD = re.compile(rf"\b([A-Z][a-z]+){_HEADS_A_NAME}")
+_FOLLOWED_AS_A_HEAD = re.compile(_HEADS_A_NAME)
 # followed on the same line by a lower-case word: "Key points", "Lumbar puncture"
 _PHRASE = re.compile(r"\b([A-Z][a-z]+)[ \t]+([a-z]+)\b")
+_EDGE_MARKS = "\"'“”‘’«»()[]{}*_`.,;:!?"  # quotes and marks around one word: 'a" Star', '(Flow)'
 
 
 def words_that_are_not_names(texts: Iterable[str], singles: Iterable[str]) -> set[str]:
@@ -93,18 +102,54 @@ class NameWordCounts:
     def not_names(self, singles: Iterable[str]) -> set[str]:
         """The one-word names in ``singles`` that these counts show are not names (see the module doc)."""
         singles = {w for w in singles if w and " " not in w.strip()}
-        counts, labelled, heading = self.writings, self.labelled, self.heading
-
-        def mostly(n: int, word: str) -> bool:  # n writings of a kind are most of the word's writings
-            return n >= MIN_WRITINGS and 2 * n > counts[word]
-
+        counts = self.writings
         common = {w for w in singles if counts[w.lower()] > counts[w] and w != w.lower()}
-        labels = {w for w in singles if mostly(labelled[w], w)}
-        also_lower = {w for w in singles if counts[w.lower()] >= LOWER_SHARE * counts[w]}
-        heads = {w for w in also_lower if mostly(heading[w], w)}
+        labels = {w for w in singles if self._mostly(self.labelled[w], w)}
+        return common | labels | self.heads_of_longer_names(singles)
+
+    def heads_of_longer_names(self, singles: Iterable[str]) -> set[str]:
+        """The words in ``singles`` that are common nouns too and mostly head a longer name or a fixed phrase (the
+        last two readings of the module doc): ``King``, ``Princess``, ``Key``."""
+        also_lower = {w for w in singles if w and self.writings[w.lower()] >= LOWER_SHARE * self.writings[w]}
+        heads = {w for w in also_lower if self._mostly(self.heading[w], w)}
         phrase_heads = {w for w in also_lower
-                        if w in self.followers and mostly(self.followers[w].most_common(1)[0][1], w)}
-        return common | labels | heads | phrase_heads
+                        if w in self.followers and self._mostly(self.followers[w].most_common(1)[0][1], w)}
+        return heads | phrase_heads
+
+    def surfaces_not_names(self, surfaces: Iterable[str]) -> set[str]:
+        """The mentions in ``surfaces`` (as written) that name one word these counts show is not a name. A surface
+        of one word is judged by every reading. So is one word behind marks without letters (``• Flow`` ORG, a
+        bullet of a clinical list). One word behind an article (``The King``, a film, whose key ``king`` the
+        gazetteer then found in every "King George" and "King of France": 156 chunks of 2wiki) is judged only as the
+        head of longer names: "The Times" and "The Sun" are names although "times" and "sun" are common words."""
+        words = {s: the_word_it_names(s) for s in surfaces}
+        plain = self.not_names(w for w, article in words.values() if not article)
+        heads = self.heads_of_longer_names(w for w, article in words.values() if article)
+        return {s for s, (w, article) in words.items() if w in (heads if article else plain)}
+
+    def _mostly(self, n: int, word: str) -> bool:
+        """``n`` writings of a kind are most of the word's writings, and enough of them to judge."""
+        return n >= MIN_WRITINGS and 2 * n > self.writings[word]
+
+
+def heads_a_longer_name(text: str, end: int) -> bool:
+    """The word of ``text`` that ends at ``end`` heads a longer name there: "Princess" in "Princess Anne", "Princess
+    of Wales" or "Princess 2", not in "the film Princess won"."""
+    return _FOLLOWED_AS_A_HEAD.match(text, end) is not None
+
+
+def the_word_it_names(surface: str) -> tuple[str, bool]:
+    """The one word a mention names, and whether an article stands before it: ``("King", True)`` for "The King",
+    ``("Flow", False)`` for "• Flow", ``("Blood", False)`` for "Blood"; ``("", False)`` for a name of more words."""
+    tokens = surface.split()
+    if len(tokens) == 1:
+        return surface.strip(), False
+    while tokens and not any(ch.isalnum() for ch in tokens[0]):  # bullets, dashes, quotes before the name
+        tokens.pop(0)
+    article = len(tokens) == 2 and "".join(ch for ch in tokens[0] if ch.isalpha()).lower() in BARE_ARTICLES
+    if article:
+        tokens.pop(0)
+    return (tokens[0].strip(_EDGE_MARKS), article) if len(tokens) == 1 else ("", False)
 
 
 # ---------------------------------------------------------------- mentions, whatever the corpus writes

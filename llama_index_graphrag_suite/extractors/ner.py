@@ -124,6 +124,11 @@ class NEREntityExtractor(TransformComponent):
         """Every name known so far: key -> (surface form, type)."""
         return self._vocabulary
 
+    @property
+    def standalone_names(self) -> set[str]:
+        """Known one-word names found only where the word stands alone (see ``NameMatcher.standalone``)."""
+        return self._matcher.standalone
+
     def add_vocabulary(self, vocabulary: dict[str, tuple[str, str] | str]) -> None:
         """Seed the names (e.g. from an existing index) so new chunks link to known entities."""
         names = []
@@ -161,11 +166,11 @@ class NEREntityExtractor(TransformComponent):
         self._warn_unreadable(nlp, texts, readable)
 
         mentions = [self._ner_mentions(doc) if doc is not None else [] for doc in parsed]
+        titles = self._titles(nodes, texts, nlp) if self.titles else {}
         if not self.lowercase_names:
-            mentions = self._drop_words_that_are_not_names(texts, mentions)
+            mentions = self._drop_words_that_are_not_names(texts, mentions, {k for k, _ in titles.values()})
             common = common_nouns_among(mentions, texts)
             mentions = [[m for m in ms if m.surface not in common] for ms in mentions] if common else mentions
-        titles = self._titles(nodes, texts, nlp) if self.titles else {}
         aliases: dict[str, dict[str, str]] = {}
         by_doc: dict[str, list[int]] = {}
         for pos, node in enumerate(nodes):
@@ -234,20 +239,22 @@ class NEREntityExtractor(TransformComponent):
                     out.append(m)
         return out
 
-    def _drop_words_that_are_not_names(self, texts: list[str],
-                                       mentions: list[list[EntityMention]]) -> list[list[EntityMention]]:
-        """Without the one-word names that the texts show are not names (name_words.py): common words
-        (``Blood``), labels (``Fig. 3``, ``Duke of``) and heads of longer names (``King George``). On an insert, known
-        names (not titles) are judged too, and one judged not a name is no longer linked (``_known_names``)."""
+    def _drop_words_that_are_not_names(self, texts: list[str], mentions: list[list[EntityMention]],
+                                       new_titles: set[str] = frozenset()) -> list[list[EntityMention]]:
+        """Without the one-word names that the texts show are not names (name_words.py): common words (``Blood``),
+        labels (``Fig. 3``, ``Duke of``), heads of longer names (``King George``, ``The King``). On an insert, known
+        names (not titles) are judged too, and one judged not a name is no longer linked (``_known_names``). A title
+        of one word that heads longer names (the film ``Princess``) is found only where it stands alone."""
         titles = self._title_keys  # a local: a private attribute read per entry costs 0.1 s over 30,000 names
         known = {k: s for k, (s, t) in self._vocabulary.items()
                  if t not in (TERM_TYPE, TITLE_TYPE) and k not in titles} if self._corpus else {}
-        counts = self._name_words
-        if counts is None:  # no index's counts: this extractor's own, over every call
+        if self._name_words is None:  # no index's counts: this extractor's own, over every call
             self._own_words.add(texts)
-            counts = self._own_words
-        drop = counts.not_names({m.surface for ms in mentions for m in ms} | set(known.values()))
+        counts = self._name_words if self._name_words is not None else self._own_words
+        drop = counts.surfaces_not_names({m.surface for ms in mentions for m in ms} | set(known.values()))
         self._not_names = {k for k, s in known.items() if s in drop}
+        heads = counts.heads_of_longer_names(k.capitalize() for k in new_titles | set(titles) if " " not in k)
+        self._matcher.standalone = {w.lower() for w in heads}
         return [[m for m in ms if m.surface not in drop] for ms in mentions] if drop else mentions
 
     def _term_mentions(self, parsed: list, texts: list[str],
@@ -403,16 +410,9 @@ class NEREntityExtractor(TransformComponent):
             if (r.source, r.predicate, r.target) in seen or r.source not in keys or r.target not in keys:
                 continue
             seen.add((r.source, r.predicate, r.target))
+            kind = "cooccurrence" if r.pattern == "cooccurrence" else "dependency"
             kg_relations.append(Relation(label=r.predicate, source_id=r.source, target_id=r.target, properties={
-                "text": r.text or self._sentence(text, r), "kind": "dependency" if r.pattern != "cooccurrence"
-                else "cooccurrence", "pattern": r.pattern, "chunk_id": node.node_id}))
+                "text": r.text or r.sentence_text(text, self.max_text_chars), "kind": kind, "pattern": r.pattern,
+                "chunk_id": node.node_id}))
         node.metadata[KG_NODES_KEY] = kg_nodes
         node.metadata[KG_RELATIONS_KEY] = kg_relations
-
-    def _sentence(self, text: str, r: ParsedRelation) -> str:
-        start, end = r.sentence
-        if end - start > self.max_text_chars:  # keep the window around the pair
-            mid = (r.start + r.end) // 2
-            start = max(start, mid - self.max_text_chars // 2)
-            end = min(end, start + self.max_text_chars)
-        return " ".join(text[start:end].split())

@@ -78,7 +78,8 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
         # names are matched where written as names; terms (TERM) wherever written, in any case
         terms = frozenset(k for k in new_keys if vocab.get(k, ("", ""))[1] == TERM_TYPE)
         names = new_keys - terms
-        matcher = NameMatcher(names)
+        standalone = ner.standalone_names if with_ner else set()
+        matcher = NameMatcher(names, standalone=standalone)
 
         def find(text: str, linked: Sequence[str] = ()) -> set[str]:
             found: set[str] = set()
@@ -91,7 +92,8 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
                     # of them is written ("CT scan" where "CT" is a name): a build would not link them there.
                     own = {k for k in linked if vocab.get(k, ("", ""))[1] != TERM_TYPE}
                     if named:
-                        found |= {key for key, _, _ in NameMatcher(names | own).find(text) if key in names}
+                        found |= {key for key, _, _ in NameMatcher(names | own, standalone=standalone).find(text)
+                                  if key in names}
                     if written:
                         taken = [(a, b) for _, a, b in NameMatcher(own, min_chars=2).find(text)]  # NER keeps "CT"
                         found |= {key for key, a, b in written if outside_spans([(a, b)], taken)}
