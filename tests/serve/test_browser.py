@@ -33,6 +33,7 @@ if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
                 allow_module_level=True)
 
 from selenium.webdriver.common.by import By  # noqa: E402 - after the skip: selenium may be absent
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 ANSWER = "The Lunmoor Opera House was designed by Cassia Dunmore-Reyes [1][2], as the records say [9]."
@@ -56,6 +57,18 @@ def browser():
 
 def _wait(driver, condition, timeout: float = 30):
     return WebDriverWait(driver, timeout).until(lambda d: condition(d))
+
+
+def _select(driver, value: str, element_id: str = "", css: str = "") -> None:
+    """Choose ``value`` in a <select>, again if the page re-rendered its options meanwhile (it lists the methods
+    again after a change of API key: a busy machine saw a stale option once)."""
+    by, where = (By.ID, element_id) if element_id else (By.CSS_SELECTOR, css)
+
+    def chosen(d) -> bool:
+        Select(d.find_element(by, where)).select_by_value(value)
+        return d.find_element(by, where).get_attribute("value") == value
+
+    WebDriverWait(driver, 30, ignored_exceptions=(StaleElementReferenceException,)).until(chosen)
 
 
 def _text(driver, css: str) -> str | None:
@@ -91,8 +104,8 @@ def _ask(driver, question: str, method_a: str = "agrag", method_b: str = "") -> 
     q = driver.find_element(By.ID, "question")
     q.clear()
     q.send_keys(question)
-    Select(driver.find_element(By.ID, "method-a")).select_by_value(method_a)
-    Select(driver.find_element(By.ID, "method-b")).select_by_value(method_b)
+    _select(driver, method_a, "method-a")
+    _select(driver, method_b, "method-b")
     driver.find_element(By.ID, "ask-button").click()
     _wait_state(driver, "done")
 
@@ -166,7 +179,7 @@ def test_busy_indicator_and_readable_errors(index, browser):
         busy = browser.find_element(By.ID, "busy")
         assert not busy.is_displayed()
         browser.find_element(By.ID, "question").send_keys(QUESTION)
-        Select(browser.find_element(By.ID, "method-b")).select_by_value("hybrid")
+        _select(browser, "hybrid", "method-b")
         browser.find_element(By.ID, "ask-button").click()
         _wait(browser, lambda d: busy.is_displayed())
         assert "asking agrag and hybrid" in busy.text and busy.text.endswith(" s")
@@ -180,7 +193,7 @@ def test_busy_indicator_and_readable_errors(index, browser):
         _ask(browser, "   \u200b ", "hybrid")
         assert _error(browser) == "Could not answer. hybrid: question: the question is empty"
         # a setting out of range: the method's own message
-        Select(browser.find_element(By.ID, "method-a")).select_by_value("pathrag")
+        _select(browser, "pathrag", "method-a")
         browser.find_element(By.CSS_SELECTOR, "#settings-a summary").click()
         theta = browser.find_element(By.CSS_SELECTOR, '#settings-a [data-setting="theta"]')
         theta.clear()
@@ -200,17 +213,17 @@ def test_method_settings_come_from_each_config_and_are_sent(index, browser):
     with running_server(_recording(create_app(index), seen)) as url:
         _open(browser, url)
         for method in ("pathrag", "a2rag", "hipporag"):
-            Select(browser.find_element(By.ID, "method-a")).select_by_value(method)
+            _select(browser, method, "method-a")
             names = browser.execute_script(
                 "return [...document.querySelectorAll('#settings-a [data-setting]')].map(e => e.dataset.setting)")
             assert names == list(method_info(method).config_class.model_fields), method
-        Select(browser.find_element(By.ID, "method-a")).select_by_value("pathrag")
+        _select(browser, "pathrag", "method-a")
         browser.find_element(By.CSS_SELECTOR, "#settings-a summary").click()
         num_paths = browser.find_element(By.CSS_SELECTOR, '#settings-a [data-setting="num_paths"]')
         assert num_paths.get_attribute("value") == "15" and num_paths.get_attribute("min") == "1"
         num_paths.clear()
         num_paths.send_keys("3")
-        Select(browser.find_element(By.CSS_SELECTOR, '#settings-a [data-setting="chunk_ranking"]')).select_by_value("paths_only")
+        _select(browser, "paths_only", css='#settings-a [data-setting="chunk_ranking"]')
         browser.find_element(By.CSS_SELECTOR, '#settings-a .choices input[value="synonym"]').click()
         assert "(3 changed)" in browser.find_element(By.CSS_SELECTOR, "#settings-a summary").text
         _ask(browser, QUESTION, "pathrag")
@@ -218,9 +231,9 @@ def test_method_settings_come_from_each_config_and_are_sent(index, browser):
         assert seen[-1]["method"] == "pathrag"
         assert seen[-1]["settings"] == {"num_paths": 3, "chunk_ranking": "paths_only", "edge_kinds": ["relation", "synonym"]}
         # a variant, and the defaults again
-        Select(browser.find_element(By.ID, "method-a")).select_by_value("agrag")
+        _select(browser, "agrag", "method-a")
         assert browser.find_element(By.CSS_SELECTOR, "#settings-a").get_attribute("open") is not None  # stays open
-        Select(browser.find_element(By.CSS_SELECTOR, "#settings-a select.variant")).select_by_value("no_mcmi")
+        _select(browser, "no_mcmi", css="#settings-a select.variant")
         _ask(browser, QUESTION, "agrag")
         assert seen[-1]["method"] == "agrag:no_mcmi" and "settings" not in seen[-1]
 
