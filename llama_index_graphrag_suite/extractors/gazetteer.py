@@ -14,11 +14,12 @@ from pathlib import PurePath
 from typing import Iterable, Mapping
 
 from ..text import normalize_entity, word_spans
-from .name_words import heads_a_longer_name
 
 _ARTICLES = ("the ", "a ", "an ")
 _PARENTHETICAL = re.compile(r"\s*[(\[][^)\]]*[)\]]\s*$")  # "Theodred II (Bishop of Elmham)"
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
+HEADS_A_NAME = r"\.?[ \t]+(?:\(?\d|of\b|[A-Z])"  # what follows a word that heads a longer name (name_words.py)
+_FOLLOWED_AS_A_HEAD = re.compile(HEADS_A_NAME)
 
 
 @lru_cache(maxsize=1 << 18)
@@ -62,6 +63,12 @@ def markdown_headings(text: str) -> list[tuple[int, str, int, int]]:
         if heading:
             out.append((len(m.group(1)), heading, m.start(2), m.end(2)))
     return out
+
+
+def heads_a_longer_name(text: str, end: int) -> bool:
+    """The word of ``text`` that ends at ``end`` heads a longer name there: "Princess" in "Princess Anne", "Princess
+    of Wales" or "Princess 2", not in "the film Princess won"."""
+    return _FOLLOWED_AS_A_HEAD.match(text, end) is not None
 
 
 def is_name_like(key: str, min_chars: int = 3) -> bool:

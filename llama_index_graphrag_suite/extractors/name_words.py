@@ -29,8 +29,9 @@ writings before they can drop a word.
 
 A mention of one word behind an article (``The King``, a film) is judged by the two head readings only, since "The
 Times" names a newspaper though "times" is a common word; one behind marks without letters (``• Flow``) by all four.
-A document's title of one word that the head readings judge (the film ``Princess``) stays the document's entity, and
-the gazetteer finds it only where the word stands alone (:func:`heads_a_longer_name`), not in "Princess Anne".
+A document's title of one word that the head readings judge (the film ``Princess``) stays the document's entity,
+and the gazetteer finds it only where the word stands alone (:func:`~.gazetteer.heads_a_longer_name`), not in
+"Princess Anne".
 """
 
 from __future__ import annotations
@@ -40,21 +41,20 @@ from collections import Counter
 from typing import TYPE_CHECKING, Iterable
 
 from ..text import STOP_WORDS, words
+from .gazetteer import HEADS_A_NAME
 
 if TYPE_CHECKING:
     from .entity_resolution import EntityMention
 
 __all__ = ["BARE_ARTICLES", "MIN_WRITINGS", "NameWordCounts", "can_name_something", "common_nouns_among",
-           "heads_a_longer_name", "names_a_part_of_a_document", "opens_like_a_clause", "the_word_it_names", "words_that_are_not_names",
+           "names_a_part_of_a_document", "opens_like_a_clause", "the_word_it_names", "words_that_are_not_names",
            "written_in_lower_case"]
 
 MIN_WRITINGS = 3  # writings of a kind a word needs before that kind can drop it
 LOWER_SHARE = 0.1  # lower-case writings (a share of the capitalised ones) that make a word also a common noun
 _LABEL = re.compile(r"\b([A-Z][a-z]+)\.?\s(?:\(?\d|of\b)")  # "Fig. 3", "Table 2"; "Duke of" (a title)
 # the same, or followed on the same line by another capitalised word: "King George", "Princess Maria"
-_HEADS_A_NAME = r"\.?[ \t]+(?:\(?\d|of\b|[A-Z])"  # what follows a word that heads a longer name
-_HEAD = re.compile(rf"\b([A-Z][a-z]+){_HEADS_A_NAME}")
-_FOLLOWED_AS_A_HEAD = re.compile(_HEADS_A_NAME)
+_HEAD = re.compile(rf"\b([A-Z][a-z]+){HEADS_A_NAME}")
 # followed on the same line by a lower-case word: "Key points", "Lumbar puncture"
 _PHRASE = re.compile(r"\b([A-Z][a-z]+)[ \t]+([a-z]+)\b")
 _EDGE_MARKS = "\"'“”‘’«»()[]{}*_`.,;:!?"  # quotes and marks around one word: 'a" Star', '(Flow)'
@@ -130,12 +130,6 @@ class NameWordCounts:
     def _mostly(self, n: int, word: str) -> bool:
         """``n`` writings of a kind are most of the word's writings, and enough of them to judge."""
         return n >= MIN_WRITINGS and 2 * n > self.writings[word]
-
-
-def heads_a_longer_name(text: str, end: int) -> bool:
-    """The word of ``text`` that ends at ``end`` heads a longer name there: "Princess" in "Princess Anne", "Princess
-    of Wales" or "Princess 2", not in "the film Princess won"."""
-    return _FOLLOWED_AS_A_HEAD.match(text, end) is not None
 
 
 def the_word_it_names(surface: str) -> tuple[str, bool]:
