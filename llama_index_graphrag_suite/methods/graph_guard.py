@@ -39,8 +39,8 @@ no entity keeps hybrid's order.
 The defaults were chosen on five datasets (three Wikipedia multi-hop sets, clinical guidelines, COVID research
 papers) and checked by leave-one-dataset-out (``benchmarks/domain_tuning.py``, BENCHMARKS.md "Any corpus"):
 entities (names and terms) linked to at most 5 % of the chunks, ``w = 0.85 · clip(4 · link + agree, 0, 1)``,
-``k0 = 2``, coverage gain 0.35, full weight from 24 capitalised words per 100; A2RAG has its own (named entities
-only, ``w = 0.7 · clip(3 · link + agree, 0, 1)``, ``k0 = 2``, coverage gain 0.2, in its config).
+``k0 = 2``, coverage gain 0.35, full weight from 24 capitalised words per 100; A2RAG has its own (the same
+weight, but named entities only, ``k0 = 10`` and coverage gain 0.2, in its config).
 The tuning keeps only settings under which no method falls below ``hybrid − 0.5`` on any set, and among them
 takes the one whose mean gain over hybrid, averaged with that of its neighbours on the grid, is best: a flat
 optimum, less likely than the single best setting to be best by chance on five noisy sets (it gave the better
