@@ -314,6 +314,7 @@ def test_one_word_behind_an_article_or_a_bullet_is_judged_as_one_word():
     assert the_word_it_names('a" Star') == ("Star", True)
     assert the_word_it_names("• Flow") == ("Flow", False)
     assert the_word_it_names("Blood") == ("Blood", False)
+    assert the_word_it_names("'How") == ("How", False)  # a novel's dialogue in single quotes
     assert the_word_it_names("The Glass Lantern") == ("", False)
     # "King" heads longer names and is a common noun too, so the film "The King" (WORK_OF_ART, key "king") is judged
     # as "King": as a gazetteer name it linked 156 2wiki chunks of every "King George" and "King of France". "The
@@ -327,3 +328,20 @@ def test_one_word_behind_an_article_or_a_bullet_is_judged_as_one_word():
     flow = EntityMention("flow", "• Flow", "ORG", 0, 6)
     kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, [[king, times], [flow]])
     assert [[m.key for m in ms] for ms in kept] == [["times"], []]
+
+
+def test_a_word_behind_an_opening_quote_is_judged_as_the_word():
+    from llama_index_graphrag_suite.extractors.entity_resolution import EntityMention
+
+    # A novel printed with single quotes: NER labelled "'How" (WORK_OF_ART, 47 chunks of a Sherlock Holmes book) and
+    # "'Miss" (PERSON, 56 chunks), each then found by the gazetteer in every chunk writing "How" or "Miss"; as
+    # written, with the quote, the counts of the corpus never saw them. "'Holmes" is a name however it is quoted.
+    texts = ["'How very odd,' said Miss Hunter. 'Miss Hunter, how do you do?'", "'Holmes!' cried Miss Stoner.",
+             "I did not know how to answer Miss Turner. 'How is Holmes?' I asked Miss Morstan.",
+             "'Do not miss the train,' said Holmes, and we did not miss it. I saw how wet it was and how long."]
+    how = EntityMention("how", "'How", "WORK_OF_ART", 0, 4)
+    miss = EntityMention("miss", "'Miss", "PERSON", 0, 5)
+    holmes = EntityMention("holmes", "'Holmes", "PERSON", 0, 7)
+    kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, [[how, miss], [holmes], [], []])
+    # "how" is mostly written in lower case; "Miss" heads a name in 5 of its 6 writings and "miss" is a verb too
+    assert [[m.key for m in ms] for ms in kept] == [[], ["holmes"], [], []]

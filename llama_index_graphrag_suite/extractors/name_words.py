@@ -57,7 +57,6 @@ _LABEL = re.compile(r"\b([A-Z][a-z]+)\.?\s(?:\(?\d|of\b)")  # "Fig. 3", "Table 2
 _HEAD = re.compile(rf"\b([A-Z][a-z]+){HEADS_A_NAME}")
 # followed on the same line by a lower-case word: "Key points", "Lumbar puncture"
 _PHRASE = re.compile(r"\b([A-Z][a-z]+)[ \t]+([a-z]+)\b")
-_EDGE_MARKS = "\"'“”‘’«»()[]{}*_`.,;:!?"  # quotes and marks around one word: 'a" Star', '(Flow)'
 
 
 def words_that_are_not_names(texts: Iterable[str], singles: Iterable[str]) -> set[str]:
@@ -133,17 +132,14 @@ class NameWordCounts:
 
 
 def the_word_it_names(surface: str) -> tuple[str, bool]:
-    """The one word a mention names, and whether an article stands before it: ``("King", True)`` for "The King",
-    ``("Flow", False)`` for "• Flow", ``("Blood", False)`` for "Blood"; ``("", False)`` for a name of more words."""
-    tokens = surface.split()
-    if len(tokens) == 1:
-        return surface.strip(), False
-    while tokens and not any(ch.isalnum() for ch in tokens[0]):  # bullets, dashes, quotes before the name
-        tokens.pop(0)
-    article = len(tokens) == 2 and "".join(ch for ch in tokens[0] if ch.isalpha()).lower() in BARE_ARTICLES
-    if article:
-        tokens.pop(0)
-    return (tokens[0].strip(_EDGE_MARKS), article) if len(tokens) == 1 else ("", False)
+    """The one word a mention names, as the counts tokenise it (:func:`~..text.words`), and whether an article stands
+    before it: ``("King", True)`` for "The King", ``("Flow", False)`` for "• Flow", ``("How", False)`` for "'How" (a
+    novel's dialogue in single quotes: 'How odd,' said he), ``("", False)`` for a name of more words."""
+    tokens = [t for t in surface.split() if any(ch.isalnum() for ch in t)]  # not bullets, dashes, quotes alone
+    first = words(tokens[0]) if len(tokens) == 2 else []
+    article = len(first) == 1 and first[0].lower() in BARE_ARTICLES
+    found = words(tokens[-1]) if len(tokens) == 1 or article else []
+    return (found[0], article) if len(found) == 1 else ("", False)
 
 
 # ---------------------------------------------------------------- mentions, whatever the corpus writes
