@@ -11,6 +11,9 @@ import unicodedata
 from functools import lru_cache
 from typing import Iterator
 
+# Words written before a person's name that name no one alone: "Mr Lester Smith", "Miss Hunter".
+HONORIFICS = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "professor", "sir", "dame", "madame", "monsieur"})
+
 # A compact English stop-word list (function words, pronouns, auxiliaries, a few reporting verbs).
 # Written for this project; n-gram candidates may not start or end with one of these.
 STOP_WORDS = frozenset(

@@ -345,3 +345,12 @@ def test_a_word_behind_an_opening_quote_is_judged_as_the_word():
     kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, [[how, miss], [holmes], [], []])
     # "how" is mostly written in lower case; "Miss" heads a name in 5 of its 6 writings and "miss" is a verb too
     assert [[m.key for m in ms] for ms in kept] == [[], ["holmes"], [], []]
+
+
+def test_an_honorific_alone_names_no_one():
+    from llama_index_graphrag_suite.extractors.name_words import can_name_something
+
+    # where a line break cut "Miss\nHunter", NER labelled "Miss" alone a PERSON; as a known name the gazetteer then
+    # found it in every "Miss Stoner" and "Miss Turner" of the book
+    assert [k for k in ("miss", "mr", "dr", "sir") if can_name_something(k)] == []
+    assert [k for k in ("miss hunter", "mr holmes", "sir george lewis", "missy") if not can_name_something(k)] == []

@@ -25,12 +25,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..text import STOP_WORDS
+from ..text import HONORIFICS, STOP_WORDS
 from .gazetteer import canonical_key
 from .terms import TERM_TYPE
 
 PERSON_TYPES = frozenset({"PERSON", "PER"})
-_HONORIFICS = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "professor", "sir", "dame", "madame", "monsieur"})
 
 
 @dataclass
@@ -46,7 +45,7 @@ class EntityMention:
 
 def strip_honorific(key: str) -> str:
     tokens = key.split()
-    while len(tokens) > 1 and tokens[0] in _HONORIFICS:
+    while len(tokens) > 1 and tokens[0] in HONORIFICS:
         tokens = tokens[1:]
     return " ".join(tokens)
 
@@ -192,7 +191,7 @@ def mention_from(surface: str, type_: str, start: int, end: int) -> EntityMentio
 
 # ---------------------------------------------------------------- synonym edges: aliases or different things
 
-_NAME_PREFIXES = _HONORIFICS | frozenset({"king", "queen", "prince", "princess", "saint", "pope", "lord", "lady",
+_NAME_PREFIXES = HONORIFICS | frozenset({"king", "queen", "prince", "princess", "saint", "pope", "lord", "lady",
                                           "president", "general", "captain", "rev", "reverend", "sen", "senator"})
 _NAME_SUFFIXES = frozenset({"jr", "sr", "jnr", "snr"})
 _ROMAN = re.compile(r"^x{0,3}(?:ix|iv|v?i{0,3})$")  # i-xxxix: "l" is left out, "li" is more often a name

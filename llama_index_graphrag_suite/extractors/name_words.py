@@ -40,7 +40,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Iterable
 
-from ..text import STOP_WORDS, words
+from ..text import HONORIFICS, STOP_WORDS, words
 from .gazetteer import HEADS_A_NAME
 
 if TYPE_CHECKING:
@@ -180,11 +180,13 @@ _DANGLING_ENDS = frozenset({"of", "the", "and", "for"})  # a name ending in one 
 
 def can_name_something(key: str) -> bool:
     """Whether an entity key NER found can be a name at all. Not: an article alone (2wiki's `the"` ORG linked 1,717
-    chunks via every "The"), a bare number (`2010` EVENT, 144 chunks of 2wiki), a name cut off before its head
-    (`Duke of`, 118), a part of the document (`Table 1` LAW, 49 chunks of 44 COVID articles; a novel's
-    `CHAPTER I`)."""
-    return (sum(ch.isalnum() for ch in key) >= 2 and key not in BARE_ARTICLES and any(ch.isalpha() for ch in key)
-            and key.rsplit(" ", 1)[-1] not in _DANGLING_ENDS and not names_a_part_of_a_document(key))
+    chunks via every "The"), an honorific alone (`Miss` PERSON where a novel's line break cut "Miss\nHunter", then
+    found in 56 chunks of a Sherlock Holmes book), a bare number (`2010` EVENT, 144 chunks of 2wiki), a name cut off
+    before its head (`Duke of`, 118), a part of the document (`Table 1` LAW, 49 chunks of 44 COVID articles; a
+    novel's `CHAPTER I`)."""
+    return (sum(ch.isalnum() for ch in key) >= 2 and key not in BARE_ARTICLES and key not in HONORIFICS
+            and any(ch.isalpha() for ch in key) and key.rsplit(" ", 1)[-1] not in _DANGLING_ENDS
+            and not names_a_part_of_a_document(key))
 
 
 def names_a_part_of_a_document(key: str) -> bool:
