@@ -116,7 +116,8 @@ class NameWordCounts:
         return heads | phrase_heads
 
     def surfaces_not_names(self, surfaces: Iterable[str]) -> set[str]:
-        """The mentions in ``surfaces`` (as written) that name one word these counts show is not a name. A surface
+        """The mentions in ``surfaces`` (as written) that name one word these counts show is not a name, and
+        honorifics alone ("Miss"). A surface
         of one word is judged by every reading. So is one word behind marks without letters (``• Flow`` ORG, a
         bullet of a clinical list). One word behind an article (``The King``, a film, whose key ``king`` the
         gazetteer then found in every "King George" and "King of France": 156 chunks of 2wiki) is judged only as the
@@ -124,22 +125,33 @@ class NameWordCounts:
         words = {s: the_word_it_names(s) for s in surfaces}
         plain = self.not_names(w for w, article in words.values() if not article)
         heads = self.heads_of_longer_names(w for w, article in words.values() if article)
-        return {s for s, (w, article) in words.items() if w in (heads if article else plain)}
+        return {s for s, (w, article) in words.items() if w in (heads if article else plain)} | {
+            s for s in surfaces if _is_an_honorific(s)}
 
     def _mostly(self, n: int, word: str) -> bool:
         """``n`` writings of a kind are most of the word's writings, and enough of them to judge."""
         return n >= MIN_WRITINGS and 2 * n > self.writings[word]
 
 
+def _is_an_honorific(surface: str) -> bool:
+    """An honorific alone names no one: "Miss" PERSON where a novel's line break cut "Miss\nHunter" (then found in
+    56 chunks of a Sherlock Holmes book), "Dr."; a code in capitals ("DR", "MR" in research articles) is none."""
+    letters = "".join(ch for ch in surface if ch.isalpha())
+    return letters.lower() in HONORIFICS and not letters.isupper()
+
+
 def the_word_it_names(surface: str) -> tuple[str, bool]:
     """The one word a mention names, as the counts tokenise it (:func:`~..text.words`), and whether an article stands
     before it: ``("King", True)`` for "The King", ``("Flow", False)`` for "• Flow", ``("How", False)`` for "'How" (a
-    novel's dialogue in single quotes: 'How odd,' said he), ``("", False)`` for a name of more words."""
+    novel's dialogue in single quotes: 'How odd,' said he), ``("", False)`` for a name of more words or an
+    abbreviation."""
     tokens = [t for t in surface.split() if any(ch.isalnum() for ch in t)]  # not bullets, dashes, quotes alone
     first = words(tokens[0]) if len(tokens) == 2 else []
     article = len(first) == 1 and first[0].lower() in BARE_ARTICLES
     found = words(tokens[-1]) if len(tokens) == 1 or article else []
-    return (found[0], article) if len(found) == 1 else ("", False)
+    if len(found) != 1 or tokens[-1].endswith("."):  # an abbreviation ("Mass." a state, "mass" a common noun)
+        return "", False
+    return found[0], article
 
 
 # ---------------------------------------------------------------- mentions, whatever the corpus writes
@@ -180,13 +192,11 @@ _DANGLING_ENDS = frozenset({"of", "the", "and", "for"})  # a name ending in one 
 
 def can_name_something(key: str) -> bool:
     """Whether an entity key NER found can be a name at all. Not: an article alone (2wiki's `the"` ORG linked 1,717
-    chunks via every "The"), an honorific alone (`Miss` PERSON where a novel's line break cut "Miss\nHunter", then
-    found in 56 chunks of a Sherlock Holmes book), a bare number (`2010` EVENT, 144 chunks of 2wiki), a name cut off
-    before its head (`Duke of`, 118), a part of the document (`Table 1` LAW, 49 chunks of 44 COVID articles; a
-    novel's `CHAPTER I`)."""
-    return (sum(ch.isalnum() for ch in key) >= 2 and key not in BARE_ARTICLES and key not in HONORIFICS
-            and any(ch.isalpha() for ch in key) and key.rsplit(" ", 1)[-1] not in _DANGLING_ENDS
-            and not names_a_part_of_a_document(key))
+    chunks via every "The"), a bare number (`2010` EVENT, 144 chunks of 2wiki), a name cut off before its head
+    (`Duke of`, 118), a part of the document (`Table 1` LAW, 49 chunks of 44 COVID articles; a novel's
+    `CHAPTER I`)."""
+    return (sum(ch.isalnum() for ch in key) >= 2 and key not in BARE_ARTICLES and any(ch.isalpha() for ch in key)
+            and key.rsplit(" ", 1)[-1] not in _DANGLING_ENDS and not names_a_part_of_a_document(key))
 
 
 def names_a_part_of_a_document(key: str) -> bool:
