@@ -116,12 +116,12 @@ class NameWordCounts:
         return heads | phrase_heads
 
     def surfaces_not_names(self, surfaces: Iterable[str]) -> set[str]:
-        """The mentions in ``surfaces`` (as written) that name one word these counts show is not a name, and
-        honorifics alone ("Miss"). A surface
-        of one word is judged by every reading. So is one word behind marks without letters (``• Flow`` ORG, a
-        bullet of a clinical list). One word behind an article (``The King``, a film, whose key ``king`` the
-        gazetteer then found in every "King George" and "King of France": 156 chunks of 2wiki) is judged only as the
-        head of longer names: "The Times" and "The Sun" are names although "times" and "sun" are common words."""
+        """The mentions in ``surfaces`` (as written) that name one word these counts show is not a name, and the
+        honorifics alone ("Miss"). A surface of one word is judged by every reading. So is one word behind marks
+        without letters (``• Flow`` ORG, a bullet of a clinical list). One word behind an article (``The King``, a
+        film, whose key ``king`` the gazetteer then found in every "King George" and "King of France": 156 chunks of
+        2wiki) is judged only as the head of longer names: "The Times" and "The Sun" are names although "times" and
+        "sun" are common words."""
         words = {s: the_word_it_names(s) for s in surfaces}
         plain = self.not_names(w for w, article in words.values() if not article)
         heads = self.heads_of_longer_names(w for w, article in words.values() if article)
