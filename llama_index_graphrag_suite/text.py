@@ -106,6 +106,35 @@ def word_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _WORD.finditer(text)]
 
 
+_OPENING_MARKS = "\"'“‘«([*"  # marks that open a quotation, an aside or a list item
+_FORCING_MARKS = ".!?:•|—–"  # after these (and after a line break or "--") a word is capitalised whatever it is
+# what stands before an abbreviation's dot, not a sentence's: an initial ("J."), an initialism ("U.S."), a title
+_ABBREVIATED = re.compile(r"(?:^|[^\w.])(?:[A-Z]|[A-Z]\.[A-Z]|Mrs?|Ms|Dr|Prof|St|Jr|Sr|Mt|Ft|Gen|Col|Capt|Lt|Rev|Sen|Gov"
+                          r"|Rep|No|Nos|Vol|Fig|Figs|Co|Inc|Ltd|Bros|vs|cf|al|e\.g|i\.e)$")
+
+
+def capital_is_forced(text: str, start: int) -> bool:
+    """Whether a word starting at ``text[start]`` would be capitalised whatever it is: first in the text or in its
+    line, after a sentence's end, a colon, a dash or a bullet, or behind an opening quote or bracket ("said he,
+    'Well'"; a closing quote, '"Yes," Holmes said', forces nothing). A dot after an initial or a title ("J. Watson",
+    "Mr. Holmes", "U.S. Army") is an abbreviation's, not a sentence's end. A capital where it is not forced
+    is the writer's choice: that is what tells a name from a common word written first in a sentence."""
+    i = start - 1
+    while i >= 0 and text[i] in " \t":
+        i -= 1
+    if i < 0 or text[i] == "\n":
+        return True
+    mark = text[i]
+    if mark in _OPENING_MARKS:  # an opening mark stands after a space, a line break or another opening mark
+        j = i - 1
+        while j >= 0 and text[j] in _OPENING_MARKS:
+            j -= 1
+        return j < 0 or text[j].isspace() or text[j] in _FORCING_MARKS or text[j] == "-"
+    if mark == ".":
+        return _ABBREVIATED.search(text[max(0, i - 6):i]) is None
+    return mark in _FORCING_MARKS or (mark == "-" and i > 0 and text[i - 1] == "-")
+
+
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """Character spans ``(start, end)`` of the sentences of ``text`` (a light rule-based splitter)."""
     spans, start = [], 0

@@ -115,7 +115,8 @@ def test_the_word_counts_follow_inserts_deletes_and_a_failed_insert(monkeypatch)
 
     def same_as_counted_afresh():
         fresh, kept = NameWordCounts(c.text for c in index.chunks.values()), index.state.name_words
-        return (kept.writings, kept.labelled, kept.heading) == (fresh.writings, fresh.labelled, fresh.heading)
+        return (kept.writings, kept.forced, kept.labelled, kept.heading) == \
+            (fresh.writings, fresh.forced, fresh.labelled, fresh.heading)
 
     index.insert(docs[2:3])
     assert same_as_counted_afresh()

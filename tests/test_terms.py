@@ -316,6 +316,7 @@ def test_one_word_behind_an_article_or_a_bullet_is_judged_as_one_word():
     assert the_word_it_names("Blood") == ("Blood", False)
     assert the_word_it_names("'How") == ("How", False)  # a novel's dialogue in single quotes
     assert the_word_it_names("Mass.") == ("", False)  # an abbreviation: Massachusetts, not the common noun "mass"
+    assert the_word_it_names("'Yes.") == ("Yes", False)  # behind a quote, the dot ends a line of dialogue
     assert the_word_it_names("The Glass Lantern") == ("", False)
     # "King" heads longer names and is a common noun too, so the film "The King" (WORK_OF_ART, key "king") is judged
     # as "King": as a gazetteer name it linked 156 2wiki chunks of every "King George" and "King of France". "The
@@ -346,6 +347,30 @@ def test_a_word_behind_an_opening_quote_is_judged_as_the_word():
     kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, [[how, miss], [holmes], [], []])
     # "how" is mostly written in lower case; "Miss" heads a name in 5 of its 6 writings and "miss" is a verb too
     assert [[m.key for m in ms] for ms in kept] == [[], ["holmes"], [], []]
+
+
+def test_a_word_capitalised_only_where_a_line_or_a_quotation_opens_is_a_common_word():
+    from llama_index_graphrag_suite.extractors.entity_resolution import EntityMention
+
+    # A novel's dialogue opens many lines with "Well", "Yes" and "Pray", and NER labels them now and then (`'Well`
+    # WORK_OF_ART, 92 chunks of a Sherlock Holmes book; `Pray` PERSON, 39). Counted over all writings they are
+    # mostly capitalised; inside a sentence they are written in lower case. "Holmes", first in many sentences too,
+    # is capitalised inside them as well, and never written in lower case.
+    texts = ['"Well, Watson," said he. "Yes. Pray sit down." Holmes laughed.',
+             '"Well?" "Yes," said Holmes, "I know it well, and you may well ask."',
+             "Holmes nodded. 'Pray do not,' said I, and Holmes said yes. We pray for him; all is well.",
+             "'Yes.' Well, well, said Mr. Holmes, as I had heard Holmes say. Oh yes, I pray you, yes, I pray."]
+    well = EntityMention("well", "'Well", "WORK_OF_ART", 0, 5)
+    yes = EntityMention("yes", "'Yes.", "WORK_OF_ART", 0, 5)  # a dot that ends a line of dialogue, no abbreviation
+    pray = EntityMention("pray", "Pray", "PERSON", 0, 4)
+    holmes = EntityMention("holmes", "Holmes", "PERSON", 0, 6)
+    watson = EntityMention("watson", "Watson", "PERSON", 0, 6)
+    kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts, [[well, watson], [yes], [pray],
+                                                                                   [holmes]])
+    assert [[m.key for m in ms] for ms in kept] == [["watson"], [], [], ["holmes"]]
+    # written in lower case once or twice, a word capitalised first in its lines is not judged: too few writings
+    kept = NEREntityExtractor(terms=False)._drop_words_that_are_not_names(texts[:3], [[pray]])
+    assert [[m.key for m in ms] for ms in kept] == [["pray"]]
 
 
 def test_an_honorific_alone_names_no_one_but_a_code_in_capitals_may():

@@ -17,3 +17,12 @@ def test_sentences_and_ngrams_respect_boundaries():
     assert "lorne painter" not in keys  # never across a comma
     assert "marlow painted" not in keys  # never across a sentence end
     assert not any(k.startswith("the ") or k.endswith(" the") for k in keys)  # no stop word at an edge
+
+
+def test_a_capital_is_forced_first_in_a_line_a_sentence_or_a_quotation_only():
+    from llama_index_graphrag_suite.text import capital_is_forced, word_spans
+
+    text = ('"Yes," Holmes said. "Well, Mr. Holmes, J. Watson of the U.S. Army is here." (See Table 1)\n'
+            "Note: Blood tests. • Flow rates; 'Pray sit,' said he, and Lestrade came.")
+    forced = {text[a:b] for a, b in word_spans(text) if text[a].isupper() and capital_is_forced(text, a)}
+    assert forced == {"Yes", "Well", "See", "Note", "Blood", "Flow", "Pray"}

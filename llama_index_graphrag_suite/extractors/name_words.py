@@ -6,7 +6,10 @@ in "King George"). Left in, each becomes an entity linked to every chunk that wr
 have nothing in common (every duke, every king). Three readings of the corpus, each counted over all the
 texts of a build, drop such a word:
 
-* **a common word**: written in lower case more often than capitalised (``blood``, ``types``);
+* **a common word**: written in lower case more often than capitalised (``blood``, ``types``), or, given
+  ``MIN_WRITINGS`` lower-case writings, more often than capitalised where the capital is the writer's choice, not
+  forced by the start of a sentence, a line or a quotation (a novel's ``Well``, ``Yes`` and ``Pray``, which open
+  many lines of dialogue and are written in lower case inside them);
 * **a label**: mostly followed by a number or by "of" (``Fig. 3``, ``Op. 27``; ``Duke of York``);
 * **the head of longer names**: mostly followed by "of", a number or another capitalised word, and also
   written in lower case now and then (``King George``, ``Prince Frederick``, ``World War``, ``North
@@ -40,7 +43,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Iterable
 
-from ..text import HONORIFICS, STOP_WORDS, words
+from ..text import HONORIFICS, STOP_WORDS, capital_is_forced, word_spans, words
 from .gazetteer import HEADS_A_NAME
 
 if TYPE_CHECKING:
@@ -72,6 +75,9 @@ class NameWordCounts:
 
     def __init__(self, texts: Iterable[str] = ()) -> None:
         self.writings: Counter = Counter()
+        # writings capitalised only where any word is (capital_is_forced); a word in capitals ("CNS", "SHE") or
+        # with a capital inside ("McCarthy") chose its capitals, wherever it stands
+        self.forced: Counter = Counter()
         self.labelled: Counter = Counter()
         self.heading: Counter = Counter()
         self.followers: dict[str, Counter] = {}  # capitalised word -> the lower-case words written after it
@@ -79,10 +85,11 @@ class NameWordCounts:
 
     def add(self, texts: Iterable[str], sign: int = 1) -> None:
         """Count ``texts`` in (``sign`` 1) or out (-1, a delete or an undone insert)."""
-        counters = (self.writings, self.labelled, self.heading)
+        counters = (self.writings, self.forced, self.labelled, self.heading)
         for text in texts:
-            found = (words(text), [m.group(1) for m in _LABEL.finditer(text)],
-                     [m.group(1) for m in _HEAD.finditer(text)])
+            found = (words(text), [w for a, b in word_spans(text) if _one_capital(w := text[a:b])
+                                   and capital_is_forced(text, a)],
+                     [m.group(1) for m in _LABEL.finditer(text)], [m.group(1) for m in _HEAD.finditer(text)])
             for counter, items in zip(counters, found):
                 if sign > 0:
                     counter.update(items)
@@ -102,7 +109,8 @@ class NameWordCounts:
         """The one-word names in ``singles`` that these counts show are not names (see the module doc)."""
         singles = {w for w in singles if w and " " not in w.strip()}
         counts = self.writings
-        common = {w for w in singles if counts[w.lower()] > counts[w] and w != w.lower()}
+        common = {w for w in singles if w != w.lower() and (counts[w.lower()] > counts[w] or (
+            counts[w.lower()] >= MIN_WRITINGS and counts[w.lower()] > counts[w] - self.forced[w]))}
         labels = {w for w in singles if self._mostly(self.labelled[w], w)}
         return common | labels | self.heads_of_longer_names(singles)
 
@@ -133,6 +141,10 @@ class NameWordCounts:
         return n >= MIN_WRITINGS and 2 * n > self.writings[word]
 
 
+def _one_capital(word: str) -> bool:
+    return word[0].isupper() and not any(ch.isupper() for ch in word[1:])
+
+
 def _is_an_honorific(surface: str) -> bool:
     """An honorific alone names no one: "Miss" PERSON where a novel's line break cut "Miss\nHunter" (then found in
     56 chunks of a Sherlock Holmes book), "Dr."; a code in capitals ("DR", "MR" in research articles) is none."""
@@ -140,16 +152,21 @@ def _is_an_honorific(surface: str) -> bool:
     return letters.lower() in HONORIFICS and not letters.isupper()
 
 
+_QUOTES = "\"'“‘«"
+
+
 def the_word_it_names(surface: str) -> tuple[str, bool]:
     """The one word a mention names, as the counts tokenise it (:func:`~..text.words`), and whether an article stands
     before it: ``("King", True)`` for "The King", ``("Flow", False)`` for "• Flow", ``("How", False)`` for "'How" (a
     novel's dialogue in single quotes: 'How odd,' said he), ``("", False)`` for a name of more words or an
-    abbreviation."""
+    abbreviation ("Mass."). A dot ends a quoted utterance, not an abbreviation, when the surface opens with a quote
+    mark: ``("Yes", False)`` for "'Yes." (then found in 96 chunks of a Sherlock Holmes book)."""
     tokens = [t for t in surface.split() if any(ch.isalnum() for ch in t)]  # not bullets, dashes, quotes alone
     first = words(tokens[0]) if len(tokens) == 2 else []
     article = len(first) == 1 and first[0].lower() in BARE_ARTICLES
     found = words(tokens[-1]) if len(tokens) == 1 or article else []
-    if len(found) != 1 or tokens[-1].endswith("."):  # an abbreviation ("Mass." a state, "mass" a common noun)
+    if len(found) != 1 or (tokens[-1].endswith(".") and surface.lstrip()[:1] not in _QUOTES):
+        # an abbreviation ("Mass." a state, "mass" a common noun); "'Yes." is a line of dialogue
         return "", False
     return found[0], article
 
@@ -213,7 +230,8 @@ def common_nouns_among(mentions: Iterable[Iterable[EntityMention]], texts: list[
     """The surfaces of the mentions written in lower case that NER labelled in at most half of their writings in
     ``texts``: common nouns. English names are capitalised, and spaCy's small model labels a common noun now and
     then ("lymph node" PERSON and "vagina" GPE in clinical guidelines, "et al." GPE in research articles, "earl"
-    PERSON, "the inn" GPE); a name written in lower case (the band "f(x)") it labels nearly every time. The one-word
+    PERSON, "the inn" GPE, a novel's "never--" ORG, counted as "never"); a name written in lower case (the band
+    "f(x)") it labels nearly every time. The one-word
     rules above judge a word by its capitalised writings and never see these. Writings are counted as substrings
     (one pass of ``str.count`` per surface over the texts), so a short word written inside others counts more
     often, which only makes the rule stricter."""
@@ -221,4 +239,10 @@ def common_nouns_among(mentions: Iterable[Iterable[EntityMention]], texts: list[
     if not labelled:
         return set()
     corpus = "\n".join(texts)
-    return {surface for surface, n in labelled.items() if 2 * n <= corpus.count(surface)}
+    return {surface for surface, n in labelled.items()
+            if 2 * n <= corpus.count(surface.strip(_TRAILING_MARKS) or surface)}
+
+
+# marks a span of NER may carry around a word, which the word's writings are counted without: a novel's broken-off
+# "never--" (ORG) and "that--" are the words "never" and "that"
+_TRAILING_MARKS = " -–—'\"‘’“”.,;:!?"
