@@ -231,10 +231,9 @@ def common_nouns_among(mentions: Iterable[Iterable[EntityMention]], texts: list[
     ``texts``: common nouns. English names are capitalised, and spaCy's small model labels a common noun now and
     then ("lymph node" PERSON and "vagina" GPE in clinical guidelines, "et al." GPE in research articles, "earl"
     PERSON, "the inn" GPE, a novel's "never--" ORG, counted as "never"); a name written in lower case (the band
-    "f(x)") it labels nearly every time. The one-word
-    rules above judge a word by its capitalised writings and never see these. Writings are counted as substrings
-    (one pass of ``str.count`` per surface over the texts), so a short word written inside others counts more
-    often, which only makes the rule stricter."""
+    "f(x)") it labels nearly every time. The one-word rules above judge a word by its capitalised writings and never
+    see these. Writings are counted as substrings (one pass of ``str.count`` per surface over the texts), so a short
+    word written inside others counts more often, which only makes the rule stricter."""
     labelled = Counter(m.surface for ms in mentions for m in ms if written_in_lower_case(m.surface))
     if not labelled:
         return set()
