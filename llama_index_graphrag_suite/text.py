@@ -106,7 +106,8 @@ def word_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _WORD.finditer(text)]
 
 
-_OPENING_MARKS = "\"'“‘«([*"  # marks that open a quotation, an aside or a list item
+QUOTE_MARKS = "\"'“‘«"  # marks that open a quotation
+_OPENING_MARKS = QUOTE_MARKS + "([*"  # ... and an aside or a list item
 _FORCING_MARKS = ".!?:•|—–"  # after these (and after a line break or "--") a word is capitalised whatever it is
 # what stands before an abbreviation's dot, not a sentence's: an initial ("J."), an initialism ("U.S."), a title
 _ABBREVIATED = re.compile(r"(?:^|[^\w.])(?:[A-Z]|[A-Z]\.[A-Z]|Mrs?|Ms|Dr|Prof|St|Jr|Sr|Mt|Ft|Gen|Col|Capt|Lt|Rev|Sen|Gov"

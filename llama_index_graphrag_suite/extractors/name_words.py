@@ -43,7 +43,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Iterable
 
-from ..text import HONORIFICS, STOP_WORDS, capital_is_forced, word_spans, words
+from ..text import HONORIFICS, QUOTE_MARKS, STOP_WORDS, capital_is_forced, word_spans, words
 from .gazetteer import HEADS_A_NAME
 
 if TYPE_CHECKING:
@@ -87,9 +87,11 @@ class NameWordCounts:
         """Count ``texts`` in (``sign`` 1) or out (-1, a delete or an undone insert)."""
         counters = (self.writings, self.forced, self.labelled, self.heading)
         for text in texts:
-            found = (words(text), [w for a, b in word_spans(text) if _one_capital(w := text[a:b])
-                                   and capital_is_forced(text, a)],
-                     [m.group(1) for m in _LABEL.finditer(text)], [m.group(1) for m in _HEAD.finditer(text)])
+            spans = word_spans(text)  # one pass of the word pattern gives the words and where each stands
+            tokens = [text[a:b] for a, b in spans]
+            forced = [w for (a, _), w in zip(spans, tokens) if _one_capital(w) and capital_is_forced(text, a)]
+            found = (tokens, forced, [m.group(1) for m in _LABEL.finditer(text)],
+                     [m.group(1) for m in _HEAD.finditer(text)])
             for counter, items in zip(counters, found):
                 if sign > 0:
                     counter.update(items)
@@ -152,9 +154,6 @@ def _is_an_honorific(surface: str) -> bool:
     return letters.lower() in HONORIFICS and not letters.isupper()
 
 
-_QUOTES = "\"'“‘«"
-
-
 def the_word_it_names(surface: str) -> tuple[str, bool]:
     """The one word a mention names, as the counts tokenise it (:func:`~..text.words`), and whether an article stands
     before it: ``("King", True)`` for "The King", ``("Flow", False)`` for "• Flow", ``("How", False)`` for "'How" (a
@@ -165,7 +164,7 @@ def the_word_it_names(surface: str) -> tuple[str, bool]:
     first = words(tokens[0]) if len(tokens) == 2 else []
     article = len(first) == 1 and first[0].lower() in BARE_ARTICLES
     found = words(tokens[-1]) if len(tokens) == 1 or article else []
-    if len(found) != 1 or (tokens[-1].endswith(".") and surface.lstrip()[:1] not in _QUOTES):
+    if len(found) != 1 or (tokens[-1].endswith(".") and surface.lstrip()[:1] not in QUOTE_MARKS):
         # an abbreviation ("Mass." a state, "mass" a common noun); "'Yes." is a line of dialogue
         return "", False
     return found[0], article
