@@ -306,6 +306,63 @@ def test_a_novels_dialogue_and_common_nouns_do_not_become_names():
     assert {"i am tired", "inn"} <= kept
 
 
+DIALOGUE = {  # hand-written in the manner of a detective story: lines of dialogue open with common words
+    "the client": (
+        "\"Sometimes Holmes would sit for hours without a word,\" said I. My friend Holmes sometimes slept by day, and "
+        "sometimes he played the violin; sometimes he did neither. \"This John Openshaw is a client,\" he said. I had "
+        "met John Openshaw once. In this letter, as in this one and this, he wrote from Horsham. \"Perhaps you are "
+        "right,\" said Watson, perhaps to please him, or perhaps not. New Zealand is far. He sailed to New Zealand "
+        "in a new ship with new sails, new men and a new flag, and a new captain."),
+}
+
+
+def test_a_common_word_opening_a_line_of_dialogue_is_cut_from_the_name_after_it():
+    from conftest import index_of_texts
+
+    keys = set(index_of_texts(DIALOGUE).entities)
+    # spaCy reads "Sometimes Holmes" a PERSON and "This John Openshaw" a WORK_OF_ART: each opens a line, and the
+    # text writes "sometimes" and "this" in lower case; "Holmes" and "John Openshaw" are named on their own
+    assert {"holmes", "john openshaw"} <= keys
+    assert not {"sometimes holmes", "this john openshaw"} & keys
+    # "New" opens a sentence too and "new" is a common word, but "Zealand" is named nowhere on its own
+    assert "new zealand" in keys and "zealand" not in keys
+    kept = set(index_of_texts(DIALOGUE, IndexConfig(lowercase_names=True)).entities)  # the switch keeps NER's spans
+    assert {"sometimes holmes", "this john openshaw"} <= kept
+
+
+def test_a_sentence_opener_is_judged_where_it_stands_and_by_what_follows_it():
+    from llama_index_graphrag_suite.extractors.entity_resolution import mention_from
+    from llama_index_graphrag_suite.extractors.name_words import NameWordCounts, cut_sentence_openers
+
+    texts = ["'Sometimes Holmes sang.' He sometimes slept, sometimes read, and sometimes not. 'Perhaps you know,' said "
+             "Mary. Perhaps so, perhaps not, perhaps never, perhaps once. 'Black Swan Hotel,' said he; black tea and a "
+             "black cat. They met Sometimes Holmes.",
+             "Tell Mary to come. Tell Lord Robert, tell Mary, tell them all, tell everyone."]
+
+    def at(t: int, surface: str, label: str = "PERSON", nth: int = 0):
+        start = -1
+        for _ in range(nth + 1):
+            start = texts[t].index(surface, start + 1)
+        return mention_from(surface, label, start, start + len(surface))
+
+    mentions = [[at(0, "'Sometimes Holmes"), at(0, "'Perhaps you", "WORK_OF_ART"), at(0, "Mary"),
+                 at(0, "'Black Swan Hotel", "FAC"), at(0, "Sometimes Holmes", nth=1)],
+                [at(1, "Tell Mary"), at(1, "Tell Lord Robert"), at(1, "Mary", nth=1)]]
+    known = {"mary", "holmes"}
+    cut = cut_sentence_openers(mentions, texts, NameWordCounts(texts), known)
+    # opened a quotation, "sometimes" a common word, "Holmes" known: the name after the opener
+    assert (cut[0][0].surface, cut[0][0].key) == ("Holmes", "holmes")
+    assert texts[0][cut[0][0].start:cut[0][0].end] == "Holmes"
+    # a clause ("Perhaps you") is dropped; "Black Swan Hotel" stays whole ("swan hotel" is named nowhere);
+    # where a capital is the writer's choice ("met Sometimes Holmes") the words stay a name
+    assert [m.surface for m in cut[0][1:]] == ["Mary", "'Black Swan Hotel", "Sometimes Holmes"]
+    # "Tell" opens sentences only; "Lord Robert" is not known, so that mention stays whole
+    assert [m.surface for m in cut[1]] == ["Mary", "Tell Lord Robert", "Mary"]
+    # a word the corpus does not write in lower case is the name's own, first in a sentence or not
+    no_lower_tell = NameWordCounts([texts[1].split(" tell ")[0]])
+    assert cut_sentence_openers([[at(1, "Tell Mary")]], texts[1:], no_lower_tell, known)[0][0].surface == "Tell Mary"
+
+
 WRAPPED_STORY = [  # hand-written; wrapped below at widths where a line break falls inside a name
     "Margaret Elwood had lived at Gull Point since she was a girl, and she had never once wished to leave it. "
     "Her brother wrote every spring from London, where he kept the accounts of the Northern Shipping Company, "

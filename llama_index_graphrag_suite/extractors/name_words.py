@@ -21,6 +21,9 @@ texts of a build, drop such a word:
   a fixed phrase (``Hodgkin lymphoma``, ``Lynch syndrome``, ``Vero cells``) is never (or almost never) written
   in lower case, and stays.
 
+A mention of more words is judged by its first word where a sentence, a line or a quotation opens with it: a common
+word there is the sentence's, not the name's ("Sometimes Holmes", "'Perhaps you": :func:`cut_sentence_openers`).
+
 Three more rules judge a mention whatever the corpus writes: a mention written in lower case that NER labelled in at
 most half of its writings is a common noun (:func:`common_nouns_among`), one that opens with a subject pronoun is
 a clause (:func:`opens_like_a_clause`), and one that points to a part of its own document ("Table 1", "Fig. 2b",
@@ -41,17 +44,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 from ..text import HONORIFICS, QUOTE_MARKS, STOP_WORDS, capital_is_forced, word_spans, words
+from .entity_resolution import EntityMention, mention_from
 from .gazetteer import HEADS_A_NAME
 
-if TYPE_CHECKING:
-    from .entity_resolution import EntityMention
-
 __all__ = ["BARE_ARTICLES", "MIN_WRITINGS", "NameWordCounts", "can_name_something", "common_nouns_among",
-           "names_a_part_of_a_document", "opens_like_a_clause", "the_word_it_names", "words_that_are_not_names",
-           "written_in_lower_case"]
+           "cut_sentence_openers", "names_a_part_of_a_document", "opens_like_a_clause", "the_word_it_names",
+           "words_that_are_not_names", "written_in_lower_case"]
 
 MIN_WRITINGS = 3  # writings of a kind a word needs before that kind can drop it
 LOWER_SHARE = 0.1  # lower-case writings (a share of the capitalised ones) that make a word also a common noun
@@ -110,11 +111,17 @@ class NameWordCounts:
     def not_names(self, singles: Iterable[str]) -> set[str]:
         """The one-word names in ``singles`` that these counts show are not names (see the module doc)."""
         singles = {w for w in singles if w and " " not in w.strip()}
-        counts = self.writings
-        common = {w for w in singles if w != w.lower() and (counts[w.lower()] > counts[w] or (
-            counts[w.lower()] >= MIN_WRITINGS and counts[w.lower()] > counts[w] - self.forced[w]))}
+        common = {w for w in singles if self.is_a_common_word(w)}
         labels = {w for w in singles if self._mostly(self.labelled[w], w)}
         return common | labels | self.heads_of_longer_names(singles)
+
+    def is_a_common_word(self, word: str) -> bool:
+        """The capitalised ``word`` is a common word (the first reading of the module doc): written in lower case more
+        often than capitalised, or, given ``MIN_WRITINGS`` lower-case writings, more often than capitalised where
+        the capital was the writer's choice."""
+        lower, capitalised = self.writings[word.lower()], self.writings[word]
+        return word != word.lower() and (lower > capitalised or (
+            lower >= MIN_WRITINGS and lower > capitalised - self.forced[word]))
 
     def heads_of_longer_names(self, singles: Iterable[str]) -> set[str]:
         """The words in ``singles`` that are common nouns too and mostly head a longer name or a fixed phrase (the
@@ -190,6 +197,47 @@ def opens_like_a_clause(surface: str, label: str) -> bool:
     first = _FIRST_WORD.match(surface)
     return (label not in _TITLED_TYPES and first is not None and len(surface.split()) > 1
             and first.group(1).lower() in _PRONOUN_START)
+
+
+def cut_sentence_openers(mentions: list[list[EntityMention]], texts: list[str], counts: NameWordCounts,
+                         known: set[str]) -> list[list[EntityMention]]:
+    """``mentions`` (per text) without the common words that open a sentence, a line or a quotation.
+
+    spaCy runs such a word into the name after it ("Sometimes Holmes" PERSON, "Tell Mary", "This John Openshaw" in
+    a novel's dialogue) or reads a line of dialogue as a name ("'Perhaps you" WORK_OF_ART, "For how long"). A
+    mention of two words or more is judged when its first word is capitalised only because of where it stands
+    (:func:`~..text.capital_is_forced`) and the corpus writes that word as a common word
+    (:meth:`NameWordCounts.is_a_common_word`):
+
+    * it becomes the name after the opener when the corpus names that on its own (its key is in ``known``):
+      "Holmes", "Mary", "John Openshaw". (A person's "Will Smith" first in a sentence becomes "Smith", which the
+      document's resolution joins to "Will Smith" again where it names one Smith.)
+    * it is dropped when the words after the opener hold a function word and no capital: a clause ("Perhaps you",
+      "How on earth", "Dear me");
+    * else it stays as NER found it: the opener may be the name's ("New Zealand", "Great Scott", "Black Swan Hotel"
+      first in a sentence).
+
+    ``known`` holds the keys of names found elsewhere (mentions of the same texts, earlier inserts). The same name
+    written where its capital is the writer's choice ("met Sometimes Holmes") is never judged, nor is an article
+    ("The Times"): the canonical key leaves it out already.
+    """
+    out = []
+    for text, ms in zip(texts, mentions):
+        kept = []
+        for m in ms:
+            spans = word_spans(m.surface)
+            first = m.surface[spans[0][0]:spans[0][1]] if spans else ""
+            if (len(spans) < 2 or not _one_capital(first) or first.lower() in BARE_ARTICLES
+                    or not capital_is_forced(text, m.start + spans[0][0]) or not counts.is_a_common_word(first)):
+                kept.append(m)
+                continue
+            after = [m.surface[a:b] for a, b in spans[1:]]
+            if not any(w[0].isupper() for w in after) and any(w.lower() in STOP_WORDS for w in after):
+                continue  # a clause: "Perhaps you"
+            rest = mention_from(m.surface[spans[1][0]:], m.type, m.start + spans[1][0], m.end)
+            kept.append(rest if rest is not None and rest.key in known else m)
+        out.append(kept)
+    return out
 
 
 # The parts a document numbers for its reader: tables, figures, chapters, sections, appendices; of books and plays

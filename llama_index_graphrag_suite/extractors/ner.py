@@ -51,8 +51,8 @@ from .dependency_relations import ParsedRelation, cooccurrence_relations, parsed
 from .entity_resolution import EntityMention, entity_lines, majority_type, mention_from, resolve_document
 from .entity_stats import EntityStatistics, find_mentions
 from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from_metadata
-from .name_words import (NameWordCounts, can_name_something, common_nouns_among, names_a_part_of_a_document,
-                         opens_like_a_clause)
+from .name_words import (NameWordCounts, can_name_something, common_nouns_among, cut_sentence_openers,
+                         names_a_part_of_a_document, opens_like_a_clause)
 from .spacy_pipeline import announce_parse_cost, default_processes, dominant_script, load_pipeline, parse, readable_by
 from .terms import (TERM_TYPE, find_terms, hub_ceiling, noun_phrases, outside_entities, phrase_keys, salient_terms,
                     terms_in, terms_wanted, word_ceiling)
@@ -171,6 +171,9 @@ class NEREntityExtractor(TransformComponent):
             mentions = self._drop_words_that_are_not_names(texts, mentions, {k for k, _ in titles.values()})
             common = common_nouns_among(mentions, texts)
             mentions = [[m for m in ms if m.surface not in common] for ms in mentions] if common else mentions
+            known = {m.key for ms in mentions for m in ms} | {
+                k for k, (_, t) in self._vocabulary.items() if t != TERM_TYPE}
+            mentions = cut_sentence_openers(mentions, texts, self._word_counts(), known)
         aliases: dict[str, dict[str, str]] = {}
         by_doc: dict[str, list[int]] = {}
         for pos, node in enumerate(nodes):
@@ -250,12 +253,16 @@ class NEREntityExtractor(TransformComponent):
                  if t not in (TERM_TYPE, TITLE_TYPE) and k not in titles} if self._corpus else {}
         if self._name_words is None:  # no index's counts: this extractor's own, over every call
             self._own_words.add(texts)
-        counts = self._name_words if self._name_words is not None else self._own_words
+        counts = self._word_counts()
         drop = counts.surfaces_not_names({m.surface for ms in mentions for m in ms} | set(known.values()))
         self._not_names = {k for k, s in known.items() if s in drop}
         heads = counts.heads_of_longer_names(k.capitalize() for k in new_titles | set(titles) if " " not in k)
         self._matcher.standalone = {w.lower() for w in heads}
         return [[m for m in ms if m.surface not in drop] for ms in mentions] if drop else mentions
+
+    def _word_counts(self) -> NameWordCounts:
+        """How the corpus writes its words: the index's counts, else this extractor's own."""
+        return self._name_words if self._name_words is not None else self._own_words
 
     def _term_mentions(self, parsed: list, texts: list[str],
                        names: list[list[EntityMention]]) -> list[list[EntityMention]]:
