@@ -150,15 +150,39 @@ def test_linked_hybrid_lifts_chunks_holding_the_questions_entities():
 
 
 def test_entity_coverage_is_the_share_of_the_questions_entities_a_chunk_holds(index):
-    from llama_index_graphrag_suite.methods.graph_guard import entity_coverage
+    from llama_index_graphrag_suite.methods.graph_guard import entity_coverage, entity_specificity
 
     keys = [k for k in ("vant gallery", "tomas reed") if k in index.entities]
     assert len(keys) == 2
     chunk_of = {index.chunks[c].doc_id: c for c in index.chunk_order}  # one chunk per document here
     positions = np.array([index.chunk_position[chunk_of[d]] for d in ("vant", "reed", "tea")])
-    # vant names both the gallery and its founder; reed names Tomas Reed only; tea neither
-    assert entity_coverage(index, keys, positions).tolist() == [1.0, 0.5, 0.0]
+    # vant names both the gallery and its founder; reed names Tomas Reed only (its share of the two entities'
+    # specificity); tea neither
+    spec = entity_specificity(index, keys)
+    assert (spec > 0).all()
+    assert entity_coverage(index, keys, positions).tolist() == pytest.approx([1.0, spec[1] / spec.sum(), 0.0])
     assert entity_coverage(index, [], positions).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_entity_coverage_weighs_an_entity_by_how_few_chunks_it_is_linked_to():
+    from types import SimpleNamespace
+
+    from llama_index_graphrag_suite.methods.graph_guard import entity_coverage, entity_specificity
+
+    # a book's hero in all four chunks, its inn in one, its letter in two
+    linked = {"c0": ["hero", "inn"], "c1": ["hero"], "c2": ["hero", "letter"], "c3": ["hero", "letter"]}
+    entities = {k: SimpleNamespace(chunks=[c for c, ks in linked.items() if k in ks])
+                for k in ("hero", "inn", "letter")}
+    index = SimpleNamespace(chunk_order=list(linked), entities=entities,
+                            chunks={c: SimpleNamespace(entities=ks) for c, ks in linked.items()})
+    spec = entity_specificity(index, ["hero", "inn", "letter", "unknown"])
+    assert spec.tolist() == pytest.approx([0.0, np.log(4), np.log(2), 0.0])
+    every = np.arange(4)
+    # the hero tells no chunk from another: a chunk holding the inn holds all the question's specificity
+    assert entity_coverage(index, ["hero", "inn"], every).tolist() == [1.0, 0.0, 0.0, 0.0]
+    assert entity_coverage(index, ["inn", "letter"], every).tolist() == pytest.approx([2 / 3, 0.0, 1 / 3, 1 / 3])
+    # a question naming only the hero lifts no chunk: hybrid's order stays
+    assert entity_coverage(index, ["hero"], every).tolist() == [0.0, 0.0, 0.0, 0.0]
 
 
 def test_name_trust_scales_the_weight_by_the_corpus_name_density():
