@@ -27,6 +27,9 @@ done
 # a novel no tuning reads (benchmarks/datasets/sherlock_holmes_check/README.md): how the defaults carry to narrative text
 .venv/bin/graphrag-suite bench --dataset benchmarks/datasets/sherlock_holmes_check --methods all,$PAPER \
   --out "$OUT/sherlock_holmes_check.json" --quiet
+# the same novel among three more books (benchmarks/datasets/four_books_check/README.md), 180 questions
+.venv/bin/graphrag-suite bench --dataset benchmarks/datasets/four_books_check --methods all,$PAPER \
+  --out "$OUT/four_books_check.json" --quiet
 # issue 25: the hybrid guard's defaults by leave-one-dataset-out over the five sets (in-sample and left-out
 # columns, entity counts and the most linked entities per set); indexes in a scratch folder, not committed
 .venv/bin/python benchmarks/domain_tuning.py build rank check tune --datasets "$DATA" --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" \

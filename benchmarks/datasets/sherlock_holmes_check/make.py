@@ -25,7 +25,12 @@ SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"']))\s+")
 
 
 def passages(book: str) -> list[str]:
-    body = book[book.index("ADVENTURE I. A SCANDAL IN BOHEMIA"):book.index("End of the Project Gutenberg EBook")]
+    """The twelve stories' passages."""
+    return cut(book[book.index("ADVENTURE I. A SCANDAL IN BOHEMIA"):book.index("End of the Project Gutenberg EBook")])
+
+
+def cut(body: str) -> list[str]:
+    """Passages of at most about ``MAX_CHARS`` characters: paragraphs joined, a long paragraph cut at sentence ends."""
     sentences: list[str] = []
     for paragraph in re.split(r"\n\s*\n", body):
         paragraph = re.sub(r"\s+", " ", paragraph).strip()
