@@ -47,7 +47,7 @@ from collections import Counter
 from typing import Iterable
 
 from ..text import HONORIFICS, QUOTE_MARKS, STOP_WORDS, capital_is_forced, word_spans, words
-from .entity_resolution import EntityMention, mention_from
+from .entity_resolution import PERSON_TYPES, EntityMention, mention_from
 from .gazetteer import HEADS_A_NAME
 
 __all__ = ["BARE_ARTICLES", "MIN_WRITINGS", "NameWordCounts", "can_name_something", "common_nouns_among",
@@ -200,26 +200,27 @@ def opens_like_a_clause(surface: str, label: str) -> bool:
 
 
 def cut_sentence_openers(mentions: list[list[EntityMention]], texts: list[str], counts: NameWordCounts,
-                         known: set[str]) -> list[list[EntityMention]]:
+                         known: dict[str, str]) -> list[list[EntityMention]]:
     """``mentions`` (per text) without the common words that open a sentence, a line or a quotation.
 
-    spaCy runs such a word into the name after it ("Sometimes Holmes" PERSON, "Tell Mary", "This John Openshaw" in
-    a novel's dialogue) or reads a line of dialogue as a name ("'Perhaps you" WORK_OF_ART, "For how long"). A
-    mention of two words or more is judged when its first word is capitalised only because of where it stands
+    spaCy runs such a word into the person named after it ("Sometimes Holmes" PERSON, "Tell Mary" in a novel's
+    dialogue) or reads a line of dialogue as a name ("'Perhaps you" WORK_OF_ART, "For how long"). A mention of two
+    words or more is judged when its first word is capitalised only because of where it stands
     (:func:`~..text.capital_is_forced`) and the corpus writes that word as a common word
     (:meth:`NameWordCounts.is_a_common_word`):
 
-    * it becomes the name after the opener when the corpus names that on its own (its key is in ``known``):
-      "Holmes", "Mary", "John Openshaw". (A person's "Will Smith" first in a sentence becomes "Smith", which the
-      document's resolution joins to "Will Smith" again where it names one Smith.)
-    * it is dropped when the words after the opener hold a function word and no capital: a clause ("Perhaps you",
-      "How on earth", "Dear me");
-    * else it stays as NER found it: the opener may be the name's ("New Zealand", "Great Scott", "Black Swan Hotel"
-      first in a sentence).
+    * a person's mention becomes the person named after the opener when the corpus names that person on their own
+      (``known``: key -> type): "Holmes", "Mary". (A "Will Smith" first in a sentence becomes "Smith", which the
+      document's resolution joins to "Will Smith" again where it names one Smith.) Other kinds are not cut: an
+      organisation's or a work's first word is often its own ("Scientific American", "Never Cry Wolf" first in a
+      sentence, where "American" and "Cry Wolf" are names too);
+    * any mention is dropped when the words after the opener hold a function word and no capital: a clause
+      ("Perhaps you", "How on earth", "Dear me");
+    * else it stays as NER found it ("New Zealand", "Black Swan Hotel" first in a sentence).
 
-    ``known`` holds the keys of names found elsewhere (mentions of the same texts, earlier inserts). The same name
-    written where its capital is the writer's choice ("met Sometimes Holmes") is never judged, nor is an article
-    ("The Times"): the canonical key leaves it out already.
+    ``known`` holds the names found elsewhere (mentions of the same texts, earlier inserts). The same name written
+    where its capital is the writer's choice ("met Sometimes Holmes") is never judged, nor is an article ("The
+    Times"): the canonical key leaves it out already.
     """
     out = []
     for text, ms in zip(texts, mentions):
@@ -234,8 +235,9 @@ def cut_sentence_openers(mentions: list[list[EntityMention]], texts: list[str], 
             after = [m.surface[a:b] for a, b in spans[1:]]
             if not any(w[0].isupper() for w in after) and any(w.lower() in STOP_WORDS for w in after):
                 continue  # a clause: "Perhaps you"
-            rest = mention_from(m.surface[spans[1][0]:], m.type, m.start + spans[1][0], m.end)
-            kept.append(rest if rest is not None and rest.key in known else m)
+            rest = mention_from(m.surface[spans[1][0]:], m.type, m.start + spans[1][0], m.end) \
+                if m.type in PERSON_TYPES else None
+            kept.append(rest if rest is not None and known.get(rest.key) in PERSON_TYPES else m)
         out.append(kept)
     return out
 

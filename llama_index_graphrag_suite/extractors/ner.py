@@ -171,8 +171,7 @@ class NEREntityExtractor(TransformComponent):
             mentions = self._drop_words_that_are_not_names(texts, mentions, {k for k, _ in titles.values()})
             common = common_nouns_among(mentions, texts)
             mentions = [[m for m in ms if m.surface not in common] for ms in mentions] if common else mentions
-            known = {m.key for ms in mentions for m in ms} | {
-                k for k, (_, t) in self._vocabulary.items() if t != TERM_TYPE}
+            known = {k: t for k, (_, t) in self._vocabulary.items()} | {m.key: m.type for ms in mentions for m in ms}
             mentions = cut_sentence_openers(mentions, texts, self._word_counts(), known)
         aliases: dict[str, dict[str, str]] = {}
         by_doc: dict[str, list[int]] = {}
