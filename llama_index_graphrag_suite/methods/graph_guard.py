@@ -31,12 +31,12 @@ linked hybrid one before this factor).
 The hybrid side is itself read through the graph's entity links (:func:`linked_hybrid`, A2RAG's Local stage
 as a re-ranking): among hybrid's top-``depth`` chunks, one linked to more of the entities the question names
 (names and terms) rises: ``2 / (2 + rank_hybrid) + cover_gain · coverage``, coverage being the share of the
-question's entities the chunk is linked to, each entity weighted by its inverse chunk frequency (a book's hero, in
-every other chunk, weighs next to nothing; the inn the question names, in three chunks, weighs much). BM25 scores the question's words one by one; the links say the
-chunk holds the phrase ("acute respiratory distress syndrome") or the name. No hub rule here: the re-ranking
-stays inside hybrid's top chunks, where an entity linked everywhere lifts all of them alike (a hub rule was
-tried and did not transfer between the two domain sets: benchmarks/domain_tuning.py). A question that links
-no entity keeps hybrid's order.
+question's entities the chunk is linked to, each entity weighted by its inverse chunk frequency (a novel's hero,
+in a third of its chunks, weighs little; the inn the question also names, in three chunks, weighs much). BM25
+scores the question's words one by one; the links say the chunk holds the phrase ("acute respiratory distress
+syndrome") or the name. No hub cut-off here, only that weighting: the re-ranking stays inside hybrid's top chunks
+(a hub cut-off was tried and did not transfer between the two domain sets: benchmarks/domain_tuning.py). A
+question that links no entity, or only entities linked to every chunk, keeps hybrid's order.
 The defaults were chosen on five datasets (three Wikipedia multi-hop sets, clinical guidelines, COVID research
 papers) and checked by leave-one-dataset-out (``benchmarks/domain_tuning.py``, BENCHMARKS.md "Any corpus"):
 entities (names and terms) linked to at most 5 % of the chunks, ``w = 0.85 · clip(4 · link + agree, 0, 1)``,
