@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import re
-import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -55,13 +53,8 @@ def main() -> None:
             if line]
     for path in sorted((HERE / "questions").glob("*.jsonl")):
         rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-    rows = make.with_gold(rows, corpus)
-    (HERE / "corpus.jsonl").write_text("".join(json.dumps(p) + "\n" for p in corpus), encoding="utf-8")
-    (HERE / "questions.jsonl").write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in rows),
-                                          encoding="utf-8")
-    print(f"{len(corpus)} passages, {len(rows)} questions, "
-          f"{len({i for q in rows for i in q['supporting_ids']})} gold passages")
+    make.write(HERE, corpus, make.with_gold(rows, corpus))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

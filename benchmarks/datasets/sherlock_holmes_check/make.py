@@ -66,10 +66,14 @@ def main() -> None:
     book = Path(args.book).read_text(encoding="utf-8-sig")
     corpus = [{"id": f"{DOC}-c{i:04d}", "title": DOC, "text": t} for i, t in enumerate(passages(book))]
     rows = [json.loads(line) for line in (HERE / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line]
-    rows = with_gold(rows, corpus)
-    (HERE / "corpus.jsonl").write_text("".join(json.dumps(p) + "\n" for p in corpus), encoding="utf-8")
-    (HERE / "questions.jsonl").write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in rows),
-                                          encoding="utf-8")
+    write(HERE, corpus, with_gold(rows, corpus))
+
+
+def write(folder: Path, corpus: list[dict], rows: list[dict]) -> None:
+    """``corpus.jsonl`` and ``questions.jsonl`` of a check set, and a line saying what they hold."""
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(p) + "\n" for p in corpus), encoding="utf-8")
+    (folder / "questions.jsonl").write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in rows),
+                                            encoding="utf-8")
     print(f"{len(corpus)} passages, {len(rows)} questions, "
           f"{len({i for q in rows for i in q['supporting_ids']})} gold passages")
 
