@@ -172,7 +172,7 @@ class NEREntityExtractor(TransformComponent):
             common = common_nouns_among(mentions, texts)
             mentions = [[m for m in ms if m.surface not in common] for ms in mentions] if common else mentions
             known = {k: t for k, (_, t) in self._vocabulary.items()} | {m.key: m.type for ms in mentions for m in ms}
-            mentions = cut_sentence_openers(mentions, texts, self._word_counts(), known)
+            mentions = cut_sentence_openers(mentions, texts, self._name_words or self._own_words, known)
         aliases: dict[str, dict[str, str]] = {}
         by_doc: dict[str, list[int]] = {}
         for pos, node in enumerate(nodes):
@@ -252,16 +252,12 @@ class NEREntityExtractor(TransformComponent):
                  if t not in (TERM_TYPE, TITLE_TYPE) and k not in titles} if self._corpus else {}
         if self._name_words is None:  # no index's counts: this extractor's own, over every call
             self._own_words.add(texts)
-        counts = self._word_counts()
+        counts = self._name_words if self._name_words is not None else self._own_words
         drop = counts.surfaces_not_names({m.surface for ms in mentions for m in ms} | set(known.values()))
         self._not_names = {k for k, s in known.items() if s in drop}
         heads = counts.heads_of_longer_names(k.capitalize() for k in new_titles | set(titles) if " " not in k)
         self._matcher.standalone = {w.lower() for w in heads}
         return [[m for m in ms if m.surface not in drop] for ms in mentions] if drop else mentions
-
-    def _word_counts(self) -> NameWordCounts:
-        """How the corpus writes its words: the index's counts, else this extractor's own."""
-        return self._name_words if self._name_words is not None else self._own_words
 
     def _term_mentions(self, parsed: list, texts: list[str],
                        names: list[list[EntityMention]]) -> list[list[EntityMention]]:
