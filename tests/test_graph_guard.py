@@ -45,6 +45,51 @@ def test_weight_lies_on_the_grid_the_tuning_simulates():
         assert w / WEIGHT_STEP == pytest.approx(round(w / WEIGHT_STEP)) and abs(w - raw) <= WEIGHT_STEP / 2 + 1e-9
 
 
+@pytest.mark.parametrize("k0,k", [(2, 5), (2, 10), (5, 5), (10, 3), (1, 1)])
+def test_below_full_weight_the_graph_never_pushes_hybrids_first_chunk_out_of_the_top_k(k0, k):
+    rng = np.random.default_rng(k0 * 100 + k)
+    hyb = np.arange(20)
+    for weight in (0.3, 0.7, 0.95):
+        for _ in range(30):  # graph rankings that lack hybrid's first chunk, some sharing the rest of its list
+            graph = rng.permutation(np.arange(1, 60))[:20]
+            fused, scores = fuse_rankings(graph, hyb, weight, k0, k)
+            assert 0 in fused.tolist() and len(fused) == k and scores == sorted(scores, reverse=True)
+    # at full weight the graph's own ranking stands (the paper variant's order)
+    assert fuse_rankings(np.arange(100, 100 + k), hyb, 1.0, k0, k)[0].tolist() == list(range(100, 100 + k))
+
+
+@pytest.mark.parametrize("k0,k", [(2, 5), (2, 10), (5, 5), (10, 3)])
+def test_the_cap_is_the_weight_at_which_hybrids_first_chunk_ties_the_graphs_kth(k0, k):
+    from llama_index_graphrag_suite.methods.graph_guard import WEIGHT_STEP, protective_weight
+
+    cap = protective_weight(k0, k)
+    graph, hyb = np.arange(100, 100 + k), np.arange(20)  # rankings that share nothing
+    fused, scores = fuse_rankings(graph, hyb, cap, k0, k + 1)
+    assert fused.tolist()[-2:] == [100 + k - 1, 0] or fused.tolist()[-2:] == [0, 100 + k - 1]
+    assert scores[-1] == pytest.approx(scores[-2])  # a tie, which goes to hybrid's chunk
+    assert fuse_rankings(graph, hyb, cap, k0, k)[0].tolist()[-1] == 0
+    fused, scores = fuse_rankings(graph, hyb, cap + WEIGHT_STEP, k0, k + 1)  # above it, the graph's k-th wins
+    assert fused.tolist()[-2:] == [100 + k - 1, 0] and scores[-1] < scores[-2]
+    cfg = GuardedConfig(guard_rrf_k=k0, guard_link_gain=1.0, guard_agree_gain=1.0)  # guard_max_weight unset
+    top = guard_weight(1.0, 1.0, cfg, k=k)  # every signal at its most: the cap, on the weight grid
+    assert top <= cap + 1e-12 and cap - top < WEIGHT_STEP
+
+
+def test_the_cap_is_07_at_the_shipped_fusion_and_a_number_overrides_it():
+    from llama_index_graphrag_suite.methods.graph_guard import protective_weight, weight_cap
+
+    assert protective_weight(2, 5) == pytest.approx(0.7)
+    assert weight_cap(GuardedConfig(), 5) == pytest.approx(0.7)  # k0 = 2 by default
+    assert weight_cap(GuardedConfig(), 10) == pytest.approx(12 / 15)  # a larger top_k leaves the graph more room
+    assert weight_cap(GuardedConfig(guard_max_weight=1.0), 5) == 1.0
+    assert guard_weight(1.0, 1.0, GuardedConfig(guard_max_weight=1.0), k=5) == pytest.approx(1.0)
+    # at exactly the cap (0.7000000000000001 after the step rounding), hybrid's first chunk ties the graph's fifth
+    # and the tie is hybrid's, whatever the floating-point rounding: the graph's first four, then hybrid's first
+    w = guard_weight(1.0, 1.0, GuardedConfig(), k=5)
+    fused, scores = fuse_rankings(np.arange(100, 105), np.arange(20), w, 2, 6)
+    assert fused.tolist() == [100, 101, 102, 103, 0, 104] and round(scores[4], 12) == round(scores[5], 12)
+
+
 @pytest.fixture(scope="module")
 def index():
     from conftest import UNRELATED_TEXTS, index_of_texts

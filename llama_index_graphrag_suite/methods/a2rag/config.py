@@ -194,12 +194,8 @@ class A2RAGConfig(GuardedConfig):
 
     # The hybrid guard (methods/graph_guard.py) with settings chosen for A2RAG alone on the five shared sets and
     # checked leave-one-dataset-out (benchmarks/domain_tuning.py): only named entities open the way to its walk
-    # (its seeds are names); a larger k0 of the fusion (10) and a smaller coverage gain (0.2) than the other
-    # methods'.
-    guard_max_weight: float = param(0.85, "Largest weight the graph ranking gets.", "ours (LODO)", ge=0.0, le=1.0)
+    # (its seeds are names); a larger link gain (4) and a smaller coverage gain (0.2) than the other methods'.
     guard_link_gain: float = param(4.0, "Weight of the query's share of words in specific entities.", "ours (LODO)")
-    guard_agree_gain: float = param(1.0, "Weight of the top-k overlap of graph and hybrid.", "ours (LODO)")
-    guard_rrf_k: int = param(10, "k0 of the reciprocal-rank fusion.", "ours (LODO)", ge=1)
     guard_names_only: bool = param(True, "Only named entities (not TERM entities) count as linking the query.",
                                    "ours (LODO)")
     guard_cover_gain: float = param(0.2, "How far a hybrid chunk rises for being linked to the question's entities.",
