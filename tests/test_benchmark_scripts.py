@@ -57,3 +57,48 @@ def test_a_recall_sweep_runs_and_prints_one_row_per_setting(script, toy, tmp_pat
     recalls = [r for r in map(recall_cells, out.read_text().splitlines()) if r is not None]
     assert len(recalls) >= expected and all(0 <= v <= 100 for r in recalls for v in r)
     assert any(r[1] > 0 for r in recalls)  # the questions name the toy corpus: something is found
+
+
+def test_the_tuning_simulates_the_guard_as_the_retriever_computes_it():
+    """benchmarks/domain_tuning.py picks the guard's defaults from a vectorised simulation of the guard over stored
+    rankings; each question's recall there must be what the retriever's own arithmetic (guard_weight, linked_hybrid,
+    fuse_rankings) gives, at every setting of the grid's corners (the cap, the weight's rounding and the fusion's
+    ties included)."""
+    import itertools
+
+    import numpy as np
+
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import domain_tuning as dt
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    from llama_index_graphrag_suite.methods.graph_guard import (
+        GuardedConfig, fuse_rankings, guard_weight, linked_hybrid, name_trust,
+    )
+
+    rng = np.random.default_rng(7)
+    n, chunks = 40, 80
+    data = {"doc_of": [f"d{c // 2}" for c in range(chunks)], "name_density": 9.0,
+            "gold": [[f"d{d}" for d in rng.choice(chunks // 2, size=2, replace=False)] for _ in range(n)],
+            "hybrid": [rng.permutation(chunks)[:dt.DEPTH].tolist() for _ in range(n)],
+            "methods": {"m": [rng.permutation(chunks)[:dt.DEPTH].tolist() for _ in range(n)]},
+            "cover": [np.round(rng.random(dt.DEPTH) * (rng.random(dt.DEPTH) < 0.3), 3).tolist() for _ in range(n)]}
+    for name in ("link", "link_names"):
+        data[name] = {str(h): np.round(rng.random(n) * (rng.random(n) < 0.8), 4).tolist() for h in dt.GRID["hub"]}
+    corners = {k: (v[0], v[-1]) for k, v in dt.GRID.items()}
+    settings = [dict(zip(corners, v)) for v in itertools.product(*corners.values())][::7]
+    cache = dt.recall_curves(data, "m", sorted({dt.curve_key(s) for s in settings}, key=str))
+    for s in settings:
+        simulated = dt.question_recalls(data, cache, s)
+        cfg = GuardedConfig(guard_link_gain=s["link_gain"], guard_agree_gain=s["agree_gain"], guard_bias=s["bias"],
+                            guard_rrf_k=s["rrf_k"])
+        trust = name_trust(data["name_density"], s["name_density"])
+        links = data["link_names" if s["names_only"] else "link"][str(s["hub"])]
+        for i, gold in enumerate(data["gold"]):
+            g, h = np.asarray(data["methods"]["m"][i]), np.asarray(data["hybrid"][i])
+            agree = len(set(g[:dt.K].tolist()) & set(h[:dt.K].tolist())) / dt.K
+            w = guard_weight(links[i], agree, cfg, trust, dt.K)
+            fused = fuse_rankings(g, linked_hybrid(h, np.asarray(data["cover"][i]), s["cover_gain"]), w, s["rrf_k"],
+                                  dt.K)[0]
+            assert simulated[i] == dt.recall5(fused.tolist(), data["doc_of"], gold), (s, i)
