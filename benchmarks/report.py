@@ -33,7 +33,7 @@ GOLD_NOTES = {
     "for tuning (benchmarks/datasets/sherlock_holmes_check/README.md). Gold passages are those holding each "
     "question's evidence word for word; one question is 1.7 points of recall@5. " + (CONTENDED := (
         "Its latency and index seconds come from a run beside another benchmark job on the same two cores (at "
-        "c2a0748), so they are not comparable with the other sets' runs.")),
+        "ae09d95, beside domain_tuning.py's check), so they are not comparable with the other sets' runs.")),
     "four_books_check": "Four books (the novel above, Pride and Prejudice, Frankenstein, Poirot Investigates) in one "
     "corpus, 180 questions written for this project, never used for tuning "
     "(benchmarks/datasets/four_books_check/README.md). Gold passages are those holding each question's evidence word "
@@ -301,7 +301,9 @@ def domain_tuning_section(path: Path) -> list[str]:
              "settings as *in*, measured end to end); *best* = the best any setting of the grid reaches on that set "
              "alone (the ceiling of the guard's family there); the last two columns are 90 % paired-bootstrap "
              "intervals (questions resampled) of *in* − *out* and *in* − hybrid, in points. a2rag ranks to its top_k "
-             "before the guard (`a2rag@5`).",
+             "before the guard (`a2rag@5`). The graph weight's cap is not in the grid: it is "
+             "`graph_guard.protective_weight` of the fusion's k0 and the top 5 (0.7 at k0 2), where hybrid's first "
+             "chunk ties the graph's fifth.",
              f"The setting picked is the grid's best by the rule `{r.get('pick_rule', 'mean')}` (see the rules "
              "below). "
              f"Settings chosen on all five: `{json.dumps(r['in_sample'], sort_keys=True)}`.", "",
@@ -380,8 +382,8 @@ def check_set_section(name: str, report: dict | None) -> list[str]:
     run = f" at commit {report['commit']}" if report.get("commit") else ""
     rows = [f"## A set no tuning read: {title}", "",
             f"`{name}`: {report['passages']} passages of {corpus}, {report['questions']} questions "
-            f"(benchmarks/datasets/{name}/README.md). The tuned defaults above were chosen before this "
-            f"set was written, and `domain_tuning.py` does not read it ({not_blind}: its README). recall@5 in %, "
+            f"(benchmarks/datasets/{name}/README.md). The tuned defaults above were chosen without this set: "
+            f"`domain_tuning.py` does not read it ({not_blind}: its README). recall@5 in %, "
             f"from `graphrag-suite bench` (run_all.sh){run}; "
             f"one question is {100 / max(1, report['questions']):.2g} points.", "",
             f"| method | defaults | − hybrid ({pct(hybrid)}) | paper variant | − hybrid |", "|---|---:|---:|---:|---:|"]
