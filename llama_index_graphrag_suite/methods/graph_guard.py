@@ -91,8 +91,8 @@ class GuardedConfig(MethodConfig):
                                "ours (issue 25, leave-one-dataset-out)")
     guard_depth: int = param(20, "Chunks of each ranking (the method's and hybrid's) the fusion reads.", "ours", ge=1)
     guard_max_weight: float | None = param(
-        None, "Largest weight the graph ranking gets; None: the largest under which hybrid's first chunk keeps its "
-        "place in the top_k (protective_weight: (k0 + top_k) / (2 k0 + top_k + 1), 0.7 at k0 2 and top_k 5).",
+        None, "Largest weight the graph ranking gets; None: protective_weight, (k0 + top_k) / (2 k0 + top_k + 1), "
+        "where hybrid's first chunk ties the graph's top_k-th (0.7 at k0 2 and top_k 5).",
         "ours (issue 25)", ge=0.0, le=1.0)
     guard_link_gain: float = param(3.0, "Weight of the query's share of words in specific entities.", "ours (LODO)")
     guard_agree_gain: float = param(1.0, "Weight of the top-k overlap of graph and hybrid.", "ours (LODO)")
