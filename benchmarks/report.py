@@ -188,10 +188,11 @@ def main() -> None:
             lines += extractor_table(report, other) + [""]
     lines += ["## Indexing cost", "",
               "Stages: extract (entities and relations), embed (chunks, entity names, fact texts), synonyms (faiss kNN "
-              "over names), graph (snapshot, BM25).", "",
-              "| dataset | extractor | passages | chunks | entities | relations | seconds | extract / embed / synonyms / graph s "
-              "| peak RSS MB | LLM calls |",
-              "|---|---|---:|---:|---:|---:|---:|---|---:|---:|"]
+              "over names), graph (snapshot, BM25). Rows run at different commits come from different runs, and the "
+              "machine's speed varies between runs: compare seconds within one run only.", "",
+              "| dataset | extractor | run at | passages | chunks | entities | relations | seconds | extract / embed / "
+              "synonyms / graph s | peak RSS MB | LLM calls |",
+              "|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|"]
     for name, report in reports.items():
         variants = [report] + ([load(results / f"{name}-statistical.json")]
                                if (results / f"{name}-statistical.json").exists() else [])
@@ -199,7 +200,8 @@ def main() -> None:
             i = r["index"]
             st = i.get("stage_seconds") or {}
             stages = " / ".join(f"{st.get(k, 0):.0f}" for k in ("extract", "embed", "synonyms", "graph")) if st else "–"
-            lines.append(f"| {name} | {i.get('extractor', 'statistical')} | {r['passages']} | {i.get('chunks', '')} | "
+            lines.append(f"| {name} | {i.get('extractor', 'statistical')} | {r.get('commit', '?')} | {r['passages']} | "
+                         f"{i.get('chunks', '')} | "
                          f"{i['entities']} | {i['relations']} | {i['seconds']:.1f} | {stages} | {i['peak_rss_mb']:.0f} | "
                          f"{i['llm_calls']} |")
     lines.append("")
