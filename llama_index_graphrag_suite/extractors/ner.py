@@ -252,7 +252,7 @@ class NEREntityExtractor(TransformComponent):
                  if t not in (TERM_TYPE, TITLE_TYPE) and k not in titles} if self._corpus else {}
         if self._name_words is None:  # no index's counts: this extractor's own, over every call
             self._own_words.add(texts)
-        counts = self._name_words if self._name_words is not None else self._own_words
+        counts = self._name_words or self._own_words  # the index's counts, else this extractor's own
         drop = counts.surfaces_not_names({m.surface for ms in mentions for m in ms} | set(known.values()))
         self._not_names = {k for k, s in known.items() if s in drop}
         heads = counts.heads_of_longer_names(k.capitalize() for k in new_titles | set(titles) if " " not in k)
