@@ -31,13 +31,11 @@ GOLD_NOTES = {
     "covidqa_dev": "Gold passages are exact (the passage holding the answer span, see the dataset's README).",
     CHECK_SET: "A novel (The Adventures of Sherlock Holmes) with 60 questions written for this project, never used "
     "for tuning (benchmarks/datasets/sherlock_holmes_check/README.md). Gold passages are those holding each "
-    "question's evidence word for word; one question is 1.7 points of recall@5. " + (CONTENDED := (
-        "Its latency and index seconds come from a run beside another benchmark job on the same two cores (at "
-        "ae09d95, beside domain_tuning.py's check), so they are not comparable with the other sets' runs.")),
+    "question's evidence word for word; one question is 1.7 points of recall@5.",
     "four_books_check": "Four books (the novel above, Pride and Prejudice, Frankenstein, Poirot Investigates) in one "
     "corpus, 180 questions written for this project, never used for tuning "
     "(benchmarks/datasets/four_books_check/README.md). Gold passages are those holding each question's evidence word "
-    "for word; one question is 0.56 points of recall@5. " + CONTENDED,
+    "for word; one question is 0.56 points of recall@5.",
 }
 RUN_ALL = Path(__file__).resolve().parent / "run_all.sh"
 
@@ -175,7 +173,8 @@ def main() -> None:
         plot(report, plots / f"{name}.png")
         skipped = f", {report['questions_without_gold']} without gold skipped" if report.get("questions_without_gold") else ""
         run = f" Run at commit {report['commit']}." if report.get("commit") else ""
-        lines += [f"## {name}", "", f"{report['passages']} passages, {report['questions']} questions{skipped}.{run}", ""]
+        lines += [f"## {name}", "", f"{report['passages']} passages, {report['questions']} questions{skipped}.{run}"
+                  + run_note(report), ""]
         if name in GOLD_NOTES:
             lines += [GOLD_NOTES[name], ""]
         lines += method_table(report)
@@ -253,7 +252,8 @@ def main() -> None:
             body = (results / name).read_text(encoding="utf-8").strip()
             body = _demote_headings(body)
             body = body.replace("](scale.png)", "](benchmarks/results/scale.png)")  # its image, from the repo root
-            lines += [f"## {title}", "", f"Output of `benchmarks/{script}` (see run_all.sh):", "", body, ""]
+            when = f", run at commit {runs[name]}" if name in runs else ""
+            lines += [f"## {title}", "", f"Output of `benchmarks/{script}` (see run_all.sh){when}:", "", body, ""]
     lines += insert_batches_section(sorted(results.glob("insert_batches_*.json")))
     out.write_text("\n".join(lines), encoding="utf-8")
     print(f"wrote {out} and {len(reports)} plot(s) in {plots}")
@@ -371,6 +371,13 @@ def domain_tuning_section(path: Path) -> list[str]:
             lines.append(f"| {ds} | {density} | {g['chunks']} | {g['entities']} | {g['types'].get('TERM', 0)} | "
                          f"{g['seconds']:.0f} / {g.get('cpu_seconds', 0):.0f} | {top} |")
     return lines + [""]
+
+
+def run_note(report: dict) -> str:
+    """What a reader must know of the run behind a results file (its ``run_note``, written beside its ``commit`` by
+    whoever ran it: e.g. that it shared the cores with another job, so its seconds are not comparable)."""
+    note = report.get("run_note")
+    return f" {note}" if note else ""
 
 
 def check_set_section(name: str, report: dict | None) -> list[str]:

@@ -102,3 +102,28 @@ def test_the_tuning_simulates_the_guard_as_the_retriever_computes_it():
             fused = fuse_rankings(g, linked_hybrid(h, np.asarray(data["cover"][i]), s["cover_gain"]), w, s["rrf_k"],
                                   dt.K)[0]
             assert simulated[i] == dt.recall5(fused.tolist(), data["doc_of"], gold), (s, i)
+
+
+def test_the_report_names_each_sets_run_and_what_the_reader_must_know_of_it(tmp_path):
+    """BENCHMARKS.md is written from the results files alone: a set's section says at which commit it ran, and the
+    run's own note (``run_note``: the run shared the cores with another job) stands beside it; a file without a note
+    gets none."""
+    results = tmp_path / "results"
+    results.mkdir()
+    shipped = json.loads((BENCHMARKS / "results" / "sherlock_holmes_check.json").read_text(encoding="utf-8"))
+    noted = {**shipped, "commit": "abc1234", "run_note": "It ran beside another job."}
+    (results / "sherlock_holmes_check.json").write_text(json.dumps(noted), encoding="utf-8")
+    plain = {**shipped, "dataset": "hotpotqa_train100", "commit": "def5678"}
+    plain.pop("run_note", None)
+    (results / "hotpotqa_train100.json").write_text(json.dumps(plain), encoding="utf-8")
+    out = tmp_path / "BENCHMARKS.md"
+    old_argv = sys.argv
+    sys.argv = ["report.py", "--results", str(results), "--out", str(out)]
+    try:
+        runpy.run_path(str(BENCHMARKS / "report.py"), run_name="__main__")
+    finally:
+        sys.argv = old_argv
+    text = out.read_text(encoding="utf-8")
+    assert "Run at commit abc1234. It ran beside another job." in text
+    section = text.split("## hotpotqa_train100", 1)[1].split("\n## ", 1)[0]
+    assert "Run at commit def5678.\n" in section and "beside" not in section
