@@ -16,6 +16,14 @@ by ``2 / (2 + rank) + gain · signal`` (``graph_guard.linked_hybrid``), nothing 
 Beside them: hybrid's recall@5, @10 and @20 (what a re-ranking of its top 20 could reach at most), A2RAG's own
 top 5, and the better of the two per question (an oracle of the guard's choice).
 
+Then ``switch``: how much of that oracle the guard's signals can tell apart at all. Per question, a decision tree
+chooses hybrid's top 5 or A2RAG's own from every signal the guard could weigh (the query's link share under each
+hub rule, with all entities and with names only; A2RAG's agreement with hybrid's, dense's and BM25's top 5 and
+whether its first chunk is hybrid's; dense's agreement with BM25; the coverage of hybrid's top chunk and top 5). The
+tree is fit on the set itself, each question weighted by how much its choice matters: *in-sample* is the most such
+a rule could reach there, an upper bound of any guard setting; *5-fold* measures each question with a tree fit
+on the other four fifths of the same set.
+
 Reads the ``rankings.json`` and the index of ``benchmarks/domain_tuning.py`` (its ``rank`` step), so run that
 first:
 
@@ -115,9 +123,51 @@ def probe(work: Path, ds: str, texts: list[str]) -> list[str]:
             for gain in GAINS:
                 order = candidates[np.lexsort((rank, -(base + gain * bonus)))]
                 add(f"next_to_top {top}, gain {gain}", recall(order.tolist(), doc_of, gold))
+    for name, values in switch_ceiling(data).items():
+        rows[name] = values
     lines = [f"# {ds} ({len(golds)} questions)", "", "| ranking | recall@5 |", "|---|---:|"]
     lines += [f"| {name} | {100 * float(np.mean(v)):.1f} |" for name, v in rows.items()]
     return lines + [""]
+
+
+SWITCH_DEPTHS = (1, 2, 3, 4)
+
+
+def switch_ceiling(data: dict, method: str = "a2rag@5") -> dict[str, np.ndarray]:
+    """Per-question recall@5 of choosing hybrid's top 5 or ``method``'s own by a decision tree over the guard's
+    signals (see the module doc): fit and measured on the set (in-sample), and 5-fold cross-validated."""
+    from sklearn.model_selection import KFold
+    from sklearn.tree import DecisionTreeClassifier
+
+    doc_of, golds = data["doc_of"], data["gold"]
+    own, hyb, dense, bm25 = data["methods"][method], data["hybrid"], data["dense"], data["bm25"]
+    h = np.array([recall(r, doc_of, g) for r, g in zip(hyb, golds)])
+    m = np.array([recall(r, doc_of, g) for r, g in zip(own, golds)])
+
+    def overlap(a, b) -> np.ndarray:
+        return np.array([len(set(x[:K]) & set(y[:K])) / K for x, y in zip(a, b)])
+
+    cover = np.asarray(data["cover"], float)
+    features = np.column_stack(
+        [data["link"][rule] for rule in sorted(data["link"])] + [data["link_names"][rule] for rule in
+                                                                 sorted(data["link_names"])]
+        + [overlap(own, hyb), overlap(own, dense), overlap(own, bm25), overlap(dense, bm25),
+           np.array([float(x[:1] == y[:1]) for x, y in zip(own, hyb)]), cover[:, :K].mean(axis=1), cover[:, 0]])
+    graph_better, stake = (m > h).astype(int), np.abs(m - h) + 1e-9
+
+    def tree(depth: int) -> DecisionTreeClassifier:
+        return DecisionTreeClassifier(max_depth=depth, min_samples_leaf=20, random_state=0)
+
+    out: dict[str, np.ndarray] = {}
+    for depth in SWITCH_DEPTHS:
+        pick = tree(depth).fit(features, graph_better, sample_weight=stake).predict(features)
+        out[f"switch, depth {depth}, in-sample"] = np.where(pick == 1, m, h)
+        held_out = np.zeros(len(h), int)
+        for fit, test in KFold(5, shuffle=True, random_state=0).split(features):
+            held_out[test] = tree(depth).fit(features[fit], graph_better[fit],
+                                             sample_weight=stake[fit]).predict(features[test])
+        out[f"switch, depth {depth}, 5-fold"] = np.where(held_out == 1, m, h)
+    return out
 
 
 def _neighbours(top: np.ndarray, titles: list[str]) -> set[int]:

@@ -127,3 +127,37 @@ def test_the_report_names_each_sets_run_and_what_the_reader_must_know_of_it(tmp_
     assert "Run at commit abc1234. It ran beside another job." in text
     section = text.split("## hotpotqa_train100", 1)[1].split("\n## ", 1)[0]
     assert "Run at commit def5678.\n" in section and "beside" not in section
+
+
+def test_the_switch_probe_finds_a_signal_that_tells_the_rankings_apart_and_nothing_in_noise():
+    """rerank_probes.switch_ceiling bounds what any per-question choice between hybrid and a method's own ranking
+    can reach on the guard's signals. Where one signal says which ranking finds the gold, the tree fit on the set
+    reaches the oracle, and so does the cross-validated one; where the signals are noise, in-sample it may gain a
+    little (it fits the noise), cross-validated it gains nothing to speak of."""
+    import numpy as np
+
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import rerank_probes as rp
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    rng = np.random.default_rng(3)
+    n = 400
+    graph_wins = rng.random(n) < 0.4
+    doc_of = [f"d{i}" for i in range(40)]
+    hybrid = [[0, 1, 2, 3, 4]] * n
+    own = [[5, 6, 7, 8, 9]] * n
+    gold = [["d5"] if win else ["d0"] for win in graph_wins]  # exactly one of the two rankings finds it
+
+    def data(link: np.ndarray) -> dict:
+        rules = {"0.05": link.round(4).tolist()}
+        return {"doc_of": doc_of, "gold": gold, "hybrid": hybrid, "dense": hybrid, "bm25": hybrid,
+                "methods": {"a2rag@5": own}, "link": rules, "link_names": rules, "cover": [[0.0] * 5] * n}
+
+    oracle, hybrid_alone = 1.0, 1.0 - graph_wins.mean()
+    telling = rp.switch_ceiling(data(np.where(graph_wins, 0.8, 0.2) + rng.normal(0, 0.05, n)))
+    assert float(np.mean(telling["switch, depth 1, in-sample"])) == oracle
+    assert float(np.mean(telling["switch, depth 1, 5-fold"])) >= oracle - 0.01
+    noise = rp.switch_ceiling(data(rng.random(n)))
+    assert float(np.mean(noise["switch, depth 4, 5-fold"])) <= hybrid_alone + 0.05
+    assert all(float(np.mean(v)) <= oracle for v in noise.values())
