@@ -20,9 +20,10 @@ Then ``switch``: how much of that oracle the guard's signals can tell apart at a
 chooses hybrid's top 5 or A2RAG's own from every signal the guard could weigh (the query's link share under each
 hub rule, with all entities and with names only; A2RAG's agreement with hybrid's, dense's and BM25's top 5 and
 whether its first chunk is hybrid's; dense's agreement with BM25; the coverage of hybrid's top chunk and top 5). The
-tree is fit on the set itself, each question weighted by how much its choice matters: *in-sample* is the most such
-a rule could reach there, an upper bound of any guard setting; *5-fold* measures each question with a tree fit
-on the other four fifths of the same set.
+tree is fit on the set itself, each question weighted by how much its choice matters: *in-sample* is about the most
+a rule that picks one of the two rankings per question from these signals could reach there (a fusion such as the
+guard's can also mix the two, so this bounds switching, not fusing); *5-fold* measures each question with a tree
+fit on the other four fifths of the same set.
 
 Reads the ``rankings.json`` and the index of ``benchmarks/domain_tuning.py`` (its ``rank`` step), so run that
 first:
