@@ -89,13 +89,18 @@ SWEEPS: list[tuple[str, dict, str]] = [
 
 
 def main() -> None:
-    args = index_and_dataset_args(__doc__).parse_args()
+    parser = index_and_dataset_args(__doc__)
+    parser.add_argument("--methods", help="only the sweeps of these methods (comma-separated; the baselines always run)")
+    args = parser.parse_args()
+    wanted = set(args.methods.split(",")) | {"hybrid", "dense"} if args.methods else None
 
     index = GraphRAGIndex.load(args.index_dir, show_progress=False)
     dataset = load_dataset(args.dataset)
     lines = [f"## Tuning sweeps on `{Path(args.dataset).name}` ({len(dataset.questions)} questions, LLM-free)", "",
              "| method | setting | recall@2 | recall@5 | all-gold@5 |", "|---|---|---:|---:|---:|"]
     for method, overrides, label in SWEEPS:
+        if wanted is not None and method not in wanted:
+            continue
         r = run_method(index, dataset, resolve_method(method, overrides), None, show_progress=False)
         lines.append(f"| {method} | {label} | {recall_cells(r)} |")
         print(lines[-1], file=sys.stderr, flush=True)
