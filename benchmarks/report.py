@@ -251,7 +251,9 @@ def main() -> None:
                                 ("name_density_sample.md", "How many words decide terms=\"auto\"",
                                  "name_density_sample.py"),
                                 ("rerank_probes.md", "Re-ranking hybrid's top 20 with other graph signals (issue 25)",
-                                 "rerank_probes.py")):
+                                 "rerank_probes.py"),
+                                ("pathrag_lodo.md", "PathRAG's base and path weights by leave-one-dataset-out",
+                                 "sweep_lodo.py")):
         if (results / name).exists():  # markdown written by the script; its own "# " title becomes a sub-heading
             body = (results / name).read_text(encoding="utf-8").strip()
             body = _demote_headings(body)
