@@ -25,7 +25,7 @@ Per query (paper, Methodology):
    ``path_weight`` (0.2) x (best reliability of a path it is behind / reliability of the best path),
    top ``top_k``. LLM-free, the paths alone are weak evidence for retrieval (``paths_first`` recall@5
    45.5 / 45.0 / 31.3 on the 2wiki / HotpotQA / MuSiQue dev sets on the NER graph), so their
-   reliability re-ranks hybrid relevance (``benchmarks/tuning.py``; +0.5 / +3.0 / +0.2 over hybrid).
+   reliability re-ranks hybrid relevance (``benchmarks/tuning.py``, guard on: +0.7 / +1.5 / +0.1 over hybrid).
    ``chunk_ranking="paths_first"`` is the literal reading: chunks behind paths first, by best
    reliability then cosine, filled with the densest remaining chunks. ``chunk_ranking="paths_only"``
    (``variant="paths_only"``): only chunks behind paths (may return fewer than ``top_k``). Chunk
