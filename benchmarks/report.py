@@ -181,13 +181,13 @@ def main() -> None:
         lines += ["", f"![{name}](benchmarks/plots/{name}.png)", ""]
         if (results / f"{name}-statistical.json").exists():
             other = load(results / f"{name}-statistical.json")
-            runs = "" if other.get("commit") == report.get("commit") else (
+            mixed = "" if other.get("commit") == report.get("commit") else (
                 f" The two runs are of different commits ({report.get('commit', '?')} above, "
                 f"{other.get('commit', '?')} for the statistical graph): a row's change between them is not the "
                 "extractor's alone.")
             lines += [f"Index built with `--entities {report['index'].get('extractor', 'statistical')}` (above) and with "
                       "`--entities statistical` (AGRAG's TF-IDF n-grams and co-occurrence relations; `agrag` there is "
-                      f"the paper-faithful pipeline).{runs}", ""]
+                      f"the paper-faithful pipeline).{mixed}", ""]
             lines += extractor_table(report, other) + [""]
     lines += ["## Indexing cost", "",
               "Stages: extract (entities and relations), embed (chunks, entity names, fact texts), synonyms (faiss kNN "
