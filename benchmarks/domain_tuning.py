@@ -360,10 +360,10 @@ SHIPPED_RULE = "smooth"
 GAP_LIMIT = 1.5  # the issue's target: left-out within 1.5 points of in-sample
 
 
-def grid_neighbours() -> list[np.ndarray]:
-    """For each setting of the GRID product (in ``itertools.product`` order): itself and the settings one step
-    away in one parameter."""
-    shape = [len(v) for v in GRID.values()]
+def grid_neighbours(shape: list[int] | None = None) -> list[np.ndarray]:
+    """For each setting of a grid product (in ``itertools.product`` order; ``shape``: the number of values of each
+    parameter, the GRID's by default): itself and the settings one step away in one parameter."""
+    shape = shape or [len(v) for v in GRID.values()]
     coords = np.array(np.unravel_index(np.arange(int(np.prod(shape))), shape)).T
     out = []
     for c in coords:

@@ -124,8 +124,7 @@ def probe(work: Path, ds: str, texts: list[str]) -> list[str]:
             for gain in GAINS:
                 order = candidates[np.lexsort((rank, -(base + gain * bonus)))]
                 add(f"next_to_top {top}, gain {gain}", recall(order.tolist(), doc_of, gold))
-    for name, values in switch_ceiling(data).items():
-        rows[name] = values
+    rows.update(switch_ceiling(data))
     lines = [f"# {ds} ({len(golds)} questions)", "", "| ranking | recall@5 |", "|---|---:|"]
     lines += [f"| {name} | {100 * float(np.mean(v)):.1f} |" for name, v in rows.items()]
     return lines + [""]

@@ -14,7 +14,6 @@ corpus to corpus; a gain that only the set itself predicts does not.
 from __future__ import annotations
 
 import argparse
-import itertools
 import re
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from domain_tuning import PICK_RULES, pick_setting  # noqa: E402
+from domain_tuning import PICK_RULES, grid_neighbours, pick_setting  # noqa: E402
 
 SECTION = re.compile(r"^## Tuning sweeps on `([^`]+)`", re.M)
 
@@ -54,24 +53,6 @@ def grid_of(labels, params: list[str], default_label: str, default: str) -> dict
     return out
 
 
-def neighbours(keys: list[tuple[float, ...]]) -> list[np.ndarray]:
-    """For each setting: itself and the settings one step away in one parameter (domain_tuning's smoothing)."""
-    axes = [sorted({k[d] for k in keys}) for d in range(len(keys[0]))]
-    index = {k: i for i, k in enumerate(keys)}
-    out = []
-    for k in keys:
-        near = [index[k]]
-        for d, axis in enumerate(axes):
-            pos = axis.index(k[d])
-            for step in (-1, 1):
-                if 0 <= pos + step < len(axis):
-                    other = k[:d] + (axis[pos + step],) + k[d + 1:]
-                    if other in index:
-                        near.append(index[other])
-        out.append(np.asarray(near))
-    return out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", nargs="+", required=True, help="tuning.py outputs (markdown)")
@@ -84,8 +65,11 @@ def main() -> None:
     default_label = next((label for label in tables[sets[0]] if label.startswith("default")), "")
     common = set.intersection(*(set(tables[s]) for s in sets))
     grid = grid_of(sorted(common), args.params.split(","), default_label, args.default)
-    keys = sorted(grid)
-    near = neighbours(keys)
+    keys = sorted(grid)  # itertools.product order of each parameter's sorted values
+    shape = [len({k[d] for k in keys}) for d in range(len(keys[0]))]
+    if len(keys) != int(np.prod(shape)):
+        raise SystemExit(f"{args.method}: the sweep is not a full grid of {args.params} ({len(keys)} settings)")
+    near = grid_neighbours(shape)
     gains = {(s, args.method): np.array([tables[s][grid[k]] - tables[s]["hybrid"] for k in keys]) for s in sets}
     recall = {s: np.array([tables[s][grid[k]] for k in keys]) for s in sets}
 
