@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -163,6 +163,17 @@ def majority_type(types: list[str]) -> str:
     """The most common non-empty type of an entity's mentions (ties: the first seen)."""
     counts = Counter(t for t in types if t)
     return counts.most_common(1)[0][0] if counts else ""
+
+
+def majority_types(mentions: Iterable[Iterable[EntityMention]]) -> dict[str, str]:
+    """key -> :func:`majority_type` of its mentions (per chunk lists, in order). Not the last mention's type: NER
+    labels one name differently here and there ("Holmes" a PERSON in nine sentences, an ORG in the tenth), and a
+    rule that asks what a name is must not hang on where the corpus happens to end."""
+    types: dict[str, list[str]] = {}
+    for ms in mentions:
+        for m in ms:
+            types.setdefault(m.key, []).append(m.type)
+    return {key: majority_type(ts) for key, ts in types.items()}
 
 
 _POSSESSIVE_END = re.compile(r"(?:['’]s?)$")

@@ -218,7 +218,8 @@ def cut_sentence_openers(mentions: list[list[EntityMention]], texts: list[str], 
       ("Perhaps you", "How on earth", "Dear me");
     * else it stays as NER found it ("New Zealand", "Black Swan Hotel" first in a sentence).
 
-    ``known`` holds the names found elsewhere (mentions of the same texts, earlier inserts). The same name written
+    ``known`` holds the names found elsewhere (mentions of the same texts, earlier inserts), each with the type most
+    of its mentions have (:func:`~.entity_resolution.majority_types`). The same name written
     where its capital is the writer's choice ("met Sometimes Holmes") is never judged, nor is an article ("The
     Times"): the canonical key leaves it out already.
     """

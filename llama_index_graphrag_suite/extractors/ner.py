@@ -48,7 +48,8 @@ from llama_index.core.utils import get_tqdm_iterable
 from pydantic import Field, PrivateAttr
 
 from .dependency_relations import ParsedRelation, cooccurrence_relations, parsed_relations
-from .entity_resolution import EntityMention, entity_lines, majority_type, mention_from, resolve_document
+from .entity_resolution import (EntityMention, entity_lines, majority_type, majority_types, mention_from,
+                                resolve_document)
 from .entity_stats import EntityStatistics, find_mentions
 from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from_metadata
 from .name_words import (NameWordCounts, can_name_something, common_nouns_among, cut_sentence_openers,
@@ -171,7 +172,7 @@ class NEREntityExtractor(TransformComponent):
             mentions = self._drop_words_that_are_not_names(texts, mentions, {k for k, _ in titles.values()})
             common = common_nouns_among(mentions, texts)
             mentions = [[m for m in ms if m.surface not in common] for ms in mentions] if common else mentions
-            known = {k: t for k, (_, t) in self._vocabulary.items()} | {m.key: m.type for ms in mentions for m in ms}
+            known = {k: t for k, (_, t) in self._vocabulary.items()} | majority_types(mentions)
             mentions = cut_sentence_openers(mentions, texts, self._name_words or self._own_words, known)
         aliases: dict[str, dict[str, str]] = {}
         by_doc: dict[str, list[int]] = {}
