@@ -253,6 +253,8 @@ def main() -> None:
                                 ("rerank_probes.md", "Re-ranking hybrid's top 20 with other graph signals (issue 25)",
                                  "rerank_probes.py"),
                                 ("pathrag_lodo.md", "PathRAG's base and path weights by leave-one-dataset-out",
+                                 "sweep_lodo.py"),
+                                ("archrag_lodo.md", "ArchRAG's base and item weights by leave-one-dataset-out",
                                  "sweep_lodo.py")):
         if (results / name).exists():  # markdown written by the script; its own "# " title becomes a sub-heading
             body = (results / name).read_text(encoding="utf-8").strip()

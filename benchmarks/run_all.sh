@@ -64,14 +64,16 @@ done
 .venv/bin/python benchmarks/tuning.py --index-dir "$OUT/index-2wiki" --dataset "$DATA/2wiki_retrieval101" > "$OUT/tuning.txt"
 .venv/bin/python benchmarks/tuning.py --index-dir "$OUT/index-hotpot" --dataset "$DATA/hotpotqa_train100" >> "$OUT/tuning.txt"
 .venv/bin/python benchmarks/tuning.py --index-dir "$OUT/index-musique" --dataset "$DATA/musique_train100" >> "$OUT/tuning.txt"
-# PathRAG's sweep on the two domain sets too (domain_tuning.py's indexes), and whether its default would survive
-# leave-one-dataset-out over the five
+# PathRAG's and ArchRAG's sweeps on the two domain sets too (domain_tuning.py's indexes), and whether their
+# two-parameter defaults would survive leave-one-dataset-out over the five
 for ds in graphrag_bench_medical covidqa_dev; do
-  .venv/bin/python benchmarks/tuning.py --methods pathrag --index-dir "${TMPDIR:-/tmp}/graphrag-domain-tuning/default/$ds/index" \
+  .venv/bin/python benchmarks/tuning.py --methods pathrag,archrag --index-dir "${TMPDIR:-/tmp}/graphrag-domain-tuning/default/$ds/index" \
     --dataset "$DATA/$ds" >> "$OUT/tuning.txt"
 done
 .venv/bin/python benchmarks/sweep_lodo.py --tables "$OUT/tuning.txt" --method pathrag --params sparse_weight,path_weight \
   --default "sparse_weight 0.5, path_weight 0.2" > "$OUT/pathrag_lodo.md"
+.venv/bin/python benchmarks/sweep_lodo.py --tables "$OUT/tuning.txt" --method archrag --params sparse_weight,item_weight \
+  --default "sparse_weight 0.25, item_weight 0.05" > "$OUT/archrag_lodo.md"
 .venv/bin/python benchmarks/embed_speed.py --corpus "$DATA/2wiki_retrieval101/corpus.jsonl" > "$OUT/embed_speed.md"
 .venv/bin/python benchmarks/big_document.py --datasets "$DATA" --sizes 1,5,20 --embed hash --entities statistical > "$OUT/big_document.md"
 .venv/bin/python benchmarks/big_document.py --datasets "$DATA" --sizes 1,2 --embed all-MiniLM-L6-v2 --entities ner >> "$OUT/big_document.md"
