@@ -48,8 +48,7 @@ from llama_index.core.utils import get_tqdm_iterable
 from pydantic import Field, PrivateAttr
 
 from .dependency_relations import ParsedRelation, cooccurrence_relations, parsed_relations
-from .entity_resolution import (EntityMention, entity_lines, majority_type, majority_types, mention_from,
-                                resolve_document)
+from .entity_resolution import EntityMention, entity_lines, majority_types, mention_from, resolve_document
 from .entity_stats import EntityStatistics, find_mentions
 from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from_metadata
 from .name_words import (NameWordCounts, can_name_something, common_nouns_among, cut_sentence_openers,
@@ -314,16 +313,12 @@ class NEREntityExtractor(TransformComponent):
         return {d: (canonical_key(t), types[t]) for d, t in raw.items() if t and canonical_key(t)}
 
     def _learn(self, mentions: list[list[EntityMention]], titles: dict[str, tuple[str, str]]) -> None:
-        types: dict[str, list[str]] = {}
         surfaces: dict[str, str] = {}
         for ms in mentions:
             for m in ms:
-                types.setdefault(m.key, []).append(m.type)
                 surfaces.setdefault(m.key, m.surface)
-        new = {}
-        for key, ts in types.items():
-            if key not in self._vocabulary:
-                new[key] = (surfaces[key], majority_type(ts))
+        new = {key: (surfaces[key], type_) for key, type_ in majority_types(mentions).items()
+               if key not in self._vocabulary}
         for key, type_ in titles.values():
             if key not in self._vocabulary and key not in new:
                 new[key] = (self._title_surfaces.get(key, key), type_)
