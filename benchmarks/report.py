@@ -280,7 +280,7 @@ def insert_batches_section(paths: list[Path]) -> list[str]:
         r = load(path)
         methods = list(r["whole"]["recall@5"])
         lines += [f"**{r['dataset']}** ({r['documents']} documents, {r['chunks']} chunks, batches of {r['batch']}, "
-                  f"commit {r['commit']}); shared links {100 * r['shared_links']:.1f} %.", "",
+                  f"commit {r['commit']}); shared links {100 * r['shared_links']:.1f} %.{run_note(r)}", "",
                   "| build | seconds | entities | terms | links | largest entity | " + " | ".join(methods) + " |",
                   "|---|---:|---:|---:|---:|---|" + "---:|" * len(methods)]
         for name in ("whole", "batched"):
