@@ -340,8 +340,8 @@ def test_whether_the_name_after_an_opener_is_a_person_is_the_majority_of_its_lab
 
     text = ('"Sometimes Holmes would sit for hours," said I. Holmes sometimes slept, and sometimes he read. Holmes '
             'smoked a pipe. Later I wrote to Holmes.')
-    # NER as scripted: Holmes a person twice, then (last in the corpus) an organisation, as spaCy's small model
-    # now and then labels him
+    # NER as scripted: "Sometimes Holmes" a person; "Holmes" a person twice, then (last in the corpus) an
+    # organisation, as spaCy's small model now and then labels him
     labels = iter(["PERSON", "PERSON", "PERSON", "ORG"])
 
     def scripted_ner(self, doc):
@@ -350,9 +350,10 @@ def test_whether_the_name_after_an_opener_is_a_person_is_the_majority_of_its_lab
 
     monkeypatch.setattr(NEREntityExtractor, "_ner_mentions", scripted_ner)
     keys = set(index_of_texts({"the pipe": text}).entities)
-    # three of Holmes's four labels say person: "Sometimes Holmes" is the person after the opener
+    # two of Holmes's three labels say person: "Sometimes Holmes" is the person after the opener
     assert "holmes" in keys and "sometimes holmes" not in keys
-    mentions = [[mention_from("Holmes", t, 0, 6) for t in ("PERSON", "PERSON", "ORG")], [mention_from("Ely", "GPE", 0, 3)]]
+    mentions = [[mention_from("Holmes", t, 0, 6) for t in ("PERSON", "PERSON", "ORG")],
+                [mention_from("Ely", "GPE", 0, 3)]]
     assert majority_types(mentions) == {"holmes": "PERSON", "ely": "GPE"}
 
 
