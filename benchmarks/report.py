@@ -187,7 +187,9 @@ def main() -> None:
                 "extractor's alone.")
             lines += [f"Index built with `--entities {report['index'].get('extractor', 'statistical')}` (above) and with "
                       "`--entities statistical` (AGRAG's TF-IDF n-grams and co-occurrence relations; `agrag` there is "
-                      f"the paper-faithful pipeline).{mixed}", ""]
+                      f"the paper-faithful pipeline).{mixed}"
+                      + (f" Of the statistical run: {other['run_note'][:1].lower()}{other['run_note'][1:]}"
+                         if other.get("run_note") else ""), ""]
             lines += extractor_table(report, other) + [""]
     lines += ["## Indexing cost", "",
               "Stages: extract (entities and relations), embed (chunks, entity names, fact texts), synonyms (faiss kNN "

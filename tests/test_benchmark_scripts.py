@@ -116,6 +116,9 @@ def test_the_report_names_each_sets_run_and_what_the_reader_must_know_of_it(tmp_
     plain = {**shipped, "dataset": "hotpotqa_train100", "commit": "def5678"}
     plain.pop("run_note", None)
     (results / "hotpotqa_train100.json").write_text(json.dumps(plain), encoding="utf-8")
+    statistical = json.loads((BENCHMARKS / "results" / "hotpotqa_train100-statistical.json").read_text(encoding="utf-8"))
+    statistical = {**statistical, "commit": "fed9876", "run_note": "It shared the cores."}
+    (results / "hotpotqa_train100-statistical.json").write_text(json.dumps(statistical), encoding="utf-8")
     out = tmp_path / "BENCHMARKS.md"
     report = runpy.run_path(str(BENCHMARKS / "report.py"))
     report["main"].__globals__["plot"] = lambda *args: None  # the figures need matplotlib (the bench extra), not CI
@@ -129,6 +132,9 @@ def test_the_report_names_each_sets_run_and_what_the_reader_must_know_of_it(tmp_
     assert "Run at commit abc1234. It ran beside another job." in text
     section = text.split("## hotpotqa_train100", 1)[1].split("\n## ", 1)[0]
     assert "Run at commit def5678.\n" in section and "beside" not in section
+    # the statistical graph's run, of another commit, says so, and its own note stands beside it
+    assert "(def5678 above, fed9876 for the statistical graph)" in section
+    assert "Of the statistical run: it shared the cores." in section
 
 
 def test_the_switch_probe_finds_a_signal_that_tells_the_rankings_apart_and_nothing_in_noise():
