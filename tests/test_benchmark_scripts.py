@@ -116,7 +116,8 @@ def test_the_report_names_each_sets_run_and_what_the_reader_must_know_of_it(tmp_
     plain = {**shipped, "dataset": "hotpotqa_train100", "commit": "def5678"}
     plain.pop("run_note", None)
     (results / "hotpotqa_train100.json").write_text(json.dumps(plain), encoding="utf-8")
-    statistical = json.loads((BENCHMARKS / "results" / "hotpotqa_train100-statistical.json").read_text(encoding="utf-8"))
+    statistical = json.loads((BENCHMARKS / "results" / "hotpotqa_train100-statistical.json")
+                             .read_text(encoding="utf-8"))
     statistical = {**statistical, "commit": "fed9876", "run_note": "It shared the cores."}
     (results / "hotpotqa_train100-statistical.json").write_text(json.dumps(statistical), encoding="utf-8")
     out = tmp_path / "BENCHMARKS.md"
