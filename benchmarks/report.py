@@ -187,9 +187,7 @@ def main() -> None:
                 "extractor's alone.")
             lines += [f"Index built with `--entities {report['index'].get('extractor', 'statistical')}` (above) and with "
                       "`--entities statistical` (AGRAG's TF-IDF n-grams and co-occurrence relations; `agrag` there is "
-                      f"the paper-faithful pipeline).{mixed}"
-                      + (f" Of the statistical run: {other['run_note'][:1].lower()}{other['run_note'][1:]}"
-                         if other.get("run_note") else ""), ""]
+                      f"the paper-faithful pipeline).{mixed}{run_note(other, of='the statistical run')}", ""]
             lines += extractor_table(report, other) + [""]
     lines += ["## Indexing cost", "",
               "Stages: extract (entities and relations), embed (chunks, entity names, fact texts), synonyms (faiss kNN "
@@ -383,11 +381,14 @@ def domain_tuning_section(path: Path) -> list[str]:
     return lines + [""]
 
 
-def run_note(report: dict) -> str:
+def run_note(report: dict, of: str = "") -> str:
     """What a reader must know of the run behind a results file (its ``run_note``, written beside its ``commit`` by
-    whoever ran it: e.g. that it shared the cores with another job, so its seconds are not comparable)."""
+    whoever ran it: e.g. that it shared the cores with another job, so its seconds are not comparable); ``of`` names
+    the run when the sentence stands beside another run's ("Of the statistical run: it shared ...")."""
     note = report.get("run_note")
-    return f" {note}" if note else ""
+    if not note:
+        return ""
+    return f" Of {of}: {note[:1].lower()}{note[1:]}" if of else f" {note}"
 
 
 def check_set_section(name: str, report: dict | None) -> list[str]:
