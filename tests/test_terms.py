@@ -380,3 +380,50 @@ def test_an_honorific_alone_names_no_one_but_a_code_in_capitals_may():
     # found it in every "Miss Stoner" and "Miss Turner" of the book. "DR" and "MR" in research articles are codes.
     surfaces = {"Miss", "'Miss", "Dr.", "Sir", "DR", "MR", "Miss Hunter", "Missy"}
     assert NameWordCounts(["Miss Hunter met Missy."]).surfaces_not_names(surfaces) == {"Miss", "'Miss", "Dr.", "Sir"}
+
+
+WAITING = [
+    "The wait for the biopsy results was hard.",
+    "Please wait for the biopsy results before the next visit.",
+    "We had to wait two weeks for the biopsy.",
+    "Ask whether you should wait before the biopsy.",
+]
+
+
+def test_a_word_the_parse_mostly_uses_as_a_verb_is_no_term():
+    """"wait" heads a noun phrase in one chunk ("The wait") and is a verb in three: it would be linked to all four
+    as a term. "biopsy" is a noun wherever written. Without the noun rule (share 0) both are terms."""
+    graph = _graph(NEREntityExtractor(term_hub_floor=4)(_nodes(WAITING)))
+    assert graph["biopsy"] == (TERM_TYPE, {"c0", "c1", "c2", "c3"})
+    assert "wait" not in graph
+    graph = _graph(NEREntityExtractor(term_hub_floor=4, term_noun_share=0.0)(_nodes(WAITING)))
+    assert graph["wait"] == (TERM_TYPE, {"c0", "c1", "c2", "c3"})
+
+
+def test_not_nouns_counts_chunks_not_writings():
+    from llama_index_graphrag_suite.extractors.terms import not_nouns
+
+    chunks = [({"wait", "biopsy", "viral load"}, {"wait", "biopsy"}), ({"wait", "biopsy"}, {"biopsy"}),
+              ({"wait"}, set()), ({"wait", "viral load"}, set())]
+    # wait: a noun in 1 of the 4 chunks writing it (< 1/3); biopsy 2 of 2; phrases are not judged
+    assert not_nouns(chunks) == {"wait"}
+    assert not_nouns(chunks, share=0.25) == set()
+
+
+BOOK = ["Arthur Hastings\n\nHastings took the early train to London with Poirot.",
+        "Arthur Hastings\n\nPoirot asked Hastings to watch the house on Farley Street.",
+        "Arthur Hastings\n\nThat evening Hastings wrote down what Poirot had found."]
+
+
+def test_a_long_documents_title_takes_no_aliases_but_an_articles_title_does():
+    """A book (or passages sharing one title) is not its hero: "Hastings" in a chapter of the book titled "Arthur
+    Hastings" is the man, not the book. An article titled "Arthur Hastings" is about him: "Hastings" there is it."""
+    book = _graph(NEREntityExtractor(terms=False, title_link_max_chunks=2)(
+        _nodes(BOOK, doc_of=lambda i: "book", title="Arthur Hastings")))
+    assert book["hastings"][1] == {"c0", "c1", "c2"}
+    assert book["arthur hastings"][1] == {"c0"}  # the title of a long document: its first chunk only
+    passages = _graph(NEREntityExtractor(terms=False, title_link_max_chunks=2)(
+        _nodes(BOOK, doc_of=lambda i: f"passage-{i}", title="Arthur Hastings")))
+    assert passages["hastings"][1] == {"c0", "c1", "c2"}
+    article = _graph(NEREntityExtractor(terms=False)(_nodes(BOOK, doc_of=lambda i: "article", title="Arthur Hastings")))
+    assert "hastings" not in article and article["arthur hastings"][1] == {"c0", "c1", "c2"}
