@@ -20,7 +20,8 @@ common word, a label or the head of a longer name or phrase ("Blood", "Fig. 3", 
 lower-case common noun NER labels now and then ("lymph node" PERSON), no clause ("I am tired" PERSON); and a
 document's title is linked to all of its chunks only when it heads at most ``title_link_max_chunks`` chunks (an
 article), else only to its first chunk and where its text writes it (a long guideline or book, or many passages
-sharing one title: the title would be a hub that every walk runs through). These rules, and the terms' counts,
+sharing one title: the title would be a hub that every walk runs through); such a title takes no aliases either
+(a book titled "Novel-Poirot" is not Poirot, while the article *Christopher Nolan* is Nolan). These rules, and the terms' counts,
 read the whole corpus also on an insert: the chunks indexed before are counted in (:meth:`add_corpus`). A span
 NER runs over a paragraph break is read line by line (:func:`.entity_resolution.entity_lines`), and spaCy reads
 hard-wrapped text with its wrapped lines joined (:func:`~llama_index_graphrag_suite.text.join_wrapped_lines`).
