@@ -20,8 +20,7 @@ common word, a label or the head of a longer name or phrase ("Blood", "Fig. 3", 
 lower-case common noun NER labels now and then ("lymph node" PERSON), no clause ("I am tired" PERSON); and a
 document's title is linked to all of its chunks only when it heads at most ``title_link_max_chunks`` chunks (an
 article), else only to its first chunk and where its text writes it (a long guideline or book, or many passages
-sharing one title: the title would be a hub that every walk runs through); such a title takes no aliases either
-(a book titled "Novel-Poirot" is not Poirot, while the article *Christopher Nolan* is Nolan). These rules, and the terms' counts,
+sharing one title: the title would be a hub that every walk runs through). These rules, and the terms' counts,
 read the whole corpus also on an insert: the chunks indexed before are counted in (:meth:`add_corpus`). A span
 NER runs over a paragraph break is read line by line (:func:`.entity_resolution.entity_lines`), and spaCy reads
 hard-wrapped text with its wrapped lines joined (:func:`~llama_index_graphrag_suite.text.join_wrapped_lines`).
@@ -55,8 +54,8 @@ from .gazetteer import NameMatcher, canonical_key, markdown_headings, title_from
 from .name_words import (NameWordCounts, can_name_something, common_nouns_among, cut_sentence_openers,
                          names_a_part_of_a_document, opens_like_a_clause)
 from .spacy_pipeline import announce_parse_cost, default_processes, dominant_script, load_pipeline, parse, readable_by
-from .terms import (NOUN_USE_SHARE, TERM_TYPE, find_terms, hub_ceiling, not_nouns, noun_phrases, noun_words,
-                    outside_entities, phrase_keys, salient_terms, terms_in, terms_wanted, word_ceiling)
+from .terms import (TERM_TYPE, find_terms, hub_ceiling, noun_phrases, outside_entities, phrase_keys, salient_terms,
+                    terms_in, terms_wanted, word_ceiling)
 
 log = logging.getLogger(__name__)
 
@@ -65,13 +64,6 @@ CONTAINS = "contains"
 TITLE_TYPE = "TITLE"
 DEFAULT_TYPES = ("PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE")
 _SUBJECT_PRONOUNS = frozenset({"he", "she"})
-
-
-def _title_line_end(text: str, title_key: str) -> int:
-    """Where the title line heading a chunk ends (the chunker writes a document's title first), or -1 if the chunk
-    opens with no such line."""
-    first_line = text.split("\n", 1)[0]
-    return len(first_line) if title_key and canonical_key(first_line) == title_key else -1
 
 
 def document_key(node: BaseNode) -> str:
@@ -104,8 +96,6 @@ class NEREntityExtractor(TransformComponent):
     term_hub_share: float = Field(default=0.05, gt=0.0, le=1.0, description="A term written in more than this "
                                   "share of the chunks (and more than term_hub_floor) is a hub and dropped")
     term_hub_floor: int = Field(default=20, ge=1)
-    term_noun_share: float = Field(default=NOUN_USE_SHARE, ge=0.0, le=1.0, description="A one-word term must be "
-                                   "used as a noun (per the parse) in at least this share of the chunks writing it")
     title_link_max_chunks: int = Field(default=8, ge=1, description="Longer documents link their title to their "
                                        "first chunk and to chunks that write it, not to every chunk")
     lowercase_names: bool = Field(default=False, description="Keep what the junk rules of name_words.py drop "
@@ -183,32 +173,28 @@ class NEREntityExtractor(TransformComponent):
             mentions = [[m for m in ms if m.surface not in common] for ms in mentions] if common else mentions
             known = {k: t for k, (_, t) in self._vocabulary.items()} | majority_types(mentions)
             mentions = cut_sentence_openers(mentions, texts, self._name_words or self._own_words, known)
-        # how many chunks each title heads: a document's chunks, or several documents sharing one title (a
-        # guideline split into passages, each a document titled "Medical"), counting those indexed before
-        title_positions: dict[str, list[int]] = {}
-        for pos, node in enumerate(nodes):
-            key = titles.get(document_key(node), ("", ""))[0]
-            if key:
-                title_positions.setdefault(key, []).append(pos)
-        long_titles = {k for k, heads in title_positions.items()
-                       if len(heads) + self._title_keys[k] > self.title_link_max_chunks}
         aliases: dict[str, dict[str, str]] = {}
         by_doc: dict[str, list[int]] = {}
         for pos, node in enumerate(nodes):
             by_doc.setdefault(document_key(node), []).append(pos)
         for doc_key, positions in by_doc.items():
             title_key, title_type = titles.get(doc_key, ("", ""))
-            doc_mentions = [m for p in positions for m in mentions[p]]
-            if title_key in long_titles:  # a book or a guideline is not its hero: "Poirot" in a passage of the
-                # book titled "Novel-Poirot" is not the book (an article's title is), nor is the title line a name
-                doc_mentions = [m for p in positions for m in mentions[p]
-                                if not (m.key == title_key and m.start < _title_line_end(texts[p], title_key))]
-                title_key = title_type = ""
-            aliases[doc_key] = resolve_document(doc_mentions, title_key, title_type)
+            # A long document's title takes aliases too, as an article's does: "Poirot" in passages titled
+            # "Novel-Poirot" is keyed as the title. Not doing so for titles heading more than title_link_max_chunks
+            # chunks (a book is not its hero) was measured at 9909b39: four_books_check's graph methods lost 0.3-0.8
+            # recall@5 (a book's title mostly names its hero); the five shared sets' graphs were the same.
+            aliases[doc_key] = resolve_document([m for p in positions for m in mentions[p]], title_key, title_type)
         self._learn(mentions, titles)
         with_terms = terms_wanted(self._corpus + texts)[0] if self.terms == "auto" else self.terms
         terms = self._term_mentions(parsed, texts, mentions) if with_terms else [[] for _ in texts]
         fallback = self._statistical(texts, readable)
+        # how many chunks each title heads: a document's chunks, or several documents sharing one title (a
+        # guideline split into passages, each a document titled "Medical")
+        title_positions: dict[str, list[int]] = {}
+        for pos, node in enumerate(nodes):
+            key = titles.get(document_key(node), ("", ""))[0]
+            if key:
+                title_positions.setdefault(key, []).append(pos)
 
         # After the parse, the longest step of a big build (~1 s per MB): show it too.
         linking = get_tqdm_iterable(list(enumerate(nodes)), self.show_progress, "Entity links and relations")
@@ -218,10 +204,12 @@ class NEREntityExtractor(TransformComponent):
             if self.link_passages:
                 found += self._known_names(texts[pos], found, aliases[doc_key])
             title_key, title_type = titles.get(doc_key, ("", ""))
-            if title_key in long_titles and (pos != title_positions[title_key][0] or self._title_keys[title_key]):
+            heads, before = title_positions.get(title_key, [pos]), self._title_keys[title_key]  # chunks it heads
+            if len(heads) + before > self.title_link_max_chunks and (pos != heads[0] or before):
                 # a long document's title is linked only where its text writes it, not by the title line that
                 # heads every chunk (NER reads that line as a name: "Medical" an ORG in all 1,139 chunks)
-                header = _title_line_end(texts[pos], title_key)
+                first_line = texts[pos].split("\n", 1)[0]
+                header = len(first_line) if title_key and canonical_key(first_line) == title_key else -1
                 found = [m for m in found if not (m.key == title_key and m.start < header)]
                 title_key = ""
             rels = self._relations(parsed[pos], found, title_key, title_type) if parsed[pos] is not None else []
@@ -296,10 +284,6 @@ class NEREntityExtractor(TransformComponent):
         keep = salient_terms(chain(([m.key for m in ms] for ms in per_chunk), before), self.term_min_chunks,
                              hub_ceiling(n, self.term_hub_share, self.term_hub_floor), word_ceiling(n))
         keep |= set() if self._corpus else known
-        # a word the parse uses as a noun now and then, and as a verb or adjective mostly, is no term; judged on this
-        # call's parses (the chunks indexed before keep none), so a term known before is not judged again
-        parses = [((m.key for m in ms), noun_words(doc)) for ms, doc in zip(per_chunk, parsed) if doc is not None]
-        keep -= not_nouns(parses, self.term_noun_share) - known
         self._written_before.clear()  # in place: a Ray wrapper of this extractor shares the object
         self._written_before.update(k for keys in before for k in keys & known & keep)
         new = {}

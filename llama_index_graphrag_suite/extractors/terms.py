@@ -14,13 +14,16 @@ tagger: the parser's labels say which words head a nominal and which modify it),
   many chunks that it is a hub, not a topic). The ceilings are computed from the corpus at build time:
   :func:`hub_ceiling` (a share of the chunks, with a floor) for phrases, the lower :func:`word_ceiling`
   (√chunks) for single words;
-* **a noun** (:func:`not_nouns`, one-word terms): the parse uses the word as a noun (it heads a nominal, or is a
-  compound modifier of one) in at least ``NOUN_USE_SHARE`` of the chunks that write it. A word becomes a candidate
-  when the parse marks it a nominal head once, and is then linked wherever written; without this rule a narrative
-  corpus's verbs and adjectives, misparsed once ("lived", "wait", "amiable", each in 52 of 2,711 chunks of
-  benchmarks/datasets/four_books_check), become terms that join unrelated passages;
 * **not a name's or a number's**: no part of a span spaCy's NER labelled (dates, quantities, and the names
   themselves, which are entities of their own).
+
+A one-word term is not required to be a noun wherever written. A rule that dropped a word the parse uses as a noun
+(a nominal head or compound) in fewer than a third of the chunks writing it ("lived", "wait", "amiable", each a term
+of 52 of the 2,711 chunks of benchmarks/datasets/four_books_check; "subsequent", "asymptomatic", "pancreatic" in the
+domain sets) was measured at 9909b39 (``benchmarks/domain_tuning.py build rank check``): every graph method's
+shipped recall@5 fell, by 0.1-0.2 on graphrag_bench_medical and 0.1-0.7 on covidqa_dev (A2RAG 79.2 -> 78.8, below
+hybrid + 1), while their own rankings moved by at most 0.5: the guard reads how much of a question links to the
+graph, and questions are written in the adjectives and verbs of their passages.
 
 A term is linked to every chunk that writes it (case-insensitively; :class:`~.gazetteer.NameMatcher` with
 ``require_capital=False``), not only to the chunks whose parse marked it.
@@ -44,14 +47,6 @@ NOMINAL_HEADS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "appos"
 MODIFIERS = frozenset({"compound", "amod", "nmod"})
 HUB_SHARE = 0.05  # a term in more than 5 % of the chunks ...
 HUB_FLOOR = 20  # ... and in more than 20 chunks is a hub
-# A one-word term must be used as a noun in at least this share of the chunks that write it. Measured with the
-# small English model on the three term-built corpora (four_books_check, graphrag_bench_medical, covidqa_dev):
-# verbs, adjectives and adverbs mostly fall below 0.2 ("lived" 0.02, "amiable" 0.06, "choose" 0.03, "subsequent"
-# 0.07), while nouns the parse misreads in lists, headings and hyphenated names sit at 0.35-0.5 ("diarrhea" 0.38,
-# "interferon" 0.48): a third keeps the nouns and drops the rest.
-NOUN_USE_SHARE = 1 / 3
-# dependency labels of a word used as a noun: heading a nominal phrase (not ROOT: see _is_head) or compounding one
-NOUN_ROLES = (NOMINAL_HEADS - {"ROOT"}) | {"compound", "nmod"}
 
 
 def hub_ceiling(n_chunks: int, share: float = HUB_SHARE, floor: int = HUB_FLOOR) -> int:
@@ -155,33 +150,6 @@ def noun_phrases(doc) -> list[tuple[int, int]]:
             continue  # "covid-19"-like tokens are left to the NER and n-gram extractors
         spans.append((doc[left].idx, token.idx + len(token)))
     return spans
-
-
-def used_as_noun(token) -> bool:
-    """Whether the parse uses ``token`` as a noun (:data:`NOUN_ROLES`; a conjunct of such a word; a heading's root)."""
-    dep = token.dep_
-    if dep == "conj":
-        return token.head.dep_ in NOUN_ROLES
-    if dep == "ROOT":
-        return _is_head(token)
-    return dep in NOUN_ROLES
-
-
-def noun_words(doc) -> set[str]:
-    """Term keys of the words a parsed spaCy ``Doc`` uses as nouns."""
-    return {term_key(t.text) for t in doc if t.is_alpha and used_as_noun(t)}
-
-
-def not_nouns(chunks: Iterable[tuple[Iterable[str], set[str]]], share: float = NOUN_USE_SHARE) -> set[str]:
-    """The one-word keys used as nouns in fewer than ``share`` of the chunks that write them. ``chunks`` gives, per
-    parsed chunk, ``(term keys it writes, noun_words of its parse)``."""
-    written: Counter = Counter()
-    as_noun: Counter = Counter()
-    for keys, nouns in chunks:
-        words = {k for k in keys if " " not in k}
-        written.update(words)
-        as_noun.update(words & nouns)
-    return {k for k, n in written.items() if as_noun[k] < share * n}
 
 
 def outside_entities(spans: list[tuple[int, int]], doc) -> list[tuple[int, int]]:
