@@ -71,9 +71,9 @@ for ds in graphrag_bench_medical covidqa_dev; do
     --dataset "$DATA/$ds" >> "$OUT/tuning.txt"
 done
 .venv/bin/python benchmarks/sweep_lodo.py --tables "$OUT/tuning.txt" --method pathrag --params sparse_weight,path_weight \
-  --default "sparse_weight 0.5, path_weight 0.2" > "$OUT/pathrag_lodo.md"
+  --default "sparse_weight 0.25, path_weight 0.2" > "$OUT/pathrag_lodo.md"
 .venv/bin/python benchmarks/sweep_lodo.py --tables "$OUT/tuning.txt" --method archrag --params sparse_weight,item_weight \
-  --default "sparse_weight 0.25, item_weight 0.05" > "$OUT/archrag_lodo.md"
+  --default "sparse_weight 0.25, item_weight 0.2" > "$OUT/archrag_lodo.md"
 .venv/bin/python benchmarks/embed_speed.py --corpus "$DATA/2wiki_retrieval101/corpus.jsonl" > "$OUT/embed_speed.md"
 .venv/bin/python benchmarks/big_document.py --datasets "$DATA" --sizes 1,5,20 --embed hash --entities statistical > "$OUT/big_document.md"
 .venv/bin/python benchmarks/big_document.py --datasets "$DATA" --sizes 1,2 --embed all-MiniLM-L6-v2 --entities ner >> "$OUT/big_document.md"

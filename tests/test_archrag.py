@@ -282,7 +282,7 @@ def test_variants_are_presets_of_the_config():
     defaults = ArchRAGConfig()
     assert (defaults.k_per_layer, defaults.ef, defaults.max_relations, defaults.chunk_top_k, defaults.item_weight,
             defaults.chunk_share, defaults.ppr_damping, defaults.max_cluster_size, defaults.knn_percentile) == (
-        5, 64, 10, 0, 0.05, 0.5, 0.85, 15, 80.0)
+        5, 64, 10, 0, 0.2, 0.5, 0.85, 15, 80.0)
     for bad in ({"k_per_layer": 0}, {"ef": 0}, {"search_layers": 0}, {"max_relations": -1}, {"chunk_top_k": -1},
                 {"chunk_share": 1.5}, {"ppr_damping": 1.0}, {"objective": "louvain"}, {"community_vector": "mean"},
                 {"relation_scope": "all"}, {"max_cluster_size": 1}, {"summary_members": 0}, {"no_such_setting": 1}):

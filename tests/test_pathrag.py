@@ -163,7 +163,7 @@ def test_config_defaults_validation_and_sources():
     assert (cfg.num_nodes, cfg.num_paths, cfg.alpha, cfg.theta, cfg.paths_per_pair, cfg.max_hops) == (40, 15, 0.7, 0.01, 1, None)
     assert (cfg.max_keywords, cfg.keyword_max_df, cfg.max_path_tokens, cfg.max_edge_texts) == (8, 0.005, 5000, 2)
     assert (cfg.order, cfg.flat, cfg.edge_kinds, cfg.chunk_ranking, cfg.path_weight, cfg.sparse_weight) == (
-        PathOrder.ASCENDING, False, (EdgeKind.RELATION,), ChunkRanking.COMBINED, 0.2, 0.5)
+        PathOrder.ASCENDING, False, (EdgeKind.RELATION,), ChunkRanking.COMBINED, 0.2, 0.25)
     # str Enums: the strings validate and compare equal to the members
     assert PathRAGConfig(order="hop_first", chunk_ranking="paths_first").order == "hop_first" == PathOrder.HOP_FIRST
     for field in PathRAGConfig.model_fields.values():

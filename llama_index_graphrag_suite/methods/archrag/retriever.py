@@ -22,7 +22,7 @@ next insert or delete; pass ``hierarchy=`` to use one saved elsewhere. With ``ll
 written by the LLM (index-time cost in ``hierarchy.cost``); without, they are extractive.
 
 Chunk ranking for recall (``chunk_ranking``). ``"dense_boost"`` (default) ranks every chunk by a blend of
-its min-max dense and BM25 scores (``sparse_weight`` 0.25 on BM25) plus ``item_weight`` (0.05) x its best item
+its min-max dense and BM25 scores (``sparse_weight`` 0.25 on BM25) plus ``item_weight`` (0.2) x its best item
 score (0 for chunks no item maps to): the items re-rank dense/sparse retrieval. ``"best_item"`` is the rule
 above: only chunks under a retrieved item, by that item's score. ``"ppr_refine"`` is the authors' ``ppr_refine``
 option. It runs personalised PageRank (``ppr_damping`` 0.85, networkx's default) on the index graph, which

@@ -21,11 +21,11 @@ Per query (paper, Methodology):
    edges are never traversed: PathRAG's indexing graph has entities and relations, texts hang on them.
 3. Chunks. The chunks behind a path are those its text comes from: the chunks stating its edges'
    facts and the chunk of each node's description. Default ``chunk_ranking="combined"``: every
-   chunk's base score (``sparse_weight`` 0.5: AGRAG's hybrid of min-max dense and BM25) plus
+   chunk's base score (``sparse_weight`` 0.25: min-max dense and BM25 blended 3:1; 0.5 is AGRAG's hybrid) plus
    ``path_weight`` (0.2) x (best reliability of a path it is behind / reliability of the best path),
    top ``top_k``. LLM-free, the paths alone are weak evidence for retrieval (``paths_first`` recall@5
    45.5 / 45.0 / 31.3 on the 2wiki / HotpotQA / MuSiQue dev sets on the NER graph), so their
-   reliability re-ranks hybrid relevance (``benchmarks/tuning.py``, guard on: +0.7 / +1.5 / +0.1 over hybrid).
+   reliability re-ranks hybrid relevance (``benchmarks/tuning.py``, guard on: +1.2 / +2.0 / +2.4 over hybrid).
    ``chunk_ranking="paths_first"`` is the literal reading: chunks behind paths first, by best
    reliability then cosine, filled with the densest remaining chunks. ``chunk_ranking="paths_only"``
    (``variant="paths_only"``): only chunks behind paths (may return fewer than ``top_k``). Chunk
