@@ -8,7 +8,7 @@ for each set, on the others (left-out). A default whose left-out figures stay ne
 corpus to corpus; a gain that only the set itself predicts does not.
 
     python benchmarks/sweep_lodo.py --tables benchmarks/results/tuning.txt --method pathrag \\
-        --params sparse_weight,path_weight --default "sparse_weight 0.5, path_weight 0.2"
+        --params sparse_weight,path_weight --default "sparse_weight 0.25, path_weight 0.2"
 """
 
 from __future__ import annotations
