@@ -37,7 +37,7 @@ from llama_index_graphrag_suite.methods.archrag import ArchRAGRetriever  # noqa:
 from llama_index_graphrag_suite.registry import resolve_method  # noqa: E402
 
 RANKINGS = [  # (label, ArchRAG settings: config overrides of the search, so every row shares one hierarchy)
-    ("dense_boost (default: blend with BM25 weight 0.25, item weight 0.05)", {}),
+    ("dense_boost (default: blend with BM25 weight 0.25, item weight 0.2)", {}),
     ("control: the same blend without items (item_weight 0)", {"item_weight": 0.0}),
     ("dense_boost on dense alone (sparse_weight 0)", {"sparse_weight": 0.0}),
     ("best_item (the items alone)", {"chunk_ranking": "best_item"}),
