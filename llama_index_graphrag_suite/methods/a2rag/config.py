@@ -8,11 +8,12 @@ Defaults, measured LLM-free with all-MiniLM-L6-v2. ``benchmarks/tuning.py`` (par
 ``eval.bench.run_method``. The defaults were chosen on the same dev sets they are reported on, so read the
 margins as in-sample.
 
-* **Restart and anchors (NER graph; sweeps at 29ad525, 2wiki's re-run at f0f1ac9 on the build of 1392b7e; guard on):** Eq. 10 seeds + the top-1 hybrid chunk holding
-  0.75 of the restart mass; the top-2 hybrid chunks anchored in the returned top_k (``hybrid_anchors`` 2), then the
-  pages the question names by title (``title_anchors``) and the page each of them, and hybrid's top chunk, leads to
-  (``hop_anchors``). On 2wiki_retrieval101 / hotpotqa_train100 / musique_train100: recall@5 95.0 / 95.5 / 74.5 and
-  recall@2 58.9 / 73.5 / 48.6 (hybrid: 65.6 / 80.0 / 57.6 and 55.9 / 63.5 / 44.4).
+* **Restart and anchors (NER graph, guard on; sweeps at 29ad525, 2wiki's re-run at f0f1ac9 on the build of 1392b7e):**
+  Eq. 10 seeds + the top-1 hybrid chunk holding 0.75 of the restart mass; the top-2 hybrid chunks anchored in the
+  returned top_k (``hybrid_anchors`` 2), then the pages the question names by title (``title_anchors``) and the page
+  each of them, and hybrid's top chunk, leads to (``hop_anchors``). On 2wiki_retrieval101 / hotpotqa_train100 /
+  musique_train100: recall@5 95.0 / 95.5 / 74.5 and recall@2 58.9 / 73.5 / 48.6 (hybrid: 65.6 / 80.0 / 57.6 and 55.9 /
+  63.5 / 44.4).
   * Without hop anchors: 89.6 / 92.0 / 71.4; without title anchors: 94.8 / 95.0 / 74.5; without either:
     89.4 / 91.5 / 71.4. An anchor only takes the place of a low evidence chunk, so recall@2 does not move.
   * Hybrid anchors: none 94.3 / 94.5 / 73.2, but recall@2 66.6 / 74.0 / 51.8; one changes nothing (the top chunk
