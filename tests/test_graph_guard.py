@@ -268,3 +268,50 @@ def test_the_name_density_is_read_off_the_chunks_when_the_build_did_not_record_i
     for key in ("capitalised_per_100_words", "capitalised_words"):  # as in an index saved before it was
         built.build_info.pop(key)
     assert corpus_name_density(built) == pytest.approx(expected) and expected > 0
+
+
+def test_in_own_order_lists_the_fused_chunks_as_the_method_ranks_them():
+    from llama_index_graphrag_suite.methods.graph_guard import in_own_order
+
+    fused, graph = np.array([5, 1, 9, 0, 4]), np.array([1, 9, 7, 5])
+    # the method's 1, 9, 5 in its order, then what it did not rank (hybrid's 0 and 4) in the fusion's order
+    assert fused[in_own_order(fused, graph)].tolist() == [1, 9, 5, 0, 4]
+    assert fused[in_own_order(fused, np.array([], np.int64))].tolist() == fused.tolist()  # nothing ranked
+
+
+@pytest.mark.parametrize("own_from", [None, 0.0])
+def test_own_order_changes_which_chunk_comes_first_never_which_are_returned(index, own_from, monkeypatch):
+    """``guard_own_order_from``: the fused chunks listed in the method's own order once the graph weight reaches
+    it; the fusion still chooses them (A2RAG ships 0.5: its own top opens with hybrid's surest chunk)."""
+    from llama_index_graphrag_suite.methods import graph_guard
+    from llama_index_graphrag_suite.methods.graph_guard import in_own_order
+    from llama_index_graphrag_suite.registry import get_retriever
+
+    plain = graph_guard.hybrid_ranking
+
+    def reversed_top(index, question, depth):  # hybrid's top 3 upside down: the two orders now differ
+        ranking = plain(index, question, depth)
+        return np.concatenate([ranking[:3][::-1], ranking[3:]])
+
+    monkeypatch.setattr(graph_guard, "hybrid_ranking", reversed_top)
+    question = "Which painter did the founder of the Vant Gallery collect?"
+    fusion_order = get_retriever(index, "a2rag", top_k=3, guard_own_order_from=None)
+    listed = get_retriever(index, "a2rag", top_k=3, guard_own_order_from=own_from)
+    fused = [n.node.node_id for n in fusion_order.retrieve(question)]
+    got = listed.retrieve(question)
+    assert listed.last_guard["graph_weight"] > 0 and listed.last_guard["own_order"] is (own_from is not None)
+    assert sorted(n.node.node_id for n in got) == sorted(fused)
+    own = [n.node.node_id for n in get_retriever(index, "a2rag", top_k=20, hybrid_guard=False).retrieve(question)]
+    position = index.chunk_position
+    expected = fused if own_from is None else [fused[i] for i in in_own_order(
+        np.asarray([position[c] for c in fused]), np.asarray([position[c] for c in own])).tolist()]
+    assert [n.node.node_id for n in got] == expected and (expected != fused) is (own_from is not None)
+    scores = [n.score for n in got]
+    assert scores == sorted(scores, reverse=True) and scores[0] == 1.0
+
+
+def test_a2rag_lists_its_fused_chunks_in_its_own_order_from_half_the_weight():
+    from llama_index_graphrag_suite.methods.a2rag import A2RAGConfig
+
+    assert A2RAGConfig().guard_own_order_from == 0.5
+    assert GuardedConfig().guard_own_order_from is None  # the other methods: the fusion's order

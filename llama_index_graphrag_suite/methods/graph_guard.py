@@ -56,6 +56,13 @@ takes the one whose mean gain over hybrid, averaged with that of its neighbours 
 optimum, less likely than the single best setting to be best by chance on five noisy sets (it gave the better
 left-out figures). Each method's ``paper`` variant turns the guard off.
 
+The fusion decides which chunks are returned; by default they are listed in the fusion's order too. Where the
+method's own ranking already opens with hybrid's surest chunk (A2RAG places hybrid's top chunks among its own,
+``hybrid_anchors``), ``guard_own_order_from`` lists them in the method's order once the graph holds that much of the
+fusion: recall@5 is the same, and what a reader sees first is the method's pick (A2RAG at 0.5: recall@2 +7.9 /
++1.5 / +4.0 on the three Wikipedia sets, the same on the two domain sets; HippoRAG's own top chunk is less sure than
+hybrid's, and in its order it would lose 4.0 / 4.5 points there: ``benchmarks/guard_order.py``).
+
 The arithmetic is pure numpy (:func:`guard_weight`, :func:`fuse_rankings`); :func:`query_link` reads the
 index's entity table only.
 """
@@ -77,8 +84,8 @@ from .query_scores import bm25_scores, dense_scores
 from .scoring import hybrid, top_k
 
 __all__ = ["GuardedConfig", "GuardedRetriever", "corpus_name_density", "entity_coverage", "entity_specificity",
-           "fuse_rankings", "guard_weight", "linked_hybrid", "name_trust", "protective_weight", "query_link",
-           "weight_cap"]
+           "fuse_rankings", "guard_weight", "in_own_order", "linked_hybrid", "name_trust", "protective_weight",
+           "query_link", "weight_cap"]
 
 MAX_QUERY_NGRAM = 6  # longest entity name looked up in a question, in words
 
@@ -109,6 +116,11 @@ class GuardedConfig(MethodConfig):
                                       "shrinks in proportion (0: off).", "ours (LODO)", ge=0.0)
     guard_cover_gain: float = param(0.5, "How far a hybrid chunk rises for being linked to the question's entities "
                                     "(the share of them it holds; 0: hybrid's order as is).", "ours (LODO)", ge=0.0)
+    guard_own_order_from: float | None = param(
+        None, "From this graph weight on, the fused top_k (the chunks the fusion chose) is listed in the method's own "
+        "order; None: in the fusion's order. For a method whose own ranking already opens with hybrid's surest chunk "
+        "(A2RAG's anchors); it changes which chunk comes first, never which chunks are returned.",
+        "ours (issue 25; benchmarks/guard_order.py)", ge=0.0, le=1.0)
 
     PAPER_VARIANT: ClassVar[dict[str, Any]] = {"hybrid_guard": False}
 
@@ -242,6 +254,14 @@ def fuse_rankings(graph_rank: np.ndarray, hybrid_rank: np.ndarray, weight: float
     return np.asarray(order, dtype=np.int64), [score[c] for c in order]
 
 
+def in_own_order(fused: np.ndarray, graph_rank: np.ndarray) -> np.ndarray:
+    """The indices that list ``fused`` (the fusion's chosen chunks) in ``graph_rank``'s order; the chunks the method
+    did not rank (hybrid's, which the fusion added) follow in the fusion's order."""
+    own = {c: i for i, c in enumerate(graph_rank.tolist())}
+    tail = len(own)
+    return np.asarray(sorted(range(fused.size), key=lambda i: (own.get(int(fused[i]), tail), i)), dtype=np.int64)
+
+
 def entity_specificity(index, keys: list[str]) -> np.ndarray:
     """Each entity's inverse chunk frequency, ``log(chunks / chunks linked to it)``: 0 for an entity linked to every
     chunk, the most for one linked to a single chunk (BM25's reading of a word, applied to an entity)."""
@@ -318,9 +338,13 @@ class GuardedRetriever(GraphIndexRetriever):
             _, covered = query_link(index, question, len(position))
         hybrid_rank = linked_hybrid(plain, entity_coverage(index, covered, plain), cfg.guard_cover_gain)
         fused, fused_scores = fuse_rankings(graph_rank, hybrid_rank, weight, cfg.guard_rrf_k, k)
+        own_order = cfg.guard_own_order_from is not None and weight > 0 and weight >= cfg.guard_own_order_from - 1e-9
+        if own_order:  # the same chunks, listed as the method ranks them (see GuardedConfig.guard_own_order_from)
+            listed = in_own_order(fused, graph_rank)
+            fused, fused_scores = fused[listed], [fused_scores[i] for i in listed.tolist()]
         self.last_guard = {"graph_weight": round(weight, 4), "query_link": round(link, 4),
                            "linked_entities": linked[:10], "agreement": round(agree, 4), "name_trust": round(trust, 4),
-                           "coverage_entities": covered[:10]}
+                           "coverage_entities": covered[:10], "own_order": own_order}
         by_id = {n.node.node_id: n for n in chunks}
         order = index.chunk_order
         out = []

@@ -1,0 +1,98 @@
+"""Issue 25: in which order the guard lists the chunks its fusion chose (``GuardedConfig.guard_own_order_from``).
+
+The fusion decides which top-5 chunks a graph method returns (recall@5); their order decides what a reader, or an
+LLM with a short context, sees first (recall@1, recall@2). Per set and method, at each method's shipped guard
+settings (the retriever's own arithmetic: ``guard_weight``, ``linked_hybrid``, ``fuse_rankings``):
+
+* ``fusion``: the fused order (the default of every method but A2RAG);
+* ``own from w``: the same chunks in the method's own order when the graph weight is at least w (the chunks the
+  method did not rank follow in the fused order); w = 0.5 (the graph holds half the fusion) and any w > 0;
+* the method's own ranking and hybrid's, beside them.
+
+Reads the ``rankings.json`` of ``benchmarks/domain_tuning.py`` (its ``rank`` step), so run that first:
+
+    python benchmarks/guard_order.py --work /tmp/graphrag-domain-tuning --tag default
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+SETS = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100", "graphrag_bench_medical", "covidqa_dev")
+METHODS = ("a2rag@5", "hipporag", "agrag", "pathrag", "archrag")
+K = 5
+CUTS = (1, 2, 5)
+
+
+def recall(ranked, doc_of, gold, k: int) -> float:
+    return len(set(gold) & {doc_of[c] for c in ranked[:k]}) / len(set(gold))
+
+
+def orders(data: dict, method: str) -> dict[str, list[list[int]]]:
+    """Per ordering, per question: the chunk positions listed."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from domain_tuning import retriever_class
+    from llama_index_graphrag_suite.methods.graph_guard import (
+        fuse_rankings, guard_weight, hub_chunks, in_own_order, linked_hybrid, name_trust,
+    )
+
+    cfg = retriever_class(method.partition("@")[0]).config_class()
+    hub = str(cfg.guard_hub_share)
+    if hub_chunks(len(data["doc_of"]), cfg.guard_hub_share, cfg.guard_hub_min) != \
+            hub_chunks(len(data["doc_of"]), cfg.guard_hub_share, 20):
+        raise SystemExit("rankings.json holds link shares for a hub floor of 20 chunks only")
+    links = data["link_names" if cfg.guard_names_only else "link"][hub]
+    trust = name_trust(data["name_density"], cfg.guard_name_density)
+    out: dict[str, list[list[int]]] = {"fusion": [], "own from 0.5": [], "own from > 0": [], "own ranking": [],
+                                       "hybrid": []}
+    for i in range(len(data["gold"])):
+        g, h = np.asarray(data["methods"][method][i], np.int64), np.asarray(data["hybrid"][i], np.int64)
+        agree = len(set(g[:K].tolist()) & set(h[:K].tolist())) / max(1, min(K, h.size))
+        w = guard_weight(links[i], agree, cfg, trust, K)
+        fused = fuse_rankings(g, linked_hybrid(h, np.asarray(data["cover"][i]), cfg.guard_cover_gain), w,
+                              cfg.guard_rrf_k, K)[0]
+        own = fused[in_own_order(fused, g)].tolist()
+        out["fusion"].append(fused.tolist())
+        out["own from 0.5"].append(own if w >= 0.5 - 1e-9 else fused.tolist())
+        out["own from > 0"].append(own if w > 0 else fused.tolist())
+        out["own ranking"].append(g.tolist())
+        out["hybrid"].append(h.tolist())
+    return out
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", required=True, help="domain_tuning.py's --work folder")
+    parser.add_argument("--tag", default="default")
+    parser.add_argument("--sets", default=",".join(SETS))
+    args = parser.parse_args(argv)
+    print("# The order of the guard's top 5 (benchmarks/guard_order.py)\n")
+    print("recall@1 / recall@2 / recall@5 in %, every question with gold, each method at its shipped guard settings; "
+          "recall@5 is the same for every order of the fused chunks.\n")
+    header = None
+    for ds in args.sets.split(","):
+        data = json.loads((Path(args.work) / args.tag / ds / "rankings.json").read_text())
+        for method in METHODS:
+            if method not in data["methods"]:
+                continue
+            listed = orders(data, method)
+            if header is None:
+                header = list(listed)
+                print("| dataset | method | " + " | ".join(header) + " |")
+                print("|---|---|" + "---:|" * len(header))
+            cells = []
+            for name in header:
+                figures = [100.0 * float(np.mean([recall(r, data["doc_of"], g, k)
+                                                  for r, g in zip(listed[name], data["gold"])])) for k in CUTS]
+                cells.append(" / ".join(f"{f:.1f}" for f in figures))
+            print(f"| {ds} | {method} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
