@@ -70,7 +70,8 @@ def test_the_cap_is_the_weight_at_which_hybrids_first_chunk_ties_the_graphs_kth(
     assert fuse_rankings(graph, hyb, cap, k0, k)[0].tolist()[-1] == 0
     fused, scores = fuse_rankings(graph, hyb, cap + WEIGHT_STEP, k0, k + 1)  # above it, the graph's k-th wins
     assert fused.tolist()[-2:] == [100 + k - 1, 0] and scores[-1] < scores[-2]
-    cfg = GuardedConfig(guard_rrf_k=k0, guard_link_gain=1.0, guard_agree_gain=1.0)  # guard_max_weight unset
+    # guard_max_weight unset; no scaling below top_k 5 (test_below_top_k_5_the_graph_weight_shrinks_...)
+    cfg = GuardedConfig(guard_rrf_k=k0, guard_link_gain=1.0, guard_agree_gain=1.0, guard_small_k_power=0.0)
     top = guard_weight(1.0, 1.0, cfg, k=k)  # every signal at its most: the cap, on the weight grid
     assert top <= cap + 1e-12 and cap - top < WEIGHT_STEP
 
@@ -315,3 +316,33 @@ def test_a2rag_lists_its_fused_chunks_in_its_own_order_from_half_the_weight():
 
     assert A2RAGConfig().guard_own_order_from == 0.5
     assert GuardedConfig().guard_own_order_from is None  # the other methods: the fusion's order
+
+
+def test_below_top_k_5_the_graph_weight_shrinks_by_the_small_k_power():
+    from llama_index_graphrag_suite.methods.a2rag import A2RAGConfig
+    from llama_index_graphrag_suite.methods.graph_guard import small_k_share
+
+    assert small_k_share(5, 2.0) == 1.0 and small_k_share(10, 2.0) == 1.0 and small_k_share(3, 0.0) == 1.0
+    assert small_k_share(2, 2.0) == pytest.approx(0.16) and small_k_share(3, 1.0) == pytest.approx(0.6)
+    cfg = GuardedConfig(guard_max_weight=1.0, guard_link_gain=1.0, guard_agree_gain=0.0)
+    assert cfg.guard_small_k_power == 2.0 and A2RAGConfig().guard_small_k_power == 0.0
+    assert guard_weight(1.0, 0.0, cfg, k=5) == pytest.approx(1.0) and guard_weight(1.0, 0.0, cfg, k=10) == 1.0
+    assert guard_weight(1.0, 0.0, cfg, k=2) == pytest.approx(0.15)  # 0.16 on the weight grid
+    assert guard_weight(1.0, 0.0, cfg.model_copy(update={"guard_small_k_power": 0.0}), k=2) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("method", ["hipporag", "a2rag"])
+def test_at_top_k_2_the_guard_leans_to_hybrid_except_for_a2rag(index, method):
+    from llama_index_graphrag_suite.registry import get_retriever
+
+    question = "Which painter did the founder of the Vant Gallery collect?"
+    at_five, at_two = get_retriever(index, method, top_k=5), get_retriever(index, method, top_k=2)
+    at_five.retrieve(question)
+    at_two.retrieve(question)
+    unscaled = get_retriever(index, method, top_k=2, guard_small_k_power=0.0)
+    unscaled.retrieve(question)
+    assert at_five.last_guard["graph_weight"] > 0
+    if method == "a2rag":  # its own top opens with hybrid's first chunk: no scaling
+        assert at_two.last_guard["graph_weight"] == unscaled.last_guard["graph_weight"]
+    else:
+        assert at_two.last_guard["graph_weight"] < unscaled.last_guard["graph_weight"]

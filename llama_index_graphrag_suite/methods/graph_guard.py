@@ -56,6 +56,13 @@ takes the one whose mean gain over hybrid, averaged with that of its neighbours 
 optimum, less likely than the single best setting to be best by chance on five noisy sets (it gave the better
 left-out figures). Each method's ``paper`` variant turns the guard off.
 
+The settings are chosen at top_k 5. Asked for fewer chunks, the fusion has fewer places, and each chunk the walk
+adds displaces one hybrid is surer of: below 5 the weight is scaled by ``(top_k / 5) ** guard_small_k_power`` (2,
+chosen by leave-one-dataset-out over powers 0 to 4 at top_k 2 and 3: without it HippoRAG fell 3.5 and 4.5 points
+below hybrid at top_k 2 and 3 on hotpotqa_train100; with it no method is more than 0.5 below hybrid at any top_k of
+2, 3, 5 or 10 on the five sets; A2RAG, whose own top opens with hybrid's first chunk, keeps 0:
+``benchmarks/guard_top_k.py``).
+
 The fusion decides which chunks are returned; by default they are listed in the fusion's order too. Where the
 method's own ranking already opens with hybrid's surest chunk (A2RAG places hybrid's top chunks among its own,
 ``hybrid_anchors``), ``guard_own_order_from`` lists them in the method's order once the graph holds that much of the
@@ -85,9 +92,12 @@ from .scoring import hybrid, top_k
 
 __all__ = ["GuardedConfig", "GuardedRetriever", "corpus_name_density", "entity_coverage", "entity_specificity",
            "fuse_rankings", "guard_weight", "in_own_order", "linked_hybrid", "name_trust", "protective_weight",
-           "query_link", "weight_cap"]
+           "query_link", "small_k_share", "weight_cap"]
 
 MAX_QUERY_NGRAM = 6  # longest entity name looked up in a question, in words
+
+
+TUNED_TOP_K = 5  # the top_k at which benchmarks/domain_tuning.py chooses the guard's settings
 
 
 class GuardedConfig(MethodConfig):
@@ -116,6 +126,10 @@ class GuardedConfig(MethodConfig):
                                       "shrinks in proportion (0: off).", "ours (LODO)", ge=0.0)
     guard_cover_gain: float = param(0.5, "How far a hybrid chunk rises for being linked to the question's entities "
                                     "(the share of them it holds; 0: hybrid's order as is).", "ours (LODO)", ge=0.0)
+    guard_small_k_power: float = param(
+        2.0, f"Below top_k {TUNED_TOP_K} (the top_k the other settings were chosen at), the graph weight is scaled by "
+        f"(top_k / {TUNED_TOP_K}) ** this: with fewer places, each chunk the walk adds displaces one of hybrid's "
+        "surest (0: no scaling).", "ours (issue 25, leave-one-dataset-out; benchmarks/guard_top_k.py)", ge=0.0)
     guard_own_order_from: float | None = param(
         None, "From this graph weight on, the fused top_k (the chunks the fusion chose) is listed in the method's own "
         "order; None: in the fusion's order. For a method whose own ranking already opens with hybrid's surest chunk "
@@ -216,13 +230,18 @@ def guard_weight(link: float, agree: float, cfg: GuardedConfig, trust: float = 1
         return 0.0
     cap = weight_cap(cfg, k)
     raw = cfg.guard_link_gain * link + cfg.guard_agree_gain * agree + cfg.guard_bias
-    weight = cap * float(min(1.0, max(0.0, raw))) * trust
+    weight = cap * float(min(1.0, max(0.0, raw))) * trust * small_k_share(k, cfg.guard_small_k_power)
     return weight_on_grid(weight, cap)
 
 
 def weight_on_grid(weight: float, cap: float) -> float:
     """``weight`` rounded to ``WEIGHT_STEP``, at most the largest step not above ``cap``."""
     return min(round(weight / WEIGHT_STEP), int(cap / WEIGHT_STEP + 1e-9)) * WEIGHT_STEP
+
+
+def small_k_share(k: int, power: float) -> float:
+    """The share of the graph weight kept at top_k ``k``: ``min(1, k / TUNED_TOP_K) ** power``."""
+    return min(1.0, max(0, k) / TUNED_TOP_K) ** power if power > 0 else 1.0
 
 
 SCORE_DIGITS = 12  # fused scores equal to this many decimals are a tie

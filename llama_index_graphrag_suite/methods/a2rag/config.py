@@ -204,7 +204,11 @@ class A2RAGConfig(GuardedConfig):
     guard_cover_gain: float = param(0.2, "How far a hybrid chunk rises for being linked to the question's entities.",
                                     "ours (LODO)", ge=0.0)
     # A2RAG's own top opens with hybrid's first chunk (the restart, the anchors): where the graph holds half the
-    # fusion or more, its order is the better one to read first (benchmarks/guard_order.py).
+    # fusion or more, its order is the better one to read first (benchmarks/guard_order.py), and at a top_k below 5
+    # its weight needs no scaling (benchmarks/guard_top_k.py: power 0 chosen in every fold).
+    guard_small_k_power: float = param(
+        0.0, "Below top_k 5 the graph weight is scaled by (top_k / 5) ** this (0: no scaling).",
+        "ours (issue 25, leave-one-dataset-out; benchmarks/guard_top_k.py)", ge=0.0)
     guard_own_order_from: float | None = param(
         0.5, "From this graph weight on, the fused top_k is listed in A2RAG's own order (None: the fusion's).",
         "ours (issue 25; benchmarks/guard_order.py)", ge=0.0, le=1.0)
