@@ -142,8 +142,8 @@ def main(argv=None) -> None:
                 mark = "**" if out < row["hybrid"] - FLOOR else ""
                 cells.append(f"{by_power[0.0]:.1f} / {by_power[chosen[group_of[m]]]:.1f} / {mark}{out:.1f}{mark}")
             print(f"| {ds} | {k} | {row['hybrid']:.1f} | " + " | ".join(cells) + " |")
-    print(f"\nPer power, over all sets at k {' and '.join(map(str, SMALL))}: points short of hybrid − {FLOOR} (summed "
-          f"over sets, k and methods) and the mean gain over hybrid:\n")
+    print(f"\nPer power, over all sets at k {' and '.join(map(str, SMALL))}: points short of hybrid − {FLOOR} "
+          f"(summed over sets, k and methods) and the mean gain over hybrid:\n")
     for name, group in GROUPS.items():
         figures = "; ".join(f"power {p:g}: short {-score(table, sets, group, p)[0]:.1f}, mean gain "
                             f"{score(table, sets, group, p)[1]:+.2f}" for p in POWERS)
