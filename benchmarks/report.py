@@ -252,6 +252,8 @@ def main() -> None:
                                  "name_density_sample.py"),
                                 ("rerank_probes.md", "Re-ranking hybrid's top 20 with other graph signals (issue 25)",
                                  "rerank_probes.py"),
+                                ("guard_order.md", "The order of the guard's top 5 (issue 25)", "guard_order.py"),
+                                ("guard_top_k.md", "The hybrid guard at other top_k (issue 25)", "guard_top_k.py"),
                                 ("pathrag_lodo.md", "PathRAG's base and path weights by leave-one-dataset-out",
                                  "sweep_lodo.py"),
                                 ("archrag_lodo.md", "ArchRAG's base and item weights by leave-one-dataset-out",

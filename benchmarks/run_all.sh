@@ -37,6 +37,14 @@ done
 # other graph signals re-ranking hybrid's top 20 on the two domain sets, on the indexes and rankings just made
 .venv/bin/python benchmarks/rerank_probes.py --datasets "$DATA" --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" \
   --tag default > "$OUT/rerank_probes.md"
+# the order in which the guard lists the chunks its fusion chose (A2RAG's own order from half the weight)
+.venv/bin/python benchmarks/guard_order.py --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" --tag default \
+  > "$OUT/guard_order.md"
+# whether the guard keeps every method at or above hybrid at top_k 2, 3 and 10 too (A2RAG ranked at each)
+.venv/bin/python benchmarks/domain_tuning.py rank --datasets "$DATA" --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" \
+  --methods a2rag@2,a2rag@3,a2rag@10
+.venv/bin/python benchmarks/guard_top_k.py --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" --tag default \
+  > "$OUT/guard_top_k.md"
 # inserts in batches of 50 documents against one build (a Wikipedia set and a clinical one), and how many words
 # the terms="auto" decision needs
 for ds in hotpotqa_train100 graphrag_bench_medical; do
