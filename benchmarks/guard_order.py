@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))  # domain_tuning
 
 SETS = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100", "graphrag_bench_medical", "covidqa_dev")
 METHODS = ("a2rag@5", "hipporag", "agrag", "pathrag", "archrag")
@@ -32,52 +35,68 @@ def recall(ranked, doc_of, gold, k: int) -> float:
     return len(set(gold) & {doc_of[c] for c in ranked[:k]}) / len(set(gold))
 
 
-def orders(data: dict, method: str) -> dict[str, list[list[int]]]:
-    """Per ordering, per question: the chunk positions listed."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
+def guarded(data: dict, key: str, k: int, **overrides) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Per question of ``rankings.json``: (the method's own ranking ``key``, the guard's fused top ``k``, the graph
+    weight), the guard at the method's shipped settings with ``overrides``: the retriever's own arithmetic
+    (``guard_weight``, ``linked_hybrid``, ``fuse_rankings``) on the saved rankings and signals."""
     from domain_tuning import retriever_class
     from llama_index_graphrag_suite.methods.graph_guard import (
-        fuse_rankings, guard_weight, hub_chunks, in_own_order, linked_hybrid, name_trust,
+        fuse_rankings, guard_weight, hub_chunks, linked_hybrid, name_trust,
     )
 
-    cfg = retriever_class(method.partition("@")[0]).config_class()
-    hub = str(cfg.guard_hub_share)
-    if hub_chunks(len(data["doc_of"]), cfg.guard_hub_share, cfg.guard_hub_min) != \
-            hub_chunks(len(data["doc_of"]), cfg.guard_hub_share, 20):
+    cfg = retriever_class(key.partition("@")[0]).config_class(**overrides)
+    n = len(data["doc_of"])
+    if hub_chunks(n, cfg.guard_hub_share, cfg.guard_hub_min) != hub_chunks(n, cfg.guard_hub_share, 20):
         raise SystemExit("rankings.json holds link shares for a hub floor of 20 chunks only")
-    links = data["link_names" if cfg.guard_names_only else "link"][hub]
+    links = data["link_names" if cfg.guard_names_only else "link"][str(cfg.guard_hub_share)]
     trust = name_trust(data["name_density"], cfg.guard_name_density)
+    out = []
+    for i in range(len(data["gold"])):
+        g, h = np.asarray(data["methods"][key][i], np.int64), np.asarray(data["hybrid"][i], np.int64)
+        agree = len(set(g[:k].tolist()) & set(h[:k].tolist())) / max(1, min(k, h.size))
+        w = guard_weight(links[i], agree, cfg, trust, k)
+        hk = linked_hybrid(h, np.asarray(data["cover"][i]), cfg.guard_cover_gain)
+        out.append((g, fuse_rankings(g, hk, w, cfg.guard_rrf_k, k)[0], w))
+    return out
+
+
+def orders(data: dict, method: str) -> dict[str, list[list[int]]]:
+    """Per ordering, per question: the chunk positions listed."""
+    from llama_index_graphrag_suite.methods.graph_guard import in_own_order
+
     out: dict[str, list[list[int]]] = {"fusion": [], "own from 0.5": [], "own from > 0": [], "own ranking": [],
                                        "hybrid": []}
-    for i in range(len(data["gold"])):
-        g, h = np.asarray(data["methods"][method][i], np.int64), np.asarray(data["hybrid"][i], np.int64)
-        agree = len(set(g[:K].tolist()) & set(h[:K].tolist())) / max(1, min(K, h.size))
-        w = guard_weight(links[i], agree, cfg, trust, K)
-        fused = fuse_rankings(g, linked_hybrid(h, np.asarray(data["cover"][i]), cfg.guard_cover_gain), w,
-                              cfg.guard_rrf_k, K)[0]
+    for (g, fused, w), h in zip(guarded(data, method, K), data["hybrid"]):
         own = fused[in_own_order(fused, g)].tolist()
         out["fusion"].append(fused.tolist())
         out["own from 0.5"].append(own if w >= 0.5 - 1e-9 else fused.tolist())
         out["own from > 0"].append(own if w > 0 else fused.tolist())
         out["own ranking"].append(g.tolist())
-        out["hybrid"].append(h.tolist())
+        out["hybrid"].append(h)
     return out
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def work_args(argv, doc: str) -> argparse.Namespace:
+    """The command line of the scripts that read domain_tuning.py's rankings."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--work", required=True, help="domain_tuning.py's --work folder")
     parser.add_argument("--tag", default="default")
     parser.add_argument("--sets", default=",".join(SETS))
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def load_rankings(args: argparse.Namespace, ds: str) -> dict:
+    return json.loads((Path(args.work) / args.tag / ds / "rankings.json").read_text())
+
+
+def main(argv=None) -> None:
+    args = work_args(argv, __doc__)
     print("# The order of the guard's top 5 (benchmarks/guard_order.py)\n")
     print("recall@1 / recall@2 / recall@5 in %, every question with gold, each method at its shipped guard settings; "
           "recall@5 is the same for every order of the fused chunks.\n")
     header = None
     for ds in args.sets.split(","):
-        data = json.loads((Path(args.work) / args.tag / ds / "rankings.json").read_text())
+        data = load_rankings(args, ds)
         for method in METHODS:
             if method not in data["methods"]:
                 continue

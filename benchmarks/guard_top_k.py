@@ -18,16 +18,14 @@ before the guard):
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
+from guard_order import SETS, guarded, load_rankings, recall, work_args  # noqa: E402 (the folder on the path first)
 
-SETS = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100", "graphrag_bench_medical", "covidqa_dev")
 METHODS = ("hipporag", "agrag", "pathrag", "archrag", "a2rag")
 # the methods that share one setting (as in domain_tuning.py): A2RAG has its own guard settings
 GROUPS = {"a2rag": ("a2rag",), "hipporag, agrag, pathrag, archrag": ("hipporag", "agrag", "pathrag", "archrag")}
@@ -37,35 +35,14 @@ POWERS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 FLOOR = 0.5
 
 
-def recall(ranked, doc_of, gold, k: int) -> float:
-    return len(set(gold) & {doc_of[c] for c in ranked[:k]}) / len(set(gold))
-
-
 def guarded_recalls(data: dict, method: str, k: int, power: float) -> np.ndarray | None:
     """recall@k of each question, the method guarded at its shipped settings with ``guard_small_k_power`` = power;
     None when rankings.json lacks the method's ranking for k."""
-    from domain_tuning import retriever_class
-    from llama_index_graphrag_suite.methods.graph_guard import (
-        fuse_rankings, guard_weight, hub_chunks, linked_hybrid, name_trust,
-    )
-
     key = f"{method}@{k}" if method == "a2rag" else method
     if key not in data["methods"]:
         return None
-    cfg = retriever_class(method).config_class(guard_small_k_power=power)
-    n = len(data["doc_of"])
-    if hub_chunks(n, cfg.guard_hub_share, cfg.guard_hub_min) != hub_chunks(n, cfg.guard_hub_share, 20):
-        raise SystemExit("rankings.json holds link shares for a hub floor of 20 chunks only")
-    links = data["link_names" if cfg.guard_names_only else "link"][str(cfg.guard_hub_share)]
-    trust = name_trust(data["name_density"], cfg.guard_name_density)
-    out = np.zeros(len(data["gold"]))
-    for i, gold in enumerate(data["gold"]):
-        g, h = np.asarray(data["methods"][key][i], np.int64), np.asarray(data["hybrid"][i], np.int64)
-        agree = len(set(g[:k].tolist()) & set(h[:k].tolist())) / max(1, min(k, h.size))
-        w = guard_weight(links[i], agree, cfg, trust, k)
-        hk = linked_hybrid(h, np.asarray(data["cover"][i]), cfg.guard_cover_gain)
-        out[i] = recall(fuse_rankings(g, hk, w, cfg.guard_rrf_k, k)[0].tolist(), data["doc_of"], gold, k)
-    return out
+    fused = guarded(data, key, k, guard_small_k_power=power)
+    return np.asarray([recall(f.tolist(), data["doc_of"], gold, k) for (_, f, _), gold in zip(fused, data["gold"])])
 
 
 def score(table: dict, sets, methods, power: float, rule: str = "mean") -> tuple[float, float]:
@@ -89,15 +66,11 @@ def pick(table: dict, sets, methods, rule: str = "mean") -> float:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--work", required=True, help="domain_tuning.py's --work folder")
-    parser.add_argument("--tag", default="default")
-    parser.add_argument("--sets", default=",".join(SETS))
-    args = parser.parse_args(argv)
+    args = work_args(argv, __doc__)
     sets = args.sets.split(",")
     table: dict = {}
     for ds in sets:
-        data = json.loads((Path(args.work) / args.tag / ds / "rankings.json").read_text())
+        data = load_rankings(args, ds)
         table[ds] = {}
         for k in TOP_KS:
             hybrid = 100.0 * float(np.mean([recall(h, data["doc_of"], g, k)
