@@ -201,3 +201,34 @@ def test_sweep_lodo_reads_tuning_tables_and_shows_a_gain_only_its_own_set_predic
     assert "| one | a 1, b 1 | 52.0 | 70.0 | +18.0 | 50.0 |" in mean  # the other two sets pick the default
     assert "| two | a 0, b 1 | 51.0 | 51.0 | +0.0 | 50.0 |" in mean
     assert "| a 1, b 1 (default) | +2.0 | +2.0 | +2.0 |" in out
+
+
+def test_guard_top_k_picks_the_power_that_keeps_every_method_above_the_floor_then_the_best_gain():
+    """benchmarks/guard_top_k.py: a power under which a method falls below hybrid − 0.5 at a small top_k loses to one
+    that keeps the floor, whatever its mean gain; among powers that keep it, the best mean gain; each group of
+    methods (A2RAG, the other four) picks its own, and leaving a set out can change the pick."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import guard_top_k as gt
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+    def cell(by_power):  # recall@k per power; powers not named score as power 0
+        return {p: by_power.get(p, by_power[0.0]) for p in gt.POWERS}
+
+    table = {
+        # power 0 gains most here but drops hipporag 2 points below hybrid at k 2
+        "a": {2: {"hybrid": 50.0, "methods": {"hipporag": cell({0.0: 48.0, 2.0: 50.0, 3.0: 49.8}),
+                                              "a2rag": cell({0.0: 60.0, 2.0: 52.0})}},
+              3: {"hybrid": 60.0, "methods": {"hipporag": cell({0.0: 66.0, 2.0: 62.0, 3.0: 61.0}),
+                                              "a2rag": cell({0.0: 70.0, 2.0: 61.0})}}},
+        "b": {2: {"hybrid": 40.0, "methods": {"hipporag": cell({0.0: 44.0, 2.0: 41.0, 3.0: 40.5}),
+                                              "a2rag": cell({0.0: 45.0})}},
+              3: {"hybrid": 45.0, "methods": {"hipporag": cell({0.0: 50.0, 2.0: 46.0, 3.0: 45.5}),
+                                              "a2rag": cell({0.0: 50.0})}}},
+    }
+    four, a2rag = gt.GROUPS["hipporag, agrag, pathrag, archrag"], gt.GROUPS["a2rag"]
+    assert gt.score(table, ["a", "b"], four, 0.0)[0] == -1.5  # 48 against a floor of 49.5
+    assert gt.pick(table, ["a", "b"], four) == 2.0  # keeps the floor with the best mean gain (3 keeps it too)
+    assert gt.pick(table, ["b"], four) == 0.0  # set "a" left out: nothing falls short, the best gain wins
+    assert gt.pick(table, ["a", "b"], a2rag) == 0.0  # A2RAG's own pick, from its own figures
