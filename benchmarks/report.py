@@ -254,6 +254,7 @@ def main() -> None:
                                  "rerank_probes.py"),
                                 ("guard_order.md", "The order of the guard's top 5 (issue 25)", "guard_order.py"),
                                 ("guard_top_k.md", "The hybrid guard at other top_k (issue 25)", "guard_top_k.py"),
+                                ("top_k_books.md", "The hybrid guard at small top_k on the books", "top_k_check.py"),
                                 ("pathrag_lodo.md", "PathRAG's base and path weights by leave-one-dataset-out",
                                  "sweep_lodo.py"),
                                 ("archrag_lodo.md", "ArchRAG's base and item weights by leave-one-dataset-out",

@@ -7,7 +7,8 @@ OUT=benchmarks/results
 mkdir -p "$OUT"
 rm -f "$OUT/micro_runs.json"  # which micro-benchmark a later commit re-ran alone: a full run supersedes it
 .venv/bin/python benchmarks/json_repair_compare.py --out "$OUT/json_repair.md"
-rm -rf "$OUT/index-2wiki" "$OUT/index-hotpot" "$OUT/index-musique"  # built fresh below (reused by the micro-benchmarks), never committed
+# built fresh below (reused by the micro-benchmarks and the top_k check), never committed
+rm -rf "$OUT/index-2wiki" "$OUT/index-hotpot" "$OUT/index-musique" "$OUT/index-sherlock" "$OUT/index-books"
 export HF_HUB_OFFLINE=1
 # the five shared sets: Wikipedia multi-hop and two domains (clinical guidelines, biomedical articles); every
 # graph method runs with its defaults (the hybrid guard on) and as its paper variant (":paper", guard off; A2RAG's
@@ -26,10 +27,16 @@ for ds in 2wiki_retrieval101 hotpotqa_train100 musique_train100 graphrag_bench_m
 done
 # a novel no tuning reads (benchmarks/datasets/sherlock_holmes_check/README.md): how the defaults carry to narrative text
 .venv/bin/graphrag-suite bench --dataset benchmarks/datasets/sherlock_holmes_check --methods all,$PAPER \
-  --out "$OUT/sherlock_holmes_check.json" --quiet
+  --out "$OUT/sherlock_holmes_check.json" --quiet --index-dir "$OUT/index-sherlock"
 # the same novel among three more books (benchmarks/datasets/four_books_check/README.md), 180 questions
 .venv/bin/graphrag-suite bench --dataset benchmarks/datasets/four_books_check --methods all,$PAPER \
-  --out "$OUT/four_books_check.json" --quiet
+  --out "$OUT/four_books_check.json" --quiet --index-dir "$OUT/index-books"
+# the guard at top_k 2, 3 and 5 through retrieve() on the books, which no tuning read
+.venv/bin/python benchmarks/top_k_check.py --dataset benchmarks/datasets/sherlock_holmes_check \
+  --index-dir "$OUT/index-sherlock" --ks 2,3,5 > "$OUT/top_k_books.md"
+.venv/bin/python benchmarks/top_k_check.py --dataset benchmarks/datasets/four_books_check \
+  --index-dir "$OUT/index-books" --ks 2,3,5 >> "$OUT/top_k_books.md"
+rm -rf "$OUT/index-sherlock" "$OUT/index-books"
 # issue 25: the hybrid guard's defaults by leave-one-dataset-out over the five sets (in-sample and left-out
 # columns, entity counts and the most linked entities per set); indexes in a scratch folder, not committed
 .venv/bin/python benchmarks/domain_tuning.py build rank check tune --datasets "$DATA" --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" \
