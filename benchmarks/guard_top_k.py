@@ -118,8 +118,9 @@ def main(argv=None) -> None:
     print(f"\nPer power, over all sets at k {' and '.join(map(str, SMALL))}: points short of hybrid − {FLOOR} "
           f"(summed over sets, k and methods) and the mean gain over hybrid:\n")
     for name, group in GROUPS.items():
-        figures = "; ".join(f"power {p:g}: short {-score(table, sets, group, p)[0]:.1f}, mean gain "
-                            f"{score(table, sets, group, p)[1]:+.2f}" for p in POWERS)
+        scores = {p: score(table, sets, group, p) for p in POWERS}
+        figures = "; ".join(f"power {p:g}: short {-short:.1f}, mean gain {gain:+.2f}"
+                            for p, (short, gain) in scores.items())
         print(f"- {name}: {figures}")
 
 if __name__ == "__main__":

@@ -45,11 +45,9 @@ def main(argv=None) -> None:
           "A2RAG ships 0).\n")
     print("| k | hybrid | " + " | ".join(methods) + " |")
     print("|---:|---:|" + "---:|" * len(methods))
+    doc_of = [index.chunks[c].doc_id for c in index.chunk_order]
     for k in map(int, args.ks.split(",")):
-        def doc_ids(chunk_positions):
-            return [index.chunks[index.chunk_order[c]].doc_id for c in chunk_positions]
-
-        hybrid = sum(recall(doc_ids(hybrid_ranking(index, q.question, k).tolist()), q.supporting_ids, k)
+        hybrid = sum(recall([doc_of[c] for c in hybrid_ranking(index, q.question, k).tolist()], q.supporting_ids, k)
                      for q in questions) / len(questions)
         cells = []
         for method in methods:
