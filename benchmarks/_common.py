@@ -1,4 +1,4 @@
-"""What the benchmark scripts share: their command line, the recall cells of a table row, and their output."""
+"""What the benchmark scripts share: their command line, recall@k, the recall cells of a table row, and their output."""
 
 from __future__ import annotations
 
@@ -18,6 +18,12 @@ def index_and_dataset_args(doc: str) -> argparse.ArgumentParser:
 def recall_cells(report: dict) -> str:
     """``recall@2 | recall@5 | all-gold@5`` in percent, from an ``eval.bench.run_method`` report."""
     return " | ".join(f"{100 * report[k]:.1f}" for k in ("recall@2", "recall@5", "all_gold@5"))
+
+
+def recall_at(ranked, doc_of, gold, k: int) -> float:
+    """Share of the gold passages among the passages of the first ``k`` ranked chunks (chunk positions mapped to
+    passages by ``doc_of``): recall@k as the bench counts it."""
+    return len(set(gold) & {doc_of[c] for c in ranked[:k]}) / len(set(gold))
 
 
 def emit(lines: list[str], out: str | None) -> None:

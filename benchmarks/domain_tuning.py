@@ -44,6 +44,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import recall_at  # noqa: E402 (the folder on the path first)
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 DATASETS = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100", "graphrag_bench_medical", "covidqa_dev")
@@ -220,8 +223,7 @@ def check(args, ds: str) -> None:
 # ------------------------------------------------------------------------------------------- tuning
 
 def recall5(ranked_chunks, doc_of, gold) -> float:
-    docs = [doc_of[c] for c in ranked_chunks][:K]
-    return len(set(gold) & set(docs)) / len(set(gold))
+    return recall_at(ranked_chunks, doc_of, gold, K)
 
 
 W_STEPS = np.linspace(0.0, 1.0, 21)  # the graph weight's grid: graph_guard.WEIGHT_STEP, so the simulation is exact

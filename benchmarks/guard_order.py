@@ -23,16 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).parent))  # domain_tuning
+sys.path.insert(0, str(Path(__file__).parent))  # domain_tuning, _common
+from _common import recall_at as recall  # noqa: E402 (the folder on the path first)
 
 SETS = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100", "graphrag_bench_medical", "covidqa_dev")
 METHODS = ("a2rag@5", "hipporag", "agrag", "pathrag", "archrag")
 K = 5
 CUTS = (1, 2, 5)
-
-
-def recall(ranked, doc_of, gold, k: int) -> float:
-    return len(set(gold) & {doc_of[c] for c in ranked[:k]}) / len(set(gold))
 
 
 def guarded(data: dict, key: str, k: int, **overrides) -> list[tuple[np.ndarray, np.ndarray, float]]:

@@ -36,10 +36,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import recall_at  # noqa: E402 (the folder on the path first)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -49,7 +53,7 @@ GAINS = (0.1, 0.2, 0.35, 0.5)
 
 
 def recall(ranked, doc_of, gold, k: int = K) -> float:
-    return len(set(gold) & {doc_of[c] for c in ranked[:k]}) / len(set(gold))
+    return recall_at(ranked, doc_of, gold, k)
 
 
 def entity_matrix(index) -> tuple[sp.csr_matrix, np.ndarray]:

@@ -232,3 +232,39 @@ def test_guard_top_k_picks_the_power_that_keeps_every_method_above_the_floor_the
     assert gt.pick(table, ["a", "b"], four) == 2.0  # keeps the floor with the best mean gain (3 keeps it too)
     assert gt.pick(table, ["b"], four) == 0.0  # set "a" left out: nothing falls short, the best gain wins
     assert gt.pick(table, ["a", "b"], a2rag) == 0.0  # A2RAG's own pick, from its own figures
+
+
+def test_graph_headroom_counts_how_often_the_chunk_a_method_brings_in_is_gold(tmp_path, capsys):
+    """benchmarks/graph_headroom.py: the method's best chunk outside hybrid's top 5 (by passage, not by chunk),
+    where hybrid ranks it, whether it is gold, and recall@5 when it replaces hybrid's 5th; the oracle keeps the
+    better of the two per question."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import graph_headroom as gh
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+    # chunks 0..29, two chunks per passage: chunk c belongs to passage c // 2
+    doc_of = [f"p{c // 2}" for c in range(30)]
+    hybrid = [[0, 2, 4, 6, 8, 10, 12, 14], [0, 2, 4, 6, 8, 10, 12, 14]]
+    # question 0: chunk 1 shares chunk 0's passage (so it is not "outside"); 12 (hybrid rank 6) is gold
+    # question 1: its first outside chunk, 28, is not in hybrid's list (rank > 20) and is not gold; 8 (#5) is gold
+    own = [[1, 12, 0], [28, 0]]
+    data = {"doc_of": doc_of, "hybrid": hybrid, "gold": [["p0", "p6"], ["p4"]], "methods": {"m": own}}
+    assert gh.first_outside(own[0], hybrid[0], doc_of) == (12, 6)
+    assert gh.first_outside(own[1], hybrid[1], doc_of) == (28, None)
+    assert gh.first_outside([0, 2], hybrid[0], doc_of) == (None, None)
+    row = gh.headroom(data, "m")
+    assert row["hybrid_at"] == {4: 0.0, 5: 0.5}  # hybrid's 5th chunk (8, passage p4) is gold for question 1
+    assert row["outside"] == 0.5
+    assert row["buckets"]["6-10"] == (1.0, 1) and row["buckets"][">20"] == (0.0, 1)
+    assert row["buckets"]["11-20"][1] == 0
+    # hybrid: q0 finds p0 of {p0, p6}, q1 finds p4; swapping the 5th brings p6 to q0 and loses p4 for q1
+    assert row["recall"] == {"hybrid": 0.75, "swap": 0.5, "oracle": 1.0}
+
+    work = tmp_path / "w" / "t" / "set"
+    work.mkdir(parents=True)
+    (work / "rankings.json").write_text(json.dumps({**data, "methods": {"a2rag@5": own}}))
+    gh.main(["--work", str(tmp_path / "w"), "--tag", "t", "--sets", "set"])
+    out = capsys.readouterr().out
+    assert "| set | a2rag@5 | 0.0 | 50.0 | 50.0 | 100.0 (1) | - (0) | 0.0 (1) | 75.0 | 50.0 | 100.0 |" in out
