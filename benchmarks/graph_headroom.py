@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import recall_at  # noqa: E402 (the folder on the path first)
-from guard_order import METHODS, K, load_rankings, work_args  # noqa: E402
+from guard_order import K, each_method, work_args  # noqa: E402
 
 BUCKETS = ("6-10", "11-20", ">20")  # hybrid's rank of the chunk brought in (1-based; it is never in the top 5)
 
@@ -83,16 +83,12 @@ def main(argv=None) -> None:
     print("| dataset | method | hybrid #4 | hybrid #5 | 1st outside | its hybrid rank 6-10 | 11-20 | >20 "
           "| recall@5 hybrid | swap 5th | oracle |")
     print("|---|---|" + "---:|" * 9)
-    for ds in args.sets.split(","):
-        data = load_rankings(args, ds)
-        for method in METHODS:
-            if method not in data["methods"]:
-                continue
-            row = headroom(data, method)
-            cells = [pct(row["hybrid_at"][K - 1]), pct(row["hybrid_at"][K]), pct(row["outside"])]
-            cells += [f"{pct(p)} ({n})" for p, n in row["buckets"].values()]
-            cells += [pct(row["recall"][x]) for x in ("hybrid", "swap", "oracle")]
-            print(f"| {ds} | {method} | " + " | ".join(cells) + " |")
+    for ds, data, method in each_method(args):
+        row = headroom(data, method)
+        cells = [pct(row["hybrid_at"][K - 1]), pct(row["hybrid_at"][K]), pct(row["outside"])]
+        cells += [f"{pct(p)} ({n})" for p, n in row["buckets"].values()]
+        cells += [pct(row["recall"][x]) for x in ("hybrid", "swap", "oracle")]
+        print(f"| {ds} | {method} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

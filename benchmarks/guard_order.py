@@ -86,28 +86,33 @@ def load_rankings(args: argparse.Namespace, ds: str) -> dict:
     return json.loads((Path(args.work) / args.tag / ds / "rankings.json").read_text())
 
 
+def each_method(args: argparse.Namespace):
+    """(set, its rankings.json, method) for every set of ``--sets`` and every method of :data:`METHODS` it ranked."""
+    for ds in args.sets.split(","):
+        data = load_rankings(args, ds)
+        for method in METHODS:
+            if method in data["methods"]:
+                yield ds, data, method
+
+
 def main(argv=None) -> None:
     args = work_args(argv, __doc__)
     print("# The order of the guard's top 5 (benchmarks/guard_order.py)\n")
     print("recall@1 / recall@2 / recall@5 in %, every question with gold, each method at its shipped guard settings; "
           "recall@5 is the same for every order of the fused chunks.\n")
     header = None
-    for ds in args.sets.split(","):
-        data = load_rankings(args, ds)
-        for method in METHODS:
-            if method not in data["methods"]:
-                continue
-            listed = orders(data, method)
-            if header is None:
-                header = list(listed)
-                print("| dataset | method | " + " | ".join(header) + " |")
-                print("|---|---|" + "---:|" * len(header))
-            cells = []
-            for name in header:
-                figures = [100.0 * float(np.mean([recall(r, data["doc_of"], g, k)
-                                                  for r, g in zip(listed[name], data["gold"])])) for k in CUTS]
-                cells.append(" / ".join(f"{f:.1f}" for f in figures))
-            print(f"| {ds} | {method} | " + " | ".join(cells) + " |")
+    for ds, data, method in each_method(args):
+        listed = orders(data, method)
+        if header is None:
+            header = list(listed)
+            print("| dataset | method | " + " | ".join(header) + " |")
+            print("|---|---|" + "---:|" * len(header))
+        cells = []
+        for name in header:
+            figures = [100.0 * float(np.mean([recall(r, data["doc_of"], g, k)
+                                              for r, g in zip(listed[name], data["gold"])])) for k in CUTS]
+            cells.append(" / ".join(f"{f:.1f}" for f in figures))
+        print(f"| {ds} | {method} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
