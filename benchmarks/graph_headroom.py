@@ -49,7 +49,7 @@ def headroom(data: dict, method: str, k: int = K) -> dict:
     """The figures of one row (fractions, not percents) and the bucket counts."""
     doc_of = data["doc_of"]
     at_rank = {r: [] for r in (k - 2, k - 1)}
-    inside, hyb, swap, best = [], [], [], []
+    outside, hyb, swap, best = [], [], [], []  # gold hits of the chunk brought in; recall@5 per question
     buckets: dict[str, list[float]] = {name: [] for name in BUCKETS}
     for own, h, gold in zip(data["methods"][method], data["hybrid"], data["gold"]):
         g = set(gold)
@@ -58,16 +58,18 @@ def headroom(data: dict, method: str, k: int = K) -> dict:
         base = recall_at(h, doc_of, gold, k)
         chunk, rank = first_outside(own, h, doc_of, k)
         hyb.append(base)
-        if chunk is None:
-            swap.append(base), best.append(base)
+        if chunk is None:  # the method ranks nothing outside hybrid's top 5: no swap
+            swap.append(base)
+            best.append(base)
             continue
         hit = float(doc_of[chunk] in g)
-        inside.append(hit)
+        outside.append(hit)
         buckets[bucket(rank)].append(hit)
         swapped = recall_at(list(h[: k - 1]) + [chunk], doc_of, gold, k)
-        swap.append(swapped), best.append(max(base, swapped))
+        swap.append(swapped)
+        best.append(max(base, swapped))
     mean = lambda xs: float(np.mean(xs)) if xs else float("nan")  # noqa: E731
-    return {"hybrid_at": {r + 1: mean(v) for r, v in at_rank.items()}, "outside": mean(inside),
+    return {"hybrid_at": {r + 1: mean(v) for r, v in at_rank.items()}, "outside": mean(outside),
             "buckets": {n: (mean(v), len(v)) for n, v in buckets.items()},
             "recall": {"hybrid": mean(hyb), "swap": mean(swap), "oracle": mean(best)}}
 
