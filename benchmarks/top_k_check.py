@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import recall_at  # noqa: E402 (the folder on the path first)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 METHODS = ("hipporag", "agrag", "pathrag", "archrag", "a2rag")
-
-
-def recall(docs: list[str], gold, k: int) -> float:
-    return len(set(gold) & set(docs[:k])) / len(set(gold))
 
 
 def main(argv=None) -> None:
@@ -46,8 +47,9 @@ def main(argv=None) -> None:
     print("| k | hybrid | " + " | ".join(methods) + " |")
     print("|---:|---:|" + "---:|" * len(methods))
     doc_of = [index.chunks[c].doc_id for c in index.chunk_order]
+    position = index.chunk_position
     for k in map(int, args.ks.split(",")):
-        hybrid = sum(recall([doc_of[c] for c in hybrid_ranking(index, q.question, k).tolist()], q.supporting_ids, k)
+        hybrid = sum(recall_at(hybrid_ranking(index, q.question, k).tolist(), doc_of, q.supporting_ids, k)
                      for q in questions) / len(questions)
         cells = []
         for method in methods:
@@ -57,8 +59,8 @@ def main(argv=None) -> None:
             if shipped.config.guard_small_k_power != 0:
                 variants.append(get_retriever(index, method, top_k=k, guard_small_k_power=0.0))
             for retriever in variants:
-                total = sum(recall([n.node.metadata["doc_id"] for n in retriever.retrieve(q.question)],
-                                   q.supporting_ids, k) for q in questions)
+                total = sum(recall_at([position[n.node.metadata["chunk_id"]] for n in retriever.retrieve(q.question)],
+                                      doc_of, q.supporting_ids, k) for q in questions)
                 figures.append(100.0 * total / len(questions))
             cells.append(" / ".join(f"{f:.1f}" for f in figures))
         print(f"| {k} | {100.0 * hybrid:.1f} | " + " | ".join(cells) + " |")
