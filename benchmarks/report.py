@@ -254,6 +254,8 @@ def main() -> None:
                                  "rerank_probes.py"),
                                 ("graph_headroom.md", "Room for a graph method above hybrid (issue 25)",
                                  "graph_headroom.py"),
+                                ("sentence_probe.md", "A chunk's best sentence as a ranking signal (issue 25)",
+                                 "sentence_probe.py"),
                                 ("guard_order.md", "The order of the guard's top 5 (issue 25)", "guard_order.py"),
                                 ("guard_top_k.md", "The hybrid guard at other top_k (issue 25)", "guard_top_k.py"),
                                 ("top_k_books.md", "The hybrid guard at small top_k on the books", "top_k_check.py"),

@@ -50,6 +50,9 @@ rm -rf "$OUT/index-sherlock" "$OUT/index-books"
 # how often the chunk a graph method would bring into hybrid's top 5 is gold, against hybrid's own 4th and 5th
 .venv/bin/python benchmarks/graph_headroom.py --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" --tag default \
   > "$OUT/graph_headroom.md"
+# a text signal instead: a chunk's best sentence against the question (what it would lift, and its embedding cost)
+.venv/bin/python benchmarks/sentence_probe.py --datasets "$DATA" --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" \
+  --tag default > "$OUT/sentence_probe.md"
 # whether the guard keeps every method at or above hybrid at top_k 2, 3 and 10 too (A2RAG ranked at each)
 .venv/bin/python benchmarks/domain_tuning.py rank --datasets "$DATA" --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" \
   --methods a2rag@2,a2rag@3,a2rag@10

@@ -268,3 +268,41 @@ def test_graph_headroom_counts_how_often_the_chunk_a_method_brings_in_is_gold(tm
     gh.main(["--work", str(tmp_path / "w"), "--tag", "t", "--sets", "set"])
     out = capsys.readouterr().out
     assert "| set | a2rag@5 | 0.0 | 50.0 | 50.0 | 100.0 (1) | - (0) | 0.0 (1) | 75.0 | 50.0 | 100.0 |" in out
+
+
+def test_sentence_probe_scores_a_chunk_by_its_best_sentence_and_reproduces_hybrid(toy, tmp_path, monkeypatch):
+    """sentence_probe.py: a chunk's score is its best sentence's cosine (not the mean of its sentences); its hybrid
+    row is the bench's hybrid recall on the same index."""
+    import numpy as np
+
+    from llama_index_graphrag_suite.eval.bench import run_method
+    from llama_index_graphrag_suite.eval.datasets import load_dataset
+    from llama_index_graphrag_suite.registry import resolve_method
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import sentence_probe as probe
+
+    sentences, owner = probe.chunk_sentences(["Ada was born in Lisbon. She taught there.", "No break here", ""])
+    assert sentences == ["Ada was born in Lisbon.", "She taught there.", "No break here", ""]
+    assert owner.tolist() == [0, 0, 1, 2]
+    sentence_vecs = np.array([[1, 0], [0, 1], [0.6, 0.8], [0.8, 0.6]], np.float32)
+    best = probe.best_sentence_scores(np.array([[0, 1], [1, 0]], np.float32), sentence_vecs, owner, 3)
+    assert np.allclose(best, [[1.0, 0.8, 0.6], [1.0, 0.6, 0.8]])  # chunk 0 holds a perfect sentence for each
+
+    index_dir, data = toy
+    embed = HashEmbedding(dim=64)
+    index = GraphRAGIndex.load(index_dir, embed_model=embed, show_progress=False)
+    questions = load_dataset(data).questions
+    folder = tmp_path / "work" / "toy"
+    folder.mkdir(parents=True)
+    (folder / "index").symlink_to(index_dir, target_is_directory=True)
+    (folder / "rankings.json").write_text(json.dumps({
+        "doc_of": [index.chunks[c].doc_id for c in index.chunk_order],
+        "gold": [list(q.supporting_ids) for q in questions]}))
+    lines = probe.probe(tmp_path / "work", "toy", [q.question for q in questions], model=embed)
+    rows = {line.split("|")[1].strip(): float(line.split("|")[3]) for line in lines if line.startswith("| ")
+            and not line.startswith("| ranking")}
+    assert list(rows) == ["hybrid", "dense", "bm25", "best sentence", "dense + best sentence, then hybrid",
+                          "three-way"]
+    bench = run_method(index, load_dataset(data), resolve_method("hybrid"), show_progress=False)
+    assert rows["hybrid"] == pytest.approx(100 * bench["recall@5"], abs=0.05)
