@@ -1,4 +1,4 @@
-"""What the benchmark scripts share: their command line, recall@k, the recall cells of a table row, and their output."""
+"""What the benchmark scripts share: their command lines, the questions with gold, recall@k, the recall cells of a table row, and their output."""
 
 from __future__ import annotations
 
@@ -13,6 +13,25 @@ def index_and_dataset_args(doc: str) -> argparse.ArgumentParser:
     parser.add_argument("--dataset", default="/work/shared/datasets/2wiki_retrieval101")
     parser.add_argument("--out", help="write the markdown here too")
     return parser
+
+
+def probe_args(doc: str, sets: str) -> argparse.ArgumentParser:
+    """``--datasets``, ``--work`` and ``--tag`` (where ``domain_tuning.py`` left its indexes and rankings) and
+    ``--sets`` (comma-separated, ``sets`` by default): the command line of the probes that read them."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--datasets", default="../shared/datasets")
+    parser.add_argument("--work", default="/tmp/gr25", help="domain_tuning.py's --work folder")
+    parser.add_argument("--tag", default="default")
+    parser.add_argument("--sets", default=sets)
+    return parser
+
+
+def questions_with_gold(datasets: str | Path, name: str) -> list[str]:
+    """The texts of a dataset's questions that have gold passages, in its order: the order of the ``gold`` lists
+    in ``domain_tuning.py``'s ``rankings.json``."""
+    from llama_index_graphrag_suite.eval.datasets import load_dataset
+
+    return [q.question for q in load_dataset(Path(datasets) / name).questions if q.supporting_ids]
 
 
 def recall_cells(report: dict) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))  # domain_tuning, _common
-from _common import recall_at as recall  # noqa: E402 (the folder on the path first)
+from _common import probe_args, recall_at as recall  # noqa: E402 (the folder on the path first)
 
 SETS = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100", "graphrag_bench_medical", "covidqa_dev")
 METHODS = ("a2rag@5", "hipporag", "agrag", "pathrag", "archrag")
@@ -75,11 +75,7 @@ def orders(data: dict, method: str) -> dict[str, list[list[int]]]:
 
 def work_args(argv, doc: str) -> argparse.Namespace:
     """The command line of the scripts that read domain_tuning.py's rankings."""
-    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    parser.add_argument("--work", required=True, help="domain_tuning.py's --work folder")
-    parser.add_argument("--tag", default="default")
-    parser.add_argument("--sets", default=",".join(SETS))
-    return parser.parse_args(argv)
+    return probe_args(doc, ",".join(SETS)).parse_args(argv)
 
 
 def load_rankings(args: argparse.Namespace, ds: str) -> dict:

@@ -33,7 +33,6 @@ first:
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -43,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import recall_at  # noqa: E402 (the folder on the path first)
+from _common import probe_args, questions_with_gold, recall_at  # noqa: E402 (the folder on the path first)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -186,22 +185,12 @@ def _neighbours(top: np.ndarray, titles: list[str]) -> set[int]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", default="../shared/datasets")
-    ap.add_argument("--work", default="/tmp/gr25", help="domain_tuning.py's --work folder")
-    ap.add_argument("--tag", default="default")
-    ap.add_argument("--sets", default="graphrag_bench_medical,covidqa_dev")
-    args = ap.parse_args()
-    from llama_index_graphrag_suite.eval.datasets import load_dataset
-
+    args = probe_args(__doc__, "graphrag_bench_medical,covidqa_dev").parse_args()
     lines = ["recall@5 in %, all-MiniLM-L6-v2, the default index; each row re-orders hybrid's top 20 by "
              "`2 / (2 + rank) + gain · signal` (the script's docstring says what each signal is).", ""]
     for ds in args.sets.split(","):
-        # rankings.json keeps the gold of every question with gold, in the dataset's order; the texts are read here
-        texts = [q.question for q in load_dataset(Path(args.datasets) / ds).questions if q.supporting_ids]
-        lines += probe(Path(args.work) / args.tag, ds, texts)
+        lines += probe(Path(args.work) / args.tag, ds, questions_with_gold(args.datasets, ds))
     print("\n".join(lines))
-
 
 if __name__ == "__main__":
     main()

@@ -25,7 +25,6 @@ Reads the indexes and ``rankings.json`` of ``benchmarks/domain_tuning.py`` (its 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -35,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import recall_at  # noqa: E402 (the folder on the path first)
+from _common import probe_args, questions_with_gold, recall_at  # noqa: E402 (the folder on the path first)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -116,22 +115,13 @@ def probe(folder: Path, ds: str, questions: list[str], model=None) -> list[str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", default="../shared/datasets")
-    ap.add_argument("--work", default="/tmp/gr25", help="domain_tuning.py's --work folder")
-    ap.add_argument("--tag", default="default")
-    ap.add_argument("--sets", default=",".join(SETS))
-    args = ap.parse_args()
-    from llama_index_graphrag_suite.eval.datasets import load_dataset
-
+    args = probe_args(__doc__, ",".join(SETS)).parse_args()
     lines = ["# A chunk's best sentence as a ranking signal (`benchmarks/sentence_probe.py`)", "",
              "all-MiniLM-L6-v2, the default index of `domain_tuning.py`; the script's docstring says what each row "
              "is.", ""]
     for ds in args.sets.split(","):
-        questions = [q.question for q in load_dataset(Path(args.datasets) / ds).questions if q.supporting_ids]
-        lines += probe(Path(args.work) / args.tag, ds, questions)
+        lines += probe(Path(args.work) / args.tag, ds, questions_with_gold(args.datasets, ds))
     print("\n".join(lines))
-
 
 if __name__ == "__main__":
     main()
