@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from guard_order import SETS, guarded, load_rankings, recall, work_args  # noqa: E402 (the folder on the path first)
+from _common import recall_at as recall  # noqa: E402 (the folder on the path first)
+from guard_order import SETS, guarded, load_rankings, work_args  # noqa: E402
 
 METHODS = ("hipporag", "agrag", "pathrag", "archrag", "a2rag")
 # the methods that share one setting (as in domain_tuning.py): A2RAG has its own guard settings
