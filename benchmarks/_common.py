@@ -34,6 +34,14 @@ def questions_with_gold(datasets: str | Path, name: str) -> list[str]:
     return [q.question for q in load_dataset(Path(datasets) / name).questions if q.supporting_ids]
 
 
+def probe_each_set(args: argparse.Namespace, probe) -> list[str]:
+    """The lines of ``probe(work folder, set, its questions with gold)`` for each set of ``--sets``, in order."""
+    lines: list[str] = []
+    for name in args.sets.split(","):
+        lines += probe(Path(args.work) / args.tag, name, questions_with_gold(args.datasets, name))
+    return lines
+
+
 def recall_cells(report: dict) -> str:
     """``recall@2 | recall@5 | all-gold@5`` in percent, from an ``eval.bench.run_method`` report."""
     return " | ".join(f"{100 * report[k]:.1f}" for k in ("recall@2", "recall@5", "all_gold@5"))

@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import probe_args, questions_with_gold, recall_at  # noqa: E402 (the folder on the path first)
+from _common import probe_args, probe_each_set, recall_at  # noqa: E402 (the folder on the path first)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -188,9 +188,8 @@ def main() -> None:
     args = probe_args(__doc__, "graphrag_bench_medical,covidqa_dev").parse_args()
     lines = ["recall@5 in %, all-MiniLM-L6-v2, the default index; each row re-orders hybrid's top 20 by "
              "`2 / (2 + rank) + gain · signal` (the script's docstring says what each signal is).", ""]
-    for ds in args.sets.split(","):
-        lines += probe(Path(args.work) / args.tag, ds, questions_with_gold(args.datasets, ds))
-    print("\n".join(lines))
+    print("\n".join(lines + probe_each_set(args, probe)))
+
 
 if __name__ == "__main__":
     main()

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import probe_args, questions_with_gold, recall_at  # noqa: E402 (the folder on the path first)
+from _common import probe_args, probe_each_set, recall_at  # noqa: E402 (the folder on the path first)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -119,9 +119,8 @@ def main() -> None:
     lines = ["# A chunk's best sentence as a ranking signal (`benchmarks/sentence_probe.py`)", "",
              "all-MiniLM-L6-v2, the default index of `domain_tuning.py`; the script's docstring says what each row "
              "is.", ""]
-    for ds in args.sets.split(","):
-        lines += probe(Path(args.work) / args.tag, ds, questions_with_gold(args.datasets, ds))
-    print("\n".join(lines))
+    print("\n".join(lines + probe_each_set(args, probe)))
+
 
 if __name__ == "__main__":
     main()
