@@ -1,4 +1,5 @@
-"""What the benchmark scripts share: their command lines, the questions with gold, recall@k, the recall cells of a table row, and their output."""
+"""What the benchmark scripts share: their command lines, the questions with gold, recall@k, the recall cells of a
+table row, and their output."""
 
 from __future__ import annotations
 
