@@ -7,6 +7,10 @@ import argparse
 from pathlib import Path
 
 
+# the five shared benchmark sets (../shared/datasets) the issue-25 scripts read, in the order of their tables
+SHARED_SETS = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100", "graphrag_bench_medical", "covidqa_dev")
+
+
 def index_and_dataset_args(doc: str) -> argparse.ArgumentParser:
     """``--index-dir`` (a saved GraphRAGIndex), ``--dataset`` (a benchmark folder) and ``--out``."""
     parser = argparse.ArgumentParser(description=doc.split("\n")[0])

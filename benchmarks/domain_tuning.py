@@ -45,11 +45,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import recall_at  # noqa: E402 (the folder on the path first)
+from _common import SHARED_SETS, recall_at  # noqa: E402 (the folder on the path first)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-DATASETS = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100", "graphrag_bench_medical", "covidqa_dev")
+DATASETS = SHARED_SETS
 # a2rag ranks to its top_k (5) before the guard: its hybrid anchors already keep hybrid's best chunks there
 METHODS = ("hipporag", "agrag", "pathrag", "archrag", "a2rag@5")
 DEPTH = 20

@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))  # domain_tuning, _common
-from _common import probe_args, recall_at as recall  # noqa: E402 (the folder on the path first)
+from _common import SHARED_SETS, probe_args, recall_at as recall  # noqa: E402 (the folder on the path first)
 
-SETS = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100", "graphrag_bench_medical", "covidqa_dev")
+SETS = SHARED_SETS
 METHODS = ("a2rag@5", "hipporag", "agrag", "pathrag", "archrag")
 K = 5
 CUTS = (1, 2, 5)

@@ -310,7 +310,8 @@ def domain_tuning_section(path: Path) -> list[str]:
     lines = ["## Any corpus: five sets, in-sample and left-out (issue 25)", "",
              f"Output of `benchmarks/domain_tuning.py` (see run_all.sh), written at commit {r.get('commit', '?')}."
              f"{run_note(r)} recall@5 in %, every question with gold, all-MiniLM-L6-v2, the default index (named "
-             "entities; salient terms where the corpus is not written in names). For each graph method: *paper* = its paper variant "
+             "entities; salient terms where the corpus is not written in names). For each graph method: *paper* = "
+             "its paper variant "
              "(`method:paper`: its own ranking with the guard off; A2RAG's also without our anchors, its own "
              "ranking, the guard's input, in brackets); *in* = with the hybrid guard at the settings chosen on all five sets "
              "(the shipped defaults); *out* = at the settings chosen on the other four sets only (leave-one-dataset-"

@@ -34,12 +34,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import probe_args, probe_each_set, recall_at  # noqa: E402 (the folder on the path first)
+from _common import SHARED_SETS, probe_args, probe_each_set, recall_at  # noqa: E402 (the folder on the path first)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-SETS = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100", "graphrag_bench_medical", "covidqa_dev")
-
 
 def chunk_sentences(texts: list[str]) -> tuple[list[str], np.ndarray]:
     """Every sentence of every chunk (a chunk without a sentence break is one sentence), and the chunk position each
@@ -65,17 +62,12 @@ def best_sentence_scores(query_vecs: np.ndarray, sentence_vecs: np.ndarray, owne
     return out
 
 
-def unit(vectors) -> np.ndarray:
-    v = np.asarray(vectors, np.float32)
-    return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
-
-
 def probe(folder: Path, ds: str, questions: list[str], model=None) -> list[str]:
     """The table rows of one dataset; ``questions``: those with gold, in the order of ``rankings.json``; ``model``:
     the index's embedding model (all-MiniLM-L6-v2 when None)."""
     from llama_index_graphrag_suite.embeddings import resolve_embed_model
     from llama_index_graphrag_suite.index import GraphRAGIndex
-    from llama_index_graphrag_suite.methods.graph_guard import bm25_scores, dense_scores
+    from llama_index_graphrag_suite.index.vectors import normalize_rows
     from llama_index_graphrag_suite.methods.scoring import hybrid, minmax, top_k
 
     data = json.loads((folder / ds / "rankings.json").read_text())
@@ -84,13 +76,14 @@ def probe(folder: Path, ds: str, questions: list[str], model=None) -> list[str]:
     texts = [index.chunks[cid].text for cid in index.chunk_order]
     sentences, owner = chunk_sentences(texts)
     started = time.perf_counter()
-    sentence_vecs = unit(model.get_text_embedding_batch(sentences))
+    sentence_vecs = normalize_rows(model.get_text_embedding_batch(sentences))
     seconds = time.perf_counter() - started
-    best = best_sentence_scores(unit(model.get_text_embedding_batch(questions)), sentence_vecs, owner, len(texts))
+    query_vecs = normalize_rows([index.embed_query(q) for q in questions])  # once each: dense and best sentence
+    best = best_sentence_scores(query_vecs, sentence_vecs, owner, len(texts))
 
     rows: dict[str, list[tuple[float, float]]] = {}
     for i, (question, gold) in enumerate(zip(questions, data["gold"])):
-        dense, bm25 = dense_scores(index, question), bm25_scores(index, question)
+        dense, bm25 = index.chunk_dense_scores(query_vecs[i]), index.bm25.scores(question)
         rankings = {
             "hybrid": hybrid(dense, bm25),
             "dense": dense,
@@ -115,7 +108,7 @@ def probe(folder: Path, ds: str, questions: list[str], model=None) -> list[str]:
 
 
 def main() -> None:
-    args = probe_args(__doc__, ",".join(SETS)).parse_args()
+    args = probe_args(__doc__, ",".join(SHARED_SETS)).parse_args()
     lines = ["# A chunk's best sentence as a ranking signal (`benchmarks/sentence_probe.py`)", "",
              "all-MiniLM-L6-v2, the default index of `domain_tuning.py`; the script's docstring says what each row "
              "is.", ""]
