@@ -12,11 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 from pathlib import Path
 
-from llama_index_graphrag_suite.extractors.terms import NAME_RICH, capitalised_word_counts
-
-DATASETS = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100", "graphrag_bench_medical", "covidqa_dev")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import SHARED_SETS as DATASETS  # noqa: E402 (the folder on the path first)
+from llama_index_graphrag_suite.extractors.terms import NAME_RICH, capitalised_word_counts  # noqa: E402
 WORDS = (200, 1000, 2000, 5000, 10_000, 20_000)
 
 

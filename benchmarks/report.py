@@ -9,11 +9,14 @@ import argparse
 import json
 import math
 import subprocess
+import sys
 import time
 from pathlib import Path
 
-DATASETS = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100", "graphrag_bench_medical", "covidqa_dev",
-            "sherlock_holmes_check", "four_books_check")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import SHARED_SETS  # noqa: E402 (the folder on the path first)
+
+DATASETS = (*SHARED_SETS, "sherlock_holmes_check", "four_books_check")
 CHECK_SET = "sherlock_holmes_check"  # never used for tuning: benchmarks/datasets/sherlock_holmes_check/README.md
 # the sets no tuning reads (each README): section title, what the corpus is, and what the set is not blind to
 CHECK_SETS = {
