@@ -314,7 +314,8 @@ def test_build_ab_pairs_runs_and_takes_the_median_of_the_pairwise_ratios():
     def run(seconds, embed):
         return {"seconds": seconds, "stages": {"embed": embed, "extract": 1.0}, "entities": 10, "chunks": 4}
 
-    runs = {"A": [run(12.0, 9.0), run(10.0, 8.0), run(30.0, 20.0)], "B": [run(10.0, 8.0), run(10.0, 8.0), run(20.0, 15.0)]}
+    runs = {"A": [run(12.0, 9.0), run(10.0, 8.0), run(30.0, 20.0)],
+            "B": [run(10.0, 8.0), run(10.0, 8.0), run(20.0, 15.0)]}
     lines = build_ab["table"](runs, {"A": "aaa", "B": "bbb"}, "/data/toy")
     assert lines[0] == "## Building `toy`: A = aaa, B = bbb"
     assert "| 1 | A | aaa | 12.0 | 9.0 | 1.0 | 10 | 4 |" in lines  # the longest stage first
