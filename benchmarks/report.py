@@ -245,6 +245,7 @@ def main() -> None:
     if (results / "json_repair.md").exists():  # markdown already, from benchmarks/json_repair_compare.py
         lines += [(results / "json_repair.md").read_text(encoding="utf-8").strip(), ""]
     for name, title, script in (("embed_speed.md", "Embedding speed: PyTorch and ONNX Runtime", "embed_speed.py"),
+                                ("build_ab.md", "Index build time beside a baseline commit", "build_ab.py"),
                                 ("big_document.md", "One very large document", "big_document.py"),
                                 ("guard_latency.md", "The hybrid guard's cost per query", "guard_latency.py"),
                                 ("store_bench.md", "Graph stores: in-memory JSON and embedded LadybugDB", "store_bench.py"),

@@ -96,6 +96,13 @@ done
 .venv/bin/python benchmarks/sweep_lodo.py --tables "$OUT/tuning.txt" --method archrag --params sparse_weight,item_weight \
   --default "sparse_weight 0.25, item_weight 0.2" > "$OUT/archrag_lodo.md"
 .venv/bin/python benchmarks/embed_speed.py --corpus "$DATA/2wiki_retrieval101/corpus.jsonl" > "$OUT/embed_speed.md"
+# the 2wiki build beside a baseline commit's on this machine (BUILD_BASE, default e452173: issue 25's indexing-time
+# baseline), from a throw-away worktree of it; about 30 minutes
+BASE_TREE="${TMPDIR:-/tmp}/graphrag-build-base"
+rm -rf "$BASE_TREE" && git worktree prune && git worktree add --detach "$BASE_TREE" "${BUILD_BASE:-e452173}"
+.venv/bin/python benchmarks/build_ab.py --a . --b "$BASE_TREE" --dataset "$DATA/2wiki_retrieval101" --pairs 3 \
+  > "$OUT/build_ab.md"
+git worktree remove --force "$BASE_TREE"
 .venv/bin/python benchmarks/big_document.py --datasets "$DATA" --sizes 1,5,20 --embed hash --entities statistical > "$OUT/big_document.md"
 .venv/bin/python benchmarks/big_document.py --datasets "$DATA" --sizes 1,2 --embed all-MiniLM-L6-v2 --entities ner >> "$OUT/big_document.md"
 rm -rf "$OUT/index-2wiki" "$OUT/index-hotpot" "$OUT/index-musique"
