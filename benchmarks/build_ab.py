@@ -22,24 +22,20 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 
 def child(dataset: str) -> None:
-    """Build the index of ``dataset`` with the code on ``sys.path`` and print one JSON line about it."""
+    """Build the index of ``dataset`` with the code on ``sys.path`` (the bench's own build and timing,
+    ``eval.bench.build_or_load_index``) and print one JSON line about it."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from llama_index_graphrag_suite.embeddings import resolve_embed_model
+    from llama_index_graphrag_suite.eval.bench import build_or_load_index
     from llama_index_graphrag_suite.eval.datasets import load_dataset
-    from llama_index_graphrag_suite.index import GraphRAGIndex
 
-    documents = load_dataset(dataset).documents
-    embed = resolve_embed_model("all-MiniLM-L6-v2")
-    started = time.perf_counter()
-    index = GraphRAGIndex.from_documents(documents, embed_model=embed, show_progress=False)
-    seconds = time.perf_counter() - started
-    info = index.build_info
-    print(json.dumps({"seconds": round(seconds, 1), "stages": info.get("stage_seconds", {}),
+    index, info = build_or_load_index(load_dataset(dataset), None, resolve_embed_model("all-MiniLM-L6-v2"), None,
+                                      show_progress=False)
+    print(json.dumps({"seconds": round(info["seconds"], 1), "stages": info.get("stage_seconds", {}),
                       "entities": len(index.entities), "relations": info.get("relations"),
                       "chunks": len(index.chunk_order)}), flush=True)
 
@@ -66,8 +62,8 @@ def table(runs: dict[str, list[dict]], commits: dict[str, str], dataset: str) ->
                     key=lambda s: -max(r["stages"].get(s, 0) for side in runs.values() for r in side))
     shown = stages[:3]  # the three stages that take longest; the total covers the rest
     lines = [f"## Building `{Path(dataset).name}`: A = {commits['A']}, B = {commits['B']}", "",
-             f"In memory, default `IndexConfig`, all-MiniLM-L6-v2; runs in turn A B A B ..., each a fresh process. "
-             f"Seconds.", "",
+             "In memory, default `IndexConfig`, all-MiniLM-L6-v2; runs in turn A B A B ..., each a fresh process. "
+             "Seconds.", "",
              "| run | side | commit | total | " + " | ".join(shown) + " | entities | chunks |",
              "|---|---|---|---:|" + "---:|" * len(shown) + "---:|---:|"]
     for i in range(len(runs["A"])):
