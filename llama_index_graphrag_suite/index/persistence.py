@@ -154,7 +154,7 @@ class IndexPersistence:
         """The folder's current version, loaded with this index's models and extractors (for reload and rebase)."""
         store = self.state.property_graph_store
         # a server or a user's store: the same one (refilled from the tables); a simple or ladybug store: the version's
-        given = store if stores.store_kind(store) in ("neo4j", "external") else None
+        given = store if stores.store_kind(store) in (*stores.SERVER_KINDS, "external") else None
         try:
             fresh = type(self).load(folder, embed_model=self.state.embed_model, llm=self.llm, property_graph_store=given,
                                     show_progress=self.show_progress)
@@ -365,6 +365,6 @@ def _store_for_load(folder: Path, manifest: dict, given, persist_dir):
         spec = stores.StoreSpec.parse(given)
         if spec.kind != stores.saved_kind(manifest):
             return stores.create_store(spec), True
-        if spec.kind != "neo4j":
+        if spec.kind not in stores.SERVER_KINDS:
             given = None  # the saved store of that kind
     return stores.open_store(folder, manifest, given, persist_dir)

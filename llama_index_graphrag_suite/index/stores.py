@@ -59,6 +59,8 @@ NEO4J_SCHEMES = ("neo4j", "bolt", "neo4j+s", "bolt+s", "neo4j+ssc", "bolt+ssc")
 # and several processes (tests, a server, a CLI) may open indexes at once.
 LADYBUG_BUFFER_BYTES = int(os.environ.get("GRAPHRAG_LADYBUG_BUFFER_MB", "256")) << 20
 WRITE_BATCH = 5000  # rows per LadybugDB write transaction (see _write)
+# Store kinds that are database servers: they outlive a version folder, so a load reconnects and refills them.
+SERVER_KINDS = ("neo4j",)
 EXTRA_HINT = {"ladybug": "pip install -c constraints.txt -e '.[stores]' (from a clone)",
               "neo4j": "pip install -c constraints.txt -e '.[neo4j]' (from a clone)"}
 
