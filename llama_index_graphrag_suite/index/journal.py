@@ -120,8 +120,9 @@ class Journal:
         """Keep the row ``key`` of ``table`` as it is now (or its absence), before the caller changes it."""
         if not self._scopes:
             return  # not inside a change (a build from a PropertyGraphIndex): nothing to undo
-        self._state.unsaved[table].add(key)  # what the next save writes (storage.py writes changed rows only)
         rows = getattr(self._state, table)
+        marks = self._state.unsaved[table]  # what the next save writes (tables.py: changed rows only)
+        marks[key] = marks.get(key, False) or key not in rows  # True: (re-)added, so it goes at the table's end
         if table not in self._orders:
             self._orders[table] = list(rows)
         if not self._orders[table]:

@@ -84,9 +84,10 @@ class IndexState:
     provenance: list[dict] = field(default_factory=list)
     """What inserts changed in older chunks, so a delete of their documents undoes it (``journal.py``)."""
 
-    unsaved: dict[str, set] = field(default_factory=lambda: {t: set() for t in ("chunks", "entities", "facts", "synonyms")})
-    """Keys of each table touched since ``origin`` was saved or loaded (``journal.touch``): the rows a save writes
-    beside the version it extends, instead of the whole table."""
+    unsaved: dict[str, dict] = field(default_factory=lambda: {t: {} for t in ("chunks", "entities", "facts", "synonyms")})
+    """Keys of each table touched since ``origin`` was saved or loaded (``journal.touch``), each with whether it was
+    absent at some touch (added, or removed and added again): the rows a save writes beside the version it
+    extends, instead of the whole table (``tables.py``)."""
 
     # --- derived from the tables (derive()) ---------------------------------------------------------------------
     chunk_order: list[str] = field(default_factory=list)
