@@ -2,7 +2,7 @@
 
 The JSON tables of a version folder (chunks, entities, facts, synonyms) are the index's content; the
 store is a mirror of them that LlamaIndex's own retrievers and tools can read (our methods read the
-derived arrays, never the store). Three kinds, named by ``store=`` / ``--store``:
+derived arrays, never the store). Four kinds, named by ``store=`` / ``--store`` (docs/stores.md):
 
 ``simple``
     LlamaIndex's in-memory ``SimplePropertyGraphStore`` (the default), as a lazy mirror
@@ -28,6 +28,14 @@ derived arrays, never the store). Three kinds, named by ``store=`` / ``--store``
     password comes from the URL given to ``load(store=...)``, ``GRAPHRAG_NEO4J_URL`` or
     ``NEO4J_PASSWORD``). The server holds the graph of the last version mirrored into it; after a
     rollback, ``load`` upserts the loaded version's tables into it again (see :func:`open_store`).
+``falkordb://[user:password@]host:6379[/graph]`` (or ``falkor://``; ``falkordbs://`` / ``falkors://`` for TLS)
+    A FalkorDB server (Redis with the FalkorDB module) through ``llama-index-graph-stores-falkordb``;
+    the index owns one graph on it (``/graph``, default ``graphrag``). A server kind like Neo4j: the
+    manifest records the URL without the password, and ``load`` reconnects to it (a URL without a
+    password reconnects by itself; else ``load(store=...)``, ``GRAPHRAG_FALKORDB_URL`` or
+    ``FALKORDB_PASSWORD``). Unlike Neo4j, where the database may hold other data, the graph is the
+    index's alone, so a new index and every ``load`` empty it and write the tables in: after a rollback
+    or a server restart it holds exactly the loaded version. Two indexes must not share a graph.
 """
 
 from __future__ import annotations
@@ -60,18 +68,34 @@ NEO4J_SCHEMES = ("neo4j", "bolt", "neo4j+s", "bolt+s", "neo4j+ssc", "bolt+ssc")
 LADYBUG_BUFFER_BYTES = int(os.environ.get("GRAPHRAG_LADYBUG_BUFFER_MB", "256")) << 20
 WRITE_BATCH = 5000  # rows per LadybugDB write transaction (see _write)
 # Store kinds that are database servers: they outlive a version folder, so a load reconnects and refills them.
-SERVER_KINDS = ("neo4j",)
+SERVER_KINDS = ("neo4j", "falkordb")
+# falkor:// and falkors:// are the FalkorDB client's own schemes; the trailing s means TLS (rediss://).
+FALKORDB_SCHEMES = ("falkordb", "falkor", "falkordbs", "falkors")
+FALKORDB_GRAPH = "graphrag"  # the graph an index mirrors into when the URL names none
+# Seconds to wait for a FalkorDB server to accept a connection: a host that drops packets fails in
+# seconds rather than hanging the index (queries themselves are not timed out: a big refill is slow).
+FALKORDB_CONNECT_TIMEOUT = float(os.environ.get("GRAPHRAG_FALKORDB_CONNECT_TIMEOUT", "5"))
 EXTRA_HINT = {"ladybug": "pip install -c constraints.txt -e '.[stores]' (from a clone)",
+              "falkordb": "pip install -c constraints.txt -e '.[stores]' (from a clone)",
               "neo4j": "pip install -c constraints.txt -e '.[neo4j]' (from a clone)"}
 
 
 class StoreSpecError(ValueError):
-    """A ``--store`` value that names no store kind, or a malformed Neo4j URL."""
+    """A ``--store`` value that names no store kind, or a malformed server URL."""
+
+
+class StoreUnavailableError(ConnectionError):
+    """A server store's database cannot be reached (down, refused, cut off mid-write).
+
+    The message names the store kind and its URL without the password; the client library's own
+    exception is left out of the traceback (its text is in the message). A ``ConnectionError``, so
+    ``load`` does not mistake it for a corrupt index.
+    """
 
 
 @dataclass(frozen=True)
 class StoreSpec:
-    """A parsed ``store=`` value: ``kind`` is simple, ladybug or neo4j; ``url`` only for neo4j."""
+    """A parsed ``store=`` value: ``kind`` is simple, ladybug, neo4j or falkordb; ``url`` only for a server."""
 
     kind: str
     url: str = ""
@@ -91,8 +115,20 @@ class StoreSpec:
             except ValueError:
                 raise StoreSpecError(f"bad Neo4j URL {redact(text)!r}: the port is not a number") from None
             return cls("neo4j", text)
-        raise StoreSpecError(f"unknown store {redact(text)!r}: use simple, ladybug, or a Neo4j URL "
-                             "(neo4j://user:password@host:7687 or bolt://...)")
+        if scheme in FALKORDB_SCHEMES:
+            parts = urlsplit(text)
+            if not parts.hostname:
+                raise StoreSpecError(f"bad FalkorDB URL {redact(text)!r}: no host (expected falkordb://host:6379/graph)")
+            try:
+                parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+            except ValueError:
+                raise StoreSpecError(f"bad FalkorDB URL {redact(text)!r}: the port is not a number") from None
+            if "/" in parts.path.strip("/") or parts.query or parts.fragment:
+                raise StoreSpecError(f"bad FalkorDB URL {redact(text)!r}: after host:port only /graph may follow")
+            return cls("falkordb", text)
+        raise StoreSpecError(f"unknown store {redact(text)!r}: use simple, ladybug, a Neo4j URL "
+                             "(neo4j://user:password@host:7687 or bolt://...) or a FalkorDB URL "
+                             "(falkordb://host:6379/graph)")
 
     def public(self) -> dict[str, str]:
         """What the manifest records: the kind, and for a server its URL without the password."""
@@ -109,12 +145,12 @@ def redact(url: str) -> str:
 
 
 def store_kind(store: PropertyGraphStore) -> str:
-    """simple, ladybug, neo4j, or external (any other PropertyGraphStore: saved by its owner, not by us)."""
+    """simple, ladybug, neo4j, falkordb, or external (any other PropertyGraphStore: saved by its owner, not by us)."""
     if isinstance(store, SimplePropertyGraphStore):
         return "simple"
     # By the module of a class it derives from, so that neither package is imported just to ask.
     modules = [c.__module__ for c in type(store).__mro__]
-    for kind in ("ladybug", "neo4j"):
+    for kind in ("ladybug", "neo4j", "falkordb"):
         if any(m.startswith(f"llama_index.graph_stores.{kind}") for m in modules):
             return kind
     return "external"
@@ -131,6 +167,8 @@ def create_store(spec: "str | StoreSpec | PropertyGraphStore | None") -> Propert
         return LazySimplePropertyGraphStore()
     if spec.kind == "ladybug":
         return open_ladybug(None)
+    if spec.kind == "falkordb":
+        return open_falkordb(spec.url, empty=True)
     return open_neo4j(spec.url)
 
 
@@ -178,6 +216,49 @@ def open_neo4j(url: str) -> PropertyGraphStore:
     return store
 
 
+def open_falkordb(url: str, empty: bool = False) -> PropertyGraphStore:
+    """A FalkorDB store on ``url``'s graph; the password is the URL's, else ``FALKORDB_PASSWORD`` (or none).
+
+    ``empty``: delete what the graph held first (a new index, and every load: see the module docstring).
+    """
+    cls = _suite_falkordb()
+    parts = urlsplit(url)
+    password = unquote(parts.password) if parts.password is not None else os.environ.get("FALKORDB_PASSWORD")
+    # The client speaks redis:// (rediss:// with TLS); the URL's path is a Redis database number there, so
+    # the graph name is passed on its own.
+    scheme = "rediss" if parts.scheme.lower().endswith("s") else "redis"
+    host = parts.netloc.rsplit("@", 1)[-1]  # host[:port] as written ([::1]:6379 keeps its brackets)
+    if parts.port is None:
+        host += ":6379"
+    graph = unquote(parts.path.strip("/")) or FALKORDB_GRAPH
+    store = cls(redact(url), url=f"{scheme}://{host}", database=graph, username=unquote(parts.username or "") or None,
+                password=password)
+    if empty:
+        held = store.empty()
+        if held:
+            log.info("FalkorDB graph %r at %s held %d nodes; emptied for this index's tables", graph, redact(url), held)
+    return store
+
+
+def _falkordb_url_for_load(manifest: dict, given: Any, persist_dir: Path) -> str:
+    """The URL to reconnect a saved FalkorDB index to: ``given`` (a URL of the same kind passed to ``load``),
+    else ``GRAPHRAG_FALKORDB_URL``, else the manifest's own: as it is when it had no password, without the
+    ``***`` when ``FALKORDB_PASSWORD`` gives it (read by :func:`open_falkordb`)."""
+    url = given or os.environ.get("GRAPHRAG_FALKORDB_URL")
+    if url:
+        return StoreSpec.parse(url).url
+    recorded = manifest.get("store_backend", {}).get("url", "")
+    parts = urlsplit(recorded)
+    if parts.password == "***" and os.environ.get("FALKORDB_PASSWORD"):
+        user = f"{parts.username}@" if parts.username else ""
+        recorded = parts._replace(netloc=user + parts.netloc.rsplit("@", 1)[1]).geturl()
+    if recorded and urlsplit(recorded).password is None:
+        return StoreSpec.parse(recorded).url
+    raise StoreSpecError(f"index at {persist_dir} was built on FalkorDB at {recorded or 'an unrecorded URL'}; pass "
+                         "store='falkordb://user:password@host:port/graph' (CLI: set GRAPHRAG_FALKORDB_URL, or "
+                         "FALKORDB_PASSWORD) to load it")
+
+
 def save_store(store: PropertyGraphStore, folder: Path, derived: bool = False) -> None:
     """Write the store's part of a version into ``folder`` (nothing for a server, an external store, or a
     ``derived`` simple store: see :func:`~.lazy_store.is_derived`)."""
@@ -196,8 +277,8 @@ def manifest_record(store: PropertyGraphStore, derived: bool = False) -> dict[st
     ``"derived": true`` for a simple store saved as nothing (filled from the tables after ``load``)."""
     kind = store_kind(store)
     record: dict[str, Any] = {"kind": kind, "class": type(store).__name__}
-    if kind == "neo4j":
-        record["url"] = redact(_neo4j_url(store))
+    if kind in SERVER_KINDS:
+        record["url"] = redact(_server_url(store))
     if kind == "simple" and derived:
         record["derived"] = True
     return record
@@ -209,14 +290,14 @@ def legacy_name(store: PropertyGraphStore) -> str:
     return "SimplePropertyGraphStore" if store_kind(store) == "simple" else type(store).__name__
 
 
-def _neo4j_url(store: Any) -> str:
+def _server_url(store: Any) -> str:
     return getattr(store, "_graphrag_url", None) or "a server given as property_graph_store="
 
 
 def saved_kind(manifest: dict) -> str:
     """Which store built a saved index; manifests written before ``store_backend`` name only a class."""
     record = manifest.get("store_backend")
-    if isinstance(record, dict) and record.get("kind") in ("simple", "ladybug", "neo4j", "external"):
+    if isinstance(record, dict) and record.get("kind") in ("simple", "ladybug", *SERVER_KINDS, "external"):
         return record["kind"]
     return "simple" if manifest.get("store", "SimplePropertyGraphStore") == "SimplePropertyGraphStore" else "external"
 
@@ -255,6 +336,8 @@ def open_store(folder: Path, manifest: dict, given: "str | PropertyGraphStore | 
             raise StoreSpecError(f"index at {persist_dir} was built on Neo4j at {recorded}; pass store='neo4j://user:"
                                  "password@host:port' (CLI: set GRAPHRAG_NEO4J_URL) to load it")
         return open_neo4j(StoreSpec.parse(url).url), True
+    if kind == "falkordb":
+        return open_falkordb(_falkordb_url_for_load(manifest, given, persist_dir), empty=True), True
     raise StoreSpecError(f"index at {persist_dir} was built on a {manifest.get('store')}; pass "
                          "property_graph_store= to load it")
 
@@ -380,3 +463,90 @@ def _suite_ladybug() -> type:
 
 
 _SUITE_LADYBUG: Optional[type] = None
+
+
+def _suite_falkordb() -> type:
+    """FalkorDBPropertyGraphStore with what the index needs (imported on first use).
+
+    * A server that cannot be reached (down, killed mid-write, refusing the password) raises
+      :class:`StoreUnavailableError` naming the store and its URL without the password, instead of a
+      traceback through the Redis client.
+    * No sanitising of query results: LlamaIndex's value_sanitize turns a list of 128 or more values into
+      None (meant for LLM context), and no schema read on connect (it samples every label: slow, unused).
+    * ``get_triplets(ids=...)`` also gives chunk -> entity relations (our CONTAINS edges): the package reads
+      only relations between two entity nodes, so ``GraphRAGIndex.from_property_graph_index`` would lose
+      which entities each chunk contains.
+    * :meth:`empty`: delete the graph and recreate the package's indexes.
+    """
+    global _SUITE_FALKORDB
+    if _SUITE_FALKORDB is not None:
+        return _SUITE_FALKORDB
+    try:
+        import redis
+        from llama_index.graph_stores.falkordb import FalkorDBPropertyGraphStore
+        from llama_index.graph_stores.falkordb.falkordb_property_graph import BASE_ENTITY_LABEL, CHUNK_LABEL
+    except ImportError:
+        raise ImportError(f"the falkordb store needs llama-index-graph-stores-falkordb: {EXTRA_HINT['falkordb']}") from None
+
+    class SuiteFalkorDBPropertyGraphStore(FalkorDBPropertyGraphStore):
+        def __init__(self, public_url: str, **kwargs: Any) -> None:
+            self._graphrag_url = public_url  # for the manifest and error messages (never the password)
+            self._database = kwargs.get("database", FALKORDB_GRAPH)
+            kwargs.setdefault("socket_connect_timeout", FALKORDB_CONNECT_TIMEOUT)
+            with self._reachable():  # the package creates its indexes on connect
+                super().__init__(refresh_schema=False, sanitize_query_output=False, **kwargs)
+
+        @contextlib.contextmanager
+        def _reachable(self):
+            try:
+                yield
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, ConnectionError) as exc:
+                if isinstance(exc, StoreUnavailableError):
+                    raise
+                reason = str(exc).strip() or type(exc).__name__
+                # from None: the Redis client's frames say nothing the reason does not
+                raise StoreUnavailableError(f"FalkorDB store at {self._graphrag_url} (graph {self._database!r}) "
+                                            f"cannot be reached: {reason}") from None
+
+        def structured_query(self, query: str, param_map: Optional[dict] = None) -> Any:
+            with self._reachable():
+                return super().structured_query(query, param_map)
+
+        def empty(self) -> int:
+            """Delete every node and edge of the graph; returns how many nodes it held."""
+            with self._reachable():
+                held = self.structured_query("MATCH (n) RETURN count(n) AS n")[0]["n"]
+                if held:
+                    # GRAPH.DELETE frees the graph at once, where DETACH DELETE walks every node; it takes the
+                    # indexes with it, so they are made again (the package made them on connect)
+                    self._graph.delete()
+                    self._vector_index_dimensions = {}
+                    self._create_range_indexes()
+            return held
+
+        def get_triplets(self, entity_names=None, relation_names=None, properties=None, ids=None) -> list:
+            triplets = super().get_triplets(entity_names=entity_names, relation_names=relation_names,
+                                            properties=properties, ids=ids)
+            if not ids or entity_names or properties:
+                return triplets
+            rel_filter = ":" + "|".join(f"`{r.replace('`', '')}`" for r in relation_names) if relation_names else ""
+            rows = self.structured_query(
+                f"MATCH (c:`{CHUNK_LABEL}`)-[r{rel_filter}]->(t:`{BASE_ENTITY_LABEL}`) WHERE c.id IN $ids OR t.id IN $ids "
+                f"RETURN c.id AS source_id, type(r) AS type, properties(r) AS rel_properties, t.id AS target_id, "
+                f"[l IN labels(t) WHERE l <> '{BASE_ENTITY_LABEL}'][0] AS target_type, "
+                f"t{{.*, embedding: Null, id: Null, name: Null}} AS target_properties", {"ids": list(ids)})
+            for row in rows:
+                rel_props = {k: v for k, v in (row["rel_properties"] or {}).items() if v is not None}
+                target_props = {k: v for k, v in (row["target_properties"] or {}).items() if v not in (None, "")}
+                triplets.append([ChunkNode(id_=row["source_id"], text=""),
+                                 Relation(label=row["type"], source_id=row["source_id"], target_id=row["target_id"],
+                                          properties=rel_props),
+                                 EntityNode(name=row["target_id"], label=row["target_type"] or "entity",
+                                            properties=target_props)])
+            return triplets
+
+    _SUITE_FALKORDB = SuiteFalkorDBPropertyGraphStore
+    return _SUITE_FALKORDB
+
+
+_SUITE_FALKORDB: Optional[type] = None
