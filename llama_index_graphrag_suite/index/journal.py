@@ -21,15 +21,23 @@ so ``insert`` then ``delete`` would not restore the index. Each such insert leav
     {"chunks": [its new chunk ids], "links": {old chunk: [entity keys linked]},
      "facts": {old chunk: [fact ids it started supporting]}, "types": [entity keys it typed],
      "attributes": {entity key: its attributes before},   (only when the insert changed some)
-     "relinked": [keys known before it that it linked to older chunks]}   (likewise)
+     "set": {entity key: {attribute: the value the insert gave it}},   (the attributes it changed; likewise)
+     "relinked": [keys known before it that it linked to older chunks]}   (only when it linked some)
 
 and ``delete`` then also (:func:`undo_for_delete`):
 
 1. removes an entity whose remaining chunks are all ones it was only linked to, and unlinks it there;
 2. takes back an old chunk's fact support once every entity a record linked to that chunk is gone (a fact left
    with no support goes, as in any delete);
-3. clears the types a record set, and puts back the attributes (an extractor's description) an entity had
-   before, once all of the record's chunks are deleted (when the entity stays);
+3. clears the types a record set, and takes back the attribute values it set (an extractor's description),
+   once all of the record's chunks are deleted (when the entity stays): only the record's own part, since a later
+   insert may have changed the same attribute (:func:`_take_back`). A value later inserts merged into (the PathRAG
+   extractor's ``SEPARATOR``-joined descriptions, which grow by parts) loses the parts the record added and keeps
+   theirs; a value a later insert replaced stays theirs; a value still the one the record set goes back to the
+   one before it. The later records are rewritten as if the record had never been (their "before" values and
+   merged "set" values lose its part), so deleting them afterwards restores the index as before the record.
+   Records saved before "set" existed (the attributes before only) get their "set" values when a delete first
+   needs them, from the next record's "before" values, else the entity's attributes now (:func:`_with_set_values`);
 4. takes back the links a record gave older chunks to entities known before it (a term an earlier insert had
    left unlinked, then over a smaller corpus's hub ceiling), once all of the record's chunks are deleted, and
    with them those chunks' support for the record's facts that name the key.
@@ -47,6 +55,7 @@ import weakref
 from dataclasses import replace
 from typing import Any, Callable, Iterator
 
+from ..extractors.pathrag_extractor import SEPARATOR  # how the PathRAG extractor joins an entity's descriptions
 from .records import entity_attributes
 
 log = logging.getLogger(__name__)
@@ -205,8 +214,11 @@ class Journal:
                            if scope.before["entities"].get(k, _ABSENT) is not _ABSENT})
         if relinked:  # a delete of all the insert's chunks takes those links back
             record["relinked"] = relinked
-        if attributes:  # an extractor's description merged from the new chunks: the old one comes back on delete
-            record["attributes"] = attributes
+        if attributes:  # an extractor's description merged from the new chunks: a delete takes back its part
+            record["attributes"] = attributes  # whole, as before "set" existed (an older library restores it)
+            values = {k: {a: v for a, v in state.entities[k].attributes.items()
+                          if not _same(before.get(a, _ABSENT), v)} for k, before in attributes.items()}
+            record["set"] = {k: v for k, v in values.items() if v}
         return record
 
 
@@ -226,10 +238,11 @@ def undo_for_delete(state, gone: set[str], candidates: set[str], gone_entities: 
 
     ``candidates``: entities that lost a chunk; ``gone_entities`` (extended here): entities left with none.
     """
-    records = state.provenance
     unlinked: set[str] = set()
-    if not records:
+    if not state.provenance:
         return unlinked
+    # a copy: step 3 rewrites later records (as new dicts: a rollback puts back the list the change began with)
+    records = _with_set_values(state.provenance, state)
     journal = state.journal
     linked = _linked_only(records)
     for key in candidates - gone_entities:
@@ -241,7 +254,7 @@ def undo_for_delete(state, gone: set[str], candidates: set[str], gone_entities: 
                 state.chunks[c].entities.remove(key)
             ent.chunks.clear()
             gone_entities.add(key)
-    for rec in records:
+    for i, rec in enumerate(records):
         for c, keys in rec["links"].items():
             if c in gone or not all(k in gone_entities or k not in state.entities for k in keys):
                 continue
@@ -273,12 +286,109 @@ def undo_for_delete(state, gone: set[str], candidates: set[str], gone_entities: 
                 if ent is not None and key not in gone_entities:
                     journal.touch("entities", key)
                     ent.type = ""
-            for key, attributes in rec.get("attributes", {}).items():
+            for key, values in rec.get("set", {}).items():
                 ent = state.entities.get(key)
-                if ent is not None and key not in gone_entities:
+                if ent is None or key in gone_entities:
+                    continue
+                before = rec.get("attributes", {}).get(key, {})
+                attributes = dict(ent.attributes)
+                for name, value in values.items():
+                    now = _take_back(records, i, key, name, before.get(name, _ABSENT), value,
+                                     attributes.get(name, _ABSENT))
+                    if now is _ABSENT:
+                        attributes.pop(name, None)
+                    else:
+                        attributes[name] = now
+                if attributes != ent.attributes:
                     journal.touch("entities", key)
-                    ent.attributes = dict(attributes)
+                    ent.attributes = attributes  # replaced, never changed in place (records.py)
+    state.provenance = records
     return unlinked
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The same attribute value (True is not 1 here), ``_ABSENT`` only the same as itself."""
+    return a is b or (type(a) is type(b) and a == b)
+
+
+def _added_parts(before: Any, after: Any) -> list[str] | None:
+    """The parts a merge added to a ``SEPARATOR``-joined value (``after``'s parts not in ``before``), or None when
+    ``after`` is no merge into ``before`` (a scalar replaced, a description the extractor wrote anew)."""
+    if not isinstance(after, str) or not (before is _ABSENT or isinstance(before, str)):
+        return None
+    old = [] if before is _ABSENT else before.split(SEPARATOR)
+    new = after.split(SEPARATOR)
+    if not set(old) <= set(new):
+        return None
+    return [p for p in new if p not in old] or None
+
+
+def _with_values(rec: dict, key: str, name: str, before: Any, after: Any) -> dict:
+    """A copy of ``rec`` whose entity ``key`` had ``before`` as attribute ``name`` and was given ``after``."""
+    was = {**rec.get("attributes", {}).get(key, {})}
+    if before is _ABSENT:
+        was.pop(name, None)
+    else:
+        was[name] = before
+    return {**rec, "attributes": {**rec.get("attributes", {}), key: was},
+            "set": {**rec["set"], key: {**rec["set"][key], name: after}}}
+
+
+def _take_back(records: list[dict], i: int, key: str, name: str, before: Any, after: Any, current: Any) -> Any:
+    """Step 3 for one attribute: record ``i`` (being deleted) changed attribute ``name`` of entity ``key`` from
+    ``before`` (``_ABSENT``: none) to ``after``; the value is ``current`` now. Returns the value it gets without
+    the record's part, and rewrites the later records that changed the attribute too (in ``records``) as if
+    record ``i`` had never been.
+
+    The later changes are replayed on ``before``: a merge (its value grew by parts) adds its parts to the value
+    before it, anything else sets its value again. When ``current`` is still what the last of those changes set,
+    it gets the replayed value; else (changed by something no record holds) it only loses the parts record ``i``
+    added, if any.
+    """
+    value, last = before, after  # the attribute's value as replayed so far; what the last change set
+    for j in range(i + 1, len(records)):
+        rec = records[j]
+        if name not in rec.get("set", {}).get(key, {}):
+            continue
+        was = rec.get("attributes", {}).get(key, {}).get(name, _ABSENT)
+        last = rec["set"][key][name]
+        added = _added_parts(was, last) if was is not _ABSENT else None
+        if added is not None and (value is _ABSENT or isinstance(value, str)):
+            kept = [] if value is _ABSENT else value.split(SEPARATOR)
+            now = SEPARATOR.join(kept + [p for p in added if p not in kept])
+        else:
+            now = last
+        records[j] = _with_values(rec, key, name, value, now)
+        value = now
+    if _same(current, last):
+        return value
+    added = _added_parts(before, after)
+    if added is not None and isinstance(current, str):
+        parts = [p for p in current.split(SEPARATOR) if p not in added]
+        return SEPARATOR.join(parts) if parts else value
+    return current
+
+
+def _with_set_values(records: list[dict], state) -> list[dict]:
+    """``records`` (a new list), each record that changed attributes with its "set" values: those saved before
+    "set" existed get them from the next record's "before" values of the entity, else its attributes now."""
+    out = list(records)
+    for i, rec in enumerate(out):
+        if "set" in rec or not rec.get("attributes"):
+            continue
+        values = {}
+        for key, before in rec["attributes"].items():
+            after = next((r["attributes"][key] for r in out[i + 1:] if key in r.get("attributes", {})), None)
+            if after is None:
+                ent = state.entities.get(key)
+                if ent is None:
+                    continue
+                after = ent.attributes
+            changed = {a: v for a, v in after.items() if not _same(before.get(a, _ABSENT), v)}
+            if changed:
+                values[key] = changed
+        out[i] = {**rec, "set": values}
+    return out
 
 
 def prune(state, gone: set[str]) -> None:
@@ -292,10 +402,12 @@ def prune(state, gone: set[str]) -> None:
         facts = {c: fids for c, fids in facts.items() if fids}
         types = [k for k in rec["types"] if k in state.entities] if chunks else []
         attributes = {k: a for k, a in rec.get("attributes", {}).items() if k in state.entities} if chunks else {}
+        values = {k: v for k, v in rec.get("set", {}).items() if k in attributes}
         relinked = [k for k in rec.get("relinked", ()) if any(k in keys for keys in links.values())] if chunks else []
         if links or facts or types or attributes:
             kept.append({"chunks": chunks, "links": links, "facts": facts, "types": types,
                          **({"attributes": attributes} if attributes else {}),
+                         **({"set": values} if "set" in rec and attributes else {}),
                          **({"relinked": relinked} if relinked else {})})
     state.provenance = kept
 
@@ -314,6 +426,7 @@ def checked(data: Any) -> list[dict[str, Any]]:
     if not isinstance(data, list) or not all(
             isinstance(r, dict) and strings(r.get("chunks")) and mapping(r.get("links"))
             and mapping(r.get("facts")) and strings(r.get("types")) and attributes(r.get("attributes", {}))
+            and attributes(r.get("set", {}))  # optional, absent in older records: the values the insert set
             and strings(r.get("relinked", []))
             for r in data):
         raise ValueError("provenance.json is not a list of insert records")
