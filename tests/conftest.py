@@ -91,3 +91,18 @@ def index_of_texts(texts: dict[str, str], config=None, dim: int = 64):
 
     docs = [Document(text=t, doc_id=k, metadata={"title": k.title()}) for k, t in texts.items()]
     return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=dim), config=config or IndexConfig())
+
+
+def saved_tables(version: Path, snapshot=None) -> dict:
+    """A saved version's tables as JSON text in their saved order, and its vectors as bytes (``tables.version_rows``);
+    with ``snapshot`` (the index's), its arrays too (the snapshot is rebuilt from the tables on load)."""
+    import json
+
+    from llama_index_graphrag_suite.index.tables import version_rows
+
+    rows = version_rows(version)
+    out = {name: json.dumps(rows[name]) for name in ("chunks", "entities", "facts", "synonyms", "vector_ids")}
+    out["vectors"] = {name: matrix.tobytes() for name, matrix in rows["vectors"].items()}
+    if snapshot is not None:
+        out["graph"] = {k: v.tolist() for k, v in snapshot.to_arrays().items()}
+    return out

@@ -146,14 +146,16 @@ def test_missing_corrupt_and_newer_indexes_fail_clearly(index, tmp_path, embed):
         GraphRAGIndex.load(tmp_path / "empty", embed_model=embed)
 
     folder = index.persist(tmp_path / "idx")
-    facts = folder / "facts.json"
-    facts.write_text(facts.read_text()[:-20])  # truncated file
-    with pytest.raises(CorruptIndexError, match="facts.json"):
+    (facts,) = json.loads((folder / "manifest.json").read_text())["tables"]["facts"]
+    segment = tmp_path / "idx" / "segments" / facts
+    segment.write_bytes(segment.read_bytes()[:-20])  # truncated file
+    with pytest.raises(CorruptIndexError, match=f"segment {facts} does not match its checksum"):
         GraphRAGIndex.load(tmp_path / "idx", embed_model=embed)
 
     folder = index.persist(tmp_path / "idx2")
-    (folder / "chunks.faiss").unlink()
-    with pytest.raises(CorruptIndexError, match="chunks.faiss is missing"):
+    matrix = json.loads((folder / "manifest.json").read_text())["vectors"]["chunks"][0][1]
+    (tmp_path / "idx2" / "segments" / matrix).unlink()
+    with pytest.raises(CorruptIndexError, match=f"segment {matrix} is missing"):
         GraphRAGIndex.load(tmp_path / "idx2", embed_model=embed)
 
     folder = index.persist(tmp_path / "idx3")
@@ -170,18 +172,21 @@ def test_crash_mid_write_keeps_previous_index_readable(index, tmp_path, embed, m
     before = GraphRAGIndex.load(target, embed_model=embed).stats()
     index.delete("p-vant")
 
-    def boom(self, path):
+    def boom(self, matrix):
         raise OSError("disk full")
 
-    from llama_index_graphrag_suite.index.vectors import VectorTable
+    from llama_index_graphrag_suite.index.tables import SegmentWriter
 
-    monkeypatch.setattr(VectorTable, "save", boom)
+    monkeypatch.setattr(SegmentWriter, "matrix", boom)
     with pytest.raises(OSError, match="disk full"):
         index.persist(target)
     assert GraphRAGIndex.load(target, embed_model=embed).stats() == before
     assert [p.name for p in target.iterdir() if p.name.startswith("v-")] == ["v-000001"]  # no half-written version left
     monkeypatch.undo()
     index.persist(target)
+    listed = json.loads((target / "v-000002" / "manifest.json").read_text())["segments"]
+    listed |= json.loads((target / "v-000001" / "manifest.json").read_text())["segments"]
+    assert {p.name for p in (target / "segments").iterdir()} == set(listed)  # the failed save's segments are gone
     assert GraphRAGIndex.load(target, embed_model=embed).stats() == index.stats()
 
 

@@ -189,9 +189,10 @@ def _tables(index, folder):
     """The index's chunk, entity and fact rows as saved (sorted), to compare two states of it."""
     import json
 
-    saved = index.persist(folder)
-    return {t: sorted(json.dumps(r, sort_keys=True) for r in json.loads((saved / f"{t}.json").read_text()))
-            for t in ("chunks", "entities", "facts")}
+    from llama_index_graphrag_suite.index.tables import version_rows
+
+    rows = version_rows(index.persist(folder))
+    return {t: sorted(json.dumps(r, sort_keys=True) for r in rows[t]) for t in ("chunks", "entities", "facts")}
 
 
 def test_deleting_the_insert_that_linked_a_term_takes_those_links_back(tmp_path):

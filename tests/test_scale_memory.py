@@ -11,7 +11,7 @@ from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import CorpusError, iter_jsonl_documents, load_jsonl, make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.graph.snapshot import CHUNK, CONTAINS, ENTITY, RELATION, SYNONYM, GraphSnapshot
-from llama_index_graphrag_suite.index.vectors import MMAP_ENV, VectorTable
+from llama_index_graphrag_suite.index.vectors import VectorTable
 from llama_index_graphrag_suite.registry import get_retriever
 
 from conftest import CORPUS
@@ -23,47 +23,58 @@ def _table(rows: int = 500, dim: int = 32, seed: int = 0) -> VectorTable:
     return table
 
 
-def test_a_large_table_is_saved_as_npy_and_memory_mapped_with_the_same_results(tmp_path, monkeypatch):
+def _mapped(table: VectorTable, path) -> VectorTable:
+    """``table``'s rows written to an .npy file and memory-mapped back, as a load does (tables.py)."""
+    with open(path, "wb") as f:
+        np.save(f, table.vectors(), allow_pickle=False)
+    return VectorTable(table.dim, table.ids, [np.load(path, mmap_mode="r", allow_pickle=False)])
+
+
+def test_a_mapped_table_searches_exactly_as_in_ram_and_grows_by_a_ram_block(tmp_path):
     table = _table()
     queries = np.random.default_rng(1).normal(size=(5, table.dim))
-    monkeypatch.setenv(MMAP_ENV, "0.01")  # 10 KB: this 64 KB table counts as large
-    table.save(tmp_path / "t.faiss")
-    assert (tmp_path / "t.npy").is_file() and not (tmp_path / "t.faiss").exists()
-    mapped = VectorTable.load(tmp_path / "t.faiss", table.ids, table.dim)
+    mapped = _mapped(table, tmp_path / "t.npy")
     assert mapped.mapped and isinstance(mapped.vectors(), np.memmap) and not mapped.vectors().flags.writeable
+    assert mapped.saved_rows == len(table)
     for q in queries:
         np.testing.assert_array_equal(mapped.scores(q), table.scores(q))
         for got, want in zip(mapped.search(q, 7), table.search(q, 7)):
             np.testing.assert_array_equal(got, want)
-    # below the threshold the same file is read into RAM; a small table stays a faiss file
-    monkeypatch.setenv(MMAP_ENV, "1")
-    in_ram = VectorTable.load(tmp_path / "t.faiss", table.ids, table.dim)
-    assert not in_ram.mapped
-    np.testing.assert_array_equal(in_ram.scores(queries[0]), table.scores(queries[0]))
-    _table(10).save(tmp_path / "small.faiss")
-    assert (tmp_path / "small.faiss").is_file() and not (tmp_path / "small.npy").exists()
+    extra = np.random.default_rng(2).normal(size=(3, table.dim))
+    mapped.add(["x1", "x2", "x3"], extra)
+    table.add(["x1", "x2", "x3"], extra)
+    assert not mapped.mapped and mapped.saved_rows == 500  # the saved rows stay mapped; the new ones are unsaved
+    ids, rows = mapped.unsaved()
+    assert ids == ["x1", "x2", "x3"] and np.allclose(rows, table.rows_of(ids))
+    for q in queries:
+        np.testing.assert_allclose(mapped.scores(q), table.scores(q), rtol=1e-6)
 
 
-def test_a_mapped_table_is_copied_into_ram_before_a_change_and_the_file_is_untouched(tmp_path, monkeypatch):
+def test_a_mapped_file_is_never_written_and_a_remove_keeps_the_rows_before_it_mapped(tmp_path):
     table = _table()
-    monkeypatch.setenv(MMAP_ENV, "0")
-    table.save(tmp_path / "t.faiss")
+    mapped = _mapped(table, tmp_path / "t.npy")
     before = (tmp_path / "t.npy").read_bytes()
-    mapped = VectorTable.load(tmp_path / "t.faiss", table.ids, table.dim)
     mapped.add(["new"], np.ones((1, table.dim)))
-    mapped.remove(["v3"])
+    mapped.remove(["v300"])
     table.add(["new"], np.ones((1, table.dim)))
-    table.remove(["v3"])
-    assert not mapped.mapped and mapped.ids == table.ids
+    table.remove(["v300"])
+    assert mapped.ids == table.ids and mapped.saved_rows == 0  # the saved block was cut: written whole next save
     np.testing.assert_array_equal(mapped.vectors(), table.vectors())
     assert (tmp_path / "t.npy").read_bytes() == before
+    # a checkpoint gives the table back after a remove and an add (how a failed change is undone)
+    again = _mapped(table, tmp_path / "u.npy")
+    checkpoint = again.checkpoint()
+    again.remove(["v10"])
+    again.add(["late"], np.ones((1, table.dim)))
+    again.restore(checkpoint)
+    assert again.ids == table.ids and again.mapped and again.saved_rows == len(table)
+    np.testing.assert_array_equal(again.vectors(), table.vectors())
 
 
-def test_an_index_loaded_with_mapped_tables_retrieves_exactly_as_in_ram(tmp_path, monkeypatch):
+def test_an_index_loaded_with_mapped_tables_retrieves_exactly_as_in_ram(tmp_path):
     docs = [make_document(i, text, title) for i, title, text in CORPUS]
     config = IndexConfig(entities="statistical", entity_threshold=0.1)
     built = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=config)
-    monkeypatch.setenv(MMAP_ENV, "0")
     built.persist(tmp_path / "idx")
     loaded = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=128))
     assert all(t.mapped for t in (loaded.chunk_vectors, loaded.entity_vectors, loaded.fact_vectors))
@@ -79,24 +90,9 @@ def test_an_index_loaded_with_mapped_tables_retrieves_exactly_as_in_ram(tmp_path
     assert len(again.chunks) == len(built.chunks) + 1 and again.chunk_vectors.mapped
 
 
-def test_a_mapped_table_clones_cheaply_and_serves_code_that_reads_its_faiss_index(tmp_path, monkeypatch):
-    table = _table()
-    monkeypatch.setenv(MMAP_ENV, "0")
-    table.save(tmp_path / "t.faiss")
-    mapped = VectorTable.load(tmp_path / "t.faiss", table.ids, table.dim)
-    twin = mapped.clone()
-    assert twin.mapped and twin.vectors() is mapped.vectors()  # one map, no copy
-    twin.add(["new"], np.ones((1, table.dim)))
-    assert mapped.mapped and len(mapped) == len(table) and len(twin) == len(table) + 1
-    assert mapped.index.ntotal == len(table) and not mapped.mapped  # .index reads the rows into RAM first
-    q = np.random.default_rng(2).normal(size=table.dim)
-    np.testing.assert_array_equal(mapped.scores(q), table.scores(q))
-
-
-def test_refresh_works_on_an_index_loaded_with_mapped_tables(tmp_path, monkeypatch):
+def test_refresh_works_on_an_index_loaded_with_mapped_tables(tmp_path):
     docs = [make_document(i, text, title) for i, title, text in CORPUS]
     config = IndexConfig(entities="statistical", entity_threshold=0.1)
-    monkeypatch.setenv(MMAP_ENV, "0")
     GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=config).persist(tmp_path / "idx")
     loaded = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=128))
     in_ram = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=config)

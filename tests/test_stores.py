@@ -138,7 +138,7 @@ def test_persist_load_insert_delete(tmp_path, pair):
     assert {c.doc_id for c in back.chunks.values()} == {d.doc_id for d in docs[:4]}
 
 
-@pytest.mark.parametrize("lost", ["graph.npz", "graph.lbug"])
+@pytest.mark.parametrize("lost", ["graph.lbug"])
 def test_missing_derived_file_is_rebuilt(tmp_path, pair, lost, caplog):
     simple, lady = pair
     lady.persist(tmp_path)
@@ -191,11 +191,14 @@ def test_missing_table_or_bad_checksum_is_still_corrupt(tmp_path, pair):
         f.write(b"\xff\xfe")
     with pytest.raises(CorruptIndexError, match="graph.lbug does not match its checksum"):
         _load(tmp_path)
-    (folder / "facts.json").unlink()
-    with pytest.raises(CorruptIndexError, match="facts.json is missing"):
+    manifest = json.loads((folder / "manifest.json").read_text())
+    (facts,) = manifest["tables"]["facts"]
+    (tmp_path / "segments" / facts).unlink()
+    with pytest.raises(CorruptIndexError, match=f"segment {facts} is missing"):
         _load(tmp_path)
-    (folder / "entities.faiss").unlink()  # vectors are not rebuilt on load: that is embedding the corpus again
-    with pytest.raises(CorruptIndexError, match="entities.faiss is missing"):
+    vectors = manifest["vectors"]["entities"][0][1]
+    (tmp_path / "segments" / vectors).unlink()  # vectors are not rebuilt on load: that is embedding the corpus again
+    with pytest.raises(CorruptIndexError, match="is missing"):
         _load(tmp_path)
 
 

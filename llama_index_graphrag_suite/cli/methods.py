@@ -11,16 +11,13 @@ from .common import add_common, add_version_option
 __all__ = ["add_commands", "cmd_methods"]
 
 
-def _entity_overview(path: Path, per_type: int = 6) -> list[str]:
+def _entity_overview(version: Path, per_type: int = 6) -> list[str]:
     """The most linked entities of each type, so a user can see what the graph is made of."""
-    try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
+    from ..index.tables import entity_rows
+
     by_type: dict[str, list[tuple[int, str]]] = {}
-    for row in rows if isinstance(rows, list) else []:
-        if isinstance(row, dict):
-            by_type.setdefault(str(row.get("type") or "n-gram"), []).append((len(row.get("chunks", ())), str(row.get("surface"))))
+    for row in entity_rows(version):
+        by_type.setdefault(str(row["type"] or "n-gram"), []).append((int(row["chunks"]), str(row["surface"])))
     lines = []
     for type_, items in sorted(by_type.items(), key=lambda kv: -len(kv[1])):
         items.sort(key=lambda x: (-x[0], x[1]))
@@ -38,7 +35,7 @@ def cmd_methods(args) -> int:
     extractor = manifest.get("config", {}).get("entities", "statistical")
     print(f"index {args.index_dir}: {counts.get('chunks', '?')} chunks, {counts.get('entities', '?')} entities, "
           f"{counts.get('relations', '?')} relations (extractor {extractor}, embed model {manifest.get('embed_model')})")
-    for line in _entity_overview(folder / "entities.json"):
+    for line in _entity_overview(folder):
         print(line)
     for name, desc in sorted(available_methods().items()):
         info = method_info(name)

@@ -1,9 +1,22 @@
-"""BM25 over chunks (bm25s: sparse matrices, fast) with the project's word tokeniser."""
+"""BM25 over chunks, kept as term counts that an insert extends and a save stores, never re-tokenised.
+
+The statistics are a sparse chunk x term matrix of term counts (scipy.sparse) plus an append-only vocabulary.
+Scores are computed per query from the query terms' columns, with the BM25 formula bm25s uses by default
+(Lucene's IDF ``log(1 + (N - df + 0.5) / (df + 0.5))``, term frequency ``tf / (tf + k1 (1 - b + b |d| / avg|d|))``,
+a query term counted as often as it occurs). Because nothing is precomputed from N or the average length, an
+insert only appends the new chunks' rows (:meth:`BM25Table.updated`), a delete only drops rows, and the scores
+are always those of a table built from scratch over the current chunks (``tests/index/test_bm25.py``).
+
+Each chunk's row (term ids and counts) is saved with the chunk (``tables.py``) and the vocabulary as its own
+append-only table, so a load assembles the matrix from arrays instead of tokenising every chunk again.
+"""
 
 from __future__ import annotations
 
-import bm25s
+from typing import Callable, Iterable, Sequence
+
 import numpy as np
+import scipy.sparse as sp
 
 from ..text import STOP_WORDS, normalize_entity, words
 
@@ -19,31 +32,131 @@ def bm25_tokens(text: str) -> list[str]:
     return out
 
 
-class BM25Table:
-    """BM25 scores of a query against every chunk, in chunk order.
+class Vocabulary:
+    """Term -> id, ids given in order of first sight and never taken back (so saved chunk rows stay valid)."""
 
-    Rebuilt from the chunk texts whenever the chunk set changes (document frequencies change with
-    every insert or delete, so an honest BM25 recomputes them; it takes well under a second for
-    10^4 chunks). Not persisted: rebuilt on load from the stored chunk texts, so it can never
-    disagree with them.
+    def __init__(self, terms: Iterable[str] = ()) -> None:
+        self.terms: list[str] = []
+        self._id: dict[str, int] = {}
+        for t in terms:
+            self.add(t)
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def get(self, term: str) -> int | None:
+        return self._id.get(term)
+
+    def add(self, term: str) -> int:
+        tid = self._id.get(term)
+        if tid is None:
+            tid = self._id[term] = len(self.terms)
+            self.terms.append(term)
+        return tid
+
+
+def term_row(vocab: Vocabulary, text: str) -> tuple[np.ndarray, np.ndarray]:
+    """The chunk's BM25 row: sorted term ids and their counts (new terms are added to ``vocab``)."""
+    ids = np.fromiter((vocab.add(t) for t in bm25_tokens(text)), np.int64)
+    if not ids.size:
+        return np.zeros(0, np.int32), np.zeros(0, np.int32)
+    terms, counts = np.unique(ids, return_counts=True)
+    return terms.astype(np.int32), counts.astype(np.int32)
+
+
+def rows_matrix(rows: Sequence[tuple[np.ndarray, np.ndarray]], n_terms: int) -> sp.csr_matrix:
+    """A CSR matrix (float32 counts) of chunk rows given as (term ids, counts)."""
+    lengths = np.fromiter((len(t) for t, _ in rows), np.int64, len(rows))
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    indices = np.concatenate([t for t, _ in rows]) if rows else np.zeros(0, np.int32)
+    data = np.concatenate([c for _, c in rows]) if rows else np.zeros(0, np.int32)
+    return sp.csr_matrix((data.astype(np.float32), indices.astype(np.int32), indptr), shape=(len(rows), n_terms))
+
+
+class BM25Table:
+    """BM25 scores of a query against every chunk, in chunk order (see the module docstring).
+
+    Immutable once made (a query in another thread may be reading it): :meth:`updated` returns a new table.
+    ``BM25Table(texts)`` builds one from scratch.
     """
 
-    def __init__(self, texts: list[str], k1: float = 1.5, b: float = 0.75):
+    def __init__(self, texts: Sequence[str] = (), k1: float = 1.5, b: float = 0.75, *,
+                 ids: Sequence[str] | None = None, vocab: Vocabulary | None = None,
+                 counts: sp.csr_matrix | None = None):
         self.k1, self.b = k1, b
-        self.size = len(texts)
-        self._model = None
-        tokenized = [bm25_tokens(t) for t in texts]
-        vocab: dict[str, int] = {}
-        ids = [[vocab.setdefault(tok, len(vocab)) for tok in doc] for doc in tokenized]
-        if vocab and self.size:
-            self._vocab = vocab
-            self._model = bm25s.BM25(k1=k1, b=b)
-            self._model.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
+        self.vocab = vocab if vocab is not None else Vocabulary()
+        if counts is None:
+            counts = rows_matrix([term_row(self.vocab, t) for t in texts], len(self.vocab))
+        self.ids: list[str] = list(ids) if ids is not None else [str(i) for i in range(counts.shape[0])]
+        if len(self.ids) != counts.shape[0]:
+            raise ValueError(f"BM25 table has {counts.shape[0]} rows but {len(self.ids)} chunk ids")
+        self.counts = counts.tocsr()  # chunk x term
+        self.size = self.counts.shape[0]
+        self._lengths = np.asarray(self.counts.sum(axis=1)).ravel().astype(np.float32)
+        self._by_term: sp.csc_matrix | None = None  # the columns, made on the first query
+
+    def row(self, position: int) -> tuple[np.ndarray, np.ndarray]:
+        """Term ids and counts of the chunk at ``position`` (what ``tables.py`` saves with the chunk)."""
+        lo, hi = self.counts.indptr[position], self.counts.indptr[position + 1]
+        return self.counts.indices[lo:hi].astype(np.int32), self.counts.data[lo:hi].astype(np.int32)
+
+    def updated(self, order: Sequence[str], text_of: Callable[[str], str]) -> "BM25Table":
+        """The table for chunks ``order``: rows of chunks it holds are reused, new chunks are tokenised.
+
+        The common case (an insert: ``order`` is this table's chunks then new ones) appends rows; a delete
+        selects the surviving rows. The vocabulary is shared and only grows.
+        """
+        order = list(order)
+        n_old = self.size
+        if order == self.ids:
+            return self
+        if order[:n_old] == self.ids:
+            new = [term_row(self.vocab, text_of(c)) for c in order[n_old:]]
+            counts = sp.vstack([_widen(self.counts, len(self.vocab)), rows_matrix(new, len(self.vocab))], format="csr")
+        else:
+            position = {c: i for i, c in enumerate(self.ids)}
+            rows = np.fromiter((position.get(c, -1) for c in order), np.int64, len(order))
+            fresh = {int(i): term_row(self.vocab, text_of(order[i])) for i in np.flatnonzero(rows < 0)}
+            kept = _widen(self.counts, len(self.vocab))[rows[rows >= 0]]
+            if fresh:  # rebuilt in order: kept rows and new ones interleaved as ``order`` says
+                parts, k = [], 0
+                for i in range(len(order)):
+                    if rows[i] >= 0:
+                        parts.append((kept.indices[kept.indptr[k]:kept.indptr[k + 1]],
+                                      kept.data[kept.indptr[k]:kept.indptr[k + 1]]))
+                        k += 1
+                    else:
+                        parts.append(fresh[i])
+                counts = rows_matrix(parts, len(self.vocab))
+            else:
+                counts = kept
+        return BM25Table(k1=self.k1, b=self.b, ids=order, vocab=self.vocab, counts=counts)
 
     def scores(self, query: str) -> np.ndarray:
-        if self._model is None:
-            return np.zeros(self.size, np.float32)
-        q = [self._vocab[t] for t in bm25_tokens(query) if t in self._vocab]
+        if not self.size:
+            return np.zeros(0, np.float32)
+        q = [t for t in (self.vocab.get(w) for w in bm25_tokens(query)) if t is not None and t < self.counts.shape[1]]
+        out = np.zeros(self.size, np.float32)
         if not q:
-            return np.zeros(self.size, np.float32)
-        return np.asarray(self._model.get_scores(q), dtype=np.float32)
+            return out
+        if self._by_term is None:
+            self._by_term = self.counts.tocsc()
+        cols = self._by_term
+        n = self.size
+        avg = float(self._lengths.mean()) if n else 0.0
+        norm = self.k1 * ((1 - self.b) + self.b * self._lengths / max(avg, 1e-9))
+        for t in q:
+            lo, hi = cols.indptr[t], cols.indptr[t + 1]
+            if lo == hi:
+                continue
+            rows, tf = cols.indices[lo:hi], cols.data[lo:hi]
+            idf = np.float32(np.log(1 + (n - (hi - lo) + 0.5) / ((hi - lo) + 0.5)))
+            out[rows] += idf * (tf / (tf + norm[rows]))
+        return out
+
+
+def _widen(counts: sp.csr_matrix, n_terms: int) -> sp.csr_matrix:
+    """``counts`` with as many columns as the vocabulary has now (new terms have no counts in old rows)."""
+    if counts.shape[1] == n_terms:
+        return counts
+    return sp.csr_matrix((counts.data, counts.indices, counts.indptr), shape=(counts.shape[0], n_terms))

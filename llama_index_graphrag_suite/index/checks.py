@@ -44,7 +44,7 @@ def check_tables(index, rows: dict[str, list[str]], where: str) -> None:
     for table, ids in rows.items():
         dup = _duplicate(ids)
         if dup is not None:
-            fail(f"{table}.json lists {dup!r} twice")
+            fail(f"the {table} table lists {dup!r} twice")
     chunks, entities, facts = index.chunks, index.entities, index.facts
     for cid, rec in chunks.items():
         for key in rec.entities:
@@ -68,12 +68,12 @@ def check_tables(index, rows: dict[str, list[str]], where: str) -> None:
     for name, table in (("chunks", index.chunk_vectors), ("entities", index.entity_vectors), ("facts", index.fact_vectors)):
         dup = _duplicate(table.ids)
         if dup is not None:
-            fail(f"vector_ids.json lists {name} id {dup!r} twice")
+            fail(f"the {name} vector ids list {dup!r} twice")
         extra = set(table.ids) - expected[name]
         missing = expected[name] - set(table.ids)
         if extra or missing:
             odd = sorted(extra)[0] if extra else sorted(missing)[0]
-            fail(f"vector_ids.json {name} ids do not match the {name} table ({odd!r} "
+            fail(f"the {name} vector ids do not match the {name} table ({odd!r} "
                  f"{'has a vector but no row' if extra else 'has no vector'})")
 
 
@@ -97,7 +97,7 @@ def check_vector_rows(index, where: str) -> np.ndarray:
             continue
         sims = vecs @ table.rows_of(ids).T  # fresh probe x stored row
         if sims[0, 0] < sims[0, 1] or sims[1, 1] < sims[1, 0]:
-            raise CorruptIndexError(f"corrupt index at {where}: vector_ids.json does not match the vectors' rows "
+            raise CorruptIndexError(f"corrupt index at {where}: the vector ids do not match the vectors' rows "
                                     f"({ids[0]!r} is nearer the vector stored for {ids[1]!r})")
     return fresh[0]
 
@@ -110,16 +110,16 @@ def check_snapshot(index, snapshot, where: str) -> None:
     kind, src, dst = snapshot.edge_kind, snapshot.edge_src, snapshot.edge_dst
     problem = None
     if int((snapshot.node_kind == ENTITY).sum()) != n_ent or bool((snapshot.node_kind[:n_ent] != ENTITY).any()):
-        problem = "its entity rows differ from entities.json"
+        problem = "its entity rows differ from the entities table"
     elif int((kind == RELATION).sum()) != len(index.facts):
-        problem = "its relation edges differ from facts.json"
+        problem = "its relation edges differ from the facts table"
     else:
         contains = kind == CONTAINS
         per_chunk = np.bincount(src[contains] - n_ent, minlength=len(chunks))
         per_entity = np.bincount(dst[contains], minlength=n_ent)
         if not np.array_equal(per_chunk, np.fromiter((len(c.entities) for c in chunks), np.int64, len(chunks))):
-            problem = "its chunk rows do not contain the entities chunks.json lists"
+            problem = "its chunk rows do not contain the entities the chunks table lists"
         elif not np.array_equal(per_entity, np.fromiter((len(e.chunks) for e in index.entities.values()), np.int64, n_ent)):
-            problem = "its entity rows are not in the chunks entities.json lists"
+            problem = "its entity rows are not in the chunks the entities table lists"
     if problem:
         raise CorruptIndexError(f"corrupt index at {where}: graph.npz does not match the tables ({problem})")

@@ -24,7 +24,7 @@ from ..extractors.statistical import (
 )
 from ..tracing import traced
 from ..documents import document_key
-from .journal import prune, undo_for_delete
+from .provenance import prune, undo_for_delete
 from .lazy_store import mirroring
 from .pending import document_hashes
 from .pipeline import count_name_density
@@ -221,8 +221,8 @@ class IndexMutation:
         if not ids:
             return
         if self.state.journal.active:
-            order, rows = list(table.ids), dict(zip(ids, table.rows_of(ids)))
-            self.state.journal.on_undo(lambda: table.put_back(order, rows))
+            checkpoint = table.checkpoint()
+            self.state.journal.on_undo(lambda: table.restore(checkpoint))
         table.remove(ids)
 
     def _mirror_restore(self, chunk_ids: list[str], entity_ids: list[str], fact_ids: list[str], added: list[str]) -> None:

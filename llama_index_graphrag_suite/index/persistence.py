@@ -1,4 +1,4 @@
-"""Saving and loading the index: JSON tables, numpy arrays and faiss files in an atomic version folder.
+"""Saving and loading the index: segments of the tables (``tables.py``) listed by an atomic version folder.
 
 A mixin of :class:`~.graph_index.GraphRAGIndex` (it writes ``self.state``, ``state.py``); the folder layout and
 checks are in ``storage.py``. Also the version on disk the index is based on: several processes on one folder
@@ -8,12 +8,12 @@ checks are in ``storage.py``. Also the version on disk the index is based on: se
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.graph_stores.types import (
     PropertyGraphStore,
@@ -28,11 +28,14 @@ from ..graph.snapshot import GraphSnapshot
 from . import pending, stores
 from .artefacts import ARTEFACTS
 from .checks import check_snapshot, check_tables, check_vector_rows
-from .journal import checked as checked_provenance
+from .legacy import read_format_1
+from .provenance import checked as checked_provenance
 from .lazy_store import LazySimplePropertyGraphStore, is_derived
-from .records import ChunkRecord, EntityRecord, FactRecord, entity_attributes
+from .records import entity_attributes
 from .storage import (
     KEEP_VERSIONS,
+    SEGMENTS,
+    check_segments,
     MANIFEST,
     CorruptIndexError,
     IndexConflictError,
@@ -49,7 +52,7 @@ from .storage import (
 from .storage import (
     rollback as rollback_to,
 )
-from .vectors import VectorTable
+from .tables import SegmentWriter, mark_saved, read_tables, write_tables
 
 log = logging.getLogger(__name__)
 STORE_FILE = stores.SIMPLE_FILE
@@ -58,7 +61,7 @@ PROVENANCE = "provenance.json"  # what inserts changed in older chunks (see jour
 # writes it again; the simple store's JSON only if the store comes to hold more than the tables, see
 # lazy_store.py). A missing table, or any file whose checksum differs, is still a corrupt index; so is a
 # missing vector file (rebuilding it means embedding the corpus again: build the index again for that).
-DERIVED_FILES = {"graph.npz", STORE_FILE, stores.LADYBUG_FILE}
+DERIVED_FILES = {"graph.npz", STORE_FILE, stores.LADYBUG_FILE}  # graph.npz: format 1 only
 
 
 class IndexPersistence:
@@ -173,6 +176,19 @@ class IndexPersistence:
         if isinstance(store, LazySimplePropertyGraphStore):
             store.rebind(self)
 
+    def _base_manifest(self, root: Path) -> dict | None:
+        """The manifest of the version this state extends, when a save may write only what changed since: the
+        folder is the one this state was loaded from or saved to, its current version is that one (a rebase
+        made sure), and it is a segmented version. None: the save writes every table whole."""
+        origin = self.state.origin
+        if origin is None or root.resolve() != origin[0] or current_token(root) != origin[1]:
+            return None
+        try:
+            folder, manifest = open_version(root, verify=False)
+        except (OSError, CorruptIndexError):
+            return None
+        return manifest if isinstance(manifest.get("tables"), dict) and "segments" in manifest else None
+
     def _persist(self, persist_dir: str | Path, keep_versions: int) -> Path:
         state = self.state
         if state.snapshot is None:
@@ -180,26 +196,25 @@ class IndexPersistence:
         store = state.property_graph_store
         derived = is_derived(store, self)  # decided once: the files and the manifest must agree
 
-        def write(folder: Path) -> None:
-            write_json(folder / "chunks.json", [state.chunks[c].to_json() for c in state.chunk_order])
-            write_json(folder / "entities.json", [e.to_json() for e in state.entities.values()])
-            write_json(folder / "facts.json", [f.to_json() for f in state.facts.values()])
-            write_json(folder / "synonyms.json", [[a, b, s] for (a, b), s in state.synonyms.items()])
+        root = Path(persist_dir)
+        base = self._base_manifest(root)
+
+        def write(folder: Path) -> dict:
+            writer = SegmentWriter(root)
+            listing = write_tables(state, writer, base)
+            checksums = {**(base or {}).get("segments", {}), **writer.written}
+            listed = {n for parts in listing["tables"].values() for n in parts} | set(listing["vocabulary"])
+            listed |= {n for parts in listing["vectors"].values() for p in parts for n in p[:2]}
             if state.provenance:
                 write_json(folder / PROVENANCE, state.provenance)
-            write_json(folder / "vector_ids.json", {
-                "chunks": state.chunk_vectors.ids, "entities": state.entity_vectors.ids, "facts": state.fact_vectors.ids})
-            np.savez(folder / "graph.npz", **state.snapshot.to_arrays())
-            state.chunk_vectors.save(folder / "chunks.faiss")
-            state.entity_vectors.save(folder / "entities.faiss")
-            state.fact_vectors.save(folder / "facts.faiss")
             stores.save_store(store, folder, derived)  # a JSON file, a database file, or nothing (a server, a derived mirror)
             in_memory = state.artefacts.to_save(state.snapshot)
             for name, obj in in_memory.items():
                 obj.save(folder / ARTEFACTS / name)
-            for name, old in state.artefacts.saved.items():  # loaded from disk, never used: carry over
-                if name not in in_memory and old.is_dir():
-                    shutil.copytree(old, folder / ARTEFACTS / name)
+            for name, old in state.artefacts.saved.items():  # loaded from disk, never used: carry over (hard links:
+                if name not in in_memory and old.is_dir():   # the files of a saved version never change)
+                    shutil.copytree(old, folder / ARTEFACTS / name, copy_function=_link_or_copy)
+            return {**listing, "segments": {n: checksums[n] for n in sorted(listed)}}
 
         manifest = {
             "library": "llama-index-graphrag-suite",
@@ -214,7 +229,9 @@ class IndexPersistence:
             "build": state.build_info,
         }
         saved = save_version(persist_dir, write, manifest, keep=keep_versions, lock_held=True)
-        state.origin = (Path(persist_dir).resolve(), version_token(saved, read_json(saved / MANIFEST)))
+        saved_manifest = read_json(saved / MANIFEST)
+        state.origin = (Path(persist_dir).resolve(), version_token(saved, saved_manifest))
+        mark_saved(state, saved_manifest)
         state.pending.clear()
         artefacts = saved / ARTEFACTS
         state.artefacts.saved = {p.name: p for p in artefacts.iterdir()} if artefacts.is_dir() else {}
@@ -265,6 +282,7 @@ class IndexPersistence:
     @classmethod
     def _load(cls, persist_dir, embed_model, llm, store_arg, show_progress, version) -> Self:
         folder, manifest = open_version(persist_dir, verify=False, version=version)
+        check_segments(Path(persist_dir), manifest)  # every segment the version lists, against its checksum
         missing = _verify(folder, manifest, persist_dir)
         # Outside the try: "pass store=..." and a missing package are not a corrupt index.
         store, fill_store = _store_for_load(folder, manifest, store_arg, persist_dir)
@@ -275,24 +293,20 @@ class IndexPersistence:
             state = index.state  # filled here from the version folder
             dim = int(manifest["embed_dim"])
             state.dim = dim
-            chunk_rows = read_json(folder / "chunks.json")
-            entity_rows, fact_rows = read_json(folder / "entities.json"), read_json(folder / "facts.json")
-            state.chunks = {d["id"]: ChunkRecord(**d) for d in chunk_rows}
-            state.entities = {d["key"]: EntityRecord.from_json(d) for d in entity_rows}
-            state.facts = {d["id"]: FactRecord.from_json(d) for d in fact_rows}
-            state.synonyms = {(a, b): float(s) for a, b, s in read_json(folder / "synonyms.json")}
+            if "tables" in manifest:  # segments shared by versions (tables.py)
+                loaded, snapshot = read_tables(Path(persist_dir) / SEGMENTS, manifest, dim), None
+                rows = {"chunks": list(loaded.chunks), "entities": list(loaded.entities), "facts": list(loaded.facts)}
+            else:  # format 1: whole JSON tables and vector files in the version folder
+                loaded, rows, snapshot = read_format_1(folder, missing, dim)
+            state.chunks, state.entities, state.facts = loaded.chunks, loaded.entities, loaded.facts
+            state.synonyms, state.bm25 = loaded.synonyms, loaded.bm25
+            state.chunk_vectors, state.entity_vectors, state.fact_vectors = (
+                loaded.vectors["chunks"], loaded.vectors["entities"], loaded.vectors["facts"])
             state.build_info = dict(manifest.get("build", {}))
             state.entity_stats = None  # recomputed from chunk texts if an insert or delete needs it
-            ids = read_json(folder / "vector_ids.json")
-            state.chunk_vectors = VectorTable.load(folder / "chunks.faiss", ids["chunks"], dim)
-            state.entity_vectors = VectorTable.load(folder / "entities.faiss", ids["entities"], dim)
-            state.fact_vectors = VectorTable.load(folder / "facts.faiss", ids["facts"], dim)
-            check_tables(index, {"chunks": [d["id"] for d in chunk_rows], "entities": [d["key"] for d in entity_rows],
-                                 "facts": [d["id"] for d in fact_rows]}, str(persist_dir))
-            snapshot = None  # rebuilt from the tables by state.derive() when its file is missing
-            if "graph.npz" not in missing:
-                with np.load(folder / "graph.npz", allow_pickle=False) as arrays:
-                    snapshot = GraphSnapshot.from_arrays(list(state.entities) + list(state.chunks), arrays)
+            check_tables(index, rows, str(persist_dir))
+            if snapshot is not None:
+                snapshot = GraphSnapshot.from_arrays(list(state.entities) + list(state.chunks), snapshot)
                 check_snapshot(index, snapshot, str(persist_dir))
             state.derive(snapshot)
             _attributes_from_saved_store(index, store)
@@ -319,6 +333,14 @@ class IndexPersistence:
         if len(probe) != dim:
             raise ValueError(f"embed model gives {len(probe)}-dim vectors but the index at {persist_dir} holds {dim}-dim ones")
         return index
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    """A saved artefact's file into a new version: a hard link where the file system allows (no copy)."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 def _attributes_from_saved_store(index, store) -> None:

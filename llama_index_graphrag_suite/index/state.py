@@ -166,7 +166,9 @@ class IndexState:
         self.fact_text_rows = np.fromiter(
             (self.fact_vectors.row(text_key(self.facts[f].text)) for f in self.fact_ids), np.int64, len(self.fact_ids))
         self.snapshot = snapshot if snapshot is not None else self.build_snapshot()
-        self.bm25 = BM25Table([self.chunks[c].text for c in self.chunk_order])
+        # BM25 keeps the rows of chunks it has and tokenises only new ones (bm25.py)
+        self.bm25 = (self.bm25.updated(self.chunk_order, lambda c: self.chunks[c].text) if self.bm25 is not None
+                     else BM25Table([self.chunks[c].text for c in self.chunk_order], ids=self.chunk_order))
 
     def build_snapshot(self) -> GraphSnapshot:
         """The CSR snapshot of the tables: entity rows (``entities`` order), then chunk rows (``chunk_order``)."""

@@ -3,13 +3,16 @@
 Layout::
 
     DIR/CURRENT            {"version": "v-000003"}   (replaced atomically with os.replace)
-    DIR/v-000003/manifest.json, *.json, *.npy, *.npz, *.faiss
+    DIR/v-000003/manifest.json, provenance.json, a graph store's file, artefacts/
     DIR/v-000002/, DIR/v-000001/   older versions, kept for rollback (``keep``, default 3 in all)
+    DIR/segments/          the tables' Parquet and .npy segments, shared by the versions that list them
+                           (``tables.py``): a save adds the rows it changed, not the whole index
 
-A save writes a new version into a hidden ``.v-NNNNNN.partial`` folder (files fsynced), renames it to
-``v-NNNNNN``, then flips ``CURRENT``. Until the flip, readers see the previous version. After it, the
-oldest versions beyond ``keep`` are removed. A folder left half-written by a crash is never a ``v-*``
-folder, is never pointed to and is removed by the next save. :func:`rollback` points ``CURRENT`` at a
+A save writes its new segments (each whole, fsynced, then renamed) and a new version into a hidden
+``.v-NNNNNN.partial`` folder (files fsynced), renames it to ``v-NNNNNN``, then flips ``CURRENT``. Until the flip, readers see the previous version. After it, the
+oldest versions beyond ``keep`` are removed, and so are the segments no kept version lists. A folder left
+half-written by a crash is never a ``v-*`` folder, is never pointed to and is removed by the next save, like the
+segments such a save wrote. :func:`rollback` points ``CURRENT`` at a
 kept version; :func:`list_versions` lists them.
 
 Writers take ``DIR/.lock`` (``filelock``, an OS-level lock released when the process dies), so two
@@ -33,7 +36,9 @@ from filelock import FileLock, Timeout
 
 from ..fileio import sha256_file
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 1: whole JSON tables and faiss files in every version folder (still read)
+SEGMENTS = "segments"
+SEGMENT_NAME = re.compile(r"[0-9a-f]{32}\.(parquet|npy)")
 MANIFEST = "manifest.json"
 CURRENT = "CURRENT"
 LOCK = ".lock"
@@ -127,12 +132,13 @@ def _locked(root: Path, timeout: float):
     return lock
 
 
-def save_version(root: str | os.PathLike, write_files: Callable[[Path], None], manifest: dict,
+def save_version(root: str | os.PathLike, write_files: Callable[[Path], dict | None], manifest: dict,
                  timeout: float = WRITE_LOCK_TIMEOUT, keep: int = KEEP_VERSIONS, lock_held: bool = False) -> Path:
     """Write a new version of the index under ``root`` and make it current, holding the writer lock.
 
-    ``write_files(folder)`` writes the artefacts into an empty folder; the manifest (with a SHA-256
-    of every file, so corruption is detected on load) is written last. A second writer waits up to
+    ``write_files(folder)`` writes the artefacts into an empty folder (and segments into ``root/segments``),
+    and returns entries to add to the manifest (``segments``: name -> SHA-256 of every segment the version
+    lists); the manifest (with a SHA-256 of every file, so corruption is detected on load) is written last. A second writer waits up to
     ``timeout`` seconds, then gets :class:`IndexLockedError`. The newest ``keep`` versions stay.
     ``lock_held``: the caller holds the lock already (:func:`folder_writer`).
     """
@@ -151,7 +157,7 @@ def _version_numbers(root: Path) -> list[int]:
 
 
 def _save_locked(root: Path, write_files: Callable[[Path], None], manifest: dict, keep: int) -> Path:
-    foreign = [p.name for p in root.iterdir() if p.name not in (CURRENT, f".{CURRENT}.tmp", LOCK)
+    foreign = [p.name for p in root.iterdir() if p.name not in (CURRENT, f".{CURRENT}.tmp", LOCK, SEGMENTS)
                and not VERSION_NAME.fullmatch(p.name) and not PARTIAL.fullmatch(p.name)]
     if foreign:
         raise FileExistsError(f"{root} holds other files ({foreign[0]}, ...); choose an empty or new folder for the index")
@@ -163,10 +169,10 @@ def _save_locked(root: Path, write_files: Callable[[Path], None], manifest: dict
     partial, folder = root / f".{name}.partial", root / name
     partial.mkdir()
     try:
-        write_files(partial)
+        extra = write_files(partial) or {}
         # every file, those of method artefacts in sub-folders included (as relative paths)
         files = sorted(p.relative_to(partial).as_posix() for p in partial.rglob("*") if p.is_file())
-        manifest = {**manifest, "format_version": FORMAT_VERSION, "version_id": uuid.uuid4().hex,
+        manifest = {**manifest, **extra, "format_version": FORMAT_VERSION, "version_id": uuid.uuid4().hex,
                     "files": {f: sha256_file(partial / f) for f in files}}
         write_json(partial / MANIFEST, manifest)
         for f in files + [MANIFEST]:
@@ -179,7 +185,43 @@ def _save_locked(root: Path, write_files: Callable[[Path], None], manifest: dict
     _point_current(root, name)
     for number in _version_numbers(root)[:-keep]:
         shutil.rmtree(root / f"v-{number:06d}", ignore_errors=True)
+    _remove_unlisted_segments(root)
     return folder
+
+
+def _remove_unlisted_segments(root: Path) -> None:
+    """Remove the segments no kept version lists (pruned versions', a failed save's); the lock is held. When a
+    kept version's manifest cannot be read, nothing is removed (it may list any of them)."""
+    folder = root / SEGMENTS
+    if not folder.is_dir():
+        return
+    listed: set[str] = set()
+    for number in _version_numbers(root):
+        try:
+            manifest = read_json(root / f"v-{number:06d}" / MANIFEST)
+        except (OSError, CorruptIndexError):
+            return
+        if isinstance(manifest, dict) and isinstance(manifest.get("segments"), dict):
+            listed.update(manifest["segments"])
+    for path in folder.iterdir():
+        if path.name not in listed:
+            path.unlink(missing_ok=True)
+
+
+def check_segments(root: Path, manifest: dict, verify: bool = True) -> None:
+    """The segments a version lists: well-named files in ``root/segments`` (no symlink), each matching its checksum
+    (``verify``); CorruptIndexError otherwise."""
+    segments = manifest.get("segments", {})
+    if not isinstance(segments, dict) or not all(isinstance(v, str) for v in segments.values()):
+        raise CorruptIndexError(f"corrupt index at {root}: {MANIFEST} has a malformed segment list")
+    for name, digest in segments.items():
+        path = root / SEGMENTS / name
+        if not SEGMENT_NAME.fullmatch(name) or path.is_symlink():
+            raise CorruptIndexError(f"corrupt index at {root}: segment {name!r} is not a segment file of the index")
+        if not path.is_file():
+            raise CorruptIndexError(f"corrupt index at {root}: segment {name} is missing")
+        if verify and sha256_file(path) != digest:
+            raise CorruptIndexError(f"corrupt index at {root}: segment {name} does not match its checksum")
 
 
 def _point_current(root: Path, name: str) -> None:
@@ -301,7 +343,7 @@ def open_version(root: str | os.PathLike, verify: bool = True, version: int | No
     if not isinstance(manifest, dict):
         raise CorruptIndexError(f"corrupt index at {root}: {MANIFEST} is not a JSON object")
     files = manifest.get("files")
-    if not isinstance(files, dict) or not files or not all(isinstance(v, str) for v in files.values()):
+    if not isinstance(files, dict) or not (files or manifest.get("segments")) or not all(isinstance(v, str) for v in files.values()):
         raise CorruptIndexError(f"corrupt index at {root}: {MANIFEST} lists no file checksums")
     fmt = manifest.get("format_version")
     if not isinstance(fmt, int):
@@ -315,6 +357,7 @@ def open_version(root: str | os.PathLike, verify: bool = True, version: int | No
         path = folder / name
         if path.is_symlink() or not path.resolve().is_relative_to(inside):
             raise CorruptIndexError(f"corrupt index at {root}: {name} is a symlink or lies outside {folder.name}")
+    check_segments(root, manifest, verify)
     if verify:
         for name, digest in files.items():
             path = folder / name

@@ -1,26 +1,16 @@
-"""A faiss inner-product index over L2-normalised vectors, with string ids kept in row order.
+"""Rows of unit vectors with string ids, searched exactly by inner product; saved rows stay on disk.
 
-Large tables need not sit in RAM: a table of at least :func:`mmap_min_bytes` is saved as a plain ``.npy``
-matrix (next to where the ``.faiss`` file would be) and memory-mapped read-only on load, so the operating
-system pages it in and out like any file. Smaller tables are saved and loaded as faiss files, as before.
+A table is a list of row blocks: read-only memory maps of the ``.npy`` segments a version is made of
+(``tables.py``), and at most one block in RAM that inserts grow. The operating system pages mapped rows in and
+out like any file, so a loaded index holds no copy of its vectors, and a save writes only the rows added since
+the saved version (:attr:`VectorTable.saved_rows` says how many leading rows are the saved ones).
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-import faiss
 import numpy as np
 
-MMAP_MIN_MB = 128.0  # about 87,000 rows of 384 float32 dims
-MMAP_ENV = "GRAPHRAG_SUITE_MMAP_MIN_MB"
-
-
-def mmap_min_bytes() -> int:
-    """Tables at least this large are saved as .npy and memory-mapped on load (``GRAPHRAG_SUITE_MMAP_MIN_MB``
-    overrides the default 128 MB; 0 maps every table)."""
-    return int(float(os.environ.get(MMAP_ENV, MMAP_MIN_MB)) * 2**20)
+__all__ = ["VectorTable", "normalize_rows"]
 
 
 def normalize_rows(x: np.ndarray) -> np.ndarray:
@@ -33,46 +23,32 @@ def normalize_rows(x: np.ndarray) -> np.ndarray:
 class VectorTable:
     """Rows of unit vectors with ids. Cosine similarity = inner product.
 
-    Exact search (``IndexFlatIP``): at the corpus sizes this project targets (10^4-10^5 rows of
-    384 dims) it answers in milliseconds and never misses a neighbour. A loaded large table is a read-only
-    memory-mapped matrix instead (``mapped``); it is searched the same way, with the same results.
+    Exact search: a BLAS matrix-vector product per block and a partial sort answer in milliseconds at the sizes
+    one machine holds and never miss a neighbour. Blocks loaded from disk are never written (another process may
+    be reading the same version): a change copies what it must into the RAM block.
     """
 
-    def __init__(self, dim: int, ids: list[str] | None = None, index: faiss.Index | None = None,
-                 mapped: np.ndarray | None = None):
+    def __init__(self, dim: int, ids: list[str] | None = None, blocks: list[np.ndarray] | None = None):
         self.dim = dim
         self.ids: list[str] = list(ids or [])
-        self._mapped = mapped  # a read-only np.memmap, or None when the rows live in the faiss index
-        self._index = index if index is not None or mapped is not None else faiss.IndexFlatIP(dim)
+        self._blocks: list[np.ndarray] = [b for b in (blocks or []) if len(b)]
+        self._ram: np.ndarray | None = None  # the growing block (capacity may exceed its rows)
+        self._ram_rows = 0
         self._row = {i: r for r, i in enumerate(self.ids)}
-        rows = mapped.shape[0] if mapped is not None else self._index.ntotal
+        rows = sum(len(b) for b in self._blocks)
         if rows != len(self.ids):
-            raise ValueError(f"vector index has {rows} rows but {len(self.ids)} ids")
+            raise ValueError(f"vector table has {rows} rows but {len(self.ids)} ids")
+        for b in self._blocks:
+            if b.ndim != 2 or b.shape[1] != dim:
+                raise ValueError(f"a vector block of shape {b.shape}, expected (rows, {dim})")
+        self.saved_rows = rows if blocks else 0
+        """Leading rows that are, in order, the rows of the version this table was loaded from or saved as."""
+        self._joined: np.ndarray | None = None
 
     @property
     def mapped(self) -> bool:
-        """Whether the rows are memory-mapped from disk rather than held in RAM."""
-        return self._mapped is not None
-
-    @property
-    def index(self) -> faiss.Index:
-        """The faiss ``IndexFlatIP`` (a mapped table is first read into RAM: callers may change it)."""
-        return self._writable()
-
-    def clone(self) -> "VectorTable":
-        """An independent copy; a mapped table's copy shares the read-only map (a change copies it then)."""
-        if self._mapped is not None:
-            return VectorTable(self.dim, list(self.ids), mapped=self._mapped)
-        return VectorTable(self.dim, list(self.ids), faiss.clone_index(self._index))
-
-    def _writable(self) -> faiss.Index:
-        """The faiss index, made from the mapped rows on the first change (a mapped file is never written
-        in place: it may be a saved version other readers use)."""
-        if self._mapped is not None:
-            self._index = faiss.IndexFlatIP(self.dim)
-            self._index.add(np.ascontiguousarray(self._mapped))
-            self._mapped = None
-        return self._index
+        """Whether every row is memory-mapped from disk rather than held in RAM."""
+        return bool(self._blocks) and self._ram_rows == 0 and all(isinstance(b, np.memmap) for b in self._blocks)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -83,6 +59,10 @@ class VectorTable:
     def row(self, id_: str) -> int:
         return self._row[id_]
 
+    def _all_blocks(self) -> list[np.ndarray]:
+        ram = [self._ram[:self._ram_rows]] if self._ram_rows else []
+        return self._blocks + ram
+
     def add(self, ids: list[str], vectors: np.ndarray) -> None:
         if not ids:
             return
@@ -92,98 +72,117 @@ class VectorTable:
         dup = [i for i in ids if i in self._row]
         if dup:
             raise ValueError(f"ids already present: {dup[:3]}")
-        self._writable().add(vectors)
+        need = self._ram_rows + len(ids)
+        if self._ram is None or need > len(self._ram):  # grow by doubling: appends cost amortised O(rows added)
+            grown = np.empty((max(need, 2 * (len(self._ram) if self._ram is not None else 0), 64), self.dim), np.float32)
+            if self._ram_rows:
+                grown[:self._ram_rows] = self._ram[:self._ram_rows]
+            self._ram = grown
+        self._ram[self._ram_rows:need] = vectors
+        self._ram_rows = need
         for i in ids:
             self._row[i] = len(self.ids)
             self.ids.append(i)
+        self._joined = None
 
     def remove(self, ids) -> None:
         rows = sorted({self._row[i] for i in ids if i in self._row})
         if not rows:
             return
-        # IndexFlat.remove_ids shifts later rows down, exactly as deleting from the id list does.
-        self._writable().remove_ids(np.asarray(rows, dtype=np.int64))
-        gone = set(rows)
-        self.ids = [i for r, i in enumerate(self.ids) if r not in gone]
+        keep = np.ones(len(self.ids), bool)
+        keep[rows] = False
+        self._set_rows([i for r, i in enumerate(self.ids) if keep[r]], self._select(keep, rows[0]))
+
+    def _select(self, keep: np.ndarray, first: int) -> list[np.ndarray]:
+        """Blocks holding the rows ``keep`` marks: whole blocks before row ``first`` stay as they are (mapped
+        ones stay mapped); the rows from the first block touched on are copied into one RAM block."""
+        blocks, out, start = self._all_blocks(), [], 0
+        while blocks and start + len(blocks[0]) <= first:
+            out.append(blocks.pop(0))
+            start += len(out[-1])
+        if blocks:
+            rest = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+            out.append(np.array(rest[keep[start:]], np.float32))
+        return out
+
+    def _set_rows(self, ids: list[str], blocks: list[np.ndarray]) -> None:
+        """Make the table ``ids`` over ``blocks``: blocks it already held stay (the saved rows among the leading
+        ones stay saved), the others become the RAM block."""
+        held = [b for b in blocks if any(b is old for old in self._blocks)]
+        fresh = [b for b in blocks if not any(b is old for old in self._blocks)]
+        self.saved_rows = min(self.saved_rows, sum(len(b) for b in held))
+        merged = np.concatenate(fresh) if len(fresh) > 1 else (fresh[0] if fresh else np.zeros((0, self.dim), np.float32))
+        self._blocks, self._ram, self._ram_rows = held, np.array(merged, np.float32), len(merged)
+        self.ids = list(ids)
         self._row = {i: r for r, i in enumerate(self.ids)}
+        self._joined = None
 
     def vectors(self) -> np.ndarray:
-        """All rows in order: a copy, or the read-only mapped matrix itself."""
+        """All rows in order: the mapped matrix itself when there is one block, else a (cached) copy."""
         if not self.ids:
             return np.zeros((0, self.dim), np.float32)
-        if self._mapped is not None:
-            return self._mapped
-        return self._index.reconstruct_n(0, len(self.ids))
+        return self._joined_rows()
+
+    def _joined_rows(self) -> np.ndarray:
+        blocks = self._all_blocks()
+        if len(blocks) == 1:
+            return blocks[0]
+        if not blocks:
+            return np.zeros((0, self.dim), np.float32)
+        if self._joined is None:
+            self._joined = np.concatenate(blocks)
+        return self._joined
 
     def rows_of(self, ids: list[str]) -> np.ndarray:
-        """The stored vectors of ``ids`` (a copy; a mapped table reads just those rows)."""
-        return np.array(self._matrix()[[self._row[i] for i in ids]], dtype=np.float32)
+        """The stored vectors of ``ids`` (a copy; mapped blocks read just those rows)."""
+        rows = np.fromiter((self._row[i] for i in ids), np.int64, len(ids))
+        out = np.empty((len(ids), self.dim), np.float32)
+        start = 0
+        for block in self._all_blocks():
+            inside = (rows >= start) & (rows < start + len(block))
+            if inside.any():
+                out[inside] = block[rows[inside] - start]
+            start += len(block)
+        return out
 
-    def put_back(self, order: list[str], rows: dict[str, np.ndarray]) -> None:
-        """Rows removed earlier back in their places: the ids become ``order`` (those in the table now keep their
-        vectors, the others are taken from ``rows``). How a failed change's removals are undone."""
-        now = self._matrix()
-        matrix = np.empty((len(order), self.dim), np.float32)
-        here = np.fromiter((self._row.get(i, -1) for i in order), np.int64, len(order))
-        matrix[here >= 0] = now[here[here >= 0]]
-        for n in np.flatnonzero(here < 0).tolist():
-            matrix[n] = rows[order[n]]
-        index = faiss.IndexFlatIP(self.dim)
-        index.add(matrix)
-        self._index, self._mapped = index, None
-        self.ids = list(order)
+    def checkpoint(self) -> tuple:
+        """What :meth:`restore` needs to give the table back as it is now (no copy of any row: blocks are never
+        changed in place below their row count, and a remove makes a new RAM block)."""
+        return (list(self.ids), list(self._blocks), self._ram, self._ram_rows, self.saved_rows)
+
+    def restore(self, checkpoint: tuple) -> None:
+        """The table as it was at ``checkpoint``: how a failed change's removals are undone."""
+        ids, self._blocks, self._ram, self._ram_rows, self.saved_rows = checkpoint
+        self.ids = list(ids)
         self._row = {i: r for r, i in enumerate(self.ids)}
-
-    def _matrix(self) -> np.ndarray:
-        if self._mapped is not None:
-            return self._mapped
-        # A zero-copy view of the flat index's storage; valid until the next add or remove.
-        return faiss.rev_swig_ptr(self._index.get_xb(), len(self.ids) * self.dim).reshape(len(self.ids), self.dim)
+        self._joined = None
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k rows and cosines for one query vector, best first (ties by row)."""
         k = min(k, len(self.ids))
         if k <= 0:
             return np.empty(0, np.int64), np.empty(0, np.float32)
-        # For one query, a BLAS matrix-vector product plus a partial sort beats faiss's search call.
         sims = self.scores(query)
         part = np.argpartition(-sims, k - 1)[:k] if k < sims.size else np.arange(sims.size)
         rows = part[np.lexsort((part, -sims[part]))]
         return rows, sims[rows]
 
     def scores(self, query: np.ndarray) -> np.ndarray:
-        """Cosine of the query with every row, in row order (one matrix-vector product, no sort)."""
+        """Cosine of the query with every row, in row order (a matrix-vector product per block, no sort)."""
         if not self.ids:
             return np.zeros(0, np.float32)
-        return self._matrix() @ normalize_rows(query)[0]
+        q = normalize_rows(query)[0]
+        blocks = self._all_blocks()
+        if len(blocks) == 1:
+            return blocks[0] @ q
+        return np.concatenate([b @ q for b in blocks])
 
-    def save(self, path: Path) -> None:
-        """Write to ``path`` (a faiss file) or, for a table of at least :func:`mmap_min_bytes`, to
-        ``path.with_suffix(".npy")`` (a plain matrix: aligned, so a memory map of it is as fast as RAM)."""
-        path = Path(path)
-        if len(self.ids) * self.dim * 4 >= mmap_min_bytes() and self.ids:
-            with path.with_suffix(".npy").open("wb") as f:  # np.save(str) would append another ".npy"
-                np.save(f, np.ascontiguousarray(self._matrix(), np.float32), allow_pickle=False)
-            return
-        faiss.write_index(self._writable(), str(path))  # a mapped table this small: the threshold was raised
+    def unsaved(self) -> tuple[list[str], np.ndarray]:
+        """The rows after :attr:`saved_rows` (what a save appends to the saved version's rows)."""
+        start = self.saved_rows
+        if start == len(self.ids):
+            return [], np.zeros((0, self.dim), np.float32)
+        return self.ids[start:], np.ascontiguousarray(self._joined_rows()[start:])
 
-    @classmethod
-    def load(cls, path: Path, ids: list[str], dim: int) -> "VectorTable":
-        """Read what :meth:`save` wrote for ``path``: the .npy matrix (memory-mapped when at least
-        :func:`mmap_min_bytes`, else read into a faiss index) or the faiss file."""
-        path = Path(path)
-        matrix_path = path.with_suffix(".npy")
-        if matrix_path.is_file():
-            big = matrix_path.stat().st_size >= mmap_min_bytes()
-            matrix = np.load(matrix_path, mmap_mode="r" if big else None, allow_pickle=False)
-            if matrix.ndim != 2 or matrix.shape[1] != dim or matrix.dtype != np.float32:
-                raise ValueError(f"{matrix_path.name}: a {matrix.dtype} matrix of shape {matrix.shape}, expected (rows, {dim}) float32")
-            if big:
-                return cls(dim, ids, mapped=matrix)
-            index = faiss.IndexFlatIP(dim)
-            index.add(matrix)
-            return cls(dim, ids, index)
-        index = faiss.read_index(str(path))
-        if index.d != dim:
-            raise ValueError(f"{path.name}: dimension {index.d}, expected {dim}")
-        return cls(dim, ids, index)
+    def mark_saved(self) -> None:
+        self.saved_rows = len(self.ids)

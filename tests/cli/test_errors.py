@@ -23,8 +23,8 @@ def test_a_corrupt_index_is_exit_2(index_dir, tmp_path, capsys):
 
     broken = tmp_path / "broken"
     shutil.copytree(index_dir, broken)
-    chunks = next(broken.glob("v-*/chunks.json"))
-    chunks.write_text(chunks.read_text()[:-10])
+    segment = next(broken.glob("segments/*.parquet"))
+    segment.write_bytes(segment.read_bytes()[:-10])
     assert main(["query", str(broken), QUESTION, "--embed", "hash", "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: corrupt index at") and "\n" not in err and "Traceback" not in err

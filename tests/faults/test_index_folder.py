@@ -70,9 +70,19 @@ def test_current_must_name_a_version_folder_of_the_index(saved, tmp_path, pointe
 
 def test_a_symlinked_version_or_file_is_refused(saved, tmp_path):
     version = saved / _current(saved)
-    outside = tmp_path / "outside.json"
-    (version / "chunks.json").rename(outside)
-    os.symlink(outside, version / "chunks.json")
+    segment = saved / "segments" / json.loads((version / "manifest.json").read_text())["tables"]["chunks"][0]
+    outside = tmp_path / "outside.parquet"
+    segment.rename(outside)
+    os.symlink(outside, segment)
+    with pytest.raises(CorruptIndexError, match="is not a segment file of the index"):
+        GraphRAGIndex.load(saved, embed_model=HashEmbedding())
+    segment.unlink()
+    outside.rename(segment)
+    (version / "provenance.json").write_text("[]")  # a file of the version folder itself
+    os.symlink(version / "provenance.json", version / "extra.json")
+    manifest = json.loads((version / "manifest.json").read_text())
+    manifest["files"]["extra.json"] = manifest["files"].get("provenance.json", "0")
+    (version / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(CorruptIndexError, match="symlink or lies outside"):
         GraphRAGIndex.load(saved, embed_model=HashEmbedding())
 
@@ -130,7 +140,7 @@ from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.index import storage
-from llama_index_graphrag_suite.index.vectors import VectorTable
+from llama_index_graphrag_suite.index.tables import SegmentWriter
 
 def pause(where):  # tell the parent where we are, then give it time to kill us there
     print(where, flush=True)
@@ -141,9 +151,9 @@ docs = [make_document(f"k{i}", f"Passage {i} tells of Marlow, the Teme and the p
 index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(), config=IndexConfig(entities="statistical", entity_threshold=0.1))
 index.persist(sys.argv[1])
 index.delete("k0")
-if stage == "write":  # half the files of version 2 written
-    save = VectorTable.save
-    VectorTable.save = lambda self, path: (save(self, path), pause("writing"))
+if stage == "write":  # some segments of version 2 written
+    save = SegmentWriter.matrix
+    SegmentWriter.matrix = lambda self, matrix: (save(self, matrix), pause("writing"))[0]
 else:  # version 2 complete and renamed, CURRENT not flipped yet
     point = storage._point_current
     storage._point_current = lambda root, name: (pause("flipping"), point(root, name))
@@ -198,12 +208,17 @@ def test_versions_are_kept_listed_loaded_and_rolled_back(tmp_path):
     assert _current(target) == "v-000002"
     assert GraphRAGIndex.load(target, embed_model=HashEmbedding()).stats()["documents"] == 3
     assert [r["version"] for r in GraphRAGIndex.versions(target)] == [2, 3, 4]  # rolling back deletes nothing
-    (target / "v-000003" / "chunks.json").write_text("[]")
+    own = set(json.loads((target / "v-000003" / "manifest.json").read_text())["segments"])
+    own -= set(json.loads((target / "v-000002" / "manifest.json").read_text())["segments"])
+    damaged = target / "segments" / sorted(own)[0]  # a segment version 3 lists (version 4 too: it changed nothing)
+    good = damaged.read_bytes()
+    damaged.write_text("[]")
     with pytest.raises(CorruptIndexError, match="checksum"):  # a damaged version is refused, CURRENT unchanged
         GraphRAGIndex.rollback(target, 3)
     assert _current(target) == "v-000002"
     with FileLock(str(target / LOCK)), pytest.raises(IndexLockedError):  # rollback writes: it takes the lock
         rollback(target, 4, timeout=0.2)
+    damaged.write_bytes(good)
     GraphRAGIndex.rollback(target, 4)  # and forward again
     assert GraphRAGIndex.load(target, embed_model=HashEmbedding()).stats()["documents"] == 2
 

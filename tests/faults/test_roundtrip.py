@@ -44,18 +44,17 @@ def _results(index: GraphRAGIndex) -> dict:
             for m in sorted(available_methods()) for q in QUESTIONS}
 
 
-def _rows(path: Path) -> list[str]:
-    return sorted(json.dumps(row, sort_keys=True) for row in json.loads(path.read_text()))
-
-
 def _tables(folder: Path, index: GraphRAGIndex) -> dict:
     """A version folder's tables, up to row order (the manifest's build timings are left out), and the
     index's store mirror (the simple store is derived: not in the folder, filled on first use)."""
-    out = {name: _rows(folder / name) for name in ("chunks.json", "entities.json", "facts.json", "synonyms.json")}
-    out["vector_ids"] = json.loads((folder / "vector_ids.json").read_text())
-    out["faiss"] = [(folder / f"{t}.faiss").read_bytes() for t in ("chunks", "entities", "facts")]
-    with np.load(folder / "graph.npz") as arrays:
-        out["graph"] = {k: arrays[k].tolist() for k in arrays.files}
+    from llama_index_graphrag_suite.index.tables import version_rows
+
+    rows = version_rows(folder)
+    out = {name: sorted(json.dumps(row, sort_keys=True) for row in rows[name])
+           for name in ("chunks", "entities", "facts", "synonyms")}
+    out["vector_ids"] = rows["vector_ids"]
+    out["vectors"] = {name: matrix.tobytes() for name, matrix in rows["vectors"].items()}
+    out["graph"] = {k: v.tolist() for k, v in index.snapshot.to_arrays().items()}
     assert not (folder / "property_graph_store.json").exists()
     store = json.loads(index.property_graph_store.graph.model_dump_json())
     out["store"] = (store["nodes"], store["relations"], sorted(map(tuple, store["triplets"])))

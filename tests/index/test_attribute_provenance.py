@@ -19,7 +19,7 @@ from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.extractors.pathrag_extractor import SEPARATOR, PathRAGExtractor
 from llama_index_graphrag_suite.extractors.statistical import CONTAINS, ENTITY_LABEL
-from llama_index_graphrag_suite.index.journal import checked
+from llama_index_graphrag_suite.index.provenance import checked
 from llama_index_graphrag_suite.llm import ScriptedLLM
 
 CONFIG = IndexConfig(entities="statistical", entity_threshold=0.1)

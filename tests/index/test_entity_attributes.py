@@ -85,23 +85,12 @@ def test_attributes_from_an_extra_extractor_survive_persist_load_and_a_lazy_stor
 
 
 def test_an_index_saved_before_the_tables_held_attributes_takes_them_from_its_store(tmp_path):
+    from format1 import to_format_1
+
     index = _from_pg()
     index.persist(tmp_path / "idx")
-    import json
-
-    version = json.loads((tmp_path / "idx" / "CURRENT").read_text())["version"]
-    entities = tmp_path / "idx" / version / "entities.json"
-    rows = json.loads(entities.read_text())
-    assert any("attributes" in r for r in rows)
-    for r in rows:  # as an older library wrote it
-        r.pop("attributes", None)
-    entities.write_text(json.dumps(rows))
-    manifest = tmp_path / "idx" / version / "manifest.json"
-    from llama_index_graphrag_suite.fileio import sha256_file
-
-    data = json.loads(manifest.read_text())
-    data["files"]["entities.json"] = sha256_file(entities)
-    manifest.write_text(json.dumps(data))
+    version = to_format_1(tmp_path / "idx", index.snapshot, attributes=False)  # as an older library wrote it
+    assert (version / "property_graph_store.json").is_file()  # the descriptions live only there
     back = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=64))
     assert back.entities["the grey harbour"].attributes["description"] == HARBOUR
 

@@ -18,16 +18,14 @@ from llama_index_graphrag_suite.index.journal import Journal
 from llama_index_graphrag_suite.index.state import IndexState
 
 CONFIG = IndexConfig(entities="statistical", entity_threshold=0.1)
-FILES = ("chunks.json", "entities.json", "facts.json", "synonyms.json", "vector_ids.json")
 
 
 def _saved(index: GraphRAGIndex, folder: Path) -> dict:
     """A saved version, byte for byte (row order included), but the manifest and the store file."""
+    from conftest import saved_tables
+
     version = index.persist(folder)
-    out = {name: (version / name).read_text() for name in FILES}
-    out["faiss"] = [(version / f"{t}.faiss").read_bytes() for t in ("chunks", "entities", "facts")]
-    with np.load(version / "graph.npz") as arrays:
-        out["graph"] = {k: arrays[k].tolist() for k in arrays.files}
+    out = saved_tables(version, index.snapshot)
     out["provenance"] = (version / "provenance.json").read_text() if (version / "provenance.json").exists() else None
     out["statistics"] = (index.entity_statistics().n_chunks, dict(index.entity_statistics().doc_freq))
     return out

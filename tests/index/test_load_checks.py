@@ -40,57 +40,66 @@ def _copy(saved: Path, tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _edit(version: Path, name: str, change) -> None:
-    path = version / name
-    data = json.loads(path.read_text())
-    data = change(data) or data
-    path.write_text(json.dumps(data))
+    """Change the rows of table ``name`` (a vector table's ids: ``vectors:chunks``) in the version's one segment of
+    it (a first save writes each table whole) and write the segment's new checksum into the manifest."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     manifest = json.loads((version / "manifest.json").read_text())
-    manifest["files"][name] = sha256_file(path)  # a valid checksum: only the meaning is wrong
+    if name.startswith("vectors:"):
+        segment = manifest["vectors"][name.split(":")[1]][0][0]
+    else:
+        (segment,) = manifest["tables"][name]
+    path = version.parent / "segments" / segment
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    rows = change(rows) or rows
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+    manifest["segments"][segment] = sha256_file(path)  # a valid checksum: only the meaning is wrong
     (version / "manifest.json").write_text(json.dumps(manifest))
 
 
-def _reverse_vectors(d):
-    for ids in d.values():
-        ids.reverse()
+def _reverse(rows):
+    rows.reverse()
 
 
-def _entity_on_missing_chunk(rows):
-    rows[0]["chunks"].append("no-such-doc#0")
+def _chunk_naming_an_unknown_entity(rows):
+    rows[0]["entities"].append("nobody at all")
 
 
 def _fact_on_unknown_entity(rows):
     rows[0]["object"] = "nobody at all"
 
 
-def _duplicate_chunk(rows):
+def _duplicate_row(rows):
     rows.append(dict(rows[0]))
 
 
-def _duplicate_vector_id(d):
-    d["entities"][-1] = d["entities"][0]
+def _duplicate_vector_id(rows):
+    rows[-1] = dict(rows[0])
 
 
-def _extra_vector_id(d):
-    d["chunks"][0] = "ghost#0"
+def _extra_vector_id(rows):
+    rows[0]["id"] = "ghost#0"
 
 
-def _chunks_reordered_under_the_saved_graph(rows):
-    rows.reverse()  # ids still match every table; graph.npz's chunk rows now name other chunks
+def _links_of_a_chunk_that_is_not_there(rows):
+    rows.append({**rows[0], "id": "ghost#0"})
 
 
 def _synonym_on_unknown_entity(rows):
-    rows.append(["nobody at all", rows[0][1] if rows else "x", 0.9])
+    rows.append({**(rows[0] if rows else {"b": "x", "gone": False, "score": 0.9}), "a": "nobody at all"})
 
 
 CASES = [
-    ("vector_ids.json", _reverse_vectors, "vector_ids.json does not match the vectors' rows"),
-    ("entities.json", _entity_on_missing_chunk, "links missing chunk 'no-such-doc#0'"),
-    ("facts.json", _fact_on_unknown_entity, "is on unknown entity 'nobody at all'"),
-    ("chunks.json", _duplicate_chunk, "chunks.json lists 'p-ada#0' twice"),
-    ("vector_ids.json", _duplicate_vector_id, "lists entities id"),
-    ("vector_ids.json", _extra_vector_id, "'ghost#0' has a vector but no row"),
-    ("synonyms.json", _synonym_on_unknown_entity, "synonym pair"),
-    ("chunks.json", _chunks_reordered_under_the_saved_graph, "graph.npz does not match the tables"),
+    ("vectors:entities", _reverse, "the vector ids do not match the vectors' rows"),
+    ("chunk_links", _chunk_naming_an_unknown_entity, "contains unknown entity 'nobody at all'"),
+    ("facts", _fact_on_unknown_entity, "is on unknown entity 'nobody at all'"),
+    ("chunks", _duplicate_row, "a table segment lists a key twice ('p-ada#0')"),
+    ("vectors:entities", _duplicate_vector_id, "the entities vector ids list"),
+    ("vectors:chunks", _extra_vector_id, "'ghost#0' has a vector but no row"),
+    ("chunk_links", _links_of_a_chunk_that_is_not_there, "does not list the chunks of the chunks table"),
+    ("synonyms", _synonym_on_unknown_entity, "synonym pair"),
 ]
 
 
@@ -108,9 +117,10 @@ def test_wrong_tables_with_valid_checksums_are_corrupt(saved, tmp_path, capsys, 
     assert len(err_lines) == 1 and message in err_lines[0]
 
 
-def test_an_untouched_index_loads_and_a_reordered_table_without_its_graph_too(saved, tmp_path):
-    assert GraphRAGIndex.load(saved, embed_model=HashEmbedding(dim=64)).stats()["chunks"] == 6
+def test_an_untouched_index_loads_and_a_reordered_table_too(saved, tmp_path):
+    untouched = GraphRAGIndex.load(saved, embed_model=HashEmbedding(dim=64))
+    assert untouched.stats()["chunks"] == 6
     folder, version = _copy(saved, tmp_path)
-    _edit(version, "chunks.json", _chunks_reordered_under_the_saved_graph)
-    (version / "graph.npz").unlink()  # derived: rebuilt from the (consistent) tables
-    assert GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64)).stats()["chunks"] == 6
+    _edit(version, "chunks", _reverse)  # the graph is rebuilt from the (consistent) tables on load
+    loaded = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    assert loaded.stats()["chunks"] == 6 and loaded.chunk_order == untouched.chunk_order[::-1]

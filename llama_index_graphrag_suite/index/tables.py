@@ -1,0 +1,393 @@
+"""The index's tables and vectors on disk: Parquet and ``.npy`` segments that versions share.
+
+A version's manifest lists, per table, the segments it is made of, oldest first; the files live once in the
+index folder's ``segments/`` (``storage.py`` checks their checksums, keeps them while a kept version lists them,
+and removes them after). Reading a table folds its segments in order, as a dict would take the same changes:
+a segment's ``gone`` rows remove keys, its other rows replace a key's row where it is (a changed row) or add it
+at the end (a new row, or one removed and added again, ``IndexState.unsaved``). So a save writes the rows changed
+since the version it extends, not the whole index, and every saved version reads back exactly as it was saved.
+
+Tables (one Parquet schema each)::
+
+    chunks        id, doc_id, title, position, doc_hash, text, terms, counts   (a chunk's text and its BM25 row:
+                                                                              written when the chunk is added)
+    chunk_links   id, entities                                             (what a chunk contains: may change)
+    entities      key, surface, type, attributes (JSON)                    (an entity's chunks are the chunks
+                                                                              whose links name it)
+    facts         id, subject, predicate, object, text, kind, chunks
+    synonyms      a, b, score
+    vocabulary    term                                                     (BM25's, append-only)
+
+Vectors: per vector table a list of ``[ids segment, matrix segment, rows used]``; the table is the first rows of
+the saved segments followed by the rows added since (``VectorTable.saved_rows``), so an insert appends one
+segment. A table with more than :data:`MAX_SEGMENTS` segments, or one a delete shortened near its start, is
+written whole again (compaction).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import scipy.sparse as sp
+
+from ..fileio import sha256_file
+from .bm25 import BM25Table, Vocabulary
+from .records import ChunkRecord, EntityRecord, FactRecord, entity_attributes
+from .vectors import VectorTable
+
+__all__ = ["MAX_SEGMENTS", "SEGMENTS", "SegmentWriter", "read_tables", "write_tables"]
+
+SEGMENTS = "segments"
+MAX_SEGMENTS = 8  # segments a table may have before a save writes it whole again
+ROW_TABLES = ("chunks", "chunk_links", "entities", "facts", "synonyms")
+VECTOR_TABLES = {"chunks": "chunk_vectors", "entities": "entity_vectors", "facts": "fact_vectors"}  # -> state field
+_STR = pa.string()
+_LIST_STR = pa.list_(pa.string())
+_LIST_I32 = pa.list_(pa.int32())
+SCHEMAS = {
+    "chunks": pa.schema([("id", _STR), ("gone", pa.bool_()), ("doc_id", _STR), ("title", _STR), ("position", pa.int32()),
+                         ("doc_hash", _STR), ("text", pa.large_string()), ("terms", _LIST_I32), ("counts", _LIST_I32)]),
+    "chunk_links": pa.schema([("id", _STR), ("gone", pa.bool_()), ("entities", _LIST_STR)]),
+    "entities": pa.schema([("key", _STR), ("gone", pa.bool_()), ("surface", _STR), ("type", _STR), ("attributes", _STR)]),
+    "facts": pa.schema([("id", _STR), ("gone", pa.bool_()), ("subject", _STR), ("predicate", _STR), ("object", _STR),
+                        ("text", _STR), ("kind", _STR), ("chunks", _LIST_STR)]),
+    "synonyms": pa.schema([("a", _STR), ("b", _STR), ("gone", pa.bool_()), ("score", pa.float32())]),
+    "vocabulary": pa.schema([("term", _STR)]),
+}
+# which table of IndexState.unsaved says what changed in each saved table
+_UNSAVED_OF = {"chunks": "chunks", "chunk_links": "chunks", "entities": "entities", "facts": "facts",
+               "synonyms": "synonyms"}
+
+
+class SegmentWriter:
+    """Writes segment files into ``root/segments`` (each to a temporary name, fsynced, then renamed: a segment
+    file is always whole) and remembers their checksums for the manifest."""
+
+    def __init__(self, root: Path) -> None:
+        self.folder = Path(root) / SEGMENTS
+        self.folder.mkdir(exist_ok=True)
+        self.written: dict[str, str] = {}
+
+    def _commit(self, tmp: Path, name: str) -> str:
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.rename(tmp, self.folder / name)
+        self.written[name] = sha256_file(self.folder / name)
+        return name
+
+    def table(self, table: pa.Table) -> str:
+        name = f"{uuid.uuid4().hex}.parquet"
+        tmp = self.folder / f".{name}.tmp"
+        pq.write_table(table, tmp, compression="zstd")
+        return self._commit(tmp, name)
+
+    def matrix(self, matrix: np.ndarray) -> str:
+        name = f"{uuid.uuid4().hex}.npy"
+        tmp = self.folder / f".{name}.tmp"
+        with open(tmp, "wb") as f:
+            np.save(f, np.ascontiguousarray(matrix, np.float32), allow_pickle=False)
+        return self._commit(tmp, name)
+
+
+# --- writing ------------------------------------------------------------------------------------------------------
+
+def _rows(state: Any, table: str, keys: Iterable[Any], gone: Iterable[Any]) -> pa.Table:
+    """``keys``' rows of ``table`` as they are in ``state`` now, after a ``gone`` row for each of ``gone``."""
+    gone, keys = list(gone), list(keys)
+    n_gone = len(gone)
+    flags = [True] * n_gone + [False] * len(keys)
+    if table == "chunks":
+        recs = [state.chunks[c] for c in keys]
+        position = {c: i for i, c in enumerate(state.chunk_order)}
+        rows = [state.bm25.row(position[c]) for c in keys]
+        cols = {"id": gone + keys, "gone": flags,
+                "doc_id": [None] * n_gone + [r.doc_id for r in recs],
+                "title": [None] * n_gone + [r.title for r in recs],
+                "position": [None] * n_gone + [r.position for r in recs],
+                "doc_hash": [None] * n_gone + [r.doc_hash for r in recs],
+                "text": [None] * n_gone + [r.text for r in recs],
+                "terms": [None] * n_gone + [t for t, _ in rows],
+                "counts": [None] * n_gone + [c for _, c in rows]}
+    elif table == "chunk_links":
+        cols = {"id": gone + keys, "gone": flags, "entities": [None] * n_gone + [state.chunks[c].entities for c in keys]}
+    elif table == "entities":
+        recs = [state.entities[k] for k in keys]
+        cols = {"key": gone + keys, "gone": flags, "surface": [None] * n_gone + [e.surface for e in recs],
+                "type": [None] * n_gone + [e.type for e in recs],
+                "attributes": [None] * n_gone + [json.dumps(e.attributes, ensure_ascii=False) if e.attributes else ""
+                                                 for e in recs]}
+    elif table == "facts":
+        recs = [state.facts[f] for f in keys]
+        cols = {"id": gone + keys, "gone": flags}
+        for name in ("subject", "predicate", "object", "text", "kind"):
+            cols[name] = [None] * n_gone + [getattr(f, name) for f in recs]
+        cols["chunks"] = [None] * n_gone + [sorted(f.chunks) for f in recs]
+    else:  # synonyms
+        pairs = gone + keys
+        cols = {"a": [p[0] for p in pairs], "b": [p[1] for p in pairs], "gone": flags,
+                "score": [None] * n_gone + [state.synonyms[p] for p in keys]}
+    return pa.Table.from_pydict(cols, schema=SCHEMAS[table])
+
+
+def _rows_dict(state: Any, table: str) -> dict:
+    return state.chunks if table in ("chunks", "chunk_links") else getattr(state, table)
+
+
+def write_tables(state: Any, writer: SegmentWriter, base: dict | None) -> dict:
+    """Write what ``state`` changed since the version whose manifest is ``base`` (None: write everything);
+    returns the manifest's ``tables``, ``vectors`` and ``vocabulary`` entries."""
+    base_tables = (base or {}).get("tables")
+    out: dict[str, Any] = {"tables": {}, "vectors": {}}
+    for table in ROW_TABLES:
+        segments = list(base_tables[table]) if base_tables else []
+        rows = _rows_dict(state, table)
+        marks = state.unsaved[_UNSAVED_OF[table]]
+        if not base_tables or len(segments) >= MAX_SEGMENTS:
+            segments = [writer.table(_rows(state, table, list(rows), []))]
+        elif marks:
+            if table == "chunks":  # text and BM25 row: written when a chunk is added (or added again) only
+                keys = [k for k in rows if marks.get(k)]
+            else:
+                keys = [k for k in rows if k in marks]
+            gone = [k for k, added in marks.items() if added or k not in rows]
+            if keys or gone:
+                segments.append(writer.table(_rows(state, table, keys, gone)))
+        out["tables"][table] = segments
+    vocab = state.bm25.vocab
+    saved = getattr(vocab, "saved", None) if base_tables else None
+    vocab_segments = list(base["vocabulary"]) if saved is not None else []
+    start = saved if saved is not None else 0
+    if len(vocab_segments) >= MAX_SEGMENTS:
+        vocab_segments, start = [], 0
+    if len(vocab) > start or not vocab_segments:
+        vocab_segments.append(writer.table(pa.Table.from_pydict({"term": vocab.terms[start:]}, schema=SCHEMAS["vocabulary"])))
+    out["vocabulary"] = vocab_segments
+    for name in VECTOR_TABLES:
+        table: VectorTable = getattr(state, VECTOR_TABLES[name])
+        parts = _kept_parts(base["vectors"][name], table.saved_rows) if base_tables else None
+        if parts is None or len(parts) >= MAX_SEGMENTS:
+            parts, ids, matrix = [], table.ids, table.vectors()
+        else:
+            ids, matrix = table.unsaved()
+        if ids or not parts:
+            parts.append([writer.table(pa.Table.from_pydict({"id": list(ids)})), writer.matrix(matrix), len(ids)])
+        out["vectors"][name] = parts
+    return out
+
+
+def _kept_parts(parts: list, rows: int) -> list | None:
+    """The saved ``parts`` cut to their first ``rows`` rows (None when that leaves less than half of them: a
+    delete near the start; the table is then written whole)."""
+    total = sum(p[2] for p in parts)
+    if rows < total // 2:
+        return None
+    out, left = [], rows
+    for ids, matrix, used in parts:
+        if left <= 0:
+            break
+        out.append([ids, matrix, min(used, left)])
+        left -= used
+    return out
+
+
+def mark_saved(state: Any, tables: dict) -> None:
+    """After a save: nothing is unsaved, and the vectors and vocabulary know which rows the version holds."""
+    for marks in state.unsaved.values():
+        marks.clear()
+    state.bm25.vocab.saved = len(state.bm25.vocab)
+    for field_name in VECTOR_TABLES.values():
+        getattr(state, field_name).mark_saved()
+
+
+# --- reading ------------------------------------------------------------------------------------------------------
+
+@dataclass
+class LoadedTables:
+    chunks: dict[str, ChunkRecord] = field(default_factory=dict)
+    entities: dict[str, EntityRecord] = field(default_factory=dict)
+    facts: dict[str, FactRecord] = field(default_factory=dict)
+    synonyms: dict[tuple[str, str], float] = field(default_factory=dict)
+    bm25: BM25Table | None = None
+    vectors: dict[str, VectorTable] = field(default_factory=dict)
+    duplicates: list[str] = field(default_factory=list)  # "table: key" read twice within one segment
+
+
+def _fold(tables: list[pa.Table], key_columns: tuple[str, ...]) -> dict[Any, tuple[int, int]]:
+    """Key -> (segment, row) of its current row, in the order a dict taking the segments' changes would have."""
+    out: dict[Any, tuple[int, int]] = {}
+    for s, t in enumerate(tables):
+        cols = [t.column(c).to_pylist() for c in key_columns]
+        keys = cols[0] if len(cols) == 1 else list(zip(*cols))
+        gone = t.column("gone").to_pylist()
+        if s == 0 and not any(gone):  # a whole table: no dict work per change
+            if len(set(keys)) != len(keys):
+                raise ValueError(f"a table segment lists a key twice ({_first_duplicate(keys)!r})")
+            out = dict(zip(keys, ((0, r) for r in range(len(keys)))))
+            continue
+        for k, g in zip(keys, gone):
+            if g:
+                out.pop(k, None)
+        for r, (k, g) in enumerate(zip(keys, gone)):
+            if not g:
+                out[k] = (s, r)
+    return out
+
+
+def _first_duplicate(keys: list) -> Any:
+    seen = set()
+    for k in keys:
+        if k in seen:
+            return k
+        seen.add(k)
+    return None
+
+
+def _columns(tables: list[pa.Table], names: Iterable[str]) -> list[dict[str, list]]:
+    return [{n: t.column(n).to_pylist() for n in names} for t in tables]
+
+
+def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
+    """The tables, BM25 and vector tables of a format-2 version (its segments checked by ``storage.py``)."""
+    read = lambda name: pq.read_table(segment_folder / name)  # noqa: E731
+    entries = manifest["tables"]
+    out = LoadedTables()
+
+    chunk_tables = [read(s) for s in entries["chunks"]]
+    chunk_at = _fold(chunk_tables, ("id",))
+    link_tables = [read(s) for s in entries["chunk_links"]]
+    link_at = _fold(link_tables, ("id",))
+    if set(link_at) != set(chunk_at):
+        raise ValueError("the chunk_links table does not list the chunks of the chunks table")
+    cols = _columns(chunk_tables, ("doc_id", "title", "position", "doc_hash", "text"))
+    links = [t.column("entities").to_pylist() for t in link_tables]
+    for cid, (s, r) in chunk_at.items():
+        c = cols[s]
+        ls, lr = link_at[cid]
+        out.chunks[cid] = ChunkRecord(cid, c["doc_id"][r], c["text"][r], c["title"][r], c["position"][r],
+                                      list(links[ls][lr]), c["doc_hash"][r])
+
+    entity_tables = [read(s) for s in entries["entities"]]
+    cols = _columns(entity_tables, ("surface", "type", "attributes"))
+    for key, (s, r) in _fold(entity_tables, ("key",)).items():
+        c = cols[s]
+        attributes = json.loads(c["attributes"][r]) if c["attributes"][r] else {}
+        if not isinstance(attributes, dict) or entity_attributes(attributes) != attributes:
+            raise ValueError(f"entity {key!r} has attributes that are not a mapping of names to scalars")
+        out.entities[key] = EntityRecord(key, c["surface"][r], set(), c["type"][r] or "", attributes)
+    for cid, rec in out.chunks.items():  # an entity's chunks: those whose links name it
+        for key in rec.entities:
+            ent = out.entities.get(key)
+            if ent is None:
+                raise ValueError(f"chunk {cid!r} contains unknown entity {key!r}")
+            ent.chunks.add(cid)
+
+    fact_tables = [read(s) for s in entries["facts"]]
+    cols = _columns(fact_tables, ("subject", "predicate", "object", "text", "kind", "chunks"))
+    for fid, (s, r) in _fold(fact_tables, ("id",)).items():
+        c = cols[s]
+        out.facts[fid] = FactRecord(fid, c["subject"][r], c["predicate"][r], c["object"][r], c["text"][r], c["kind"][r],
+                                    set(c["chunks"][r]))
+
+    syn_tables = [read(s) for s in entries["synonyms"]]
+    scores = [t.column("score").to_pylist() for t in syn_tables]
+    out.synonyms = {pair: float(scores[s][r]) for pair, (s, r) in _fold(syn_tables, ("a", "b")).items()}
+
+    vocab = Vocabulary()
+    for name in manifest["vocabulary"]:
+        for term in read(name).column("term").to_pylist():
+            vocab.add(term)
+    vocab.saved = len(vocab)
+    out.bm25 = BM25Table(ids=list(out.chunks), vocab=vocab, counts=_bm25_counts(chunk_tables, chunk_at, len(vocab)))
+
+    for name in VECTOR_TABLES:
+        ids: list[str] = []
+        blocks = []
+        for ids_segment, matrix_segment, used in manifest["vectors"][name]:
+            part_ids = read(ids_segment).column("id").to_pylist()
+            matrix = np.load(segment_folder / matrix_segment, mmap_mode="r", allow_pickle=False)
+            if matrix.ndim != 2 or matrix.shape[1] != dim or matrix.dtype != np.float32 or len(part_ids) != len(matrix):
+                raise ValueError(f"{matrix_segment}: a {matrix.dtype} matrix of shape {matrix.shape} for "
+                                 f"{len(part_ids)} ids, expected (rows, {dim}) float32")
+            if not 0 <= int(used) <= len(part_ids):
+                raise ValueError(f"{matrix_segment}: {used} rows used of {len(part_ids)}")
+            ids += part_ids[:used]
+            blocks.append(matrix[:used])
+        out.vectors[name] = VectorTable(dim, ids, blocks)
+    return out
+
+
+def _bm25_counts(tables: list[pa.Table], at: dict[str, tuple[int, int]], n_terms: int) -> sp.csr_matrix:
+    """The chunk x term count matrix, rows in the order of ``at``, from the segments' saved rows (no tokenising)."""
+    blocks, offsets = [], [0]
+    for t in tables:
+        terms, counts = t.column("terms").combine_chunks(), t.column("counts").combine_chunks()
+        indptr = np.asarray(terms.offsets, np.int64)
+        if not np.array_equal(indptr, np.asarray(counts.offsets, np.int64)):
+            raise ValueError("a chunk's BM25 terms and counts differ in length")
+        data = np.asarray(counts.values, np.float32)
+        indices = np.asarray(terms.values, np.int32)
+        if indices.size and (indices.min() < 0 or indices.max() >= n_terms):
+            raise ValueError("a chunk's BM25 row names a term the vocabulary does not have")
+        # gone rows have null lists: their offsets repeat, so they are empty rows here
+        blocks.append(sp.csr_matrix((data, indices, indptr - indptr[0]), shape=(len(t), n_terms)))
+        offsets.append(offsets[-1] + len(t))
+    if not blocks:
+        return sp.csr_matrix((0, n_terms), dtype=np.float32)
+    stacked = sp.vstack(blocks, format="csr")
+    rows = np.fromiter((offsets[s] + r for s, r in at.values()), np.int64, len(at))
+    return stacked[rows]
+
+
+def version_rows(version_folder: Path) -> dict[str, Any]:
+    """What a saved version holds, as plain rows (for tests, audits and a diff of two versions): ``chunks``,
+    ``entities``, ``facts`` (their records' JSON), ``synonyms`` (``[a, b, score]``), ``vector_ids`` and
+    ``vectors`` (table -> matrix). Reads the version's manifest; checks nothing (``load`` does)."""
+    version_folder = Path(version_folder)
+    manifest = json.loads((version_folder / "manifest.json").read_text(encoding="utf-8"))
+    loaded = read_tables(version_folder.parent / SEGMENTS, manifest, int(manifest["embed_dim"]))
+    return {
+        "chunks": [c.to_json() for c in loaded.chunks.values()],
+        "entities": [e.to_json() for e in loaded.entities.values()],
+        "facts": [f.to_json() for f in loaded.facts.values()],
+        "synonyms": [[a, b, s] for (a, b), s in loaded.synonyms.items()],
+        "vector_ids": {name: list(t.ids) for name, t in loaded.vectors.items()},
+        "vectors": {name: np.array(t.vectors()) for name, t in loaded.vectors.items()},
+    }
+
+
+def entity_rows(version_folder: Path) -> list[dict[str, Any]]:
+    """A version's entities as ``{"key", "surface", "type", "chunks": number of chunks linked}`` (format 1 or 2),
+    without reading the rest of the index; [] when they cannot be read."""
+    import pyarrow.compute as pc
+
+    version_folder = Path(version_folder)
+    try:
+        manifest = json.loads((version_folder / "manifest.json").read_text(encoding="utf-8"))
+        if "tables" not in manifest:  # format 1
+            rows = json.loads((version_folder / "entities.json").read_text(encoding="utf-8"))
+            return [{"key": r["key"], "surface": r["surface"], "type": r.get("type", ""), "chunks": len(r["chunks"])}
+                    for r in rows]
+        folder = version_folder.parent / SEGMENTS
+        entity_tables = [pq.read_table(folder / s) for s in manifest["tables"]["entities"]]
+        link_tables = [pq.read_table(folder / s) for s in manifest["tables"]["chunk_links"]]
+        at = _fold(link_tables, ("id",))
+        counts: dict[str, int] = {}
+        for s, t in enumerate(link_tables):
+            rows_here = [r for s2, r in at.values() if s2 == s]
+            if rows_here:
+                flat = pc.list_flatten(t.column("entities").take(rows_here))
+                for item in pc.value_counts(flat).to_pylist():
+                    counts[item["values"]] = counts.get(item["values"], 0) + item["counts"]
+        cols = _columns(entity_tables, ("surface", "type"))
+        return [{"key": k, "surface": cols[s]["surface"][r], "type": cols[s]["type"][r], "chunks": counts.get(k, 0)}
+                for k, (s, r) in _fold(entity_tables, ("key",)).items()]
+    except (OSError, ValueError, KeyError, TypeError, pa.ArrowException):
+        return []
