@@ -203,6 +203,9 @@ def test_server_killed_mid_write_then_restarted(tmp_path, monkeypatch):
         # the password is not in the manifest, so a load without it says what to pass
         with pytest.raises(stores.StoreSpecError, match=r"built on FalkorDB at falkordb://:\*\*\*@127\.0\.0\.1"):
             _load(tmp_path / "ix")
+        with pytest.raises(stores.StoreUnavailableError, match=r"refused the login") as caught:
+            _load(tmp_path / "ix", store=url.replace(secret, "wrong"))
+        assert "wrong" not in str(caught.value)
         monkeypatch.setenv("FALKORDB_PASSWORD", secret)  # or the password alone, with the manifest's URL
         loaded = _load(tmp_path / "ix")
         assert loaded.stats() == before
@@ -241,6 +244,8 @@ def test_property_graph_index_on_falkordb(server):
     # subclass adds back, so its derived index may hold fewer entities; it still answers)
     plain = pg_index(FalkorDBPropertyGraphStore(url=f"redis://127.0.0.1:{server.port}", database="plain"))
     assert all(answers(plain).values())
+    # given as property_graph_store=, the manifest still records where it is (so that a load reconnects)
+    assert stores.manifest_record(plain.property_graph_store)["url"] == server.url("plain")
 
 
 def test_falkordb_store_specs():

@@ -249,7 +249,8 @@ def _falkordb_url_for_load(manifest: dict, given: Any, persist_dir: Path) -> str
         user = f"{parts.username}@" if parts.username else ""
         recorded = parts._replace(netloc=user + parts.netloc.rsplit("@", 1)[1]).geturl()
     if recorded and urlsplit(recorded).password is None:
-        return StoreSpec.parse(recorded).url
+        with contextlib.suppress(StoreSpecError):  # not a URL: a store of the user's, whose address is unknown
+            return StoreSpec.parse(recorded).url
     raise StoreSpecError(f"index at {persist_dir} was built on FalkorDB at {recorded or 'an unrecorded URL'}; pass "
                          "store='falkordb://user:password@host:port/graph' (CLI: set GRAPHRAG_FALKORDB_URL, or "
                          "FALKORDB_PASSWORD) to load it")
@@ -287,7 +288,16 @@ def legacy_name(store: PropertyGraphStore) -> str:
 
 
 def _server_url(store: Any) -> str:
-    return getattr(store, "_graphrag_url", None) or "a server given as property_graph_store="
+    url = getattr(store, "_graphrag_url", None)
+    if url:
+        return url
+    # LlamaIndex's own FalkorDB store given as property_graph_store=: its host, port and graph (never a password),
+    # so that a load can reconnect to it
+    with contextlib.suppress(AttributeError, KeyError, TypeError):
+        options = store._driver.connection.connection_pool.connection_kwargs
+        host = f"[{options['host']}]" if ":" in options["host"] else options["host"]
+        return f"falkordb://{host}:{options['port']}/{store._database}"
+    return "a server given as property_graph_store="
 
 
 def saved_kind(manifest: dict) -> str:
@@ -500,9 +510,11 @@ def _suite_falkordb() -> type:
                 if isinstance(exc, StoreUnavailableError):
                     raise
                 reason = str(exc).strip() or type(exc).__name__
+                login = isinstance(exc, (redis.exceptions.AuthenticationError, redis.exceptions.AuthorizationError))
+                what = "refused the login (the password is the URL's or FALKORDB_PASSWORD)" if login else "cannot be reached"
                 # from None: the Redis client's frames say nothing the reason does not
                 raise StoreUnavailableError(f"FalkorDB store at {self._graphrag_url} (graph {self._database!r}) "
-                                            f"cannot be reached: {reason}") from None
+                                            f"{what}: {reason}") from None
 
         def structured_query(self, query: str, param_map: Optional[dict] = None) -> Any:
             with self._reachable():
