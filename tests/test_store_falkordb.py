@@ -280,7 +280,7 @@ def test_neo4j_store_without_apoc_on_a_bolt_server(tmp_path, simple):
 
     with ArcadeBoltServer(tmp_path / "arcade") as bolt, \
             neo4j.GraphDatabase.driver(f"bolt://127.0.0.1:{bolt.bolt_port}", auth=("root", bolt.password)) as driver:
-        # no APOC on this server (session.run: not retried, where execute_query retries this error for 30 s)
+        # no APOC on this server
         with driver.session(database=bolt.database) as session, pytest.raises(neo4j.exceptions.Neo4jError, match="apoc"):
             session.run("RETURN apoc.version() AS v").consume()
         index = _build(bolt.url())
