@@ -250,7 +250,7 @@ def main() -> None:
                                 ("guard_latency.md", "The hybrid guard's cost per query", "guard_latency.py"),
                                 ("store_bench.md", "Graph stores: in-memory JSON and embedded LadybugDB", "store_bench.py"),
                                 ("ray_bench.md", "Indexing on Ray", "ray_bench.py"),
-                                ("scale.md", "Scaling on a synthetic corpus", "scale.py"),  # includes scale.mmap.md
+                                ("scale.md", "Scaling on a synthetic corpus", "scale.py"),
                                 ("startup.md", "Start-up of the CLI", "startup.py"),
                                 ("name_density_sample.md", "How many words decide terms=\"auto\"",
                                  "name_density_sample.py"),

@@ -114,5 +114,4 @@ rm -rf "$OUT/index-2wiki" "$OUT/index-hotpot" "$OUT/index-musique"
 # the quick MiniLM curve goes beside the committed 10k/100k one (make bench-scale SIZES=10000,100000 ARGS=...,
 # about an hour: benchmarks/results/scale.md), which it would otherwise replace
 .venv/bin/python benchmarks/scale.py --sizes 1000,3000,10000 --results "$OUT/scale-quick"
-.venv/bin/python benchmarks/scale.py --mmap-demo 300000
 .venv/bin/python benchmarks/report.py --results "$OUT" --out BENCHMARKS.md

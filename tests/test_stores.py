@@ -79,7 +79,9 @@ def test_large_reads_and_writes(monkeypatch):
     writes split into transactions of WRITE_BATCH rows."""
     from llama_index.core.graph_stores.types import ChunkNode, EntityNode, Relation
 
-    monkeypatch.setattr(stores, "WRITE_BATCH", 64)
+    from llama_index_graphrag_suite.index import store_classes
+
+    monkeypatch.setattr(store_classes, "WRITE_BATCH", 64)
     store = stores.create_store("ladybug")
     names = [f"name {i}" for i in range(300)]
     store.upsert_nodes([ChunkNode(id_="c", text="chunk")] + [EntityNode(name=n, label="entity") for n in names])

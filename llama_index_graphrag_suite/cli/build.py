@@ -46,6 +46,7 @@ def cmd_index(args) -> int:
         docs, embed_model=args.embed, config=index_config(args), llm=llm, show_progress=not args.quiet,
         ray_address=args.ray, store=args.store,  # opened before extraction: a bad --store fails at once
     )
+    _prepare(index, args, llm)
     index.persist(out, keep_versions=args.keep_versions)
     stats = index.stats()
     if llm is not None:
@@ -79,10 +80,29 @@ def update_index(args, docs: Sequence[Any]) -> int:
     if not (result.inserted or result.updated or result.removed):
         print(f"{out} is up to date with {args.src} ({counts}); nothing saved")
         return 0
+    _prepare(index, args, index.llm)
     index.persist(out, keep_versions=args.keep_versions)
     stats = ", ".join(f"{k}={v}" for k, v in index.stats().items())
     print(f"updated {out} from {args.src} in {time.perf_counter() - start:.1f}s: {counts} ({stats})")
     return 0
+
+
+def _prepare(index, args, llm) -> None:
+    """``--prepare``: build the methods' first-query artefacts now, so they are saved with the index."""
+    from ..registry import UnknownMethodError
+
+    import sys
+
+    for method in [m.strip() for m in (args.prepare or "").split(",") if m.strip()]:
+        try:
+            seconds = index.prepare([method], llm=llm)[method]
+        except UnknownMethodError as exc:
+            raise CLIError(str(exc)) from None
+        except ValueError as exc:  # the method cannot run on this index (no entities, say): its queries will say so
+            print(f"warning: {method} not prepared: {exc}", file=sys.stderr)
+            continue
+        if not args.quiet:
+            print(f"prepared {method} in {seconds:.1f}s")
 
 
 def add_commands(sub) -> None:
@@ -96,9 +116,14 @@ def add_commands(sub) -> None:
     p.add_argument("--ray", default=None, metavar="ADDRESS", help="shard chunking, extraction and embedding over "
                    "Ray: local (start one here), auto (join this machine's cluster) or ray://HOST:10001 (extra 'ray')")
     p.add_argument("--store", default="simple", help="graph store: simple (JSON; default), ladybug (embedded database, "
-                   "extra 'stores') or neo4j://user:password@host:7687 (extra 'neo4j'; loading reads GRAPHRAG_NEO4J_URL)")
+                   "extra 'stores'), falkordb://host:6379/graph (a FalkorDB server, extra 'stores'; loading reads "
+                   "GRAPHRAG_FALKORDB_URL or FALKORDB_PASSWORD) or neo4j://user:password@host:7687 (extra 'neo4j'; no "
+                   "APOC needed; loading reads GRAPHRAG_NEO4J_URL)")
     p.add_argument("--update", action="store_true",
                    help="refresh the index already in --out: insert new documents, re-index changed ones, keep unchanged ones")
     p.add_argument("--prune", action="store_true", help="with --update: also delete documents no longer in the corpus")
+    p.add_argument("--prepare", default="archrag", metavar="METHODS",
+                   help="build these methods' artefacts now, saved with the index, instead of on their first query "
+                        "(comma-separated; default archrag: its community hierarchy; '' for none)")
     add_common(p, index_settings=True, llm=True)
     p.set_defaults(func=cmd_index)

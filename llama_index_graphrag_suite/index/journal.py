@@ -186,6 +186,8 @@ class Journal:
             added = [k for t in ("chunks", "entities") for k, row in scope.before[t].items() if row is _ABSENT]
             try:
                 restore_store(restored.get("chunks", []), restored.get("entities", []), restored.get("facts", []), added)
+            except ConnectionError as exc:  # a server store that is down (stores.StoreUnavailableError): one line
+                log.warning("a failed change could not be undone in the property graph store: %s", exc)
             except Exception:  # the tables are whole again; the store is what could not be written
                 log.exception("a failed change could not be undone in the property graph store")
 

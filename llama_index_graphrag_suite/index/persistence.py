@@ -166,6 +166,10 @@ class IndexPersistence:
                 raise
             raise IndexConflictError(f"cannot take in the newer version in {folder}: {exc}") from exc
         fresh.extra_extractors = self.extra_extractors
+        if stores.store_kind(store) in stores.SERVER_KINDS:  # the same server: it must hold the version taken in
+            if hasattr(store, "empty"):
+                store.empty()
+            fresh._mirror_all()
         return fresh
 
     def _adopt(self, fresh: "IndexPersistence") -> None:
