@@ -160,6 +160,22 @@ def test_insert_delete_and_rollback_follow_on_the_server(tmp_path, server):
     assert _server_counts(server, "history") == _expected_counts(back)
 
 
+def test_a_reload_refills_the_server_with_the_version_it_takes_in(tmp_path, server):
+    """An index whose folder moved to another version (a rollback by another process) takes that version in with
+    reload(): the server it mirrors into is emptied and refilled with it, not left at the version it had."""
+    docs, path = _docs(), tmp_path / "idx"
+    _build(server.url("reload"), docs[:4]).persist(path)
+    index = _load(path)
+    index.insert(docs[4:])
+    index.persist(path)
+    assert len(_chunk_ids_on_server(server, "reload")) == 6
+    GraphRAGIndex.rollback(path, 1)  # another process: the folder is at version 1 again
+    assert index.reload()
+    assert len(index.chunks) == 4
+    assert _chunk_ids_on_server(server, "reload") == set(index.chunks)
+    assert _server_counts(server, "reload") == _expected_counts(index)
+
+
 def test_server_killed_mid_write_then_restarted(tmp_path, monkeypatch):
     """The server dies half-way through an insert's write (chunk and entity nodes written, relations not): a
     one-line error naming the store (no password); the tables rolled back and the saved version whole; the
