@@ -254,58 +254,76 @@ def _columns(tables: list[pa.Table], names: Iterable[str]) -> list[dict[str, lis
     return [{n: t.column(n).to_pylist() for n in names} for t in tables]
 
 
+def _folded(tables: list[pa.Table], key_columns: tuple[str, ...], columns: tuple[str, ...]) -> tuple[list, dict]:
+    """A table's keys and columns (Python lists) in its folded order (see :func:`_fold`); one whole segment, the
+    common case after a compaction or a first save, is read as it is."""
+    if len(tables) == 1 and not pc_any(tables[0].column("gone")):
+        t = tables[0]
+        keys = [t.column(c).to_pylist() for c in key_columns]
+        keys = keys[0] if len(keys) == 1 else list(zip(*keys))
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"a table segment lists a key twice ({_first_duplicate(keys)!r})")
+        return keys, {c: t.column(c).to_pylist() for c in columns}
+    at = _fold(tables, key_columns)
+    per_segment = _columns(tables, columns)
+    return list(at), {c: [per_segment[s][c][r] for s, r in at.values()] for c in columns}
+
+
+def pc_any(column: pa.ChunkedArray) -> bool:
+    import pyarrow.compute as pc
+
+    return bool(pc.any(column).as_py())
+
+
 def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     """The tables, BM25 and vector tables of a format-2 version (its segments checked by ``storage.py``)."""
     read = lambda name: pq.read_table(segment_folder / name)  # noqa: E731
     entries = manifest["tables"]
     out = LoadedTables()
 
-    chunk_tables = [read(s) for s in entries["chunks"]]
-    chunk_at = _fold(chunk_tables, ("id",))
-    link_tables = [read(s) for s in entries["chunk_links"]]
-    link_at = _fold(link_tables, ("id",))
-    if set(link_at) != set(chunk_at):
-        raise ValueError("the chunk_links table does not list the chunks of the chunks table")
-    cols = _columns(chunk_tables, ("doc_id", "title", "position", "doc_hash", "text"))
-    links = [t.column("entities").to_pylist() for t in link_tables]
-    for cid, (s, r) in chunk_at.items():
-        c = cols[s]
-        ls, lr = link_at[cid]
-        out.chunks[cid] = ChunkRecord(cid, c["doc_id"][r], c["text"][r], c["title"][r], c["position"][r],
-                                      list(links[ls][lr]), c["doc_hash"][r])
-
     entity_tables = [read(s) for s in entries["entities"]]
-    cols = _columns(entity_tables, ("surface", "type", "attributes"))
-    for key, (s, r) in _fold(entity_tables, ("key",)).items():
-        c = cols[s]
-        attributes = json.loads(c["attributes"][r]) if c["attributes"][r] else {}
-        if not isinstance(attributes, dict) or entity_attributes(attributes) != attributes:
+    keys, c = _folded(entity_tables, ("key",), ("surface", "type", "attributes"))
+    for key, surface, type_, attributes in zip(keys, c["surface"], c["type"], c["attributes"]):
+        attributes = json.loads(attributes) if attributes else {}
+        if not isinstance(attributes, dict) or (attributes and entity_attributes(attributes) != attributes):
             raise ValueError(f"entity {key!r} has attributes that are not a mapping of names to scalars")
-        out.entities[key] = EntityRecord(key, c["surface"][r], set(), c["type"][r] or "", attributes)
-    for cid, rec in out.chunks.items():  # an entity's chunks: those whose links name it
-        for key in rec.entities:
-            ent = out.entities.get(key)
-            if ent is None:
-                raise ValueError(f"chunk {cid!r} contains unknown entity {key!r}")
-            ent.chunks.add(cid)
+        out.entities[key] = EntityRecord(key, surface, set(), type_ or "", attributes)
+    canonical = {k: k for k in out.entities}  # one string object per entity key, however often rows name it
 
-    fact_tables = [read(s) for s in entries["facts"]]
-    cols = _columns(fact_tables, ("subject", "predicate", "object", "text", "kind", "chunks"))
-    for fid, (s, r) in _fold(fact_tables, ("id",)).items():
-        c = cols[s]
-        out.facts[fid] = FactRecord(fid, c["subject"][r], c["predicate"][r], c["object"][r], c["text"][r], c["kind"][r],
-                                    set(c["chunks"][r]))
+    chunk_tables = [read(s) for s in entries["chunks"]]
+    chunk_ids, c = _folded(chunk_tables, ("id",), ("doc_id", "title", "position", "doc_hash", "text"))
+    link_ids, links = _folded([read(s) for s in entries["chunk_links"]], ("id",), ("entities",))
+    if link_ids != chunk_ids:
+        if set(link_ids) != set(chunk_ids):
+            raise ValueError("the chunk_links table does not list the chunks of the chunks table")
+        where = {cid: i for i, cid in enumerate(link_ids)}
+        links = {"entities": [links["entities"][where[cid]] for cid in chunk_ids]}
+    for cid, doc_id, title, position, doc_hash, text, linked in zip(
+            chunk_ids, c["doc_id"], c["title"], c["position"], c["doc_hash"], c["text"], links["entities"]):
+        try:
+            linked = [canonical[k] for k in linked]
+        except KeyError as missing:
+            raise ValueError(f"chunk {cid!r} contains unknown entity {missing.args[0]!r}") from None
+        out.chunks[cid] = ChunkRecord(cid, doc_id, text, title, position, linked, doc_hash)
+        for key in linked:  # an entity's chunks: those whose links name it
+            out.entities[key].chunks.add(cid)
 
-    syn_tables = [read(s) for s in entries["synonyms"]]
-    scores = [t.column("score").to_pylist() for t in syn_tables]
-    out.synonyms = {pair: float(scores[s][r]) for pair, (s, r) in _fold(syn_tables, ("a", "b")).items()}
+    fact_ids, c = _folded([read(s) for s in entries["facts"]], ("id",),
+                          ("subject", "predicate", "object", "text", "kind", "chunks"))
+    for fid, subject, predicate, object_, text, kind, chunks in zip(
+            fact_ids, c["subject"], c["predicate"], c["object"], c["text"], c["kind"], c["chunks"]):
+        out.facts[fid] = FactRecord(fid, canonical.get(subject, subject), predicate, canonical.get(object_, object_),
+                                    text, kind, set(chunks))
+
+    pairs, c = _folded([read(s) for s in entries["synonyms"]], ("a", "b"), ("score",))
+    out.synonyms = dict(zip(((canonical.get(a, a), canonical.get(b, b)) for a, b in pairs), c["score"]))
 
     vocab = Vocabulary()
     for name in manifest["vocabulary"]:
         for term in read(name).column("term").to_pylist():
             vocab.add(term)
     vocab.saved = len(vocab)
-    out.bm25 = BM25Table(ids=list(out.chunks), vocab=vocab, counts=_bm25_counts(chunk_tables, chunk_at, len(vocab)))
+    out.bm25 = BM25Table(ids=list(out.chunks), vocab=vocab, counts=_bm25_counts(chunk_tables, len(vocab)))
 
     for name in VECTOR_TABLES:
         ids: list[str] = []
@@ -324,8 +342,9 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     return out
 
 
-def _bm25_counts(tables: list[pa.Table], at: dict[str, tuple[int, int]], n_terms: int) -> sp.csr_matrix:
-    """The chunk x term count matrix, rows in the order of ``at``, from the segments' saved rows (no tokenising)."""
+def _bm25_counts(tables: list[pa.Table], n_terms: int) -> sp.csr_matrix:
+    """The chunk x term count matrix, rows in the folded order of the chunks table, from the segments' saved rows
+    (no tokenising)."""
     blocks, offsets = [], [0]
     for t in tables:
         terms, counts = t.column("terms").combine_chunks(), t.column("counts").combine_chunks()
@@ -341,7 +360,10 @@ def _bm25_counts(tables: list[pa.Table], at: dict[str, tuple[int, int]], n_terms
         offsets.append(offsets[-1] + len(t))
     if not blocks:
         return sp.csr_matrix((0, n_terms), dtype=np.float32)
+    if len(tables) == 1 and not pc_any(tables[0].column("gone")):
+        return blocks[0]
     stacked = sp.vstack(blocks, format="csr")
+    at = _fold(tables, ("id",))
     rows = np.fromiter((offsets[s] + r for s, r in at.values()), np.int64, len(at))
     return stacked[rows]
 
