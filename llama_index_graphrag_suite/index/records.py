@@ -8,10 +8,11 @@ Support sets (which chunks contain an entity, which chunks state a fact) make de
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 
-@dataclass
+# slots: no per-record __dict__ (about 260 bytes less per row; an index holds one record per chunk, entity and fact)
+@dataclass(slots=True)
 class ChunkRecord:
     id: str
     doc_id: str
@@ -25,7 +26,7 @@ class ChunkRecord:
     doc_hash: str = ""
 
     def to_json(self) -> dict:
-        return self.__dict__.copy()
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 # Entity-node properties that are not attributes: the record's own fields, and what LlamaIndex adds itself.
@@ -40,7 +41,7 @@ def entity_attributes(properties: dict) -> dict[str, str | int | float | bool]:
             if k not in NOT_ATTRIBUTES and isinstance(v, (str, int, float, bool)) and v != ""}
 
 
-@dataclass
+@dataclass(slots=True)
 class EntityRecord:
     key: str  # normalised name = node id
     surface: str  # display form
@@ -84,7 +85,7 @@ def text_key(text: str) -> str:
     return "t-" + hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
-@dataclass
+@dataclass(slots=True)
 class FactRecord:
     """One relation (subject, predicate, object) with the text it is embedded by."""
 
@@ -100,7 +101,7 @@ class FactRecord:
         return f"{self.subject} {self.predicate} {self.object}"
 
     def to_json(self) -> dict:
-        d = self.__dict__.copy()
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["chunks"] = sorted(self.chunks)
         return d
 
