@@ -98,22 +98,10 @@ class StoreSpec:
             return cls(text.lower())
         scheme = text.split("://", 1)[0].lower() if "://" in text else ""
         if scheme in NEO4J_SCHEMES:
-            parts = urlsplit(text)
-            if not parts.hostname:
-                raise StoreSpecError(f"bad Neo4j URL {redact(text)!r}: no host (expected neo4j://user:password@host:7687)")
-            try:
-                parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-            except ValueError:
-                raise StoreSpecError(f"bad Neo4j URL {redact(text)!r}: the port is not a number") from None
+            _server_url_parts(text, "Neo4j", "neo4j://user:password@host:7687")
             return cls("neo4j", text)
         if scheme in FALKORDB_SCHEMES:
-            parts = urlsplit(text)
-            if not parts.hostname:
-                raise StoreSpecError(f"bad FalkorDB URL {redact(text)!r}: no host (expected falkordb://host:6379/graph)")
-            try:
-                parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-            except ValueError:
-                raise StoreSpecError(f"bad FalkorDB URL {redact(text)!r}: the port is not a number") from None
+            parts = _server_url_parts(text, "FalkorDB", "falkordb://host:6379/graph")
             if "/" in parts.path.strip("/") or parts.query or parts.fragment:
                 raise StoreSpecError(f"bad FalkorDB URL {redact(text)!r}: after host:port only /graph may follow")
             return cls("falkordb", text)
@@ -124,6 +112,18 @@ class StoreSpec:
     def public(self) -> dict[str, str]:
         """What the manifest records: the kind, and for a server its URL without the password."""
         return {"kind": self.kind, **({"url": redact(self.url)} if self.url else {})}
+
+
+def _server_url_parts(text: str, name: str, example: str):
+    """The parts of a server URL with a host and, if any, a numeric port; StoreSpecError otherwise."""
+    parts = urlsplit(text)
+    if not parts.hostname:
+        raise StoreSpecError(f"bad {name} URL {redact(text)!r}: no host (expected {example})")
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise StoreSpecError(f"bad {name} URL {redact(text)!r}: the port is not a number") from None
+    return parts
 
 
 def redact(url: str) -> str:
