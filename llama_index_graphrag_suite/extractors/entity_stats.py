@@ -50,6 +50,8 @@ class EntityStatistics:
     max_ngram: int = 3
     n_chunks: int = 0
     doc_freq: Counter = field(default_factory=Counter)
+    changed: set[str] = field(default_factory=set, repr=False, compare=False)
+    """n-grams whose frequency changed since the index last saved these statistics (it saves only those)."""
 
     def counts(self, text: str) -> tuple[Counter, dict[str, str], int]:
         """Candidate counts, most frequent surface form per key, and the number of word tokens."""
@@ -71,13 +73,23 @@ class EntityStatistics:
 
     def fit(self, texts: Iterable[str]) -> None:
         for text in texts:
+            keys = self._keys(text)
             self.n_chunks += 1
-            self.doc_freq.update(self._keys(text))
+            self.doc_freq.update(keys)
+            self.changed.update(keys)
+
+    def add_counts(self, n_chunks: int, doc_freq: dict[str, int]) -> None:
+        """Add statistics fitted elsewhere (a shard of a distributed build)."""
+        self.n_chunks += n_chunks
+        self.doc_freq.update(doc_freq)
+        self.changed.update(doc_freq)
 
     def forget(self, texts: Iterable[str]) -> None:
         for text in texts:
+            keys = self._keys(text)
             self.n_chunks = max(0, self.n_chunks - 1)
-            self.doc_freq.subtract(self._keys(text))
+            self.doc_freq.subtract(keys)
+            self.changed.update(keys)
         self.doc_freq = +self.doc_freq  # drop zero and negative counts
 
     def _keys(self, text: str) -> set[str]:

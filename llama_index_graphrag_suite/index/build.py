@@ -13,6 +13,7 @@ from typing import Sequence
 
 import numpy as np
 from llama_index.core import Document
+from pyarrow import ArrowException
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.graph_stores.types import (
     KG_NODES_KEY,
@@ -39,10 +40,29 @@ from .chunking import TokenChunker
 from .extraction import Extraction
 from .pipeline import STEPS, BuildRun
 from .records import ChunkRecord, EntityRecord, FactRecord, content_hash, entity_attributes, fact_id, text_key
+from .storage import MANIFEST, SEGMENTS, read_json, version_token
+from .tables import read_statistics
 from .vectors import VectorTable
 
 log = logging.getLogger(__name__)
 DOC_HASH = "doc_hash"  # chunk-node metadata key carrying the document's content_hash() to its ChunkRecord
+
+
+def saved_statistics(state) -> EntityStatistics | None:
+    """The n-gram statistics of the version ``state`` was loaded from, when they are still on disk and describe
+    its chunks (``tables.read_statistics``); None otherwise (they are then computed from the chunk texts)."""
+    if state.origin is None:
+        return None
+    root, token = state.origin
+    try:
+        manifest = read_json(root / token.split("#", 1)[0] / MANIFEST)
+        if version_token(root / token.split("#", 1)[0], manifest) != token:
+            return None
+        stats = read_statistics(root / SEGMENTS, manifest, state.config.max_ngram)
+    except (OSError, ValueError, KeyError, TypeError, ArrowException) as exc:
+        log.warning("the saved n-gram statistics of %s could not be read (%s); computing them from the chunks", root, exc)
+        return None
+    return stats if stats is not None and stats.n_chunks == len(state.chunks) else None
 
 
 def check_new_documents(index, documents: Sequence[Document]) -> None:
@@ -221,9 +241,11 @@ class IndexBuild:
     def entity_statistics(self) -> EntityStatistics:
         """The corpus n-gram statistics behind entity scores (AGRAG Eq. 2), which query keywords are scored with too."""
         state = self.state
-        if state.entity_stats is None:  # after load(): recompute from the stored chunk texts, once
-            state.entity_stats = EntityStatistics(state.config.max_ngram)
-            state.entity_stats.fit(c.text for c in state.chunks.values())
+        if state.entity_stats is None:  # after load(): the saved ones, else computed from the chunk texts, once
+            state.entity_stats = saved_statistics(state)
+            if state.entity_stats is None:
+                state.entity_stats = EntityStatistics(state.config.max_ngram)
+                state.entity_stats.fit(c.text for c in state.chunks.values())
         return state.entity_stats
 
     def name_word_counts(self) -> NameWordCounts:

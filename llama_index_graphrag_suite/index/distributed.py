@@ -153,8 +153,7 @@ class RayRunner:
     def fit_statistics(self, stats: EntityStatistics, texts: list[str]) -> None:
         """``stats.fit(texts)`` as map/reduce: document frequencies are sums of per-shard counts."""
         for n_chunks, doc_freq in self.map(_count_shard, self.shards(texts, per_cpu=2), stats.max_ngram):
-            stats.n_chunks += n_chunks
-            stats.doc_freq.update(doc_freq)
+            stats.add_counts(n_chunks, doc_freq)
 
     def run_transformations(self, nodes: list[BaseNode], extractors: Sequence[TransformComponent],
                             show_progress: bool = False) -> None:

@@ -191,7 +191,7 @@ class IndexPersistence:
             folder, manifest = open_version(root, verify=False)
         except (OSError, CorruptIndexError):
             return None
-        return manifest if isinstance(manifest.get("tables"), dict) and "segments" in manifest else None
+        return manifest if isinstance(manifest.get("tables"), dict) and "ngrams" in manifest else None
 
     def _persist(self, persist_dir: str | Path, keep_versions: int) -> Path:
         state = self.state
@@ -205,9 +205,12 @@ class IndexPersistence:
 
         def write(folder: Path) -> dict:
             writer = SegmentWriter(root)
-            listing = write_tables(state, writer, base)
+            # statistics not needed since the load are the base's; without a base they are read or fitted now
+            stats = state.entity_stats if state.entity_stats is not None or base else self.entity_statistics()
+            listing = write_tables(state, writer, base, stats)
             checksums = {**(base or {}).get("segments", {}), **writer.written}
-            listed = {n for parts in listing["tables"].values() for n in parts} | set(listing["vocabulary"])
+            listed = {n for parts in listing["tables"].values() for n in parts}
+            listed |= set(listing["vocabulary"]) | set(listing["ngrams"])
             listed |= {n for parts in listing["vectors"].values() for p in parts for n in p[:2]}
             if state.provenance:
                 write_json(folder / PROVENANCE, state.provenance)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -61,6 +62,7 @@ SCHEMAS = {
                         ("text", _STR), ("kind", _STR), ("chunks", _LIST_STR)]),
     "synonyms": pa.schema([("a", _STR), ("b", _STR), ("gone", pa.bool_()), ("score", pa.float32())]),
     "vocabulary": pa.schema([("term", _STR)]),
+    "ngrams": pa.schema([("key", _STR), ("gone", pa.bool_()), ("df", pa.int32())]),
 }
 # which table of IndexState.unsaved says what changed in each saved table
 _UNSAVED_OF = {"chunks": "chunks", "chunk_links": "chunks", "entities": "entities", "facts": "facts",
@@ -141,9 +143,11 @@ def _rows_dict(state: Any, table: str) -> dict:
     return state.chunks if table in ("chunks", "chunk_links") else getattr(state, table)
 
 
-def write_tables(state: Any, writer: SegmentWriter, base: dict | None) -> dict:
+def write_tables(state: Any, writer: SegmentWriter, base: dict | None, stats: Any = None) -> dict:
     """Write what ``state`` changed since the version whose manifest is ``base`` (None: write everything);
-    returns the manifest's ``tables``, ``vectors`` and ``vocabulary`` entries."""
+    returns the manifest's ``tables``, ``vectors``, ``vocabulary`` and ``ngrams`` entries. ``stats``: the corpus
+    n-gram statistics (``EntityStatistics``), or None when they were not needed since ``base`` was loaded (its
+    own are kept)."""
     base_tables = (base or {}).get("tables")
     out: dict[str, Any] = {"tables": {}, "vectors": {}}
     for table in ROW_TABLES:
@@ -180,7 +184,40 @@ def write_tables(state: Any, writer: SegmentWriter, base: dict | None) -> dict:
         if ids or not parts:
             parts.append([writer.table(pa.Table.from_pydict({"id": list(ids)})), writer.matrix(matrix), len(ids)])
         out["vectors"][name] = parts
+    out.update(_write_statistics(stats, writer, base if base_tables else None))
     return out
+
+
+def _write_statistics(stats: Any, writer: SegmentWriter, base: dict | None) -> dict:
+    """The n-gram document frequencies (AGRAG Eq. 2): the base's segments when unchanged, plus one segment of the
+    n-grams whose frequency changed, or the whole table."""
+    if stats is None:
+        return {k: base[k] for k in ("ngrams", "ngram_chunks")}
+    segments = list(base.get("ngrams", [])) if base is not None and getattr(stats, "saved", False) else []
+    if segments and len(segments) < MAX_SEGMENTS:
+        keys = sorted(stats.changed)
+        if keys:
+            dfs = [stats.doc_freq.get(k, 0) for k in keys]
+            segments.append(writer.table(pa.Table.from_pydict(
+                {"key": keys, "gone": [d <= 0 for d in dfs], "df": [max(d, 0) for d in dfs]}, schema=SCHEMAS["ngrams"])))
+    else:
+        keys = list(stats.doc_freq)
+        segments = [writer.table(pa.Table.from_pydict(
+            {"key": keys, "gone": [False] * len(keys), "df": [stats.doc_freq[k] for k in keys]},
+            schema=SCHEMAS["ngrams"]))]
+    return {"ngrams": segments, "ngram_chunks": stats.n_chunks}
+
+
+def read_statistics(segment_folder: Path, manifest: dict, max_ngram: int) -> Any:
+    """The n-gram statistics a version saved (None when it saved none: an older version)."""
+    from ..extractors.entity_stats import EntityStatistics
+
+    if "ngrams" not in manifest:
+        return None
+    keys, c = _folded([pq.read_table(segment_folder / s) for s in manifest["ngrams"]], ("key",), ("df",))
+    stats = EntityStatistics(max_ngram, int(manifest["ngram_chunks"]), Counter(dict(zip(keys, c["df"]))))
+    stats.saved = True
+    return stats
 
 
 def _kept_parts(parts: list, rows: int) -> list | None:
@@ -203,6 +240,9 @@ def mark_saved(state: Any, tables: dict) -> None:
     for marks in state.unsaved.values():
         marks.clear()
     state.bm25.vocab.saved = len(state.bm25.vocab)
+    if state.entity_stats is not None:
+        state.entity_stats.changed.clear()
+        state.entity_stats.saved = True
     for field_name in VECTOR_TABLES.values():
         getattr(state, field_name).mark_saved()
 

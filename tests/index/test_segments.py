@@ -204,3 +204,46 @@ def test_entity_rows_count_the_chunks_that_link_each_entity(tmp_path):
     version = index.persist(tmp_path / "idx")
     rows = {r["key"]: (r["surface"], r["type"], r["chunks"]) for r in entity_rows(version)}
     assert rows == {k: (e.surface, e.type, len(e.chunks)) for k, e in index.entities.items()}
+
+
+def test_the_ngram_statistics_are_saved_and_a_loaded_index_never_refits_them_from_its_chunks(tmp_path, monkeypatch):
+    from llama_index_graphrag_suite.extractors.entity_stats import EntityStatistics
+
+    index = _built()
+    index.persist(tmp_path / "idx")
+    fitted: list[int] = []
+    fit = EntityStatistics.fit
+
+    def counting(self, texts):
+        texts = list(texts)
+        fitted.append(len(texts))
+        fit(self, texts)
+
+    monkeypatch.setattr(EntityStatistics, "fit", counting)
+    loaded = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=64))
+    loaded.insert(EXTRA[:2])  # the statistics are read from the version, then fitted on the new chunks only
+    assert fitted == [2]
+    loaded.persist(tmp_path / "idx")
+    loaded.delete("p-ada")
+    loaded.persist(tmp_path / "idx")
+    again = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=64))
+    saved = again.entity_statistics()
+    assert fitted == [2]
+    monkeypatch.undo()
+    scratch = EntityStatistics(saved.max_ngram)
+    scratch.fit(c.text for c in again.chunks.values())
+    assert (saved.n_chunks, dict(saved.doc_freq)) == (scratch.n_chunks, dict(scratch.doc_freq))
+    manifest = _manifest(sorted((tmp_path / "idx").glob("v-*"))[-1])
+    assert len(manifest["ngrams"]) == 3  # the whole table, then what each save changed
+
+
+def test_an_index_without_saved_statistics_computes_them(tmp_path):
+    from format1 import to_format_1
+
+    index = _built()
+    index.persist(tmp_path / "idx")
+    to_format_1(tmp_path / "idx", index.snapshot)
+    old = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=64))
+    stats = old.entity_statistics()
+    assert (stats.n_chunks, dict(stats.doc_freq)) == (index.entity_statistics().n_chunks,
+                                                      dict(index.entity_statistics().doc_freq))
