@@ -98,7 +98,7 @@ def saved_tables(version: Path, snapshot=None) -> dict:
     with ``snapshot`` (the index's), its arrays too (the snapshot is rebuilt from the tables on load)."""
     import json
 
-    from llama_index_graphrag_suite.index.tables import version_rows
+    from llama_index_graphrag_suite.index.audit import version_rows
 
     rows = version_rows(version)
     out = {name: json.dumps(rows[name]) for name in ("chunks", "entities", "facts", "synonyms", "vector_ids")}

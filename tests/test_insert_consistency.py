@@ -189,7 +189,7 @@ def _tables(index, folder):
     """The index's chunk, entity and fact rows as saved (sorted), to compare two states of it."""
     import json
 
-    from llama_index_graphrag_suite.index.tables import version_rows
+    from llama_index_graphrag_suite.index.audit import version_rows
 
     rows = version_rows(index.persist(folder))
     return {t: sorted(json.dumps(r, sort_keys=True) for r in rows[t]) for t in ("chunks", "entities", "facts")}

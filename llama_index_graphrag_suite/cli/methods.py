@@ -13,7 +13,7 @@ __all__ = ["add_commands", "cmd_methods"]
 
 def _entity_overview(version: Path, per_type: int = 6) -> list[str]:
     """The most linked entities of each type, so a user can see what the graph is made of."""
-    from ..index.tables import entity_rows
+    from ..index.audit import entity_rows
 
     by_type: dict[str, list[tuple[int, str]]] = {}
     for row in entity_rows(version):

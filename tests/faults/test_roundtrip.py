@@ -47,7 +47,7 @@ def _results(index: GraphRAGIndex) -> dict:
 def _tables(folder: Path, index: GraphRAGIndex) -> dict:
     """A version folder's tables, up to row order (the manifest's build timings are left out), and the
     index's store mirror (the simple store is derived: not in the folder, filled on first use)."""
-    from llama_index_graphrag_suite.index.tables import version_rows
+    from llama_index_graphrag_suite.index.audit import version_rows
 
     rows = version_rows(folder)
     out = {name: sorted(json.dumps(row, sort_keys=True) for row in rows[name])

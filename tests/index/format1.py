@@ -11,7 +11,8 @@ import faiss
 import numpy as np
 
 from llama_index_graphrag_suite.fileio import sha256_file
-from llama_index_graphrag_suite.index.tables import SEGMENTS, version_rows
+from llama_index_graphrag_suite.index.audit import version_rows
+from llama_index_graphrag_suite.index.tables import SEGMENTS
 
 
 def to_format_1(root: Path, snapshot, attributes: bool = True) -> Path:

@@ -196,7 +196,7 @@ def test_a_failed_refresh_of_a_loaded_index_leaves_nothing_for_the_next_save_to_
 
 
 def test_entity_rows_count_the_chunks_that_link_each_entity(tmp_path):
-    from llama_index_graphrag_suite.index.tables import entity_rows
+    from llama_index_graphrag_suite.index.audit import entity_rows
 
     index = _built()
     index.insert(EXTRA)
