@@ -132,6 +132,20 @@ class BM25Table:
                 counts = kept
         return BM25Table(k1=self.k1, b=self.b, ids=order, vocab=self.vocab, counts=counts)
 
+    def rows_with_any(self, terms: Iterable[str]) -> np.ndarray:
+        """Sorted positions of the chunks whose text has at least one of ``terms`` (BM25 tokens): an inverted
+        index, for an insert that must find the older chunks that mention a new name."""
+        cols = self._columns()
+        ids = {t for t in (self.vocab.get(w) for w in terms) if t is not None and t < cols.shape[1]}
+        if not ids:
+            return np.zeros(0, np.int64)
+        return np.unique(np.concatenate([cols.indices[cols.indptr[t]:cols.indptr[t + 1]] for t in ids])).astype(np.int64)
+
+    def _columns(self) -> sp.csc_matrix:
+        if self._by_term is None:
+            self._by_term = self.counts.tocsc()
+        return self._by_term
+
     def scores(self, query: str) -> np.ndarray:
         if not self.size:
             return np.zeros(0, np.float32)
@@ -139,9 +153,7 @@ class BM25Table:
         out = np.zeros(self.size, np.float32)
         if not q:
             return out
-        if self._by_term is None:
-            self._by_term = self.counts.tocsc()
-        cols = self._by_term
+        cols = self._columns()
         n = self.size
         avg = float(self._lengths.mean()) if n else 0.0
         norm = self.k1 * ((1 - self.b) + self.b * self._lengths / max(avg, 1e-9))

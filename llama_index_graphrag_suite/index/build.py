@@ -36,6 +36,7 @@ from ..extractors.statistical import CONTAINS, SYNONYM
 from ..extractors.entity_resolution import keep_alias_pairs
 from ..graph.synonyms import synonym_pairs
 from ..tracing import stage, traced
+from .bm25 import bm25_tokens
 from .chunking import TokenChunker
 from .extraction import Extraction
 from .pipeline import STEPS, BuildRun
@@ -321,9 +322,8 @@ class IndexBuild:
             return []
         find = extraction.known_finder(frozenset(new_entities))
         touched = []
-        for cid, rec in state.chunks.items():
-            if cid in new_chunks:
-                continue
+        for cid in self._chunks_that_may_mention(new_entities, new_chunks):
+            rec = state.chunks[cid]
             found = find(rec.text, rec.entities) - set(rec.entities)
             if not found:
                 continue
@@ -337,6 +337,18 @@ class IndexBuild:
                 for r in extraction.cooccurrence.relations(rec.text, frozenset(rec.entities), cid):
                     self._support_fact(r, cid, new_facts)
         return touched
+
+    def _chunks_that_may_mention(self, keys: set[str], new_chunks: set[str]) -> list[str]:
+        """The older chunks, in table order, that write at least one word of one of ``keys``: every chunk a
+        finder can match a name in (names are matched as whole normalised words, the words BM25 counts), found
+        through BM25's term columns instead of reading every chunk. All older chunks when a key has no such word."""
+        state = self.state
+        bm25 = state.bm25
+        words = [bm25_tokens(k) for k in keys]
+        if bm25 is None or bm25.ids != state.chunk_order or not all(words):
+            return [c for c in state.chunks if c not in new_chunks]
+        rows = bm25.rows_with_any({w for ws in words for w in ws})
+        return [c for c in (bm25.ids[r] for r in rows.tolist()) if c not in new_chunks and c in state.chunks]
 
     def _embed(self, texts: list[str], what: str) -> np.ndarray:
         state = self.state
