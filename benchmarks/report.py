@@ -251,6 +251,7 @@ def main() -> None:
                                 ("store_bench.md", "Graph stores: in-memory JSON and embedded LadybugDB", "store_bench.py"),
                                 ("ray_bench.md", "Indexing on Ray", "ray_bench.py"),
                                 ("scale.md", "Scaling on a synthetic corpus", "scale.py"),
+                                ("serve_memory.md", "A served index: memory and latency over HTTP", "serve_memory.py"),
                                 ("startup.md", "Start-up of the CLI", "startup.py"),
                                 ("name_density_sample.md", "How many words decide terms=\"auto\"",
                                  "name_density_sample.py"),

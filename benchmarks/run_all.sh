@@ -110,7 +110,14 @@ rm -rf "$OUT/index-2wiki" "$OUT/index-hotpot" "$OUT/index-musique"
 .venv/bin/python benchmarks/store_bench.py --corpus "$DATA/hotpotqa_train100/corpus.jsonl" \
   --questions "$DATA/hotpotqa_train100/questions.jsonl" --out "$OUT/store_bench.md"
 .venv/bin/python benchmarks/ray_bench.py --corpus "$DATA/hotpotqa_train100/corpus.jsonl" --out "$OUT/ray_bench.md"
-.venv/bin/python benchmarks/scale.py --sizes 1000,3000,10000 --embed hash --entities statistical
+# the curve of issue 49's million-passage targets (about 25 min), then a served index's memory on its 100k index
+SCALE_KEEP="$(mktemp -d)"
+.venv/bin/python benchmarks/scale.py --sizes 10000,30000,100000 --max-size 100000 --embed hash --entities statistical \
+  --keep "$SCALE_KEEP"
+rm -f benchmarks/results/serve_memory.md
+.venv/bin/python benchmarks/serve_memory.py --index "$SCALE_KEEP/index-100000" \
+  --questions "$SCALE_KEEP/synth-100000/questions.jsonl" --embed hash --out benchmarks/results/serve_memory.md
+rm -rf "$SCALE_KEEP"
 # the quick MiniLM curve goes beside the committed 10k/100k one (make bench-scale SIZES=10000,100000 ARGS=...,
 # about an hour: benchmarks/results/scale.md), which it would otherwise replace
 .venv/bin/python benchmarks/scale.py --sizes 1000,3000,10000 --results "$OUT/scale-quick"

@@ -1,7 +1,7 @@
 """Memory and latency of a serving process: `graphrag-suite serve INDEX`, then questions over HTTP.
 
-    python benchmarks/serve_memory.py --index /tmp/keep/index-100000 --questions /tmp/keep/synth-100000/questions.jsonl \
-        --embed hash --out benchmarks/results/serve_memory.md
+    python benchmarks/serve_memory.py --index KEPT/index-100000 --questions KEPT/synth-100000/questions.jsonl \
+        --embed hash --out benchmarks/results/serve_memory.md      # KEPT: scale.py --keep
 
 Starts the server (loopback, a free port) in a child process, waits for /health (the load), asks every method the
 first N questions in turn through POST /retrieve, then reads the server's resident memory from /proc (now, and
@@ -94,6 +94,9 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
+        if not Path(args.out).exists():
+            Path(args.out).write_text("# A served index: memory and latency over HTTP\n\n" + " ".join(
+                __doc__.split("\n\n")[-1].split()) + "\n\n", encoding="utf-8")
         with open(args.out, "a", encoding="utf-8") as f:
             f.write(text + "\n")
 

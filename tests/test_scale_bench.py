@@ -19,6 +19,7 @@ def test_scale_runs_a_size_and_reports_the_insert_and_the_save_after_it(tmp_path
     (row,) = run["rows"]
     assert row["n"] == 300 and row["insert_docs"] == 30 and row["insert_segments_written"] > 0
     assert 0 < row["insert_written_mb"] < row["disk_before_insert_mb"]  # a save writes what changed
-    assert "prepare.archrag" in row["stage_seconds"]  # the hierarchy is a build step
+    assert "prepare.archrag" in row["stage_seconds"]  # the hierarchy is a build step, and again after the insert
+    assert row["insert_prepare_seconds"] > 0
     report = (tmp_path / "scale.md").read_text()
-    assert "Insert into the loaded index" in report and "| 300 | 30 |" in report
+    assert "Insert into the loaded index" in report and "| 300 | 30 |" in report and "prepare again s" in report
