@@ -264,8 +264,8 @@ def test_cli_index_store_option(tmp_path, capsys):
 NEO4J_URL = os.environ.get("GRAPHRAG_NEO4J_URL")
 
 
-@pytest.mark.skipif(not NEO4J_URL, reason="set GRAPHRAG_NEO4J_URL=neo4j://user:password@host:7687 (a server with "
-                    "APOC whose database may be emptied) to run the Neo4j store tests")
+@pytest.mark.skipif(not NEO4J_URL, reason="set GRAPHRAG_NEO4J_URL=neo4j://user:password@host:7687 (a server whose "
+                    "database may be emptied; no APOC needed) to run the Neo4j store tests")
 def test_neo4j_store(tmp_path, pair):
     simple, _ = pair
     index = _build(NEO4J_URL)
