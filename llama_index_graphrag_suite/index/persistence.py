@@ -54,7 +54,7 @@ from .storage import (
 from .storage import (
     rollback as rollback_to,
 )
-from .tables import SegmentWriter, mark_saved, read_tables, write_tables
+from .tables import SegmentWriter, listed_segments, mark_saved, read_tables, write_tables
 
 log = logging.getLogger(__name__)
 STORE_FILE = stores.SIMPLE_FILE
@@ -211,9 +211,7 @@ class IndexPersistence:
             stats = state.entity_stats if state.entity_stats is not None or base else self.entity_statistics()
             listing = write_tables(state, writer, base, stats)
             checksums = {**(base or {}).get("segments", {}), **writer.written}
-            listed = {n for parts in listing["tables"].values() for n in parts}
-            listed |= set(listing["vocabulary"]) | set(listing["ngrams"])
-            listed |= {n for parts in listing["vectors"].values() for p in parts for n in p[:2]}
+            listed = listed_segments(listing)
             if state.provenance:
                 write_json(folder / PROVENANCE, state.provenance)
             stores.save_store(store, folder, derived)  # a JSON file, a database file, or nothing (a server, a derived mirror)

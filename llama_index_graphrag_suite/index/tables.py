@@ -315,8 +315,19 @@ def pc_any(column: pa.ChunkedArray) -> bool:
     return bool(pc.any(column).as_py())
 
 
+def listed_segments(manifest: dict) -> set[str]:
+    """Every segment name a format-2 manifest's tables, vocabulary, statistics and vectors refer to."""
+    names = {n for parts in manifest["tables"].values() for n in parts}
+    names |= set(manifest["vocabulary"]) | set(manifest.get("ngrams", []))
+    return names | {n for parts in manifest["vectors"].values() for p in parts for n in p[:2]}
+
+
 def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
-    """The tables, BM25 and vector tables of a format-2 version (its segments checked by ``storage.py``)."""
+    """The tables, BM25 and vector tables of a format-2 version (its segments checked by ``storage.py``: only a
+    segment listed there with its checksum is read)."""
+    unlisted = listed_segments(manifest) - set(manifest.get("segments", {}))
+    if unlisted:
+        raise ValueError(f"the manifest refers to segment {sorted(unlisted)[0]!r} without listing its checksum")
     read = lambda name: pq.read_table(segment_folder / name)  # noqa: E731
     entries = manifest["tables"]
     out = LoadedTables()

@@ -124,3 +124,14 @@ def test_an_untouched_index_loads_and_a_reordered_table_too(saved, tmp_path):
     _edit(version, "chunks", _reverse)  # the graph is rebuilt from the (consistent) tables on load
     loaded = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
     assert loaded.stats()["chunks"] == 6 and loaded.chunk_order == untouched.chunk_order[::-1]
+
+
+def test_a_manifest_that_points_at_a_file_it_lists_no_checksum_for_is_corrupt(saved, tmp_path):
+    """Only segments listed with a checksum are read: a name slipped into a table's list (a path outside the
+    folder, say) is refused before anything is opened."""
+    folder, version = _copy(saved, tmp_path)
+    manifest = json.loads((version / "manifest.json").read_text())
+    manifest["tables"]["facts"].append("../../outside.parquet")
+    (version / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(CorruptIndexError, match="without listing its checksum"):
+        GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
