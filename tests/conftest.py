@@ -106,3 +106,23 @@ def saved_tables(version: Path, snapshot=None) -> dict:
     if snapshot is not None:
         out["graph"] = {k: v.tolist() for k, v in snapshot.to_arrays().items()}
     return out
+
+
+def embedding_down(index):
+    """A context in which the index's embed model fails as a server that is down would (ConnectionError)."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def down():
+        def fail(*args, **kwargs):
+            raise ConnectionError("embedding server down")
+
+        embed = index.embed_model
+        original = embed.get_text_embedding_batch
+        object.__setattr__(embed, "get_text_embedding_batch", fail)
+        try:
+            yield
+        finally:
+            object.__setattr__(embed, "get_text_embedding_batch", original)
+
+    return down()

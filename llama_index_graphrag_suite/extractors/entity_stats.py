@@ -52,6 +52,8 @@ class EntityStatistics:
     doc_freq: Counter = field(default_factory=Counter)
     changed: set[str] = field(default_factory=set, repr=False, compare=False)
     """n-grams whose frequency changed since the index last saved these statistics (it saves only those)."""
+    saved: bool = field(default=False, repr=False, compare=False)
+    """Whether these statistics were read from, or written as, a saved version (else a save writes them whole)."""
 
     def counts(self, text: str) -> tuple[Counter, dict[str, str], int]:
         """Candidate counts, most frequent surface form per key, and the number of word tokens."""

@@ -38,6 +38,8 @@ class Vocabulary:
     def __init__(self, terms: Iterable[str] = ()) -> None:
         self.terms: list[str] = []
         self._id: dict[str, int] = {}
+        self.saved: int | None = None
+        """How many leading terms a saved version holds (``tables.py``); None: none known, a save writes all."""
         for t in terms:
             self.add(t)
 

@@ -36,6 +36,7 @@ from typing import Any, Iterable
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import scipy.sparse as sp
 
@@ -166,7 +167,7 @@ def write_tables(state: Any, writer: SegmentWriter, base: dict | None, stats: An
                 segments.append(writer.table(_rows(state, table, keys, gone)))
         out["tables"][table] = segments
     vocab = state.bm25.vocab
-    saved = getattr(vocab, "saved", None) if base_tables else None
+    saved = vocab.saved if base_tables else None
     vocab_segments = list(base["vocabulary"]) if saved is not None else []
     start = saved if saved is not None else 0
     if len(vocab_segments) >= MAX_SEGMENTS:
@@ -193,7 +194,7 @@ def _write_statistics(stats: Any, writer: SegmentWriter, base: dict | None) -> d
     n-grams whose frequency changed, or the whole table."""
     if stats is None:
         return {k: base[k] for k in ("ngrams", "ngram_chunks")}
-    segments = list(base.get("ngrams", [])) if base is not None and getattr(stats, "saved", False) else []
+    segments = list(base.get("ngrams", [])) if base is not None and stats.saved else []
     if segments and len(segments) < MAX_SEGMENTS:
         keys = sorted(stats.changed)
         if keys:
@@ -297,7 +298,7 @@ def _columns(tables: list[pa.Table], names: Iterable[str]) -> list[dict[str, lis
 def _folded(tables: list[pa.Table], key_columns: tuple[str, ...], columns: tuple[str, ...]) -> tuple[list, dict]:
     """A table's keys and columns (Python lists) in its folded order (see :func:`_fold`); one whole segment, the
     common case after a compaction or a first save, is read as it is."""
-    if len(tables) == 1 and not pc_any(tables[0].column("gone")):
+    if len(tables) == 1 and not _any_gone(tables[0]):
         t = tables[0]
         keys = [t.column(c).to_pylist() for c in key_columns]
         keys = keys[0] if len(keys) == 1 else list(zip(*keys))
@@ -309,10 +310,8 @@ def _folded(tables: list[pa.Table], key_columns: tuple[str, ...], columns: tuple
     return list(at), {c: [per_segment[s][c][r] for s, r in at.values()] for c in columns}
 
 
-def pc_any(column: pa.ChunkedArray) -> bool:
-    import pyarrow.compute as pc
-
-    return bool(pc.any(column).as_py())
+def _any_gone(table: pa.Table) -> bool:
+    return bool(pc.any(table.column("gone")).as_py())
 
 
 def listed_segments(manifest: dict) -> set[str]:
@@ -411,7 +410,7 @@ def _bm25_counts(tables: list[pa.Table], n_terms: int) -> sp.csr_matrix:
         offsets.append(offsets[-1] + len(t))
     if not blocks:
         return sp.csr_matrix((0, n_terms), dtype=np.float32)
-    if len(tables) == 1 and not pc_any(tables[0].column("gone")):
+    if len(tables) == 1 and not _any_gone(tables[0]):
         return blocks[0]
     stacked = sp.vstack(blocks, format="csr")
     at = _fold(tables, ("id",))

@@ -182,7 +182,12 @@ class VectorTable:
         start = self.saved_rows
         if start == len(self.ids):
             return [], np.zeros((0, self.dim), np.float32)
-        return self.ids[start:], np.ascontiguousarray(self._joined_rows()[start:])
+        tail, offset = [], 0
+        for block in self._all_blocks():  # only the blocks that hold rows after the saved ones are read
+            if offset + len(block) > start:
+                tail.append(block[max(start - offset, 0):])
+            offset += len(block)
+        return self.ids[start:], np.ascontiguousarray(np.concatenate(tail) if len(tail) > 1 else tail[0])
 
     def mark_saved(self) -> None:
         self.saved_rows = len(self.ids)

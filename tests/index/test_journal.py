@@ -63,17 +63,10 @@ def test_a_failed_refresh_is_rolled_back_exactly_from_the_rows_it_touched(built,
     seen = _spy(monkeypatch)
     changed = make_document("p-vant", documents[3].text + " The Vant Gallery closed in 1990.", "Vant Gallery")
 
-    def down(*args, **kwargs):
-        raise ConnectionError("embedding server down")
+    from conftest import embedding_down
 
-    embed = built.embed_model
-    original = embed.get_text_embedding_batch
-    object.__setattr__(embed, "get_text_embedding_batch", down)
-    try:
-        with pytest.raises(ConnectionError):
-            built.refresh([changed])  # the delete of the old version ran; the insert failed
-    finally:
-        object.__setattr__(embed, "get_text_embedding_batch", original)
+    with embedding_down(built), pytest.raises(ConnectionError):
+        built.refresh([changed])  # the delete of the old version ran; the insert failed
     assert _saved(built, tmp_path / "b") == before and _store(built) == store
     # copies of the touched rows only, never the whole tables
     assert 0 < seen["chunks"] < len(built.chunks) and 0 < seen["entities"] < len(built.entities)

@@ -177,17 +177,10 @@ def test_a_failed_refresh_of_a_loaded_index_leaves_nothing_for_the_next_save_to_
     text = next(t for i, _, t in CORPUS if i == "p-vant")
     changed = make_document("p-vant", text + " The Vant Gallery closed in 1990.", "Vant Gallery")
 
-    def down(*args, **kwargs):
-        raise ConnectionError("embedding server down")
+    from conftest import embedding_down
 
-    embed = loaded.embed_model
-    original = embed.get_text_embedding_batch
-    object.__setattr__(embed, "get_text_embedding_batch", down)
-    try:
-        with pytest.raises(ConnectionError):
-            loaded.refresh([changed])
-    finally:
-        object.__setattr__(embed, "get_text_embedding_batch", original)
+    with embedding_down(loaded), pytest.raises(ConnectionError):
+        loaded.refresh([changed])
     assert not any(loaded.state.unsaved.values())
     before = _manifest(next((tmp_path / "idx").glob("v-*")))
     after = _manifest(loaded.persist(tmp_path / "idx"))
