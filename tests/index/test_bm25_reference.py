@@ -1,0 +1,35 @@
+"""The index's BM25 (kept as counts an insert extends, index/bm25.py) scores as bm25s does, on every shared set:
+the same scores up to float32 rounding and the same top 5 for every question, so replacing bm25s moved no ranking."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SETS = Path(__file__).resolve().parents[3] / "shared" / "datasets"
+NAMES = ["2wiki_retrieval101", "hotpotqa_train100", "musique_train100", "covidqa_dev", "graphrag_bench_medical"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_scores_and_top5_equal_bm25s_on_the_shared_set(name):
+    bm25s = pytest.importorskip("bm25s")
+    if not (SETS / name).is_dir():
+        pytest.skip(f"no shared set {name} beside the clone")
+    from llama_index_graphrag_suite.eval.datasets import load_dataset
+    from llama_index_graphrag_suite.index.bm25 import BM25Table, bm25_tokens
+
+    ds = load_dataset(str(SETS / name))
+    texts = [d.text for d in ds.documents]
+    ours = BM25Table(texts, ids=[str(i) for i in range(len(texts))])
+    vocab: dict[str, int] = {}
+    ids = [[vocab.setdefault(t, len(vocab)) for t in bm25_tokens(x)] for x in texts]
+    reference = bm25s.BM25(k1=1.5, b=0.75)
+    reference.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
+    for q in ds.questions:
+        terms = [vocab[t] for t in bm25_tokens(q.question) if t in vocab]
+        want = np.asarray(reference.get_scores(terms), np.float32) if terms else np.zeros(len(texts), np.float32)
+        got = ours.scores(q.question)
+        np.testing.assert_allclose(got, want, atol=1e-5)
+        assert list(np.argsort(-got, kind="stable")[:5]) == list(np.argsort(-want, kind="stable")[:5]), q.question
