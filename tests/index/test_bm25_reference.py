@@ -33,3 +33,28 @@ def test_scores_and_top5_equal_bm25s_on_the_shared_set(name):
         got = ours.scores(q.question)
         np.testing.assert_allclose(got, want, atol=1e-5)
         assert list(np.argsort(-got, kind="stable")[:5]) == list(np.argsort(-want, kind="stable")[:5]), q.question
+
+
+def test_an_insert_links_the_same_older_chunks_through_bm25_as_by_reading_every_chunk(monkeypatch):
+    """The link step asks BM25's term columns which older chunks may mention a new name (build.py); on a slice
+    of a shared set, two inserts give the links, relations and supports of reading every older chunk."""
+    if not (SETS / "hotpotqa_train100").is_dir():
+        pytest.skip("no shared set hotpotqa_train100 beside the clone")
+    from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+    from llama_index_graphrag_suite.eval.datasets import load_dataset
+    from llama_index_graphrag_suite.index.build import IndexBuild
+
+    docs = load_dataset(str(SETS / "hotpotqa_train100")).documents[:400]
+
+    def tables():
+        index = GraphRAGIndex.from_documents(docs[:300], embed_model="hash", config=IndexConfig(entities="statistical"))
+        index.insert(docs[300:350])
+        index.insert(docs[350:])
+        assert any(rec["links"] for rec in index.state.provenance)  # the inserts did link older chunks
+        return ({c: r.entities for c, r in index.chunks.items()}, {k: e.chunks for k, e in index.entities.items()},
+                {f: x.chunks for f, x in index.facts.items()})
+
+    through_bm25 = tables()
+    monkeypatch.setattr(IndexBuild, "_chunks_that_may_mention",
+                        lambda self, keys, new: [c for c in self.state.chunks if c not in new])
+    assert through_bm25 == tables()
