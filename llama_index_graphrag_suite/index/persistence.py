@@ -11,8 +11,8 @@ import gc
 import logging
 import os
 import shutil
-from contextlib import contextmanager
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -190,7 +190,7 @@ class IndexPersistence:
         if origin is None or root.resolve() != origin[0] or current_token(root) != origin[1]:
             return None
         try:
-            folder, manifest = open_version(root, verify=False)
+            _, manifest = open_version(root, verify=False)
         except (OSError, CorruptIndexError):
             return None
         return manifest if isinstance(manifest.get("tables"), dict) and "ngrams" in manifest else None
@@ -238,7 +238,7 @@ class IndexPersistence:
         saved = save_version(persist_dir, write, manifest, keep=keep_versions, lock_held=True)
         saved_manifest = read_json(saved / MANIFEST)
         state.origin = (Path(persist_dir).resolve(), version_token(saved, saved_manifest))
-        mark_saved(state, saved_manifest)
+        mark_saved(state)
         state.pending.clear()
         artefacts = saved / ARTEFACTS
         state.artefacts.saved = {p.name: p for p in artefacts.iterdir()} if artefacts.is_dir() else {}

@@ -236,7 +236,7 @@ def _kept_parts(parts: list, rows: int) -> list | None:
     return out
 
 
-def mark_saved(state: Any, tables: dict) -> None:
+def mark_saved(state: Any) -> None:
     """After a save: nothing is unsaved, and the vectors and vocabulary know which rows the version holds."""
     for marks in state.unsaved.values():
         marks.clear()
