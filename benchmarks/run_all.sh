@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Regenerates every number in BENCHMARKS.md. DATASETS defaults to ../shared/datasets.
+# `make bench`: regenerates every number in BENCHMARKS.md. DATASETS defaults to ../shared/datasets.
+# Finished studies (studies/) are not run here: each says how it was run, at which commit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${DATASETS:-../shared/datasets}
 OUT=benchmarks/results
 mkdir -p "$OUT"
 rm -f "$OUT/micro_runs.json"  # which micro-benchmark a later commit re-ran alone: a full run supersedes it
-.venv/bin/python benchmarks/json_repair_compare.py --out "$OUT/json_repair.md"
-# built fresh below (reused by the micro-benchmarks and the top_k check), never committed
+# built fresh below (reused by the latency, the tuning tables and the top_k check), never committed
 rm -rf "$OUT/index-2wiki" "$OUT/index-hotpot" "$OUT/index-musique" "$OUT/index-sherlock" "$OUT/index-books"
 export HF_HUB_OFFLINE=1
 # the five shared sets: Wikipedia multi-hop and two domains (clinical guidelines, biomedical articles); every
@@ -37,8 +37,9 @@ done
 .venv/bin/python benchmarks/top_k_check.py --dataset benchmarks/datasets/four_books_check \
   --index-dir "$OUT/index-books" --ks 2,3,5 >> "$OUT/top_k_books.md"
 rm -rf "$OUT/index-sherlock" "$OUT/index-books"
-# issue 25: the hybrid guard's defaults by leave-one-dataset-out over the five sets (in-sample and left-out
-# columns, entity counts and the most linked entities per set); indexes in a scratch folder, not committed
+# The methods' tuning scripts (still in benchmarks/ while the methods use them): the hybrid guard's defaults by
+# leave-one-dataset-out over the five sets (in-sample and left-out columns, entity counts and the most linked entities
+# per set); indexes in a scratch folder, not committed
 .venv/bin/python benchmarks/domain_tuning.py build rank check tune --datasets "$DATA" --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" \
   --out "$OUT/domain_tuning.json"
 # other graph signals re-ranking hybrid's top 20 on the two domain sets, on the indexes and rankings just made
@@ -58,28 +59,11 @@ rm -rf "$OUT/index-sherlock" "$OUT/index-books"
   --methods a2rag@2,a2rag@3,a2rag@10
 .venv/bin/python benchmarks/guard_top_k.py --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" --tag default \
   > "$OUT/guard_top_k.md"
-# inserts in batches of 50 documents against one build (a Wikipedia set and a clinical one), and how many words
-# the terms="auto" decision needs
-for ds in hotpotqa_train100 graphrag_bench_medical; do
-  .venv/bin/python benchmarks/insert_batches.py --dataset "$DATA/$ds" --batch 50 --out "$OUT/insert_batches_$ds.json"
-done
 .venv/bin/python benchmarks/name_density_sample.py --datasets "$DATA" > "$OUT/name_density_sample.md"
-.venv/bin/python benchmarks/insert_one.py --index-dir "$OUT/index-2wiki" --corpus "$DATA/hotpotqa_train100/corpus.jsonl" \
-  --n 7 > "$OUT/insert_one.txt"
-.venv/bin/python benchmarks/ner_speed.py --corpus "$DATA/musique_train100/corpus.jsonl" --n 1200 > "$OUT/ner_speed.txt"
-.venv/bin/python benchmarks/scaling.py --data "$DATA" --out "$OUT/scaling"
-.venv/bin/python benchmarks/agrag_steiner.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
-  > "$OUT/agrag_steiner.txt"
 .venv/bin/python benchmarks/latency.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
   > "$OUT/latency_2wiki.txt"
 .venv/bin/python benchmarks/guard_latency.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
   > "$OUT/guard_latency.md"
-.venv/bin/python benchmarks/pathrag_pruning.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
-  --exhaustive 10 > "$OUT/pathrag_pruning.txt"
-.venv/bin/python benchmarks/archrag_bench.py --index-dir "$OUT/index-2wiki" > "$OUT/archrag.txt"
-.venv/bin/python benchmarks/chnsw_bench.py --n 20000 --dim 384 --queries 300 > "$OUT/chnsw.txt"
-.venv/bin/python benchmarks/chnsw_bench.py --index-dir "$OUT/index-2wiki" --queries 300 >> "$OUT/chnsw.txt"
-.venv/bin/python benchmarks/a2rag_bench.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101" > "$OUT/a2rag.txt"
 .venv/bin/python benchmarks/archrag_signal.py --index-dir "$OUT/index-2wiki" --dataset "$DATA/2wiki_retrieval101" > "$OUT/archrag_signal.txt"
 .venv/bin/python benchmarks/archrag_signal.py --index-dir "$OUT/index-musique" --dataset "$DATA/musique_train100" >> "$OUT/archrag_signal.txt"
 .venv/bin/python benchmarks/tuning.py --index-dir "$OUT/index-2wiki" --dataset "$DATA/2wiki_retrieval101" > "$OUT/tuning.txt"
@@ -95,22 +79,8 @@ done
   --default "sparse_weight 0.25, path_weight 0.2" > "$OUT/pathrag_lodo.md"
 .venv/bin/python benchmarks/sweep_lodo.py --tables "$OUT/tuning.txt" --method archrag --params sparse_weight,item_weight \
   --default "sparse_weight 0.25, item_weight 0.2" > "$OUT/archrag_lodo.md"
-.venv/bin/python benchmarks/embed_speed.py --corpus "$DATA/2wiki_retrieval101/corpus.jsonl" > "$OUT/embed_speed.md"
-# the 2wiki build beside a baseline commit's on this machine (BUILD_BASE, default e452173: issue 25's indexing-time
-# baseline), from a throw-away worktree of it; about 30 minutes
-BASE_TREE="${TMPDIR:-/tmp}/graphrag-build-base"
-rm -rf "$BASE_TREE" && git worktree prune && git worktree add --detach "$BASE_TREE" "${BUILD_BASE:-e452173}"
-.venv/bin/python benchmarks/build_ab.py --a . --b "$BASE_TREE" --dataset "$DATA/2wiki_retrieval101" --pairs 3 \
-  > "$OUT/build_ab.md"
-git worktree remove --force "$BASE_TREE"
-.venv/bin/python benchmarks/big_document.py --datasets "$DATA" --sizes 1,5,20 --embed hash --entities statistical > "$OUT/big_document.md"
-.venv/bin/python benchmarks/big_document.py --datasets "$DATA" --sizes 1,2 --embed all-MiniLM-L6-v2 --entities ner >> "$OUT/big_document.md"
 rm -rf "$OUT/index-2wiki" "$OUT/index-hotpot" "$OUT/index-musique"
-# issue 15: graph stores, Ray against one process, the synthetic scaling curve (make bench-scale for other sizes)
-.venv/bin/python benchmarks/store_bench.py --corpus "$DATA/hotpotqa_train100/corpus.jsonl" \
-  --questions "$DATA/hotpotqa_train100/questions.jsonl" --out "$OUT/store_bench.md"
-.venv/bin/python benchmarks/ray_bench.py --corpus "$DATA/hotpotqa_train100/corpus.jsonl" --out "$OUT/ray_bench.md"
-# the curve of issue 49's million-passage targets (about 25 min), then a served index's memory on its 100k index
+# the synthetic curve toward a million passages (about 25 min), then a served index's memory on its 100k index
 SCALE_KEEP="$(mktemp -d)"
 .venv/bin/python benchmarks/scale.py --sizes 10000,30000,100000 --max-size 100000 --embed hash --entities statistical \
   --keep "$SCALE_KEEP"

@@ -306,31 +306,3 @@ def test_sentence_probe_scores_a_chunk_by_its_best_sentence_and_reproduces_hybri
                           "three-way"]
     bench = run_method(index, load_dataset(data), resolve_method("hybrid"), show_progress=False)
     assert rows["hybrid"] == pytest.approx(100 * bench["recall@5"], abs=0.05)
-
-
-def test_build_ab_pairs_runs_and_takes_the_median_of_the_pairwise_ratios():
-    build_ab = runpy.run_path(str(BENCHMARKS / "build_ab.py"))
-
-    def run(seconds, embed):
-        return {"seconds": seconds, "stages": {"embed": embed, "extract": 1.0}, "entities": 10, "chunks": 4}
-
-    runs = {"A": [run(12.0, 9.0), run(10.0, 8.0), run(30.0, 20.0)],
-            "B": [run(10.0, 8.0), run(10.0, 8.0), run(20.0, 15.0)]}
-    lines = build_ab["table"](runs, {"A": "aaa", "B": "bbb"}, "/data/toy")
-    assert lines[0] == "## Building `toy`: A = aaa, B = bbb"
-    assert "| 1 | A | aaa | 12.0 | 9.0 | 1.0 | 10 | 4 |" in lines  # the longest stage first
-    summary = next(line for line in lines if line.startswith("Median total"))
-    # medians of the totals 12/10/30 and 10/10/20; ratios 1.2, 1.0, 1.5 pair by pair: their median, not the ratio of
-    # the medians (12/10)
-    assert "A 12.0 s, B 10.0 s" in summary and "1.200, 1.000, 1.500" in summary and "**1.200**" in summary
-
-
-def test_build_ab_builds_from_each_checkout_in_a_fresh_process(toy, capsys, monkeypatch):
-    _, data = toy
-    root = str(Path(__file__).resolve().parents[1])
-    monkeypatch.setattr(sys, "argv", ["build_ab.py", "--a", root, "--b", root, "--dataset", str(data), "--pairs", "1"])
-    runpy.run_path(str(BENCHMARKS / "build_ab.py"), run_name="__main__")
-    out = capsys.readouterr().out
-    rows = [line for line in out.splitlines() if line.startswith("| 1 |")]
-    # both sides built the toy corpus: one short passage, one chunk
-    assert len(rows) == 2 and all(row.endswith(f"| {len(CORPUS)} |") for row in rows)
