@@ -1,9 +1,14 @@
-"""Reading a corpus: a folder of .txt/.md files or a .jsonl of {"id", "title", "text"}.
+"""Reading a corpus: a folder of documents, one document file, or a .jsonl of {"id", "title", "text"}.
 
-Guards: a binary file (NUL bytes, or mostly bytes that are not UTF-8) is skipped with a warning that
-names it; a few bad bytes in a text file are replaced (U+FFFD) with a warning; a file in a folder that
-is a symlink leading outside the folder is skipped. :func:`warn_if_tiny` (called by
-``GraphRAGIndex.from_documents``) warns about a corpus too small for a graph.
+A folder is read for text and Markdown, PDF, Word (.docx), PowerPoint (.pptx), HTML and EPUB files
+(:mod:`.readers`: LlamaIndex's readers; the non-text formats need the ``documents`` extra). A document's id is
+its path below the folder (``#page=N`` added for each PDF page, ``#slide=N`` for each slide), its title the
+document's own where it has one, else the file name.
+
+Guards: a binary file (NUL bytes, or mostly bytes that are not UTF-8) or a damaged document is skipped with a
+warning that names it; a few bad bytes in a text file are replaced (U+FFFD) with a warning; a file in a folder
+that is a symlink leading outside the folder is skipped; a PDF without a text layer is a warning naming it.
+:func:`warn_if_tiny` (called by ``GraphRAGIndex.from_documents``) warns about a corpus too small for a graph.
 """
 
 from __future__ import annotations
@@ -15,59 +20,54 @@ from typing import Any, Iterator, Sequence
 
 from llama_index.core import Document
 
+from .readers import (READ_SUFFIXES, TEXT_SUFFIXES, BinaryFileError, CorpusError, MissingReaderError,
+                      UnreadableFileError, decode_text, file_title, read_file)
 from .text import clean_text
 
+__all__ = ["BinaryFileError", "CorpusError", "MissingReaderError", "READ_SUFFIXES", "TEXT_SUFFIXES", "UnreadableFileError",
+           "decode_text", "document_key", "file_title", "iter_jsonl", "iter_jsonl_documents", "load_documents", "load_folder",
+           "load_jsonl", "make_document", "read_documents", "warn_if_slow", "warn_if_tiny"]
+
 log = logging.getLogger(__name__)
-TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
-BINARY_BAD_SHARE = 0.3  # a file whose characters are more than this share undecodable bytes is binary
 TINY_PASSAGES, TINY_WORDS = 3, 50  # below either, graph methods have next to nothing to link
-
-
-class CorpusError(ValueError):
-    """The corpus cannot be read (missing, empty, or a malformed line); the message says where."""
-
-
-class BinaryFileError(CorpusError):
-    """A file that is not text (NUL bytes, or mostly undecodable bytes)."""
-
-
-def _decode(data: bytes, where: str) -> str:
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with a byte order mark: text, despite its NULs
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError:
-            pass
-    if b"\x00" in data:
-        raise BinaryFileError(f"{where}: a binary file (NUL bytes), not text")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        text = data.decode("utf-8", errors="replace")
-        bad = text.count("\ufffd")
-        if bad > BINARY_BAD_SHARE * len(text):
-            raise BinaryFileError(f"{where}: a binary file ({bad} of {len(text)} characters are not UTF-8), not text") from None
-        # Keep the document: replace the undecodable bytes and say so, rather than drop it.
-        log.warning("%s: not valid UTF-8 (%s); %d bytes replaced with U+FFFD", where, exc.reason, bad)
-        return text
+LARGE_TEXT_BYTES = 1_000_000  # a corpus bigger than this gets an estimate of the build time, even under --quiet
+BUILD_BYTES_PER_SECOND = 15_000  # rough: NER extraction on one core (2 MB took a little over two minutes)
 
 
 def make_document(doc_id: str, text: str, title: str = "", metadata: dict | None = None) -> Document:
     """A LlamaIndex Document with the project's conventions: id = doc id, title in metadata."""
+    if not isinstance(doc_id, str) or not doc_id.strip():
+        raise CorpusError(f"a document id must be a non-empty string, got {_shown(doc_id)}")
+    if not isinstance(text, str):
+        raise CorpusError(f"document {doc_id!r}: its text must be a string, got {_shown(text)}")
+    if not isinstance(title, str):
+        raise CorpusError(f"document {doc_id!r}: its title must be a string, got {_shown(title)}")
     meta = {**(metadata or {}), "doc_id": doc_id, "title": title}  # our id and title win over extra fields
     return Document(text=clean_text(text), id_=doc_id, metadata=meta)
+
+
+def _shown(value: Any) -> str:
+    """A value's type and a short view of it, for an error message."""
+    return "null" if value is None else f"{type(value).__name__} {str(value)[:60]!r}"
 
 
 def document_key(doc: Document) -> tuple[str, str]:
     """``(doc_id, title)`` of any LlamaIndex Document.
 
     Ours carry ``doc_id``/``title`` in metadata. A ``SimpleDirectoryReader`` Document has a random ``id_``, so its
-    ``file_path`` is the id (loading the folder again gives the same ids) and its file name (or ``# heading``)
-    the title.
+    ``file_path`` is the id (loading the folder again gives the same ids; ``#page=N`` added for a page of a PDF,
+    which LlamaIndex reads one Document per page) and its file name (or ``# heading``) the title.
+    Anything but a Document (a string of text, say) is a TypeError saying what to pass.
     """
     from .extractors.gazetteer import markdown_headings, title_from_metadata
 
+    if not isinstance(getattr(doc, "metadata", None), dict) or not isinstance(getattr(doc, "text", None), str):
+        raise TypeError(f"expected LlamaIndex Documents, got {_shown(doc)}: pass a list of Documents, e.g. "
+                        "load_documents(folder) or [Document(text=...)]")
     meta = doc.metadata
     doc_id = str(meta.get("doc_id") or meta.get("file_path") or doc.id_)
+    if not meta.get("doc_id") and meta.get("file_path") and meta.get("page_label") is not None:
+        doc_id = f"{doc_id}#page={meta['page_label']}"
     title = str(meta.get("title") or "")
     if not title and meta.get("file_path"):
         headings = [h for h in markdown_headings(doc.text[:2000]) if h[0] == 1]
@@ -79,16 +79,16 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     """``(line number, parsed value)`` for each non-blank line; a bad line is a CorpusError naming it.
 
     Reads one line at a time (a corpus of millions of passages is never held whole), each decoded as
-    :func:`_decode` does a file. A UTF-16 file (its NUL bytes split lines wrongly) is decoded whole.
+    :func:`decode_text` does a file. A UTF-16 file (its NUL bytes split lines wrongly) is decoded whole.
     """
     path = Path(path)
     with path.open("rb") as f:
         if f.read(2) in (b"\xff\xfe", b"\xfe\xff"):
             f.seek(0)
-            lines = enumerate(_decode(f.read(), str(path)).splitlines(), 1)
+            lines = enumerate(decode_text(f.read(), str(path)).splitlines(), 1)
         else:
             f.seek(0)
-            lines = ((n, _decode(raw, f"{path}:{n}")) for n, raw in enumerate(f, 1))
+            lines = ((n, decode_text(raw, f"{path}:{n}")) for n, raw in enumerate(f, 1))
         for lineno, line in lines:
             if not line.strip():
                 continue
@@ -99,39 +99,64 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
 
 
 def iter_jsonl_documents(path: Path) -> Iterator[Document]:
-    """The documents of a .jsonl corpus one at a time (only the ids seen so far are kept, to refuse duplicates)."""
+    """The documents of a .jsonl corpus one at a time (only the ids seen so far are kept, to refuse duplicates).
+
+    An ``id`` is a string or a whole number (then written as one), a ``title`` a string, a number or null (no
+    title); anything else (null, a list or an object as the id, a list or object as the title) is an error naming
+    the line, not a stringified value.
+    """
     path, seen = Path(path), set()
     for lineno, row in iter_jsonl(path):
+        where = f"{path}:{lineno}"
         if not isinstance(row, dict) or not isinstance(row.get("text"), str):
-            raise CorpusError(f'{path}:{lineno}: expected an object with a "text" string')
-        doc_id = str(row.get("id", f"{path.stem}-{lineno}"))
+            raise CorpusError(f'{where}: expected an object with a "text" string')
+        raw_id = row.get("id", f"{path.stem}-{lineno}")
+        if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or not str(raw_id).strip():
+            raise CorpusError(f'{where}: "id" must be a non-empty string or a whole number, got {_shown(raw_id)}')
+        title = row.get("title")
+        if isinstance(title, bool) or not isinstance(title, (str, int, float, type(None))):
+            raise CorpusError(f'{where}: "title" must be a string, got {_shown(title)}')
+        doc_id = str(raw_id)
         if doc_id in seen:
-            raise CorpusError(f"{path}:{lineno}: duplicate id {doc_id!r}")
+            raise CorpusError(f"{where}: duplicate id {doc_id!r}")
         seen.add(doc_id)
         extra = {k: v for k, v in row.items() if k not in ("id", "title", "text", "doc_id") and isinstance(v, (str, int, float, bool))}
         if "doc_id" in row:  # e.g. the source document a passage was cut from: kept, but it is not our id
             extra["source_doc_id"] = str(row["doc_id"])
-        yield make_document(doc_id, row["text"], str(row.get("title") or ""), extra)
+        yield make_document(doc_id, row["text"], "" if title is None else str(title), extra)
 
 
 def load_jsonl(path: Path) -> list[Document]:
     return list(iter_jsonl_documents(path))
 
 
+def read_documents(file: Path, doc_id: str) -> list[Document]:
+    """The Documents of one file (:func:`.readers.read_file`: one per PDF page or slide, else one)."""
+    return [make_document(i, text, title, meta) for i, text, title, meta in read_file(file, doc_id)]
+
+
 def load_folder(path: Path) -> list[Document]:
-    docs = []
+    """Every readable file below ``path`` (:data:`.readers.READ_SUFFIXES`), in path order; files that cannot
+    be read are skipped with a warning naming them (a missing reader package names the extra, once per format)."""
+    docs: list[Document] = []
     inside = path.resolve()
-    for file in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES):
+    missing: dict[str, list[str]] = {}
+    for file in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in READ_SUFFIXES):
         rel = file.relative_to(path).as_posix()
         if not file.resolve().is_relative_to(inside):
             log.warning("skipping %s: a symlink to %s, outside %s", rel, file.resolve(), path)
             continue
         try:
-            text = _decode(file.read_bytes(), rel)
-        except BinaryFileError as exc:
+            docs.extend(read_documents(file, rel))
+        except MissingReaderError as exc:
+            missing.setdefault(str(exc), []).append(rel)
+        except CorpusError as exc:
             log.warning("skipping %s", exc)
-            continue
-        docs.append(make_document(rel, text, file.stem.replace("_", " ")))
+        except OSError as exc:
+            log.warning("skipping %s: %s", rel, exc.strerror or exc)
+    for message, files in missing.items():
+        log.warning("skipping %d file(s) (%s%s): %s", len(files), ", ".join(files[:3]), " ..." if len(files) > 3 else "",
+                    message)
     return docs
 
 
@@ -147,7 +172,10 @@ def warn_if_tiny(docs: Sequence[Any], where: str = "the corpus") -> bool:
 
 
 def load_documents(src: str | Path) -> list[Document]:
-    """Documents from a folder (every .txt/.md below it) or a .jsonl file; empty ones are skipped."""
+    """Documents from a folder (every readable file below it), one document file, or a .jsonl file; empty
+    ones are skipped. ``src`` must name something: "" is refused (it would read the working directory)."""
+    if not isinstance(src, (str, Path)) or not str(src).strip():
+        raise CorpusError(f"no corpus given ({_shown(src)}): pass a folder, a document file or a .jsonl file")
     path = Path(src)
     if not path.exists():
         raise CorpusError(f"{path} does not exist")
@@ -155,27 +183,41 @@ def load_documents(src: str | Path) -> list[Document]:
         docs = load_folder(path)
     elif path.suffix.lower() == ".jsonl":
         docs = load_jsonl(path)
-    elif path.suffix.lower() in TEXT_SUFFIXES:
-        docs = [make_document(path.name, _decode(path.read_bytes(), str(path)), path.stem)]
+    elif path.suffix.lower() in READ_SUFFIXES:
+        docs = read_documents(path, path.name)
     else:
-        raise CorpusError(f"{path}: expected a folder of .txt/.md files or a .jsonl file")
+        raise CorpusError(f"{path}: expected a folder, a .jsonl file or a document ({', '.join(READ_SUFFIXES)})")
     empty = [d.id_ for d in docs if not d.text.strip()]
     if empty:
         log.warning("skipping %d empty document(s): %s", len(empty), ", ".join(empty[:5]))
     docs = [d for d in docs if d.text.strip()]
     if not docs:
         raise CorpusError(f"{path}: no non-empty documents found{_what_was_there(path) if path.is_dir() else ''}")
+    warn_if_slow(docs)
     return docs
 
 
+def warn_if_slow(docs: Sequence[Document]) -> bool:
+    """Warn (and return True) when the corpus is big enough for a build to take minutes: the warning gives a rough
+    estimate, so a ``--quiet`` build (no progress bars) does not look hung."""
+    size = sum(len(d.text.encode("utf-8", "replace")) for d in docs)
+    if size < LARGE_TEXT_BYTES:
+        return False
+    minutes = size / BUILD_BYTES_PER_SECOND / 60
+    log.warning("%.1f MB of text in %d document(s): building the index may take about %d minute(s) on one core "
+                "with the default NER entities (--entities statistical is several times faster)",
+                size / 1e6, len(docs), max(1, round(minutes)))
+    return True
+
+
 def _what_was_there(folder: Path) -> str:
-    """For the empty-corpus error: the formats read, and what the folder holds instead (e.g. 3 .pdf)."""
-    read = ", ".join(sorted(TEXT_SUFFIXES))
+    """For the empty-corpus error: the formats read, and what the folder holds instead (e.g. 3 .odt)."""
+    read = ", ".join(READ_SUFFIXES)
     kinds: dict[str, int] = {}
     for p in folder.rglob("*"):
-        if p.is_file() and p.suffix.lower() not in TEXT_SUFFIXES and not p.name.startswith("."):
+        if p.is_file() and p.suffix.lower() not in READ_SUFFIXES and not p.name.startswith("."):
             kinds[p.suffix.lower() or "(no extension)"] = kinds.get(p.suffix.lower() or "(no extension)", 0) + 1
     held = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))[:5])
     there = f"; it holds {held} file(s), which are not read" if held else ""
-    return (f" (a folder is read for {read} files with text{there}; convert other formats to text first, "
+    return (f" (a folder is read for {read} files with text{there}; convert other formats to one of these first, "
             "or pass a .jsonl file of {\"id\", \"title\", \"text\"})")

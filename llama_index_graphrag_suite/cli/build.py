@@ -107,8 +107,9 @@ def _prepare(index, args, llm) -> None:
 
 def add_commands(sub) -> None:
     """Register ``index``."""
-    p = sub.add_parser("index", help="build an index from a folder of .txt/.md files or a .jsonl corpus")
-    p.add_argument("src", help="folder or .jsonl file")
+    p = sub.add_parser("index", help="build an index from a folder of documents (PDF, Word, PowerPoint, HTML, EPUB, "
+                                     "Markdown, text), one such file, or a .jsonl corpus")
+    p.add_argument("src", help="folder, document file or .jsonl file")
     p.add_argument("--out", required=True, help="index folder to write")
     p.add_argument("--overwrite", action="store_true", help="replace the index already in --out")
     p.add_argument("--keep-versions", type=int, default=3, metavar="N",
