@@ -5,7 +5,7 @@ Four steps, each cached in ``--work`` so a re-run only does what is missing:
 1. ``build``: one index per dataset (MiniLM, the default extractor unless ``--entities``), saved under
    ``WORK/<tag>/<dataset>``; the 15 most linked entities and the entity counts go to ``graph.json``.
 2. ``rank``: per dataset, per graph method, its own ranking to the guard's depth with the guard off
-   (``hybrid_guard=False, top_k=DEPTH``), hybrid's ranking, the guard's signals (query link share, per
+   (the method alone, ``top_k=DEPTH``), hybrid's ranking, the guard's signals (query link share, per
    hub rule) and the gold passages; saved as ``rankings.json``. The guard's fusion of a method's own ranking
    (the guard off) with hybrid's is then pure arithmetic at any setting. A method's own ranking is its paper
    variant, except A2RAG's, whose paper variant also drops our anchors and is ranked apart (``paper``).
@@ -121,7 +121,7 @@ def rank(args, ds: str) -> None:
     from llama_index_graphrag_suite.embeddings import resolve_embed_model
     from llama_index_graphrag_suite.eval.datasets import load_dataset
     from llama_index_graphrag_suite.index import GraphRAGIndex
-    from llama_index_graphrag_suite.methods import graph_guard as guard
+    from llama_index_graphrag_suite.methods.guard import fusion, signals
     from llama_index_graphrag_suite.methods.scoring import top_k
 
     folder = Path(args.work) / args.tag / ds
@@ -141,24 +141,24 @@ def rank(args, ds: str) -> None:
     position = index.chunk_position
     if not have:
         n = len(index.chunk_order)
-        hubs = {str(share): guard.hub_chunks(n, share, 20) for share in (0.01, 0.02, 0.05, 0.1, 1.0)}
+        hubs = {str(share): signals.hub_chunks(n, share, 20) for share in (0.01, 0.02, 0.05, 0.1, 1.0)}
         have = {"dataset": ds, "doc_of": doc_of, "gold": [list(q.supporting_ids) for q in questions],
                 "hybrid": [], "link": {h: [] for h in hubs}, "methods": {}}
         for q in questions:
-            have["hybrid"].append(guard.hybrid_ranking(index, q.question, DEPTH).tolist())
+            have["hybrid"].append(fusion.hybrid_ranking(index, q.question, DEPTH).tolist())
             for h, cap in hubs.items():
-                have["link"][h].append(round(guard.query_link(index, q.question, cap)[0], 4))
+                have["link"][h].append(round(signals.query_link(index, q.question, cap)[0], 4))
     if "link_names" not in have:  # the guard's link share counting named entities only (no TERM)
-        hubs = {h: guard.hub_chunks(len(index.chunk_order), float(h), 20) for h in have["link"]}
-        have["link_names"] = {h: [round(guard.query_link(index, q.question, cap, names_only=True)[0], 4)
+        hubs = {h: signals.hub_chunks(len(index.chunk_order), float(h), 20) for h in have["link"]}
+        have["link_names"] = {h: [round(signals.query_link(index, q.question, cap, names_only=True)[0], 4)
                                   for q in questions] for h, cap in hubs.items()}
         out.write_text(json.dumps(have))
     if "name_density" not in have:  # the corpus's capitalised words per 100, as the guard reads it
-        have["name_density"] = guard.corpus_name_density(index)
+        have["name_density"] = signals.corpus_name_density(index)
         out.write_text(json.dumps(have))
     if not isinstance(have.get("cover"), list):  # per hybrid chunk, the share of the question's entities it holds
         every = len(index.chunk_order)  # every entity counts, as in the guard
-        have["cover"] = [guard.entity_coverage(index, guard.query_link(index, q.question, every)[1],
+        have["cover"] = [signals.entity_coverage(index, signals.query_link(index, q.question, every)[1],
                                                np.asarray(hyb)).tolist() for q, hyb in zip(questions, have["hybrid"])]
         out.write_text(json.dumps(have))
     if "dense" not in have:  # the two single-signal baselines, for the table
@@ -170,7 +170,7 @@ def rank(args, ds: str) -> None:
     for m in todo:
         start = time.perf_counter()
         name, _, depth = m.partition("@")  # "a2rag@5": ranked to 5 (the method's top_k), not to DEPTH
-        retriever = retriever_class(name)(index, top_k=int(depth or DEPTH), hybrid_guard=False)
+        retriever = retriever_class(name)(index, top_k=int(depth or DEPTH))  # the class is the method alone
         ranks = []
         for q in questions:
             chunks, _ = retriever.retrieve_with_evidence(q.question)
@@ -180,13 +180,11 @@ def rank(args, ds: str) -> None:
         out.write_text(json.dumps(have))
     # A method whose paper variant is more than its own ranking with the guard off (A2RAG's drops our anchors
     # too) is ranked once more as that variant, for the table's "paper" column.
-    from llama_index_graphrag_suite.methods.graph_guard import GuardedConfig
-
     papers = have.setdefault("paper", {})
     for m in args.methods:
         name, _, depth = m.partition("@")
         cls = retriever_class(name)
-        if m in papers or cls.config_class.PRESETS.get("paper") == GuardedConfig.PAPER_VARIANT:
+        if m in papers or not cls.config_class.PRESETS.get("paper"):
             continue
         retriever = cls(index, top_k=int(depth or DEPTH), variant="paper")
         papers[m] = [[position[n.node.node_id] for n in retriever.retrieve_with_evidence(q.question)[0]]
@@ -202,6 +200,7 @@ def check(args, ds: str) -> None:
     from llama_index_graphrag_suite.eval.datasets import load_dataset
     from llama_index_graphrag_suite.eval.metrics import recall_at
     from llama_index_graphrag_suite.index import GraphRAGIndex
+    from llama_index_graphrag_suite.registry import get_retriever
 
     folder = Path(args.work) / args.tag / ds
     dataset = load_dataset(Path(args.datasets) / ds)
@@ -212,7 +211,7 @@ def check(args, ds: str) -> None:
     saved = folder / "checked.json"
     out = {m: v for m, v in json.loads(saved.read_text()).items() if m not in args.methods} if saved.exists() else {}
     for m in args.methods:
-        retriever = retriever_class(m.partition("@")[0])(index, top_k=K)
+        retriever = get_retriever(index, m.partition("@")[0], top_k=K)  # as shipped: inside the guard
         total = sum(recall_at([n.node.metadata["doc_id"] for n in retriever.retrieve(q.question)], q.supporting_ids, K)
                     for q in questions)
         out[m] = round(100.0 * total / len(questions), 1)
@@ -226,7 +225,7 @@ def recall5(ranked_chunks, doc_of, gold) -> float:
     return recall_at(ranked_chunks, doc_of, gold, K)
 
 
-W_STEPS = np.linspace(0.0, 1.0, 21)  # the graph weight's grid: graph_guard.WEIGHT_STEP, so the simulation is exact
+W_STEPS = np.linspace(0.0, 1.0, 21)  # the graph weight's grid: guard.fusion.WEIGHT_STEP, so the simulation is exact
 
 
 def curve_key(s: dict) -> tuple:
@@ -237,7 +236,7 @@ def curve_key(s: dict) -> tuple:
 def recall_curves(data, method: str, keys) -> dict:
     """recall@5 of each question at every weight step, per :func:`curve_key`: ``{key: array (questions, steps)}``,
     and the per-question top-5 agreement of the method with plain hybrid."""
-    from llama_index_graphrag_suite.methods.graph_guard import fuse_rankings, linked_hybrid
+    from llama_index_graphrag_suite.methods.guard.fusion import fuse_rankings, linked_hybrid
 
     doc_of = data["doc_of"]
     curves = {key: np.zeros((len(data["gold"]), len(W_STEPS))) for key in keys}
@@ -255,13 +254,14 @@ def recall_curves(data, method: str, keys) -> dict:
 
 def question_recalls(data, cache, s: dict) -> np.ndarray:
     """recall@5 of each question with the guard at settings ``s``."""
-    from llama_index_graphrag_suite.methods.graph_guard import name_trust, protective_weight
+    from llama_index_graphrag_suite.methods.guard.fusion import protective_weight
+    from llama_index_graphrag_suite.methods.guard.signals import name_trust
 
     links = np.asarray(data["link_names" if s["names_only"] else "link"][str(s["hub"])])
     raw = s["link_gain"] * links + s["agree_gain"] * cache["agree"] + s["bias"]
     trust = name_trust(data["name_density"], s["name_density"])
     cap = protective_weight(s["rrf_k"], K)  # the shipped cap (guard_max_weight unset)
-    w = np.where(links > 0, cap * np.clip(raw, 0.0, 1.0) * trust, 0.0)  # as graph_guard.guard_weight
+    w = np.where(links > 0, cap * np.clip(raw, 0.0, 1.0) * trust, 0.0)  # as guard.fusion.guard_weight
     steps = len(W_STEPS) - 1
     step = np.minimum(np.rint(w * steps), np.floor(cap * steps + 1e-9)).astype(int)  # as weight_on_grid
     return cache["curves"][curve_key(s)][np.arange(len(step)), step]
@@ -302,7 +302,7 @@ def paper_recall(data, method) -> float:
     return own_recall(data, method) if ranks is None else mean_recall(data, ranks)
 
 
-# The maximum weight is not tuned: it is graph_guard.protective_weight of rrf_k and K (0.7 at k0 2), the weight at
+# The maximum weight is not tuned: it is guard.fusion.protective_weight of rrf_k and K (0.7 at k0 2), the weight at
 # which hybrid's first chunk ties the graph's fifth. Until stop 41 it was (0.7, 0.85, 1.0) here: the four sets
 # other than 2wiki_retrieval101 picked 1.0, which cost HippoRAG 4.5 points there (76.5 in-sample, 72.0 left out).
 GRID = {"link_gain": (1.0, 2.0, 3.0, 4.0), "agree_gain": (0.0, 0.5, 1.0),
@@ -314,13 +314,12 @@ def signal_examples(args, ds: str, data: dict, s: dict, method: str = "a2rag@5",
     """Questions where the guard (at settings ``s``) beats ``method``'s own ranking and hybrid's, and where it
     loses to either: the question, its signals and weight, and recall@5 of own / hybrid / guarded."""
     from llama_index_graphrag_suite.eval.datasets import load_dataset
-    from llama_index_graphrag_suite.methods.graph_guard import (
-        GuardedConfig, fuse_rankings, guard_weight, linked_hybrid, name_trust,
-    )
+    from llama_index_graphrag_suite.methods.guard import GuardConfig, fuse_rankings, guard_weight, linked_hybrid
+    from llama_index_graphrag_suite.methods.guard.signals import name_trust
 
     if method not in data["methods"]:
         return {}
-    cfg = GuardedConfig(guard_link_gain=s["link_gain"], guard_agree_gain=s["agree_gain"], guard_bias=s["bias"],
+    cfg = GuardConfig(guard_link_gain=s["link_gain"], guard_agree_gain=s["agree_gain"], guard_bias=s["bias"],
                         guard_rrf_k=s["rrf_k"])
     trust = name_trust(data["name_density"], s["name_density"])
     questions = [q.question for q in load_dataset(Path(args.datasets) / ds).questions if q.supporting_ids]

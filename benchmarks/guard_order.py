@@ -36,12 +36,11 @@ def guarded(data: dict, key: str, k: int, **overrides) -> list[tuple[np.ndarray,
     """Per question of ``rankings.json``: (the method's own ranking ``key``, the guard's fused top ``k``, the graph
     weight), the guard at the method's shipped settings with ``overrides``: the retriever's own arithmetic
     (``guard_weight``, ``linked_hybrid``, ``fuse_rankings``) on the saved rankings and signals."""
-    from domain_tuning import retriever_class
-    from llama_index_graphrag_suite.methods.graph_guard import (
-        fuse_rankings, guard_weight, hub_chunks, linked_hybrid, name_trust,
-    )
+    from llama_index_graphrag_suite.methods.guard import fuse_rankings, guard_weight, linked_hybrid
+    from llama_index_graphrag_suite.methods.guard.signals import hub_chunks, name_trust
+    from llama_index_graphrag_suite.registry import resolve_method
 
-    cfg = retriever_class(key.partition("@")[0]).config_class(**overrides)
+    cfg = resolve_method(key.partition("@")[0], overrides).guard  # the guard as the registry runs the method
     n = len(data["doc_of"])
     if hub_chunks(n, cfg.guard_hub_share, cfg.guard_hub_min) != hub_chunks(n, cfg.guard_hub_share, 20):
         raise SystemExit("rankings.json holds link shares for a hub floor of 20 chunks only")
@@ -59,7 +58,7 @@ def guarded(data: dict, key: str, k: int, **overrides) -> list[tuple[np.ndarray,
 
 def orders(data: dict, method: str) -> dict[str, list[list[int]]]:
     """Per ordering, per question: the chunk positions listed."""
-    from llama_index_graphrag_suite.methods.graph_guard import in_own_order
+    from llama_index_graphrag_suite.methods.guard.fusion import in_own_order
 
     out: dict[str, list[list[int]]] = {"fusion": [], "own from 0.5": [], "own from > 0": [], "own ranking": [],
                                        "hybrid": []}

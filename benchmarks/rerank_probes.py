@@ -2,7 +2,7 @@
 
 On graphrag_bench_medical the guard's family cannot lift A2RAG to hybrid + 1 (BENCHMARKS.md "Any corpus", column
 *best*). These probes try other graph signals on the same footing: each re-orders hybrid's top ``DEPTH`` chunks
-by ``2 / (2 + rank) + gain · signal`` (``graph_guard.linked_hybrid``), nothing else changes. Signals:
+by ``2 / (2 + rank) + gain · signal`` (``guard.fusion.linked_hybrid``), nothing else changes. Signals:
 
 * ``coverage``: the share of the question's entities a chunk is linked to (what the guard uses);
 * ``coverage_idf``: the same, each entity weighted by ``log(1 + chunks / its chunks)`` (a rare term says more);
@@ -72,7 +72,7 @@ def probe(work: Path, ds: str, texts: list[str]) -> list[str]:
     """The table of one dataset; ``texts``: its questions with gold, in the order of ``rankings.json``."""
     from llama_index_graphrag_suite.embeddings import resolve_embed_model
     from llama_index_graphrag_suite.index import GraphRAGIndex
-    from llama_index_graphrag_suite.methods import graph_guard as guard
+    from llama_index_graphrag_suite.methods.guard import signals as guard
 
     data = json.loads((work / ds / "rankings.json").read_text())
     index = GraphRAGIndex.load(work / ds / "index", embed_model=resolve_embed_model("all-MiniLM-L6-v2"),

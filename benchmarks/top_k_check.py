@@ -33,7 +33,7 @@ def main(argv=None) -> None:
     from llama_index_graphrag_suite.embeddings import resolve_embed_model
     from llama_index_graphrag_suite.eval.datasets import load_dataset
     from llama_index_graphrag_suite.index import GraphRAGIndex
-    from llama_index_graphrag_suite.methods.graph_guard import hybrid_ranking
+    from llama_index_graphrag_suite.methods.guard import hybrid_ranking
     from llama_index_graphrag_suite.registry import get_retriever
 
     index = GraphRAGIndex.load(args.index_dir, embed_model=resolve_embed_model("all-MiniLM-L6-v2"),

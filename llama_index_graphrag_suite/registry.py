@@ -13,8 +13,10 @@ Installed packages add methods through the entry-point group ``graphrag_suite.me
 
 A method class is a :class:`~llama_index_graphrag_suite.methods.base.GraphIndexRetriever` subclass
 (its ``config_class`` lists the settings ``--set key=value`` may change; its config's ``PRESETS`` are
-the variants). This module imports no method at import time, so loading it costs nothing and nothing
-in the package imports back through it.
+the variants). The graph methods are registered with a hybrid guard preset: ``"agrag"`` is AGRAG inside
+:class:`~llama_index_graphrag_suite.methods.guard.HybridGuard` (whose ``guard_*`` settings ``--set`` may change
+too), ``"agrag:paper"`` (A2RAG also ``"a2rag:unguarded"``) the method alone. This module imports no method at
+import time, so loading it costs nothing and nothing in the package imports back through it.
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ import importlib
 import logging
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 __all__ = [
     "DEFAULT_METHOD",
     "ENTRY_POINT_GROUP",
+    "PLAIN_VARIANTS",
     "MethodInfo",
     "MethodSpec",
     "RequestError",
@@ -49,8 +52,16 @@ __all__ = [
 
 DEFAULT_METHOD = "agrag"
 ENTRY_POINT_GROUP = "graphrag_suite.methods"
+PLAIN_VARIANTS = ("paper", "unguarded")  # a guarded method's variants that run without the hybrid guard
 _M = "llama_index_graphrag_suite.methods"
+_GUARD, _GUARD_CONFIG = f"{_M}.guard.retriever:HybridGuard", f"{_M}.guard.config:GuardConfig"
 log = logging.getLogger(__name__)
+
+
+def _load(target: str) -> Any:
+    """``"module:attr"`` imported on first use (as the methods are: this module imports none at import time)."""
+    module_name, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
 
 
 class RequestError(ValueError):
@@ -69,6 +80,7 @@ class MethodInfo:
     target: str | type
     description: str
     source: str = "built-in"  # "python" (register_method) or the distribution an entry point came from
+    guard: str | None = None  # the hybrid guard preset the method runs inside (methods/guard/config.py), or None
 
     def load(self) -> type:
         """The retriever class (imported on first use)."""
@@ -94,6 +106,16 @@ class MethodInfo:
     def variants(self) -> list[str]:
         return list(self.config_class.PRESETS)
 
+    def guard_for(self, variant: str | None) -> str | None:
+        """The guard preset this method runs inside with ``variant`` (None: the method alone)."""
+        return None if variant in PLAIN_VARIANTS else self.guard
+
+    def settings_classes(self, variant: str | None = None) -> list[type]:
+        """The configs whose fields ``--set`` may change: the method's, then the guard's when it runs inside one."""
+        if self.guard_for(variant) is None:
+            return [self.config_class]
+        return [self.config_class, _load(_GUARD_CONFIG)]
+
     def describe(self) -> str:
         """The one-line description; a plugin's comes from its class docstring (imported here, not at discovery)."""
         if not self.description and self.source not in ("built-in", "python"):
@@ -111,22 +133,26 @@ class MethodInfo:
             raise UnknownMethodError(f"method {self.name!r} has no variant {variant!r}; variants: {', '.join(self.variants)}")
 
 
-_BUILTIN = {
+_BUILTIN = {  # name: (class, description[, hybrid guard preset])
     "dense": (f"{_M}.baselines:DenseRetriever", "cosine similarity of chunk embeddings"),
     "bm25": (f"{_M}.baselines:BM25Retriever", "BM25 over chunk words"),
     "hybrid": (f"{_M}.baselines:HybridRetriever", "average of min-max dense and BM25 scores (AGRAG Eq. 21)"),
     "hipporag": (f"{_M}.baselines:HippoRAGRetriever",
-                 "HippoRAG 2-style: fact mapping, PPR with passage nodes, passages by PPR"),
+                 "HippoRAG 2-style: fact mapping, PPR with passage nodes, passages by PPR", "default"),
     "agrag": (f"{_M}.agrag.retriever:AGRAGRetriever",
-              "AGRAG: MCMI reasoning subgraph (Steiner tree + greedy expansion) + hybrid chunks"),
+              "AGRAG: MCMI reasoning subgraph (Steiner tree + greedy expansion) + hybrid chunks", "default"),
     "pathrag": (f"{_M}.pathrag.retriever:PathRAGRetriever",
-                "PathRAG: flow-pruned relational paths between query entities (Eq. 2-4), reliability-ordered path prompt"),
+                "PathRAG: flow-pruned relational paths between query entities (Eq. 2-4), reliability-ordered path prompt",
+                "default"),
     "archrag": (f"{_M}.archrag.retriever:ArchRAGRetriever",
-                "ArchRAG: attributed communities (KNN + weighted Leiden), C-HNSW search on every layer, chunks by best item score"),
+                "ArchRAG: attributed communities (KNN + weighted Leiden), C-HNSW search on every layer, chunks by best "
+                "item score", "default"),
     "a2rag": (f"{_M}.a2rag.retriever:A2RAGRetriever",
-              "A2RAG: seeds -> 1-hop local -> K-hop bridges -> degree-normalised PPR, escalating until sufficient"),
+              "A2RAG: seeds -> 1-hop local -> K-hop bridges -> degree-normalised PPR, escalating until sufficient",
+              "a2rag"),
 }
-_methods: dict[str, MethodInfo] = {name: MethodInfo(name, target, desc) for name, (target, desc) in _BUILTIN.items()}
+_methods: dict[str, MethodInfo] = {name: MethodInfo(name, *entry[:2], guard=(entry[2:] or [None])[0])
+                                   for name, entry in _BUILTIN.items()}
 _lock = threading.RLock()
 _discovered = False
 
@@ -158,12 +184,14 @@ def _discover_plugins() -> None:
         _methods[ep.name] = MethodInfo(ep.name, ep.value, "", source=source)
 
 
-def register_method(name: str, target: str | type, description: str = "", *, replace: bool = False) -> None:
+def register_method(name: str, target: str | type, description: str = "", *, replace: bool = False,
+                    guard: str | None = None) -> None:
     """Make ``name`` usable everywhere a method is named (``get_retriever``, ``as_retriever``, CLI, bench).
 
     ``target`` is the retriever class or ``"package.module:Class"`` (imported when first used). The
     class takes ``(index, top_k=..., **settings)``; subclassing ``GraphIndexRetriever`` gives it a typed
-    config, variants and prompts.
+    config, variants and prompts. ``guard``: a hybrid guard preset (``"default"``) to run the method inside;
+    its config should then have a ``"paper"`` preset (the method alone).
     """
     if not name or ":" in name or "," in name:
         raise ValueError(f"bad method name {name!r} (no ':' or ',')")
@@ -175,7 +203,7 @@ def register_method(name: str, target: str | type, description: str = "", *, rep
             raise ValueError(f"method {name!r} is already registered; pass replace=True to replace it")
         if not description and isinstance(target, type):  # a class describes itself; a path is not imported yet
             description = (target.__doc__ or "").strip().split("\n")[0]
-        _methods[name] = MethodInfo(name, target, description, source="python")
+        _methods[name] = MethodInfo(name, target, description, source="python", guard=guard)
 
 
 def unregister_method(name: str) -> None:
@@ -213,7 +241,8 @@ class MethodSpec:
     """One method as a request names it: registry entry, variant and validated settings (config overrides).
 
     ``config`` is the method's resolved config (defaults, then the variant's preset, then ``settings``);
-    every method class has one (``GraphIndexRetriever`` gives ``NoConfig``).
+    every method class has one (``GraphIndexRetriever`` gives ``NoConfig``). ``guard`` is the hybrid guard's
+    resolved config (its preset, then the ``guard_*`` settings), or None when the method runs alone.
     """
 
     name: str
@@ -221,6 +250,7 @@ class MethodSpec:
     settings: Mapping[str, Any] = field(default_factory=dict)
     config: Any = field(default=None, compare=False, repr=False)
     info: Any = field(default=None, compare=False, repr=False)  # registry.MethodInfo
+    guard: Any = field(default=None, compare=False, repr=False)  # methods.guard.GuardConfig or None
 
     @property
     def label(self) -> str:
@@ -241,11 +271,16 @@ class MethodSpec:
         return declared if declared is not None else "llm" in inspect.signature(cls).parameters
 
     def retriever(self, index: Any, top_k: int = 5, **extra: Any):
-        """The method's retriever over ``index`` with this spec's variant and settings (``extra``: ``llm=`` ...)."""
-        params: dict[str, Any] = dict(self.settings)
-        if self.variant is not None:
-            params["variant"] = self.variant
-        return self.retriever_class(index, top_k=top_k, **params, **extra)
+        """The method's retriever over ``index`` with this spec's variant and settings (``extra``: ``llm=`` ...),
+        inside the hybrid guard when ``guard`` is set."""
+        if self.config is None:  # a factory that is not registered (the bench's extra_methods): settings as given
+            return self.retriever_class(index, top_k=top_k, **dict(self.settings), **extra)
+        params = {"config": self.config, "variant": self.variant, **extra}
+        if self.guard is None:
+            return self.retriever_class(index, top_k=top_k, **params)
+        include_evidence = params.pop("include_evidence", False)
+        return _load(_GUARD).around(self.retriever_class, index, top_k, guard=self.guard,
+                                  include_evidence=include_evidence, **params)
 
 
 def resolve_method(method: str | MethodSpec, settings: Mapping[str, Any] | None = None) -> MethodSpec:
@@ -265,19 +300,27 @@ def resolve_method(method: str | MethodSpec, settings: Mapping[str, Any] | None 
     if variant:
         info.check_variant(variant)
     settings = dict(settings or {})
-    config_class = info.config_class
-    fields = config_class.model_fields
+    classes = info.settings_classes(variant or None)
+    fields = [f for c in classes for f in c.model_fields]
     unknown = sorted(set(settings) - set(fields))
     if unknown:
-        raise RequestError(f"method {name!r} has no setting {', '.join(map(repr, unknown))}; "
+        raise RequestError(f"method {label_of(name, variant)!r} has no setting {', '.join(map(repr, unknown))}; "
                            f"settings: {', '.join(sorted(fields)) or '(none)'}")
+    guard_preset = info.guard_for(variant or None)
     try:
-        config = config_class.resolve(variant=variant or None, **settings)
+        config = info.config_class.resolve(
+            variant=variant or None, **{k: v for k, v in settings.items() if k in info.config_class.model_fields})
+        guard = None if guard_preset is None else classes[1].resolve(
+            variant=guard_preset, **{k: v for k, v in settings.items() if k in classes[1].model_fields})
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         first = exc.errors()[0] if hasattr(exc, "errors") else {"msg": str(exc), "loc": ()}
         where = ".".join(str(x) for x in first.get("loc", ())) or "settings"
         raise RequestError(f"bad setting for {name}: {where}: {first['msg']}") from None
-    return MethodSpec(name, variant or None, MappingProxyType(settings), config, info)  # read-only: resolved once
+    return MethodSpec(name, variant or None, MappingProxyType(settings), config, info, guard)  # resolved once
+
+
+def label_of(name: str, variant: str | None) -> str:
+    return f"{name}:{variant}" if variant else name
 
 
 def method_settings(pairs: list[str], methods: list[str]) -> dict[str, dict[str, Any]]:
@@ -291,18 +334,28 @@ def method_settings(pairs: list[str], methods: list[str]) -> dict[str, dict[str,
     for pair in pairs:
         key = pair.partition("=")[0].strip()
         target, dot, field = key.partition(".")
-        targets = [target] if dot else [n for n in names if key in method_info(n).config_class.model_fields]
+        targets = [target] if dot else [n for n in names if any(key in c.model_fields for c in _classes_of(n, methods))]
         if dot and target not in names:
             raise UnknownMethodError(f"--set {pair!r} names method {target!r}, which is not among {', '.join(names)}")
         if not targets:
             raise ValueError(f"no method among {', '.join(names)} has a setting {key!r}")
         for name in targets:
-            config_class = method_info(name).config_class
-            k, value = config_class.parse_setting(pair[len(target) + 1:] if dot else pair)
+            text = pair[len(target) + 1:] if dot else pair
+            classes = _classes_of(name, methods)
+            owner = next((c for c in classes if text.partition("=")[0].strip() in c.model_fields), classes[0])
+            k, value = owner.parse_setting(text)  # an unknown key is refused here, naming the method's settings
             out.setdefault(name, {})[k] = value
     for name, values in out.items():
-        method_info(name).config_class.resolve(**values)  # every value checked before any work starts
+        for c in _classes_of(name, methods):  # every value checked before any work starts
+            c.resolve(**{k: v for k, v in values.items() if k in c.model_fields})
     return out
+
+
+def _classes_of(name: str, methods: list[str]) -> list[type]:
+    """The settings classes of ``name`` as ``methods`` run it: with the guard's when any of its labels is guarded."""
+    info = method_info(name)
+    variants = [parse_method(m)[1] for m in methods if parse_method(m)[0] == name] or [None]
+    return max((info.settings_classes(v) for v in variants), key=len)
 
 
 def get_retriever(index: Any, method: str | MethodSpec, **params: Any):
@@ -311,13 +364,21 @@ def get_retriever(index: Any, method: str | MethodSpec, **params: Any):
     if isinstance(method, MethodSpec):
         return method.retriever(index, **params)
     info = method_info(method)
-    _, variant = parse_method(method)
-    if variant is not None:
-        if params.get("variant") not in (None, variant):
-            raise ValueError(f"two variants asked for: {method!r} and variant={params['variant']!r}")
-        info.check_variant(variant)
-        params["variant"] = variant
-    return info.load()(index, **params)
+    name, variant = parse_method(method)
+    given = params.pop("variant", None)
+    if variant is not None and given not in (None, variant):
+        raise ValueError(f"two variants asked for: {method!r} and variant={given!r}")
+    variant = variant or given
+    if getattr(info.load(), "config_class", None) is None:  # not a GraphIndexRetriever: settings as given
+        return info.load()(index, **params, **({"variant": variant} if variant else {}))
+    fields = {f for c in info.settings_classes(variant) for f in c.model_fields}
+    settings = {k: params.pop(k) for k in list(params) if k in fields}
+    config = params.pop("config", None)
+    spec = resolve_method(label_of(name, variant), settings)
+    if config is not None:  # a config given whole: the variant and the settings apply on top of it
+        spec = replace(spec, config=info.config_class.resolve(config, variant, **{
+            k: v for k, v in settings.items() if k in info.config_class.model_fields}))
+    return spec.retriever(index, **params)
 
 
 def as_retriever(index: Any, method: str = DEFAULT_METHOD, **params: Any):

@@ -315,8 +315,8 @@ def test_hybrid_anchors_put_the_top_hybrid_chunks_in_every_answer(index):
     for q in queries:
         h = hybrid(index.chunk_dense_scores(index.embed_query(q)), index.bm25.scores(q))
         want = {index.chunk_order[c] for c in top_k(h, 2).tolist()}
-        with_anchors = {n.node.node_id for n in chunks_of(A2RAGRetriever(index, top_k=3, hybrid_anchors=2, hybrid_guard=False).retrieve(q))}
-        without = {n.node.node_id for n in chunks_of(A2RAGRetriever(index, top_k=3, hybrid_anchors=0, hybrid_guard=False).retrieve(q))}
+        with_anchors = {n.node.node_id for n in chunks_of(A2RAGRetriever(index, top_k=3, hybrid_anchors=2).retrieve(q))}
+        without = {n.node.node_id for n in chunks_of(A2RAGRetriever(index, top_k=3, hybrid_anchors=0).retrieve(q))}
         assert want <= with_anchors
         missing_without += len(want - without)
     assert missing_without  # the evidence ranking alone leaves some top hybrid chunk out
@@ -328,9 +328,9 @@ def test_documents_the_question_names_by_title_are_among_the_answer(index):
     for q, named in [("Was Marlow older than Kell Academy?", {"p-marlow", "p-kell"}),
                      ("Which is older, Marlow or the Vant Gallery?", {"p-marlow", "p-vant"}),
                      ("Did Ada Lorne or Kell Academy come first?", {"p-ada", "p-kell"})]:
-        without = set(docs_of(A2RAGRetriever(index, top_k=2, hybrid_anchors=0, hybrid_guard=False,
+        without = set(docs_of(A2RAGRetriever(index, top_k=2, hybrid_anchors=0,
                                              title_anchors=False).retrieve(q)))
-        nodes = chunks_of(A2RAGRetriever(index, top_k=2, hybrid_anchors=0, hybrid_guard=False).retrieve(q))
+        nodes = chunks_of(A2RAGRetriever(index, top_k=2, hybrid_anchors=0).retrieve(q))
         assert not named <= without and {n.node.metadata["doc_id"] for n in nodes} == named
         assert "title_anchor" in {n.node.metadata["a2rag_source"] for n in nodes}
 

@@ -12,8 +12,8 @@ import pytest
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
-from llama_index_graphrag_suite.methods.a2rag import A2RAGRetriever
-from llama_index_graphrag_suite.methods.a2rag import evidence
+from llama_index_graphrag_suite.methods.a2rag import A2RAGRetriever, evidence
+from llama_index_graphrag_suite.registry import get_retriever
 
 PAGES = [
     ("film-billy", "Billy Elliot", "Billy Elliot is a 2000 British drama film directed by Stephen Daldry and written by "
@@ -47,7 +47,7 @@ def hops(index, question: str, monkeypatch) -> list[str]:
 
     with monkeypatch.context() as m:
         m.setattr(evidence, "hop_chunks", catch)
-        A2RAGRetriever(index, top_k=3, hybrid_guard=False).retrieve(question)
+        A2RAGRetriever(index, top_k=3).retrieve(question)
     assert len(picked) == 1
     return [index.chunks[index.chunk_order[c]].doc_id for c in picked[0]]
 
@@ -64,7 +64,7 @@ def test_the_question_words_pick_the_next_page_among_those_the_named_page_links(
     # when that page is hybrid's best chunk already (the walk starts there: it ranks first), the hop adds nothing
     q = "Which actor of Billy Elliot began as a dancer?"
     assert hops(index, q, monkeypatch) == []
-    assert next(iter(sources(A2RAGRetriever(index, top_k=3, hybrid_guard=False).retrieve(q)))) == "p-bell"
+    assert next(iter(sources(A2RAGRetriever(index, top_k=3).retrieve(q)))) == "p-bell"
 
 
 def test_no_hop_when_nothing_is_named_or_the_question_tells_no_page_apart(index, monkeypatch):
@@ -75,8 +75,8 @@ def test_no_hop_when_nothing_is_named_or_the_question_tells_no_page_apart(index,
 
 def test_the_hop_page_gets_a_place_in_the_answer_and_the_option_turns_it_off(index):
     q = "Where was the director of film Billy Elliot born?"
-    on = sources(A2RAGRetriever(index, top_k=2, hybrid_anchors=0, hybrid_guard=False).retrieve(q))
-    off = sources(A2RAGRetriever(index, top_k=2, hybrid_anchors=0, hybrid_guard=False,
+    on = sources(A2RAGRetriever(index, top_k=2, hybrid_anchors=0).retrieve(q))
+    off = sources(A2RAGRetriever(index, top_k=2, hybrid_anchors=0,
                                  hop_anchors=False).retrieve(q))
     assert on.get("p-daldry") == "hop_anchor" and "film-billy" in on
     assert "p-daldry" not in off  # the walk alone ranks another of the film's people second
@@ -86,8 +86,8 @@ def test_the_hop_page_survives_the_hybrid_guard_as_shipped(index):
     # Defaults (guard on): the film's page, hybrid's best chunk, and the page the question's words pick.
     for q, page in [("Where was the director of film Billy Elliot born?", "p-daldry"),
                     ("Where was the composer of film Billy Elliot born?", "p-warbeck")]:
-        on = sources(A2RAGRetriever(index, top_k=3).retrieve(q))
-        off = sources(A2RAGRetriever(index, top_k=3, hop_anchors=False).retrieve(q))
+        on = sources(get_retriever(index, "a2rag", top_k=3).retrieve(q))
+        off = sources(get_retriever(index, "a2rag", top_k=3, hop_anchors=False).retrieve(q))
         assert on.get(page) == "hop_anchor" and "film-billy" in on
         assert page not in off
 
@@ -103,10 +103,10 @@ def test_the_paper_variant_ranks_without_our_additions_and_unguarded_keeps_them(
     # no hop page either; "a2rag:unguarded" is the shipped ranking with only the guard off.
     q = "Where was the director of film Billy Elliot born?"
     paper = A2RAGRetriever(index, top_k=3, variant="paper")
-    assert (paper.config.hybrid_guard, paper.config.ppr_dense_seeds, paper.config.hybrid_anchors,
-            paper.config.title_anchors, paper.config.hop_anchors) == (False, 0, 0, False, False)
+    assert (paper.config.ppr_dense_seeds, paper.config.hybrid_anchors,
+            paper.config.title_anchors, paper.config.hop_anchors) == (0, 0, False, False)
     got = sources(paper.retrieve(q))
     assert not {"hybrid_anchor", "title_anchor", "hop_anchor"} & set(got.values()) and got.get("p-daldry") is None
-    unguarded = sources(A2RAGRetriever(index, top_k=3, variant="unguarded").retrieve(q))
-    assert unguarded == sources(A2RAGRetriever(index, top_k=3, hybrid_guard=False).retrieve(q))
+    unguarded = sources(get_retriever(index, "a2rag:unguarded", top_k=3).retrieve(q))
+    assert unguarded == sources(A2RAGRetriever(index, top_k=3).retrieve(q))
     assert unguarded.get("p-daldry") == "hop_anchor"

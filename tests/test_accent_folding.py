@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from llama_index_graphrag_suite.methods.graph_guard import query_link
+from llama_index_graphrag_suite.methods.guard import query_link
 from llama_index_graphrag_suite.text import accent_aliases, fold_accents
 
 

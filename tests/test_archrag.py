@@ -59,7 +59,7 @@ def test_hierarchy_layers_are_a_tree_over_the_entities(index, hierarchy):
 
 
 def test_retriever_searches_every_layer_and_ranks_chunks_by_best_item(index, hierarchy):
-    retriever = ArchRAGRetriever(index, top_k=3, hierarchy=hierarchy, variant="best_item", hybrid_guard=False)
+    retriever = ArchRAGRetriever(index, top_k=3, hierarchy=hierarchy, variant="best_item")
     chunks, evidence = split(retriever.retrieve(QUESTION))
     assert len(evidence) == 1 and 1 <= len(chunks) <= 3
     ev = evidence[0].node.metadata["evidence"]
@@ -176,8 +176,7 @@ def test_chunk_items_and_dense_boost_ranking(index, hierarchy):
     # dense_boost: each chunk's blended dense/BM25 score plus item_weight x its best item score (0 when no item
     # maps to it).
     boosted = ArchRAGRetriever(index, top_k=6, hierarchy=hierarchy, chunk_ranking="dense_boost", sparse_weight=0.25,
-                               hybrid_guard=False,
-                               item_weight=0.1)
+                                                              item_weight=0.1)
     chunks, _ = split(boosted.retrieve(QUESTION))
     best, _ = boosted._chunk_scores(boosted.retrieve_items(QUESTION), dense)
     base = 0.75 * minmax(dense) + 0.25 * minmax(index.bm25.scores(QUESTION))
@@ -230,8 +229,7 @@ def _networkx_ppr_on_chunks(index, restart: dict[str, float], damping: float) ->
 def test_ppr_refine_restarts_from_the_items_and_the_chunk_items(index, hierarchy):
     order = index.chunk_order
     # items only: restart on the retrieved entities (by score) and each community's entities (score spread evenly)
-    refine = ArchRAGRetriever(index, top_k=len(order), hierarchy=hierarchy, chunk_ranking="ppr_refine",
-                              hybrid_guard=False)
+    refine = ArchRAGRetriever(index, top_k=len(order), hierarchy=hierarchy, chunk_ranking="ppr_refine")
     items = refine.retrieve_items(QUESTION)
     restart: dict[str, float] = {}
     for item in items:
@@ -253,7 +251,7 @@ def test_ppr_refine_restarts_from_the_items_and_the_chunk_items(index, hierarchy
     dense = index.chunk_dense_scores(index.embed_query(QUESTION))
     top = np.argsort(-dense, kind="stable")[:2]
     only_chunks = ArchRAGRetriever(index, top_k=3, hierarchy=hierarchy, chunk_ranking="ppr_refine", chunk_top_k=2,
-                                   chunk_share=1.0, ppr_damping=0.5, hybrid_guard=False)
+                                   chunk_share=1.0, ppr_damping=0.5)
     expected = _networkx_ppr_on_chunks(index, {order[c]: float(dense[c]) for c in top}, 0.5)
     chunks, evidence = split(only_chunks.retrieve(QUESTION))
     assert [n.node.node_id for n in chunks] == sorted(order, key=lambda c: -expected[c])[:3]

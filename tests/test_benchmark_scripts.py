@@ -73,9 +73,8 @@ def test_the_tuning_simulates_the_guard_as_the_retriever_computes_it():
         import domain_tuning as dt
     finally:
         sys.path.remove(str(BENCHMARKS))
-    from llama_index_graphrag_suite.methods.graph_guard import (
-        GuardedConfig, fuse_rankings, guard_weight, linked_hybrid, name_trust,
-    )
+    from llama_index_graphrag_suite.methods.guard import GuardConfig, fuse_rankings, guard_weight, linked_hybrid
+    from llama_index_graphrag_suite.methods.guard.signals import name_trust
 
     rng = np.random.default_rng(7)
     n, chunks = 40, 80
@@ -91,8 +90,8 @@ def test_the_tuning_simulates_the_guard_as_the_retriever_computes_it():
     cache = dt.recall_curves(data, "m", sorted({dt.curve_key(s) for s in settings}, key=str))
     for s in settings:
         simulated = dt.question_recalls(data, cache, s)
-        cfg = GuardedConfig(guard_link_gain=s["link_gain"], guard_agree_gain=s["agree_gain"], guard_bias=s["bias"],
-                            guard_rrf_k=s["rrf_k"])
+        cfg = GuardConfig(guard_link_gain=s["link_gain"], guard_agree_gain=s["agree_gain"], guard_bias=s["bias"],
+                          guard_rrf_k=s["rrf_k"])
         trust = name_trust(data["name_density"], s["name_density"])
         links = data["link_names" if s["names_only"] else "link"][str(s["hub"])]
         for i, gold in enumerate(data["gold"]):

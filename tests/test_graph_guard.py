@@ -1,5 +1,6 @@
-"""Issue 25: the hybrid guard. Where the graph knows nothing of a question, every graph method ranks as hybrid
-does; where it does, the method may re-rank as far as the per-query weight allows; ``paper`` turns it off."""
+"""The hybrid guard (methods/guard/). Where the graph knows nothing of a question, every graph method ranks as hybrid
+does; where it does, the method may re-rank as far as the per-query weight allows; ``name:paper`` is the method
+without it. The guard's trace comes back with the evidence, never kept on the retriever."""
 
 from __future__ import annotations
 
@@ -7,16 +8,17 @@ import numpy as np
 import pytest
 
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
-from llama_index_graphrag_suite.methods.graph_guard import (
-    GuardedConfig,
-    fuse_rankings,
-    guard_weight,
-    hub_chunks,
-    hybrid_ranking,
-    query_link,
-)
+from llama_index_graphrag_suite.methods.guard import GuardConfig as GuardedConfig
+from llama_index_graphrag_suite.methods.guard import fuse_rankings, guard_weight, hybrid_ranking, query_link
+from llama_index_graphrag_suite.methods.guard.signals import hub_chunks
 
 GRAPH_METHODS = ("hipporag", "agrag", "pathrag", "archrag", "a2rag")
+
+
+def traced(retriever, question):
+    """``(chunk ids, the guard's trace)`` of one retrieval: the trace is the evidence node's ``hybrid_guard``."""
+    chunks, evidence = retriever.retrieve_with_evidence(question)
+    return [n.node.node_id for n in chunks], evidence.node.metadata["evidence"].get("hybrid_guard")
 
 
 def test_fusion_is_hybrid_at_weight_zero_and_the_graph_at_one():
@@ -36,7 +38,7 @@ def test_weight_is_zero_when_nothing_links_and_grows_with_the_link():
 
 
 def test_weight_lies_on_the_grid_the_tuning_simulates():
-    from llama_index_graphrag_suite.methods.graph_guard import WEIGHT_STEP
+    from llama_index_graphrag_suite.methods.guard.fusion import WEIGHT_STEP
 
     cfg = GuardedConfig(guard_max_weight=0.85, guard_link_gain=2.0, guard_agree_gain=0.5, guard_bias=0.0)
     for link, agree in [(0.13, 0.2), (0.27, 0.6), (0.41, 0.0), (0.05, 1.0)]:
@@ -60,7 +62,7 @@ def test_below_full_weight_the_graph_never_pushes_hybrids_first_chunk_out_of_the
 
 @pytest.mark.parametrize("k0,k", [(2, 5), (2, 10), (5, 5), (10, 3)])
 def test_the_cap_is_the_weight_at_which_hybrids_first_chunk_ties_the_graphs_kth(k0, k):
-    from llama_index_graphrag_suite.methods.graph_guard import WEIGHT_STEP, protective_weight
+    from llama_index_graphrag_suite.methods.guard.fusion import WEIGHT_STEP, protective_weight
 
     cap = protective_weight(k0, k)
     graph, hyb = np.arange(100, 100 + k), np.arange(20)  # rankings that share nothing
@@ -77,7 +79,7 @@ def test_the_cap_is_the_weight_at_which_hybrids_first_chunk_ties_the_graphs_kth(
 
 
 def test_the_cap_is_07_at_the_shipped_fusion_and_a_number_overrides_it():
-    from llama_index_graphrag_suite.methods.graph_guard import protective_weight, weight_cap
+    from llama_index_graphrag_suite.methods.guard.fusion import protective_weight, weight_cap
 
     assert protective_weight(2, 5) == pytest.approx(0.7)
     assert weight_cap(GuardedConfig(), 5) == pytest.approx(0.7)  # k0 = 2 by default
@@ -117,10 +119,10 @@ def test_a_question_the_graph_does_not_know_gets_hybrids_ranking(index, method):
 
     question = "what do gauges measure during a storm"
     retriever = get_retriever(index, method, top_k=3)
-    chunks = [n.node.node_id for n in retriever.retrieve(question)]
+    chunks, guard = traced(retriever, question)
     expected = [index.chunk_order[c] for c in hybrid_ranking(index, question, 3).tolist()]
     assert chunks == expected
-    assert retriever.last_guard["graph_weight"] == 0.0 and retriever.last_guard["query_link"] == 0.0
+    assert guard["graph_weight"] == 0.0 and guard["query_link"] == 0.0
 
 
 @pytest.mark.parametrize("method", GRAPH_METHODS)
@@ -128,16 +130,21 @@ def test_the_paper_variant_is_the_methods_own_ranking(index, method):
     from llama_index_graphrag_suite.registry import get_retriever
 
     question = "Which painter did the founder of the Vant Gallery collect?"
+    from llama_index_graphrag_suite.methods.guard import HybridGuard
+    from llama_index_graphrag_suite.registry import method_info
+
     paper = get_retriever(index, f"{method}:paper", top_k=3)
     # A2RAG's paper variant also drops our additions to its ranking (tests/test_a2rag_hop_anchors.py)
     ours = {"ppr_dense_seeds": 0, "hybrid_anchors": 0, "title_anchors": False, "hop_anchors": False}
-    unguarded = get_retriever(index, method, top_k=3, hybrid_guard=False, **(ours if method == "a2rag" else {}))
-    assert [n.node.node_id for n in paper.retrieve(question)] == [n.node.node_id for n in unguarded.retrieve(question)]
-    assert paper.last_guard is None
+    plain = method_info(method).load()(index, top_k=3, **(ours if method == "a2rag" else {}))
+    assert not isinstance(paper, HybridGuard) and traced(paper, question)[1] is None
+    assert [n.node.node_id for n in paper.retrieve(question)] == [n.node.node_id for n in plain.retrieve(question)]
     guarded = get_retriever(index, method, top_k=3)
+    assert isinstance(guarded, HybridGuard) and guarded.inner.config == type(plain.config)()  # the defaults
     nodes = guarded.retrieve(question)
-    assert len(nodes) == 3 and guarded.last_guard["query_link"] > 0
-    assert all(n.node.metadata["graph_weight"] == guarded.last_guard["graph_weight"] for n in nodes)
+    _, guard = traced(guarded, question)
+    assert len(nodes) == 3 and guard["query_link"] > 0
+    assert all(n.node.metadata["graph_weight"] == guard["graph_weight"] for n in nodes)
     scores = [n.score for n in nodes]
     assert scores == sorted(scores, reverse=True) and scores[0] == 1.0
 
@@ -183,7 +190,7 @@ def test_the_guard_reuses_the_methods_dense_and_bm25_scores(index, method, monke
 
 
 def test_linked_hybrid_lifts_chunks_holding_the_questions_entities():
-    from llama_index_graphrag_suite.methods.graph_guard import linked_hybrid
+    from llama_index_graphrag_suite.methods.guard import linked_hybrid
 
     hyb = np.array([4, 7, 1, 9, 3])
     assert linked_hybrid(hyb, np.zeros(5), 0.35).tolist() == [4, 7, 1, 9, 3]  # nothing linked: hybrid's order
@@ -196,7 +203,7 @@ def test_linked_hybrid_lifts_chunks_holding_the_questions_entities():
 
 
 def test_entity_coverage_is_the_share_of_the_questions_entities_a_chunk_holds(index):
-    from llama_index_graphrag_suite.methods.graph_guard import entity_coverage, entity_specificity
+    from llama_index_graphrag_suite.methods.guard.signals import entity_coverage, entity_specificity
 
     keys = [k for k in ("vant gallery", "tomas reed") if k in index.entities]
     assert len(keys) == 2
@@ -213,7 +220,7 @@ def test_entity_coverage_is_the_share_of_the_questions_entities_a_chunk_holds(in
 def test_entity_coverage_weighs_an_entity_by_how_few_chunks_it_is_linked_to():
     from types import SimpleNamespace
 
-    from llama_index_graphrag_suite.methods.graph_guard import entity_coverage, entity_specificity
+    from llama_index_graphrag_suite.methods.guard.signals import entity_coverage, entity_specificity
 
     # a book's hero in all four chunks, its inn in one, its letter in two
     linked = {"c0": ["hero", "inn"], "c1": ["hero"], "c2": ["hero", "letter"], "c3": ["hero", "letter"]}
@@ -232,7 +239,7 @@ def test_entity_coverage_weighs_an_entity_by_how_few_chunks_it_is_linked_to():
 
 
 def test_name_trust_scales_the_weight_by_the_corpus_name_density():
-    from llama_index_graphrag_suite.methods.graph_guard import name_trust
+    from llama_index_graphrag_suite.methods.guard.signals import name_trust
 
     assert name_trust(6.0, 24.0) == 0.25 and name_trust(30.0, 24.0) == 1.0
     assert name_trust(None, 24.0) == 1.0 and name_trust(3.0, 0.0) == 1.0  # unknown density, or the factor off
@@ -241,7 +248,7 @@ def test_name_trust_scales_the_weight_by_the_corpus_name_density():
 
 
 def test_a_corpus_written_in_common_nouns_gives_the_walk_less_weight(index):
-    from llama_index_graphrag_suite.methods.graph_guard import corpus_name_density
+    from llama_index_graphrag_suite.methods.guard.signals import corpus_name_density
     from llama_index_graphrag_suite.registry import get_retriever
 
     question = "Which painter did the founder of the Vant Gallery collect?"
@@ -249,9 +256,9 @@ def test_a_corpus_written_in_common_nouns_gives_the_walk_less_weight(index):
     assert density == index.build_info["capitalised_per_100_words"] > 0  # measured at build time
     full = get_retriever(index, "hipporag", top_k=3, guard_name_density=0.0)
     scaled = get_retriever(index, "hipporag", top_k=3, guard_name_density=4 * density)
-    full.retrieve(question), scaled.retrieve(question)
-    assert full.last_guard["name_trust"] == 1.0 and scaled.last_guard["name_trust"] == pytest.approx(0.25, abs=1e-3)
-    assert 0 < scaled.last_guard["graph_weight"] < full.last_guard["graph_weight"]
+    full_guard, scaled_guard = traced(full, question)[1], traced(scaled, question)[1]
+    assert full_guard["name_trust"] == 1.0 and scaled_guard["name_trust"] == pytest.approx(0.25, abs=1e-3)
+    assert 0 < scaled_guard["graph_weight"] < full_guard["graph_weight"]
 
 
 def test_the_name_density_is_read_off_the_chunks_when_the_build_did_not_record_it():
@@ -259,7 +266,7 @@ def test_the_name_density_is_read_off_the_chunks_when_the_build_did_not_record_i
 
     from llama_index_graphrag_suite.embeddings import HashEmbedding
     from llama_index_graphrag_suite.extractors.terms import capitalised_per_100_words
-    from llama_index_graphrag_suite.methods.graph_guard import corpus_name_density
+    from llama_index_graphrag_suite.methods.guard.signals import corpus_name_density
 
     texts = ["Ada Lorne painted the harbour at dawn.", "the tide rose over the old quay and the boats."]
     built = GraphRAGIndex.from_documents([Document(text=t, doc_id=str(i)) for i, t in enumerate(texts)],
@@ -272,7 +279,7 @@ def test_the_name_density_is_read_off_the_chunks_when_the_build_did_not_record_i
 
 
 def test_in_own_order_lists_the_fused_chunks_as_the_method_ranks_them():
-    from llama_index_graphrag_suite.methods.graph_guard import in_own_order
+    from llama_index_graphrag_suite.methods.guard.fusion import in_own_order
 
     fused, graph = np.array([5, 1, 9, 0, 4]), np.array([1, 9, 7, 5])
     # the method's 1, 9, 5 in its order, then what it did not rank (hybrid's 0 and 4) in the fusion's order
@@ -284,25 +291,26 @@ def test_in_own_order_lists_the_fused_chunks_as_the_method_ranks_them():
 def test_own_order_changes_which_chunk_comes_first_never_which_are_returned(index, own_from, monkeypatch):
     """``guard_own_order_from``: the fused chunks listed in the method's own order once the graph weight reaches
     it; the fusion still chooses them (A2RAG ships 0.5: its own top opens with hybrid's surest chunk)."""
-    from llama_index_graphrag_suite.methods import graph_guard
-    from llama_index_graphrag_suite.methods.graph_guard import in_own_order
+    from llama_index_graphrag_suite.methods.guard import fusion, retriever
+    from llama_index_graphrag_suite.methods.guard.fusion import in_own_order
     from llama_index_graphrag_suite.registry import get_retriever
 
-    plain = graph_guard.hybrid_ranking
+    plain = fusion.hybrid_ranking
 
     def reversed_top(index, question, depth):  # hybrid's top 3 upside down: the two orders now differ
         ranking = plain(index, question, depth)
         return np.concatenate([ranking[:3][::-1], ranking[3:]])
 
-    monkeypatch.setattr(graph_guard, "hybrid_ranking", reversed_top)
+    monkeypatch.setattr(retriever, "hybrid_ranking", reversed_top)
     question = "Which painter did the founder of the Vant Gallery collect?"
     fusion_order = get_retriever(index, "a2rag", top_k=3, guard_own_order_from=None)
     listed = get_retriever(index, "a2rag", top_k=3, guard_own_order_from=own_from)
     fused = [n.node.node_id for n in fusion_order.retrieve(question)]
     got = listed.retrieve(question)
-    assert listed.last_guard["graph_weight"] > 0 and listed.last_guard["own_order"] is (own_from is not None)
+    guard = traced(listed, question)[1]
+    assert guard["graph_weight"] > 0 and guard["own_order"] is (own_from is not None)
     assert sorted(n.node.node_id for n in got) == sorted(fused)
-    own = [n.node.node_id for n in get_retriever(index, "a2rag", top_k=20, hybrid_guard=False).retrieve(question)]
+    own = [n.node.node_id for n in get_retriever(index, "a2rag:unguarded", top_k=20).retrieve(question)]
     position = index.chunk_position
     expected = fused if own_from is None else [fused[i] for i in in_own_order(
         np.asarray([position[c] for c in fused]), np.asarray([position[c] for c in own])).tolist()]
@@ -312,20 +320,20 @@ def test_own_order_changes_which_chunk_comes_first_never_which_are_returned(inde
 
 
 def test_a2rag_lists_its_fused_chunks_in_its_own_order_from_half_the_weight():
-    from llama_index_graphrag_suite.methods.a2rag import A2RAGConfig
+    from llama_index_graphrag_suite.registry import resolve_method
 
-    assert A2RAGConfig().guard_own_order_from == 0.5
+    assert resolve_method("a2rag").guard.guard_own_order_from == 0.5
     assert GuardedConfig().guard_own_order_from is None  # the other methods: the fusion's order
 
 
 def test_below_top_k_5_the_graph_weight_shrinks_by_the_small_k_power():
-    from llama_index_graphrag_suite.methods.a2rag import A2RAGConfig
-    from llama_index_graphrag_suite.methods.graph_guard import small_k_share
+    from llama_index_graphrag_suite.methods.guard.fusion import small_k_share
+    from llama_index_graphrag_suite.registry import resolve_method
 
     assert small_k_share(5, 2.0) == 1.0 and small_k_share(10, 2.0) == 1.0 and small_k_share(3, 0.0) == 1.0
     assert small_k_share(2, 2.0) == pytest.approx(0.16) and small_k_share(3, 1.0) == pytest.approx(0.6)
     cfg = GuardedConfig(guard_max_weight=1.0, guard_link_gain=1.0, guard_agree_gain=0.0)
-    assert cfg.guard_small_k_power == 2.0 and A2RAGConfig().guard_small_k_power == 0.0
+    assert cfg.guard_small_k_power == 2.0 and resolve_method("a2rag").guard.guard_small_k_power == 0.0
     assert guard_weight(1.0, 0.0, cfg, k=5) == pytest.approx(1.0) and guard_weight(1.0, 0.0, cfg, k=10) == 1.0
     assert guard_weight(1.0, 0.0, cfg, k=2) == pytest.approx(0.15)  # 0.16 on the weight grid
     assert guard_weight(1.0, 0.0, cfg.model_copy(update={"guard_small_k_power": 0.0}), k=2) == pytest.approx(1.0)
@@ -336,13 +344,11 @@ def test_at_top_k_2_the_guard_leans_to_hybrid_except_for_a2rag(index, method):
     from llama_index_graphrag_suite.registry import get_retriever
 
     question = "Which painter did the founder of the Vant Gallery collect?"
-    at_five, at_two = get_retriever(index, method, top_k=5), get_retriever(index, method, top_k=2)
-    at_five.retrieve(question)
-    at_two.retrieve(question)
-    unscaled = get_retriever(index, method, top_k=2, guard_small_k_power=0.0)
-    unscaled.retrieve(question)
-    assert at_five.last_guard["graph_weight"] > 0
+    at_five = traced(get_retriever(index, method, top_k=5), question)[1]
+    at_two = traced(get_retriever(index, method, top_k=2), question)[1]
+    unscaled = traced(get_retriever(index, method, top_k=2, guard_small_k_power=0.0), question)[1]
+    assert at_five["graph_weight"] > 0
     if method == "a2rag":  # its own top opens with hybrid's first chunk: no scaling
-        assert at_two.last_guard["graph_weight"] == unscaled.last_guard["graph_weight"]
+        assert at_two["graph_weight"] == unscaled["graph_weight"]
     else:
-        assert at_two.last_guard["graph_weight"] < unscaled.last_guard["graph_weight"]
+        assert at_two["graph_weight"] < unscaled["graph_weight"]

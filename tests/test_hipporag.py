@@ -101,7 +101,7 @@ def test_dense_fallback_without_facts(embed):
     index = GraphRAGIndex.from_documents(docs, embed_model=embed, config=IndexConfig(entities="statistical", entity_threshold=0.6))
     assert not index.facts
     query = "which birds hunt at night"
-    chunks, evidence = split(HippoRAGRetriever(index, top_k=2, hybrid_guard=False).retrieve(query))
+    chunks, evidence = split(HippoRAGRetriever(index, top_k=2).retrieve(query))
     dense = get_retriever(index, "dense", top_k=2).retrieve(query)
     assert [n.node.node_id for n in chunks] == [n.node.node_id for n in dense]
     assert [n.node.metadata["raw_score"] for n in chunks] == pytest.approx([n.score for n in dense])  # raw cosines
@@ -136,7 +136,7 @@ def test_aretrieve_matches_retrieve(multi_hop_index):
 def test_registered_and_validates_parameters(multi_hop_index):
     assert "hipporag" in available_methods(multi_hop_index)
     retriever = get_retriever(multi_hop_index, "hipporag", top_k=2, linking_top_k=3)
-    assert isinstance(retriever, HippoRAGRetriever) and retriever.config.linking_top_k == 3
+    assert isinstance(retriever.inner, HippoRAGRetriever) and retriever.config.linking_top_k == 3  # in the guard
     for bad in ({"linking_top_k": 0}, {"damping": 1.0}, {"passage_node_weight": -0.1}):
         with pytest.raises(ValueError):
             HippoRAGRetriever(multi_hop_index, **bad)

@@ -31,7 +31,7 @@ def split(nodes):
 
 
 def test_llm_free_retrieval_returns_chunks_and_paths(index):
-    nodes = PathRAGRetriever(index, top_k=3, hybrid_guard=False).retrieve(QUESTION)
+    nodes = PathRAGRetriever(index, top_k=3).retrieve(QUESTION)
     chunks, evidence = split(nodes)
     assert len(chunks) == 3 and len(evidence) == 1 and nodes[-1] is evidence[0]
     ev = evidence[0].node.metadata["evidence"]

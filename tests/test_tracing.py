@@ -73,8 +73,8 @@ def test_every_a2rag_stage_and_the_gate(graph_index, spans):
 
 def test_async_retrieve_nests_the_stages_too(graph_index, spans):
     retriever = get_retriever(graph_index, "agrag", top_k=3)
-    asyncio.run(retriever.aretrieve(QUESTION))
-    assert {"agrag.ppr", "agrag.steiner"} <= stages_under(spans, "AGRAGRetriever.aretrieve")
+    asyncio.run(retriever.aretrieve(QUESTION))  # the guard's span, the method's stages under it
+    assert {"agrag.ppr", "agrag.steiner"} <= stages_under(spans, f"{type(retriever).__name__}.aretrieve")
 
 
 def test_index_build_stages_nest_under_the_insert_span(spans):

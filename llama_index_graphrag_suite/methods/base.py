@@ -28,10 +28,9 @@ metadata; its id is a content hash, so it is unique and stable; its score is the
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import hashlib
 import json
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, ClassVar
 
 from llama_index.core import PropertyGraphIndex
@@ -192,21 +191,6 @@ def evidence_node(method: str, text: str, evidence: dict[str, Any], score: float
 
 # ---------------------------------------------------------------------------------------- retriever
 
-# How many chunks the method ranks in the call being run: top_k, or the hybrid guard's depth when the guard
-# will fuse and cut the ranking (methods/graph_guard.py). A context variable, so threads and asyncio tasks
-# retrieving with one retriever at once each see their own.
-_RANK_DEPTH: contextvars.ContextVar[int | None] = contextvars.ContextVar("graphrag_rank_depth", default=None)
-
-
-@contextmanager
-def _ranking_depth(depth: int | None):
-    token = _RANK_DEPTH.set(depth)
-    try:
-        yield
-    finally:
-        _RANK_DEPTH.reset(token)
-
-
 def _check_query(query: str | QueryBundle) -> None:
     """An empty question would rank arbitrary chunks: refuse it with a clear error instead."""
     text = query.query_str if isinstance(query, QueryBundle) else query
@@ -247,25 +231,6 @@ class GraphIndexRetriever(BaseRetriever):
         self._prompts: dict[str, BasePromptTemplate] = {"answer": CITED_QA_PROMPT, **self.default_prompts}
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
-    @property
-    def top_k(self) -> int:
-        """Chunks to return; inside a guarded call, the depth the method ranks to before the fusion."""
-        depth = _RANK_DEPTH.get()
-        return depth if depth is not None else self._top_k
-
-    @top_k.setter
-    def top_k(self, value: int) -> None:
-        self._top_k = value
-
-    def _guard_depth(self) -> int | None:
-        """How deep the method ranks before :meth:`_apply_guard` cuts to top_k (None: top_k). A hook for
-        :class:`~.graph_guard.GuardedRetriever`."""
-        return None
-
-    def _apply_guard(self, query, nodes: list[NodeWithScore]) -> list[NodeWithScore]:
-        """The method's nodes as returned (a hook: the hybrid guard of graph methods re-ranks them here)."""
-        return nodes
-
     def reading(self) -> AbstractContextManager:
         """The index's read lock (re-entrant): an insert or delete in another thread waits until the block ends,
         so everything read inside it belongs to one state of the index. Every public entry point takes it."""
@@ -282,13 +247,12 @@ class GraphIndexRetriever(BaseRetriever):
     def retrieve_with_evidence(self, str_or_query_bundle) -> tuple[list[NodeWithScore], NodeWithScore | None]:
         """``(chunk nodes, evidence node or None)``: the chunks as ``retrieve`` returns them, and the structure."""
         _check_query(str_or_query_bundle)
-        with self.reading(), _ranking_depth(self._guard_depth()), shared_query_scores():
-            return self._split(self._apply_guard(str_or_query_bundle, super().retrieve(str_or_query_bundle)))
+        with self.reading(), shared_query_scores():
+            return self._split(super().retrieve(str_or_query_bundle))
 
     async def aretrieve_with_evidence(self, str_or_query_bundle) -> tuple[list[NodeWithScore], NodeWithScore | None]:
         _check_query(str_or_query_bundle)
-        with _ranking_depth(self._guard_depth()):  # the guard itself runs in the worker thread (_locked_retrieve)
-            return self._split(await super().aretrieve(str_or_query_bundle))
+        return self._split(await super().aretrieve(str_or_query_bundle))
 
     def _split(self, nodes: list[NodeWithScore]) -> tuple[list[NodeWithScore], NodeWithScore | None]:
         chunks = [n for n in nodes if n.node.metadata.get("kind") != "evidence"]
@@ -306,14 +270,8 @@ class GraphIndexRetriever(BaseRetriever):
         return await asyncio.to_thread(self._locked_retrieve, query_bundle)
 
     def _locked_retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        with self.reading(), shared_query_scores():  # the guard reuses the method's dense and BM25 scores
-            return self._apply_guard(query_bundle, self._retrieve(query_bundle))
-
-    def guarded(self, query, run):
-        """``run()`` (the method's own retrieval, returning its nodes) ranked to the guard's depth, then fused
-        with hybrid's ranking (for entry points that call the method's internals, such as A2RAG's trace)."""
-        with _ranking_depth(self._guard_depth()), shared_query_scores():  # the guard reuses the method's scores
-            return self._apply_guard(query, run())
+        with self.reading(), shared_query_scores():  # a wrapper (the hybrid guard) reuses the method's scores
+            return self._retrieve(query_bundle)
 
     def query_vector(self, query_bundle: QueryBundle):
         """The query embedding with the index's model (a bundle's precomputed embedding may come from another model)."""

@@ -23,7 +23,6 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ..graph.ppr import Transition, personalized_pagerank, transition_matrix
 from .base import GraphIndexRetriever, MethodConfig, chunk_node, evidence_node, param
-from .graph_guard import GuardedConfig, GuardedRetriever
 from .query_scores import dense_scores
 from .scoring import hybrid, minmax, top_k
 
@@ -85,7 +84,7 @@ class HybridRetriever(_ScoredChunksRetriever):
         return hybrid(dense, self.index.bm25.scores(query_bundle.query_str))
 
 
-class HippoRAGConfig(GuardedConfig):
+class HippoRAGConfig(MethodConfig):
     """HippoRAG 2's retrieval settings (LLM-free: no recognition-memory filter)."""
 
     linking_top_k: int = param(5, "Facts mapped to the query, and entities kept as walk seeds.",
@@ -96,7 +95,7 @@ class HippoRAGConfig(GuardedConfig):
                                        "HippoRAG 2 code (passage_node_weight 0.05)", ge=0.0)
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "paper": GuardedConfig.PAPER_VARIANT,  # HippoRAG 2's own ranking, no hybrid guard
+        "paper": {},  # HippoRAG 2's own ranking (the registry's plain name wraps it in the hybrid guard)
     }
 
 
@@ -108,7 +107,7 @@ class _Graph:
     chunk_rows: np.ndarray  # snapshot rows of index.chunk_order
 
 
-class HippoRAGRetriever(GuardedRetriever):
+class HippoRAGRetriever(GraphIndexRetriever):
     """Passages ranked by Personalized PageRank seeded from query-matched facts (HippoRAG 2).
 
     1. Fact mapping: the ``linking_top_k`` facts nearest the query; their cosines are min-max scaled

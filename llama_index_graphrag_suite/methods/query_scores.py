@@ -1,9 +1,9 @@
 """A question's dense and BM25 scores over every chunk, computed once per retrieval.
 
 A guarded graph method needs them twice: the method ranks with them, then the hybrid guard fuses its ranking
-with hybrid's (``graph_guard.hybrid_ranking``). Inside :func:`shared_query_scores` (which
-``GraphIndexRetriever.guarded`` opens around one retrieval) the second call returns the first call's arrays;
-outside it nothing is kept, so no score outlives an index update.
+with hybrid's (``guard.fusion.hybrid_ranking``). Inside :func:`shared_query_scores` (which every retrieval opens,
+the guard's around the method's) the second call returns the first call's arrays; outside it nothing is kept, so
+no score outlives an index update.
 """
 
 from __future__ import annotations
@@ -21,7 +21,11 @@ _MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("graphrag_qu
 
 @contextmanager
 def shared_query_scores() -> Iterator[None]:
-    """Within this block, each (index, question, kind) is scored once."""
+    """Within this block, each (index, question, kind) is scored once; a block opened inside another (the method's
+    retrieval inside the guard's) shares the outer one's scores."""
+    if _MEMO.get() is not None:
+        yield
+        return
     token = _MEMO.set({})
     try:
         yield

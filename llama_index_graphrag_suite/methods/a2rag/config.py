@@ -58,8 +58,7 @@ from typing import Any, ClassVar
 
 from pydantic import field_validator
 
-from ..base import param
-from ..graph_guard import GuardedConfig
+from ..base import MethodConfig, param
 
 __all__ = ["A2RAGConfig", "ChunkRanking", "GlobalOrder", "Stage"]
 
@@ -92,7 +91,7 @@ class ChunkRanking(str, Enum):
     RRF = "rrf"  # reciprocal-rank fusion (k = 60) of the evidence and hybrid rankings
 
 
-class A2RAGConfig(GuardedConfig):
+class A2RAGConfig(MethodConfig):
     """Every number the paper leaves open (DESIGN.md: "A2RAG τ_g, K, α, L, I_max: not given")."""
 
     # -- which parts run (the variants switch these) ----------------------------------------------
@@ -195,31 +194,13 @@ class A2RAGConfig(GuardedConfig):
               "covidqa_dev unchanged at stop 36, benchmarks/domain_tuning.py)")
     sufficiency_max_chunks: int = param(5, "Chunks shown to the LLM sufficiency check.", paper="ours", ge=1)
 
-    # The hybrid guard (methods/graph_guard.py) with settings chosen for A2RAG alone on the five shared sets and
-    # checked leave-one-dataset-out (benchmarks/domain_tuning.py): only named entities open the way to its walk
-    # (its seeds are names); a larger link gain (4) and a smaller coverage gain (0.2) than the other methods'.
-    guard_link_gain: float = param(4.0, "Weight of the query's share of words in specific entities.", "ours (LODO)")
-    guard_names_only: bool = param(True, "Only named entities (not TERM entities) count as linking the query.",
-                                   "ours (LODO)")
-    guard_cover_gain: float = param(0.2, "How far a hybrid chunk rises for being linked to the question's entities.",
-                                    "ours (LODO)", ge=0.0)
-    # A2RAG's own top opens with hybrid's first chunk (the restart, the anchors): where the graph holds half the
-    # fusion or more, its order is the better one to read first (benchmarks/guard_order.py), and at a top_k below 5
-    # its weight needs no scaling (benchmarks/guard_top_k.py: power 0 chosen in every fold).
-    guard_small_k_power: float = param(
-        0.0, "Below top_k 5 the graph weight is scaled by (top_k / 5) ** this (0: no scaling).",
-        "ours (issue 25, leave-one-dataset-out; benchmarks/guard_top_k.py)", ge=0.0)
-    guard_own_order_from: float | None = param(
-        0.5, "From this graph weight on, the fused top_k is listed in A2RAG's own order (None: the fusion's).",
-        "ours (issue 25; benchmarks/guard_order.py)", ge=0.0, le=1.0)
-
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         # The paper's retrieval alone: no hybrid guard, and none of our additions to its ranking (the hybrid
         # chunk in the PPR restart, the hybrid, title and hop anchors); Eq. 10's seeds are the whole restart.
-        "paper": {**GuardedConfig.PAPER_VARIANT, "ppr_dense_seeds": 0, "hybrid_anchors": 0, "title_anchors": False,
+        "paper": {"ppr_dense_seeds": 0, "hybrid_anchors": 0, "title_anchors": False,
                   "hop_anchors": False},
-        # Our ranking without the guard (what the guard fuses with hybrid's).
-        "unguarded": GuardedConfig.PAPER_VARIANT,
+        # Our ranking as it is (the registry's "a2rag" wraps it in the hybrid guard; "a2rag:unguarded" does not).
+        "unguarded": {},
         # Table IV's ablation: S_V only, no relation seeds, everything else unchanged.
         "node_only": {"relation_seeds": False},
         # Stop escalating after the graph stages: no PPR fallback.

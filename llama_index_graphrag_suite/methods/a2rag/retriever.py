@@ -40,9 +40,8 @@ from ...llm.deadline import budget_deadline, call_within_budget, llm_budget
 from ...llm.usage import LLMUsage
 from ...llm.verdicts import yes_no
 from ...tracing import traced
-from ..base import chunk_node, evidence_node
-from ..graph_guard import GuardedRetriever
-from ..query_scores import bm25_scores, dense_scores
+from ..base import GraphIndexRetriever, chunk_node, evidence_node
+from ..query_scores import bm25_scores, dense_scores, shared_query_scores
 from ..scoring import hybrid
 from . import evidence
 from .config import A2RAGConfig
@@ -56,7 +55,7 @@ __all__ = ["A2RAGRetriever"]
 log = logging.getLogger(__name__)
 
 
-class A2RAGRetriever(GuardedRetriever):
+class A2RAGRetriever(GraphIndexRetriever):
     """A2RAG agentic retriever; see the module docstring. ``retrieve_with_trace`` also returns the trace.
 
     ``summaries_dir``: a folder where the gate's document summaries are saved and reloaded (they are
@@ -210,31 +209,13 @@ class A2RAGRetriever(GuardedRetriever):
         evidence node leaves out so that its id (a content hash) is the same on every run.
         """
         bundle = query if isinstance(query, QueryBundle) else QueryBundle(query)
-        traces: list[dict] = []
-
-        def run() -> list[NodeWithScore]:
+        with self.reading(), shared_query_scores():
             nodes, trace = self._run(bundle)
-            traces.append(trace)
-            return nodes
-
-        with self.reading():
-            nodes = self.guarded(bundle, run)
-        trace = traces[0]
-        if self.last_guard is not None and self._guarded():
-            trace["hybrid_guard"] = self.last_guard
         chunks, evidence = self._split(nodes)  # scores in [0, 1], as retrieve() gives them
         return chunks + [evidence], trace
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return self._run(query_bundle)[0]
-
-    def _guard_depth(self) -> int | None:
-        # A2RAG ranks to its own top_k before the hybrid guard: its hybrid anchors already put hybrid's best
-        # chunks there (and its title and hop anchors), and ranked deeper they fall below the top_k (measured at
-        # 4de8290, benchmarks/domain_tuning.py rank and tune with --methods a2rag@5,a2rag, each with the guard
-        # settings chosen for it on the five sets: recall@5 94.1 / 92.5 / 73.2 to top_k against 88.9 / 90.0 / 71.5
-        # to depth 20 on the Wikipedia sets; 66.1 / 78.9 against 66.2 / 79.1 on clinical and COVID)
-        return None
 
     def time_budget(self) -> float | None:
         """Seconds of one retrieval: ``config.time_budget``, else the LLM's ``build_timeout``, else None."""

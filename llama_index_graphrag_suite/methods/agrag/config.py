@@ -21,8 +21,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, ClassVar
 
-from ..base import param
-from ..graph_guard import GuardedConfig
+from ..base import MethodConfig, param
 
 __all__ = ["AGRAGConfig", "MCMIRatio"]
 
@@ -34,7 +33,7 @@ class MCMIRatio(str, Enum):
     MEAN = "mean"  # the "average ratio" of Figure 3's caption: each addition lowers r(G), expansion stops itself
 
 
-class AGRAGConfig(GuardedConfig):
+class AGRAGConfig(MethodConfig):
     """Every knob of AGRAG: fact mapping, triple filter, node influence, edge costs, MCMI, hybrid retrieval."""
 
     # -- fact mapping (Eq. 7-8) and the triple filter (Eq. 9)
@@ -72,7 +71,7 @@ class AGRAGConfig(GuardedConfig):
                               paper="AGRAG Eq. 20: k_r = 5 (§IV: top-k = 5 for every model)")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "paper": GuardedConfig.PAPER_VARIANT,  # the paper's own ranking, no hybrid guard
+        "paper": {},  # the method as the paper ranks (the registry's plain name wraps it in the hybrid guard)
         "hybrid_only": {"graph_retrieval": False},  # "AGRAG w. HR Only"
         "no_mcmi": {"mcmi": False},  # "AGRAG w.o. MCMI": the Steiner tree is the reasoning graph
         "no_filter": {"triple_filter": False},  # "AGRAG w.o. Cle.": every mapped fact is kept

@@ -44,9 +44,8 @@ from ...graph.ppr import personalized_pagerank, transition_matrix
 from ...graph.snapshot import CHUNK, CONTAINS, EDGE_KIND_NAMES, RELATION, SYNONYM
 from ...graph.steiner import steiner_tree
 from ...tracing import stage
-from ..base import chunk_node, evidence_node
+from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..query_scores import bm25_scores, dense_scores
-from ..graph_guard import GuardedRetriever
 from ..scoring import hybrid, top_k
 from .config import AGRAGConfig
 from .prompts import DEFAULT_PROMPTS
@@ -77,7 +76,7 @@ class _Graph:
     num_nodes: int  # snapshot nodes (the pseudo node is this row)
 
 
-class AGRAGRetriever(GuardedRetriever):
+class AGRAGRetriever(GraphIndexRetriever):
     """``AGRAGRetriever(index, top_k=5, llm=None, variant=None, **settings)``; settings: :class:`AGRAGConfig`.
 
     ``llm`` runs the Eq. 9 triple filter (the ``"triple_filter"`` prompt); without one the LLM-free

@@ -22,8 +22,7 @@ from typing import Any, ClassVar
 from pydantic import model_validator
 
 from ...graph.communities import HierarchyParams
-from ..base import param
-from ..graph_guard import GuardedConfig
+from ..base import MethodConfig, param
 
 __all__ = ["ArchRAGConfig", "ChunkRanking", "CommunityVector", "HIERARCHY_FIELDS", "LeidenObjective", "RelationScope"]
 
@@ -73,7 +72,7 @@ HIERARCHY_SEARCH_DEFAULTS = ("k_per_layer", "ef")
 _DIGEST_LEGACY_VALUES = {"k_per_layer": 5, "ef": 64}
 
 
-class ArchRAGConfig(GuardedConfig):
+class ArchRAGConfig(MethodConfig):
     """Every knob of ArchRAG: the hierarchy (index time) and the hierarchical search (query time)."""
 
     # -- KNN augmentation (Algorithm 1, lines 3-5)
@@ -156,7 +155,7 @@ class ArchRAGConfig(GuardedConfig):
                                ge=0.0, lt=1.0)
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "paper": GuardedConfig.PAPER_VARIANT,  # the paper's own ranking, no hybrid guard
+        "paper": {},  # the method as the paper ranks (the registry's plain name wraps it in the hybrid guard)
         "no_knn": {"augment": False},
         "entities_only": {"search_layers": 1},
         "two_layers": {"search_layers": 2},

@@ -61,9 +61,8 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from ...graph.ppr import personalized_pagerank, transition_matrix
 from ...graph.snapshot import RELATION
 from ...tracing import stage, traced
-from ..base import chunk_node, evidence_node
+from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..query_scores import bm25_scores, dense_scores
-from ..graph_guard import GuardedRetriever
 from ..scoring import blended
 from .config import ArchRAGConfig, ChunkRanking, RelationScope
 from .hierarchy import ArchRAGHierarchy
@@ -76,7 +75,7 @@ CHUNK_RANKINGS = tuple(r.value for r in ChunkRanking)
 __all__ = ["ArchRAGRetriever", "ArchRAGConfig", "ArchRAGHierarchy", "VARIANTS"]
 
 
-class ArchRAGRetriever(GuardedRetriever):
+class ArchRAGRetriever(GraphIndexRetriever):
     """ArchRAG hierarchical search (see the module docstring); ``hierarchy=`` uses a prebuilt hierarchy.
 
     Without ``config=``, a prebuilt hierarchy's recorded config is the starting point (its ``k_per_layer``

@@ -23,8 +23,7 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from ...graph.snapshot import RELATION, SYNONYM
-from ..base import param
-from ..graph_guard import GuardedConfig
+from ..base import MethodConfig, param
 
 __all__ = ["ChunkRanking", "EdgeKind", "PathOrder", "PathRAGConfig"]
 
@@ -58,7 +57,7 @@ class EdgeKind(str, Enum):
         return {EdgeKind.RELATION: RELATION, EdgeKind.SYNONYM: SYNONYM}[self]
 
 
-class PathRAGConfig(GuardedConfig):
+class PathRAGConfig(MethodConfig):
     """Every knob of PathRAG retrieval (see ``retriever.py`` for the steps they act on)."""
 
     # -- step 1: keywords and nodes
@@ -118,7 +117,7 @@ class PathRAGConfig(GuardedConfig):
     max_edge_texts: int = param(2, "most distinct fact texts shown per edge in a path's text", paper="ours", ge=1)
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "paper": GuardedConfig.PAPER_VARIANT,  # the paper's own ranking, no hybrid guard
+        "paper": {},  # the method as the paper ranks (the registry's plain name wraps it in the hybrid guard)
         "random_order": {"order": PathOrder.RANDOM},
         "hop_first": {"order": PathOrder.HOP_FIRST},
         "flat": {"flat": True},

@@ -59,9 +59,8 @@ from ...llm.errors import LLMUnavailableError
 from ...llm.json_repair import parse_json_lenient
 from ...llm.structured import KEYWORDS_SCHEMA, predict_json
 from ...tracing import stage
-from ..base import chunk_node, evidence_node
+from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..query_scores import bm25_scores, dense_scores
-from ..graph_guard import GuardedRetriever
 from ..scoring import blended
 from ..scoring import top_k as top_indices
 from .config import ChunkRanking, PathRAGConfig
@@ -82,7 +81,7 @@ class _Graph:
     entity_rows: np.ndarray  # snapshot row of each entity vector-table row
 
 
-class PathRAGRetriever(GuardedRetriever):
+class PathRAGRetriever(GraphIndexRetriever):
     """PathRAG retrieval over our index or a plain ``PropertyGraphIndex`` (see the module docstring).
 
     ``PathRAGRetriever(index, top_k=5, llm=None, variant=None, config=None, **settings)``: the settings

@@ -1,0 +1,130 @@
+"""The hybrid guard as a wrapper the registry applies (methods/guard/retriever.py): a method with and without it,
+the registry's variants, and one guarded retriever shared by threads asking different questions."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from llama_index_graphrag_suite.methods.guard import GuardConfig, HybridGuard, method_depth
+from llama_index_graphrag_suite.registry import get_retriever, method_info, resolve_method
+
+GRAPH_METHODS = ("hipporag", "agrag", "pathrag", "archrag", "a2rag")
+LINKED = "Which painter did the founder of the Vant Gallery collect?"
+UNLINKED = "what do gauges measure during a storm"
+
+
+@pytest.fixture(scope="module")
+def index():
+    from conftest import UNRELATED_TEXTS, index_of_texts
+
+    return index_of_texts({
+        "ada": "Ada Lorne was a painter born in Grey Harbour. She studied at the Vant Gallery school.",
+        "vant": "The Vant Gallery was founded by Tomas Reed in Grey Harbour in 1890.",
+        "reed": "Tomas Reed was a merchant who collected paintings by Ada Lorne.",
+        "bell": "Piers Bell sold nets on the quay of Grey Harbour.",
+        **UNRELATED_TEXTS,
+    })
+
+
+def ids(nodes):
+    return [n.node.node_id for n in nodes]
+
+
+def guard_of(evidence):
+    return evidence.node.metadata["evidence"]["hybrid_guard"]
+
+
+@pytest.mark.parametrize("method", GRAPH_METHODS)
+def test_the_registry_wraps_the_method_and_the_paper_variant_is_the_method_alone(index, method):
+    cls = method_info(method).load()
+    guarded, paper = get_retriever(index, method, top_k=3), get_retriever(index, f"{method}:paper", top_k=3)
+    assert isinstance(guarded, HybridGuard) and type(guarded.inner) is cls and type(paper) is cls
+    # the method ranks as deep as the fusion reads (A2RAG: its top_k), and does not know it is wrapped
+    assert guarded.inner.top_k == method_depth(3, guarded.guard_config) == (3 if method == "a2rag" else 20)
+    assert not hasattr(cls, "_apply_guard") and "guard_depth" not in cls.config_class.model_fields
+    # it answers as the method: name, config, prompts (one set, shared), evidence placement
+    assert guarded.method == method and guarded.config == guarded.inner.config
+    assert guarded.get_prompts().keys() == guarded.inner.get_prompts().keys()
+    assert guarded.evidence_placement == cls.evidence_placement
+
+
+@pytest.mark.parametrize("method", ["agrag", "a2rag"])
+def test_a_method_wrapped_by_hand_ranks_as_the_registrys(index, method):
+    cls = method_info(method).load()
+    spec = resolve_method(method)
+    by_hand = HybridGuard(cls(index, top_k=method_depth(3, spec.guard)), top_k=3, config=spec.guard)
+    assert ids(by_hand.retrieve(LINKED)) == ids(get_retriever(index, method, top_k=3).retrieve(LINKED))
+    # without the wrapper the method returns its own top 3; with it, a question the graph does not know is hybrid's
+    from llama_index_graphrag_suite.methods.guard import hybrid_ranking
+
+    expected = [index.chunk_order[c] for c in hybrid_ranking(index, UNLINKED, 3).tolist()]
+    assert ids(by_hand.retrieve(UNLINKED)) == expected
+    assert len(cls(index, top_k=3).retrieve(UNLINKED)) == 3
+
+
+def test_the_variants_that_run_without_the_guard():
+    assert resolve_method("agrag").guard == GuardConfig()
+    assert resolve_method("agrag:no_mcmi").guard == GuardConfig()  # an ablation keeps the guard
+    assert resolve_method("agrag:paper").guard is None and resolve_method("a2rag:unguarded").guard is None
+    a2rag = resolve_method("a2rag").guard
+    assert a2rag.guard_names_only and a2rag.guard_rank_to_top_k and a2rag.guard_link_gain == 4.0
+    # A2RAG's paper variant also drops our anchors; "unguarded" is our ranking as it is
+    assert resolve_method("a2rag:paper").config.hybrid_anchors == 0
+    assert resolve_method("a2rag:unguarded").config == resolve_method("a2rag").config
+    # guard settings reach the guard, method settings the method; the plain method has no guard settings
+    spec = resolve_method("pathrag", {"guard_link_gain": 2.0, "alpha": 0.8})
+    assert spec.guard.guard_link_gain == 2.0 and spec.config.alpha == 0.8
+    from llama_index_graphrag_suite.registry import RequestError
+
+    with pytest.raises(RequestError, match="no setting 'guard_link_gain'"):
+        resolve_method("pathrag:paper", {"guard_link_gain": 2.0})
+    with pytest.raises(RequestError, match="no variant 'unguarded'"):
+        resolve_method("agrag:unguarded")
+
+
+def test_settings_given_to_get_retriever_reach_the_method_and_the_guard(index):
+    r = get_retriever(index, "agrag", top_k=3, damping=0.4, guard_cover_gain=0.0)
+    assert r.inner.config.damping == 0.4 and r.guard_config.guard_cover_gain == 0.0
+    assert get_retriever(index, "agrag", variant="paper").config.damping == 0.5
+
+
+def test_a2rag_guarded_keeps_its_gate_and_its_trace(index):
+    guarded = get_retriever(index, "a2rag", top_k=3)
+    assert 0.0 <= guarded.gate_score(LINKED) <= 1.0  # the method's own helper, through the wrapper
+    nodes, trace = guarded.retrieve_with_trace(LINKED)
+    assert ids(nodes[:-1]) == ids(guarded.retrieve(LINKED)) and trace["hybrid_guard"]["query_link"] > 0
+    assert "stage_reached" in trace and guard_of(nodes[-1]) == trace["hybrid_guard"]
+    _, plain_trace = get_retriever(index, "a2rag:unguarded", top_k=3).retrieve_with_trace(LINKED)
+    assert "hybrid_guard" not in plain_trace
+
+
+@pytest.mark.parametrize("method", ["agrag", "a2rag"])
+def test_one_guarded_retriever_serves_threads_each_with_its_own_trace(index, method):
+    """No per-query state on the retriever: threads asking different questions at once each get the trace of
+    their own question (the same as asked alone)."""
+    retriever = get_retriever(index, method, top_k=3)
+    questions = [LINKED, UNLINKED, "Who founded the Vant Gallery?", "Where did Piers Bell sell nets?"] * 3
+    alone = {}
+    for q in set(questions):
+        chunks, evidence = retriever.retrieve_with_evidence(q)
+        alone[q] = (ids(chunks), guard_of(evidence))
+    assert alone[LINKED][1]["graph_weight"] > 0 and alone[UNLINKED][1]["graph_weight"] == 0.0  # traces differ
+    got: dict[int, tuple] = {}
+    start = threading.Barrier(len(questions))
+
+    def ask(i: int, q: str) -> None:
+        start.wait()
+        for _ in range(3):
+            chunks, evidence = retriever.retrieve_with_evidence(q)
+            got.setdefault(i, []).append((ids(chunks), guard_of(evidence)))
+
+    threads = [threading.Thread(target=ask, args=(i, q)) for i, q in enumerate(questions)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i, q in enumerate(questions):
+        assert got[i] == [alone[q]] * 3
+    assert not any(k.startswith("last_") for k in vars(retriever))
