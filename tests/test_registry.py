@@ -1,11 +1,8 @@
-"""The registry, typed method configs, variants as presets, prompts, --set, and the deprecated import paths."""
+"""The registry, typed method configs, variants as presets, prompts and --set."""
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
-import warnings
 
 import pytest
 from llama_index.core.prompts import BasePromptTemplate, PromptTemplate
@@ -147,30 +144,6 @@ def test_cli_query_and_bench_accept_set(tmp_path, capsys):
     assert json.loads(out.read_text())["settings"] == {"hipporag": {"damping": 0.6}}
     assert main(["methods", str(idx), "--settings", "--quiet"]) == 0
     assert "fact_top_k" in capsys.readouterr().out
-
-
-OLD_PATHS = {
-    "llama_index_graphrag_suite.entrypoints": ["as_retriever", "as_query_engine", "graph_index_of"],
-    "llama_index_graphrag_suite.retrievers": ["AGRAGRetriever", "get_retriever", "available_methods"],
-    "llama_index_graphrag_suite.retrievers.agrag": ["AGRAGRetriever"],
-    "llama_index_graphrag_suite.retrievers.pathrag": ["PathRAGRetriever", "render_paths"],
-    "llama_index_graphrag_suite.retrievers.archrag": ["ArchRAGRetriever", "ArchRAGHierarchy"],
-    "llama_index_graphrag_suite.retrievers.a2rag": ["A2RAGRetriever", "A2RAGConfig"],
-    "llama_index_graphrag_suite.retrievers.registry": ["get_retriever", "UnknownMethodError"],
-    "llama_index_graphrag_suite.prompts": ["AGRAG_QA_PROMPT", "TRIPLE_FILTER_PROMPT"],
-}
-
-
-@pytest.mark.parametrize("old", sorted(OLD_PATHS))
-def test_old_import_paths_still_work_and_warn(old):
-    for name in [m for m in sys.modules if m == old or m.startswith(old + ".")]:
-        del sys.modules[name]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        module = importlib.import_module(old)
-    assert any(issubclass(w.category, DeprecationWarning) for w in caught), f"{old} did not warn"
-    for attr in OLD_PATHS[old]:
-        assert getattr(module, attr) is not None
 
 
 def test_register_by_path_without_description_is_not_described_by_str():

@@ -1,8 +1,0 @@
-"""Deprecated: moved to ``llama_index_graphrag_suite.methods.archrag``; this module re-exports its names for one release."""
-
-from .._compat import warn_moved
-
-warn_moved(__name__, "llama_index_graphrag_suite.methods.archrag")
-
-from ..methods.archrag import *  # noqa: E402,F403
-from ..methods.archrag import __all__  # noqa: E402,F401

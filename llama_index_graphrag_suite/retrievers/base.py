@@ -1,8 +1,0 @@
-"""Deprecated: moved to ``llama_index_graphrag_suite.methods.base``; this module re-exports its names for one release."""
-
-from .._compat import warn_moved
-
-warn_moved(__name__, "llama_index_graphrag_suite.methods.base")
-
-from ..methods.base import *  # noqa: E402,F403
-from ..methods.base import __all__  # noqa: E402,F401
