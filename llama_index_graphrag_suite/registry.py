@@ -137,6 +137,9 @@ _BUILTIN = {  # name: (class, description[, hybrid guard preset])
     "dense": (f"{_M}.baselines:DenseRetriever", "cosine similarity of chunk embeddings"),
     "bm25": (f"{_M}.baselines:BM25Retriever", "BM25 over chunk words"),
     "hybrid": (f"{_M}.baselines:HybridRetriever", "average of min-max dense and BM25 scores (AGRAG Eq. 21)"),
+    "llamaindex_hybrid": (f"{_M}.llamaindex_hybrid:LlamaIndexHybridRetriever",
+                          "LlamaIndex's own hybrid: QueryFusionRetriever (reciprocal rerank) over BM25Retriever and "
+                          "the vector retriever, on the same chunks and embeddings"),
     "hipporag": (f"{_M}.baselines:HippoRAGRetriever",
                  "HippoRAG 2-style: fact mapping, PPR with passage nodes, passages by PPR", "default"),
     "agrag": (f"{_M}.agrag.retriever:AGRAGRetriever",
