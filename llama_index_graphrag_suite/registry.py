@@ -337,7 +337,8 @@ def method_settings(pairs: list[str], methods: list[str]) -> dict[str, dict[str,
     for pair in pairs:
         key = pair.partition("=")[0].strip()
         target, dot, field = key.partition(".")
-        targets = [target] if dot else [n for n in names if any(key in c.model_fields for c in _classes_of(n, methods))]
+        targets = [target] if dot else [
+            n for n in names if any(key in c.model_fields for c in _classes_of(n, methods))]
         if dot and target not in names:
             raise UnknownMethodError(f"--set {pair!r} names method {target!r}, which is not among {', '.join(names)}")
         if not targets:

@@ -3,52 +3,13 @@
 The paper gives no value for τ_g, K, α, L or the retry budget and has no public code (DESIGN.md:
 "A2RAG τ_g, K, α, L, I_max: not given"), so most defaults below are ours and say what they rest on.
 
-Defaults, measured LLM-free with all-MiniLM-L6-v2. ``benchmarks/tuning.py`` (part of ``make bench``; the
-"Tuning sweeps" section of BENCHMARKS.md) prints the current sweep. All are recall@5 through
-``eval.bench.run_method``. The defaults were chosen on the same dev sets they are reported on, so read the
-margins as in-sample.
+How each default was measured (recall@5, LLM-free, all-MiniLM-L6-v2, ``benchmarks/tuning.py``) is in
+``docs/methods/a2rag.md``; each setting's ``paper=`` names its source.
 
-* **Restart and anchors (NER graph, guard on; sweeps at 29ad525, 2wiki's re-run at f0f1ac9 on the build of 1392b7e):**
-  Eq. 10 seeds + the top-1 hybrid chunk holding 0.75 of the restart mass; the top-2 hybrid chunks anchored in the
-  returned top_k (``hybrid_anchors`` 2), then the pages the question names by title (``title_anchors``) and the page
-  each of them, and hybrid's top chunk, leads to (``hop_anchors``). On 2wiki_retrieval101 / hotpotqa_train100 /
-  musique_train100: recall@5 95.0 / 95.5 / 74.5 and recall@2 58.9 / 73.5 / 48.6 in the fusion's order, 66.8 / 75.0 /
-  52.6 in A2RAG's own (``guard_own_order_from``; hybrid: 65.6 / 80.0 / 57.6 and 55.9 / 63.5 / 44.4).
-  * Without hop anchors: 89.6 / 92.0 / 71.4; without title anchors: 94.8 / 95.0 / 74.5; without either:
-    89.4 / 91.5 / 71.4. An anchor only takes the place of a low evidence chunk, so recall@2 does not move.
-  * Hybrid anchors: none 94.3 / 94.5 / 73.2, but recall@2 66.6 / 74.0 / 51.8; one changes nothing (the top chunk
-    is the restart); three: 92.1 / 95.5 / 71.0. In the fusion's order the chunks hybrid ranks first rise, so the
-    anchors A2RAG places low come back to the top two (recall@2 58.9 with them on 2wiki); in A2RAG's own order,
-    listed from a graph weight of 0.5 (the default), they stay low (66.8). recall@5 is what the defaults are
-    chosen on.
-  * Top-2 chunks in the restart instead (share 0.75): 92.1 / 96.0 / 72.3, recall@2 55.9 / 64.5 / 44.4;
-    share 0.5 (the older default): 92.3 / 96.0 / 72.5. The second chunk pulls the walk towards the first
-    hop's neighbourhood; anchoring it lets PPR still reach the bridge passage from one chunk.
-  * Restart share: 0.5 93.3 / 95.5 / 73.5, 0.25 92.6 / 95.5 / 73.9, 0.9 94.8 / 96.5 / 71.4 (recall@2
-    56.4 / 71.0 / 48.1), 0 (Eq. 10 seeds alone) 91.6 / 95.0 / 72.9. ``ppr_top_l`` 40: 93.8 / 95.5 / 73.0.
-  * Not adopted: passage seeds in the chunk part of the restart (``ppr_passage_seeds_as_chunks``) 93.8 /
-    95.5 / 74.2 (recall@2 60.4 / 75.0 / 49.4); a soft restart on every chunk within 0.9 of the top hybrid score
-    (``ppr_dense_margin``) 94.1 / 96.5 / 72.8.
-  * On the old n-gram graph (2wiki / musique): top-2 at share 0.5 gave 79.5 / 65.3, top-3 76.2 / 64.6,
-    top-5 67.1 / 60.5, Eq. 10 seeds alone (share 0) 78.0 / 58.7.
-* **Stage-3 order** (measured on the old n-gram graph, 2wiki / musique): by map-back PPR score. Ordering the same candidates another way loses recall:
-  * by hybrid score: 66.6 / 57.2;
-  * by the min-max sum of PPR and hybrid: 66.6 / 59.8;
-  * RRF with the hybrid ranking: 72.5 / 58.7.
-* **LLM-free sufficiency** (old n-gram graph, 2wiki / musique):
-  * ``min_term_coverage`` 1.0 (the default): 79.5 / 65.3. Retrieval stops at local / bridge / global in
-    2 / 12 / 87% of 2wiki queries (``benchmarks/a2rag_bench.py``).
-  * ``min_term_coverage`` 0.5: 76.7 / 63.8.
-  * 0.0, where the seeds only need to be covered and connected: 65.6 / 56.8.
-  * Without an LLM, stopping early costs recall: the evidence from stages 1-2 rarely reaches the second-hop
-    passage that PPR finds. That is why the default is the conservative 1.0.
-* ``ppr_tol`` (L1 change at which the power iteration stops): 1e-4, 1e-6 and 1e-7 give the same recall;
-  1e-4 needs about a third fewer iterations.
-
-Variants are presets (:attr:`A2RAGConfig.PRESETS`): ``paper`` is the paper's retrieval alone (no hybrid guard,
-no hybrid chunk in the restart, no anchors), ``unguarded`` our ranking without the guard; ``node_only`` is the
-paper's ablation without relation seeds (Table IV); ``no_global`` and ``global_only`` cut the escalation (Section
-III-C-4).
+Variants are presets (:attr:`A2RAGConfig.PRESETS`): ``paper`` is the paper's retrieval alone (no hybrid chunk in
+the restart, no anchors), ``unguarded`` our ranking as it is (the registry runs both without the hybrid guard);
+``node_only`` is the paper's ablation without relation seeds (Table IV); ``no_global`` and ``global_only`` cut the
+escalation (Section III-C-4).
 """
 
 from __future__ import annotations
