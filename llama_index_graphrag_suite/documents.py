@@ -211,13 +211,21 @@ def warn_if_slow(docs: Sequence[Document]) -> bool:
 
 
 def _what_was_there(folder: Path) -> str:
-    """For the empty-corpus error: the formats read, and what the folder holds instead (e.g. 3 .odt)."""
+    """For the empty-corpus error: the formats read, and what the folder holds (e.g. 2 .pdf that gave no text,
+    3 .odt that are not read)."""
     read = ", ".join(READ_SUFFIXES)
-    kinds: dict[str, int] = {}
+    unread: dict[str, int] = {}
+    empty: dict[str, int] = {}
     for p in folder.rglob("*"):
-        if p.is_file() and p.suffix.lower() not in READ_SUFFIXES and not p.name.startswith("."):
-            kinds[p.suffix.lower() or "(no extension)"] = kinds.get(p.suffix.lower() or "(no extension)", 0) + 1
-    held = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))[:5])
-    there = f"; it holds {held} file(s), which are not read" if held else ""
-    return (f" (a folder is read for {read} files with text{there}; convert other formats to one of these first, "
+        if p.is_file() and not p.name.startswith("."):
+            kind = p.suffix.lower() or "(no extension)"
+            counts = empty if kind in READ_SUFFIXES else unread
+            counts[kind] = counts.get(kind, 0) + 1
+
+    def listed(counts: dict[str, int]) -> str:
+        return ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:5])
+
+    there = f"; its {listed(empty)} file(s) gave no text (see the warnings above)" if empty else ""
+    there += f"; it holds {listed(unread)} file(s), which are not read" if unread else ""
+    return (f" (a folder is read for {read} files{there}; convert other formats to one of these first, "
             "or pass a .jsonl file of {\"id\", \"title\", \"text\"})")

@@ -27,7 +27,8 @@ from typing import Any
 
 import networkx as nx
 
-__all__ = ["FORMATS", "as_networkx", "find_entity", "graph_json", "html_data", "nodes_around", "write_export"]
+__all__ = ["FORMATS", "ExportTargetError", "as_networkx", "check_export_target", "find_entity", "graph_json", "html_data",
+           "nodes_around", "write_export"]
 
 FORMATS = ("graphml", "json", "html")
 
@@ -205,21 +206,73 @@ def _html(g: nx.MultiDiGraph, title: str) -> str:
     return pattern.sub(lambda m: parts[m.group(0)], page)
 
 
+class ExportTargetError(ValueError):
+    """An ``--out`` the export must not write: inside an index folder, or an existing file that is not a regular one."""
+
+
+INDEX_MARKER = "CURRENT"  # index.storage.CURRENT: the file that makes a folder an index folder
+
+
+def check_export_target(out: str | Path, index_dir: str | Path | None = None) -> Path:
+    """``out`` if an export may write it, else :class:`ExportTargetError` saying why.
+
+    Refused: any path inside an index folder (``index_dir``, or any folder above ``out`` holding ``CURRENT``:
+    writing there replaces or adds files the index owns), an existing directory, and an existing file that is
+    not a regular file (a symlink, FIFO or device node: replacing it would destroy what it is, or write through
+    it elsewhere). A regular file is replaced, atomically.
+    """
+    out = Path(out)
+    if not str(out).strip():
+        raise ExportTargetError("--out is empty: name the file to write")
+    where = out.parent.resolve() / out.name  # the parent resolved; out itself may be a symlink, checked below
+    folders = [Path(index_dir).resolve()] if index_dir is not None else []
+    folders += [p for p in where.parents if (p / INDEX_MARKER).is_file()]
+    for folder in folders:
+        if where == folder or where.is_relative_to(folder):
+            raise ExportTargetError(f"{out} is inside the index folder {folder}: writing there would change the "
+                                    "index; export to a path outside it")
+    if out.is_symlink():
+        raise ExportTargetError(f"{out} is a symlink: export to a regular file path (the link is left alone)")
+    if out.exists() and not out.is_file():
+        kind = "a folder" if out.is_dir() else "not a regular file (a FIFO, socket or device)"
+        raise ExportTargetError(f"{out} exists and is {kind}: export to a regular file path")
+    return out
+
+
 def write_export(index: Any, out: str | Path, fmt: str, around: str | None = None, hops: int = 2,
-                 limit: int = 500) -> nx.MultiDiGraph:
-    """Write the graph (or the neighbourhood ``around`` an entity) to ``out`` as ``fmt``; returns the graph."""
+                 limit: int = 500, index_dir: str | Path | None = None) -> nx.MultiDiGraph:
+    """Write the graph (or the neighbourhood ``around`` an entity) to ``out`` as ``fmt``; returns the graph.
+
+    ``out`` is checked by :func:`check_export_target` (``index_dir``: the index's folder, when it has one)."""
+    import os
+    import tempfile
+
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+    if isinstance(hops, bool) or not isinstance(hops, int) or hops < 0:
+        raise ValueError(f"hops must be a whole number, 0 or more, got {hops!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be a whole number, at least 1, got {limit!r}")
+    if index_dir is None:  # the folder the index was loaded from or saved to (index.state.origin), if any
+        origin = getattr(getattr(index, "state", None), "origin", None)
+        index_dir = origin[0] if origin else None
+    out = check_export_target(out, index_dir)
     g = as_networkx(index, around=around, hops=hops, limit=limit)
-    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    if fmt == "graphml":
-        nx.write_graphml(g, tmp)
-    elif fmt == "json":
-        tmp.write_text(json.dumps({"directed": True, **graph_json(g)}, ensure_ascii=False) + "\n", encoding="utf-8")
-    else:
-        title = f"graph around {around}" if around else "graph of the index"
-        tmp.write_text(_html(g, title), encoding="utf-8")
-    tmp.replace(out)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)  # a new file, ours alone
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if fmt == "graphml":
+                nx.write_graphml(g, f)
+            elif fmt == "json":
+                f.write((json.dumps({"directed": True, **graph_json(g)}, ensure_ascii=False) + "\n").encode("utf-8"))
+            else:
+                title = f"graph around {around}" if around else "graph of the index"
+                f.write(_html(g, title).encode("utf-8"))
+        os.chmod(tmp, 0o644)
+        check_export_target(out, index_dir)  # again just before the rename: nothing took the path meanwhile
+        tmp.replace(out)
+    finally:
+        tmp.unlink(missing_ok=True)
     return g

@@ -20,8 +20,42 @@ from dataclasses import dataclass
 from typing import Any
 
 from .registry import MethodSpec, RequestError, resolve_method
+from .text import clean_text, has_visible_text
 
-__all__ = ["MethodSpec", "Request", "RequestError", "resolve_method"]
+__all__ = ["MethodSpec", "Request", "RequestError", "clean_question", "require_documents", "resolve_method"]
+
+
+def clean_question(question: Any, max_chars: int | None = None) -> str:
+    """The question as the index's text is cleaned (NFKC, no control or format characters) and on one line.
+
+    :class:`RequestError` for what is not a question: not a string, not valid Unicode (a lone surrogate), nothing
+    visible left (spaces, marks, variation selectors, braille blanks, Hangul fillers), or over ``max_chars``
+    characters before or after normalising (NFKC can make one character eighteen: U+FDFA).
+    """
+    if not isinstance(question, str):
+        raise RequestError(f"the question must be a string, got {type(question).__name__}")
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise RequestError(f"the question is not valid Unicode: a lone surrogate U+{ord(question[exc.start]):04X} "
+                           f"at character {exc.start}") from None
+    if max_chars is not None and len(question) > max_chars:
+        raise RequestError(f"the question is {len(question):,} characters; at most {max_chars:,}")
+    text = " ".join(clean_text(question).split())
+    if not text:
+        raise RequestError("the question is empty: send a non-empty 'question'")
+    if not has_visible_text(text):
+        raise RequestError("the question has no letters or digits (only spaces, marks or invisible characters)")
+    if max_chars is not None and len(text) > max_chars:
+        raise RequestError(f"the question is {len(text):,} characters once normalised (NFKC); at most {max_chars:,}")
+    return text
+
+
+def require_documents(index: Any) -> None:
+    """:class:`RequestError` when ``index`` holds no chunks: there is nothing to retrieve from yet."""
+    if not len(getattr(index, "chunks", ()) or ()):
+        raise RequestError("the index holds no documents yet: add some first (graphrag-suite index FOLDER --update, "
+                           "or POST /documents)")
 
 
 @dataclass(frozen=True)
@@ -34,12 +68,17 @@ class Request:
 
     @classmethod
     def make(cls, question: str, method: str | MethodSpec, top_k: int = 5,
-             settings: Mapping[str, Any] | None = None, max_top_k: int | None = None) -> "Request":
-        """Check the question and top_k and resolve the method; :class:`RequestError` says what is wrong."""
-        if not isinstance(question, str) or not question.strip():
-            raise RequestError("the question is empty: send a non-empty 'question'")
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+             settings: Mapping[str, Any] | None = None, max_top_k: int | None = None,
+             max_chars: int | None = None, index: Any = None) -> "Request":
+        """Check the question (:func:`clean_question`) and top_k and resolve the method; with ``index``, also that
+        it holds documents. :class:`RequestError` says what is wrong."""
+        question = clean_question(question, max_chars)
+        if isinstance(top_k, bool) or not isinstance(top_k, int):
+            raise RequestError(f"top_k must be a whole number, got {top_k!r}")
+        if top_k < 1:
             raise RequestError(f"top_k must be at least 1, got {top_k}")
         if max_top_k is not None and top_k > max_top_k:
             raise RequestError(f"top_k must be between 1 and {max_top_k}, got {top_k}")
+        if index is not None:
+            require_documents(index)
         return cls(question, resolve_method(method, settings), top_k)

@@ -51,6 +51,24 @@ def clean_text(text: str) -> str:
     return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
 
 
+# Characters that draw nothing though Unicode files them as letters or symbols: the braille blank, Hangul and
+# halfwidth fillers, Khmer's inherent vowels; with marks alone (combining, variation selectors) they make no word.
+INVISIBLE_LETTERS = frozenset("\u2800\u3164\u115f\u1160\uffa0\u17b4\u17b5")
+
+
+def has_visible_text(text: str) -> bool:
+    """Whether ``text`` holds at least one letter or digit that draws something (not a blank or filler)."""
+    return any(unicodedata.category(ch)[0] in "LN" and ch not in INVISIBLE_LETTERS for ch in text)
+
+
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/@:]*(?::[^\s/@]*)?@")
+
+
+def hide_credentials(text: str) -> str:
+    """``text`` with the user and password of any URL in it replaced by ``***`` (for error messages and logs)."""
+    return _URL_CREDENTIALS.sub(r"\1***@", text)
+
+
 _POSSESSIVE = re.compile(r"['’]s\b")
 _JOINERS = re.compile(r"[.'’]")
 _OTHER_PUNCT = re.compile(r"[^\w\s]|_")

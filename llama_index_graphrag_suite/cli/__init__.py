@@ -60,9 +60,15 @@ def error_line(exc: BaseException) -> str:
     """The one line the user sees: the message alone for errors they can fix, else prefixed with the type."""
     from .common import user_errors
 
+    from ..text import hide_credentials
+
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:  # "Is a directory: IDX/.lock", no errno or type
+        return f"error: {exc.strerror}: {exc.filename}"
+    if isinstance(exc, MemoryError):
+        return "error: out of memory (a setting or a saved manifest asks for more than this machine has)"
     kind = "error" if isinstance(exc, user_errors()) else f"error ({type(exc).__name__})"
     msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return f"{kind}: {msg}"
+    return f"{kind}: {hide_credentials(msg)}"  # a URL's password (--llm, --store) never reaches the terminal
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,11 +23,12 @@ def user_errors() -> tuple[type[BaseException], ...]:
     from ..documents import CorpusError
     from ..embeddings import EmbedModelError
     from ..index.storage import IndexError_
+    from ..export import ExportTargetError
     from ..registry import UnknownMethodError
     from ..request import RequestError
 
     errors: list[type[BaseException]] = [CLIError, CorpusError, EmbedModelError, IndexError_, UnknownMethodError,
-                                         RequestError, FileExistsError, FileNotFoundError]
+                                         RequestError, FileExistsError, FileNotFoundError, ExportTargetError]
     try:
         from ..llm.errors import LLMError
 
@@ -62,11 +63,38 @@ def index_config(args):
         raise CLIError(f"bad index settings: {exc.errors()[0]['msg'] if hasattr(exc, 'errors') else exc}") from None
 
 
+HASH_DIM_RANGE = (8, 16_384)  # hash:DIM: every chunk, entity and fact vector holds DIM float32s
+
+
+def check_hash_dim(spec: Any, where: str = "--embed") -> None:
+    """CLIError for ``hash:DIM`` outside :data:`HASH_DIM_RANGE` (too few to tell words apart; so many that the
+    vectors, or the one vector a query needs, do not fit in memory)."""
+    if not isinstance(spec, str) or not spec.startswith("hash:") or not spec[5:].isdigit():
+        return
+    low, high = HASH_DIM_RANGE
+    if not low <= int(spec[5:]) <= high:
+        raise CLIError(f"{where} {spec}: hash:DIM takes a dimension between {low} and {high:,} (e.g. hash:256)")
+
+
 def check_embed(args) -> None:
     """Fail at once on an ``--embed`` model that cannot be loaded here (before reading a corpus or an index)."""
     from ..embeddings import check_embed_spec
 
-    check_embed_spec(getattr(args, "embed", None))
+    spec = getattr(args, "embed", None)
+    check_embed_spec(spec)
+    check_hash_dim(spec)
+
+
+def _check_saved_embed(args) -> None:
+    """The embedding model a saved index names, checked as ``--embed`` is before the load builds it (a damaged
+    manifest asking for hash:400000000 is one line, not an out-of-memory crash)."""
+    from ..index.storage import open_version
+
+    try:
+        _, manifest = open_version(args.index_dir, verify=False, version=getattr(args, "version", None))
+    except Exception:  # noqa: BLE001 - the load itself reports a missing or damaged index
+        return
+    check_hash_dim(manifest.get("embed_model"), "the index's manifest asks for the embedding model")
 
 
 def load_index(args, timing: bool = False):
@@ -74,6 +102,8 @@ def load_index(args, timing: bool = False):
     from ..index import GraphRAGIndex
 
     check_embed(args)
+    if getattr(args, "embed", None) is None:
+        _check_saved_embed(args)
     start = time.perf_counter()
     index = GraphRAGIndex.load(args.index_dir, embed_model=args.embed, llm=None, version=getattr(args, "version", None))
     if timing:

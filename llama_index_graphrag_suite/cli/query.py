@@ -79,8 +79,10 @@ def cmd_query(args) -> int:
     start = time.perf_counter()
     index = load_index(args)
     load_ms = (time.perf_counter() - start) * 1000
+    from ..request import require_documents
     from ..runner import answer, run_request
 
+    require_documents(index)
     run = run_request(index, request)
     run.result["timing_ms"]["load"] = round(load_ms, 2)
     if args.json:
@@ -97,11 +99,12 @@ def cmd_query(args) -> int:
 def cmd_ask(args) -> int:
     import sys
 
-    from ..request import Request, RequestError
+    from ..request import Request, RequestError, require_documents
     from ..runner import run_request
 
-    spec = make_request(args, "?").spec  # the method once; each line is a question for it
+    spec = make_request(args, "question").spec  # the method once; each line is a question for it
     index = load_index(args, timing=not args.quiet)
+    require_documents(index)
     llm = build_llm(args)
     interactive = sys.stdin.isatty()
     while True:

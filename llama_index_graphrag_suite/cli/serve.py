@@ -47,8 +47,8 @@ def cmd_serve(args) -> int:
                            "to serve other machines")
         if not api_key:
             raise CLIError(f"serving on {args.host} needs an API key: set {API_KEY_ENV} (or --api-key)")
-    if args.max_body < 1:
-        raise CLIError("--max-body must be at least 1 byte")
+    if args.max_body < 1 or args.max_upload < 1:
+        raise CLIError("--max-body and --max-upload must be at least 1 byte")
     import uvicorn
 
     from ..serve import create_app
@@ -59,7 +59,8 @@ def cmd_serve(args) -> int:
         index = load_index(args)
         one_blas_thread()
         llm = build_llm(args)
-        app = create_app(index, llm=llm, api_key=api_key, max_body=args.max_body, read_only=args.read_only,
+        app = create_app(index, llm=llm, api_key=api_key, max_body=args.max_body, max_upload=args.max_upload,
+                         read_only=args.read_only,
                          persist_dir=None if args.no_persist or args.read_only else args.index_dir,
                          host=args.host, allowed_host=args.allowed_host)
         port = sock.getsockname()[1]  # the real one when --port 0 asked for any free port
@@ -94,11 +95,17 @@ def bind_port(host: str, port: int):
 
 
 def cmd_export(args) -> int:
-    from ..export import write_export
+    from ..export import check_export_target, write_export
 
+    if args.hops < 0 or args.hops > MAX_HOPS:
+        raise CLIError(f"--hops must be between 0 and {MAX_HOPS}, got {args.hops}")
+    if args.limit < 1:
+        raise CLIError(f"--limit must be at least 1, got {args.limit}")
+    check_export_target(args.out, args.index_dir)  # before the load: a path inside the index would break it
     index = load_index(args)
     try:
-        g = write_export(index, args.out, args.format, around=args.around, hops=args.hops, limit=args.limit)
+        g = write_export(index, args.out, args.format, around=args.around, hops=args.hops, limit=args.limit,
+                         index_dir=args.index_dir)
     except KeyError as exc:
         raise CLIError(str(exc.args[0])) from None
     print(f"wrote {args.out}: {g.number_of_nodes()} nodes, {g.number_of_edges()} edges ({args.format})")
@@ -109,10 +116,14 @@ def cmd_mcp(args) -> int:
     from ..request import resolve_method
     from ..serve.mcp_server import build_mcp
 
+    from ..serve.mcp_server import run_stdio
+
+    if not 1 <= args.top_k <= MAX_TOP_K:
+        raise CLIError(f"--top-k must be between 1 and {MAX_TOP_K}, got {args.top_k}")
     resolve_method(args.method)  # an unknown default method fails before the load
     index = load_index(args)
     one_blas_thread()
-    build_mcp(index, default_method=args.method, default_top_k=args.top_k).run("stdio")
+    run_stdio(build_mcp(index, default_method=args.method, default_top_k=args.top_k))
     return 0
 
 
@@ -127,6 +138,8 @@ def _port(text: str) -> int:
 
 
 EXPORT_FORMATS = ("graphml", "json", "html")  # export.FORMATS, named here so `--help` imports no export code
+MAX_HOPS = 10  # a neighbourhood wider than this is the whole graph: export without --around
+MAX_TOP_K = 100  # serve.runner.MAX_TOP_K
 
 
 def add_commands(sub) -> None:
@@ -143,6 +156,8 @@ def add_commands(sub) -> None:
     p.add_argument("--api-key", default=None, help=f"bearer token the API wants (better: set {API_KEY_ENV}, "
                    "a flag shows in `ps`)")
     p.add_argument("--max-body", type=int, default=1_000_000, metavar="BYTES", help="largest request body (default 1 MB)")
+    p.add_argument("--max-upload", type=int, default=50_000_000, metavar="BYTES",
+                   help="largest file upload, POST /documents/files (default 50 MB)")
     p.add_argument("--read-only", action="store_true", help="refuse POST/DELETE /documents")
     p.add_argument("--no-persist", action="store_true", help="keep inserted/deleted documents in memory only")
     add_common(p, llm=True)
@@ -151,9 +166,10 @@ def add_commands(sub) -> None:
     p = sub.add_parser("export", help="write the index's graph as GraphML, JSON or a self-contained HTML page")
     p.add_argument("index_dir")
     p.add_argument("--format", choices=EXPORT_FORMATS, default="graphml")
-    p.add_argument("--out", required=True, help="file to write")
+    p.add_argument("--out", required=True, help="file to write (not inside an index folder; an existing file is "
+                   "replaced only if it is a regular file)")
     p.add_argument("--around", default=None, metavar="ENTITY", help="only the neighbourhood of this entity")
-    p.add_argument("--hops", type=int, default=2, help="neighbourhood radius for --around (default 2)")
+    p.add_argument("--hops", type=int, default=2, help=f"neighbourhood radius for --around (0-{MAX_HOPS}, default 2)")
     p.add_argument("--limit", type=int, default=500, help="most nodes around the entity (default 500)")
     add_common(p)
     p.set_defaults(func=cmd_export)

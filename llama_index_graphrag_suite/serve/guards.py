@@ -51,20 +51,22 @@ def key_matches(header: str | None, api_key: str) -> bool:
 
 
 class BodyLimit:
-    """ASGI middleware: a request body over ``max_bytes`` gets 413, whether it says its length or streams it."""
+    """ASGI middleware: a request body over ``max_bytes`` gets 413, whether it says its length or streams it.
+    ``larger`` gives some paths their own limit (file uploads)."""
 
-    def __init__(self, app, max_bytes: int):
-        self.app, self.max_bytes = app, max_bytes
+    def __init__(self, app, max_bytes: int, larger: dict[str, int] | None = None):
+        self.app, self.max_bytes, self.larger = app, max_bytes, dict(larger or {})
 
-    async def _reject(self, send, size: str) -> None:
-        await _send_json(send, 413, {"detail": f"request body too large ({size}); the limit is {self.max_bytes} bytes"})
+    async def _reject(self, send, size: str, limit: int) -> None:
+        await _send_json(send, 413, {"detail": f"request body too large ({size}); the limit is {limit} bytes"})
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        limit = self.larger.get(scope.get("path", ""), self.max_bytes)
         length = dict(scope.get("headers") or ()).get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_bytes:
-            return await self._reject(send, f"{int(length)} bytes")
+        if length is not None and length.isdigit() and int(length) > limit:
+            return await self._reject(send, f"{int(length)} bytes", limit)
         # Read the body first (bounded), then hand it on: a chunked upload cannot slip past the limit.
         messages, total = [], 0
         while True:
@@ -73,8 +75,8 @@ class BodyLimit:
                 messages.append(message)
                 break
             total += len(message.get("body", b""))
-            if total > self.max_bytes:
-                return await self._reject(send, f"more than {self.max_bytes} bytes")
+            if total > limit:
+                return await self._reject(send, f"more than {limit} bytes", limit)
             messages.append(message)
             if not message.get("more_body"):
                 break

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..registry import DEFAULT_METHOD
 from .guards import clean_text, has_hidden_characters
-from .runner import MAX_TOP_K
+from .runner import MAX_QUESTION_CHARS, MAX_TOP_K, RequestError, clean_question
 
 __all__ = ["DeleteResponse", "DocumentIn", "InsertRequest", "InsertResponse", "RetrieveRequest",
            "QueryRequest", "RetrieveResponse"]
@@ -17,8 +17,8 @@ __all__ = ["DeleteResponse", "DocumentIn", "InsertRequest", "InsertResponse", "R
 class RetrieveRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(..., description="the question; control and format characters are dropped, and what is "
-                                           "left must not be empty", max_length=4000)
+    question: str = Field(..., description="the question; control and format characters are dropped (NFKC), what "
+                                           "is left must hold a letter or digit and be at most 4000 characters")
     method: str = Field(DEFAULT_METHOD, description="a name from GET /methods, or name:variant")
     top_k: int = Field(5, ge=1, le=MAX_TOP_K, description="chunks to return")
     settings: dict[str, Any] | None = Field(None, description="method settings to change (GET /methods lists them)")
@@ -27,10 +27,10 @@ class RetrieveRequest(BaseModel):
     @field_validator("question")
     @classmethod
     def _not_empty(cls, value: str) -> str:
-        value = clean_text(value, keep_newlines=False)
-        if not value.strip():
-            raise ValueError("the question is empty")
-        return value
+        try:
+            return clean_question(value, MAX_QUESTION_CHARS)
+        except RequestError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class QueryRequest(RetrieveRequest):
@@ -90,6 +90,8 @@ class InsertResponse(BaseModel):
     chunks: list[str] = Field(description="new chunk ids")
     stats: dict[str, int]
     persisted: bool
+    warnings: list[str] = Field(default_factory=list, description="what reading the files warned about (scanned "
+                                                                  "PDF pages without text, bad bytes)")
 
 
 class DeleteResponse(BaseModel):

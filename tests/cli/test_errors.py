@@ -59,7 +59,10 @@ def test_a_folder_without_text_files_names_the_formats_read(tmp_path, capsys):
         (src / name).write_bytes(b"%PDF-1.4 binary")
     assert main(["index", str(src), "--out", str(tmp_path / "o"), "--embed", "hash", "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert ".md" in err and ".txt" in err and "2 .pdf, 1 .docx" in err and ".jsonl" in err
+    assert ".md" in err and ".pdf" in err and "2 .pdf, 1 .docx file(s) gave no text" in err and ".jsonl" in err
+    (src / "d.odt").write_bytes(b"PK")
+    assert main(["index", str(src), "--out", str(tmp_path / "o"), "--embed", "hash", "--quiet"]) == 2
+    assert "it holds 1 .odt file(s), which are not read" in capsys.readouterr().err
 
 
 def test_bad_requests_fail_before_the_index_is_loaded(tmp_path, capsys):

@@ -32,7 +32,7 @@ def test_request_make_checks_question_and_top_k():
     request = Request.make("Who?", "hybrid", 3)
     assert request.spec == MethodSpec("hybrid", None, {}) and request.top_k == 3
     for question, top_k, match in (("  ", 3, "question is empty"), ("Who?", 0, "at least 1"),
-                                   ("Who?", True, "at least 1")):
+                                   ("Who?", True, "a whole number"), ("Who?", 5.5, "a whole number, got 5.5")):
         with pytest.raises(RequestError, match=match):
             Request.make(question, "hybrid", top_k)
     with pytest.raises(RequestError, match="between 1 and 100"):

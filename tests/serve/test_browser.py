@@ -395,10 +395,10 @@ def test_evidence_graph_of_150_nodes_is_readable(index, browser, tmp_path, monke
     """Two methods side by side (the narrow case), each drawing a 150-node evidence graph: every node inside the
     box, no two nodes overlapping, many labels shown, no shown label covering another label or a node, the font
     at least 10 px on screen, and more labels after zooming in."""
-    import llama_index_graphrag_suite.serve.app as app_module
+    import llama_index_graphrag_suite.serve.routes_query as routes_query
 
     graph = _evidence_graph()
-    monkeypatch.setattr(app_module, "evidence_graph", lambda index, result: graph)
+    monkeypatch.setattr(routes_query, "evidence_graph", lambda index, result: graph)
     with running_server(create_app(index)) as url:
         _open(browser, url)
         _ask(browser, QUESTION, "hybrid", "bm25")
