@@ -62,7 +62,8 @@ def document_key(doc: Document) -> tuple[str, str]:
     from .extractors.gazetteer import markdown_headings, title_from_metadata
 
     if not isinstance(getattr(doc, "metadata", None), dict) or not isinstance(getattr(doc, "text", None), str):
-        raise TypeError(f"expected LlamaIndex Documents, got {_shown(doc)}: pass a list of Documents, e.g. "
+        hint = " (a string passed as the documents? its characters are read one by one)" if isinstance(doc, str) else ""
+        raise TypeError(f"expected LlamaIndex Documents, got {_shown(doc)}{hint}: pass a list of Documents, e.g. "
                         "load_documents(folder) or [Document(text=...)]")
     meta = doc.metadata
     doc_id = str(meta.get("doc_id") or meta.get("file_path") or doc.id_)
