@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import subprocess
 import sys
 import time
@@ -18,14 +17,6 @@ from _common import SHARED_SETS  # noqa: E402 (the folder on the path first)
 
 DATASETS = (*SHARED_SETS, "sherlock_holmes_check", "four_books_check")
 CHECK_SET = "sherlock_holmes_check"  # never used for tuning: benchmarks/datasets/sherlock_holmes_check/README.md
-# the sets no tuning reads (each README): section title, what the corpus is, and what the set is not blind to
-CHECK_SETS = {
-    CHECK_SET: ("a novel", "one book", "two junk rules for dialogue were written after looking at the book's graph, "
-                "and the coverage re-ranking's entity weighting after measuring its questions"),
-    "four_books_check": ("four books", "four books (the novel's and three more)",
-                         "the coverage re-ranking's entity weighting was written after measuring the novel's questions "
-                         "on this corpus"),
-}
 # what a reader must know of a set's gold before reading its recall (from the dataset's README)
 GOLD_NOTES = {
     "graphrag_bench_medical": "Gold passages are heuristic (the dataset's README): the chunk that best covers the "
@@ -33,32 +24,16 @@ GOLD_NOTES = {
     "construction, so BM25 and hybrid are favoured; treat recall here as approximate.",
     "covidqa_dev": "Gold passages are exact (the passage holding the answer span, see the dataset's README).",
     CHECK_SET: "A novel (The Adventures of Sherlock Holmes) with 60 questions written for this project, never used "
-    "for tuning (benchmarks/datasets/sherlock_holmes_check/README.md). Gold passages are those holding each "
+    "for tuning (benchmarks/datasets/sherlock_holmes_check/README.md; not blind either: two junk rules for dialogue "
+    "were written after looking at the book's graph, and the coverage re-ranking's entity weighting after measuring "
+    "its questions). Gold passages are those holding each "
     "question's evidence word for word; one question is 1.7 points of recall@5.",
     "four_books_check": "Four books (the novel above, Pride and Prejudice, Frankenstein, Poirot Investigates) in one "
     "corpus, 180 questions written for this project, never used for tuning "
-    "(benchmarks/datasets/four_books_check/README.md). Gold passages are those holding each question's evidence word "
+    "(benchmarks/datasets/four_books_check/README.md; the coverage re-ranking's entity weighting was written after "
+    "measuring the novel's questions on this corpus). Gold passages are those holding each question's evidence word "
     "for word; one question is 0.56 points of recall@5.",
 }
-RUN_ALL = Path(__file__).resolve().parent / "run_all.sh"
-
-
-# (results file, script that printed it, section title), in report order
-MICRO_BENCHMARKS = [
-    ("latency_2wiki.txt", "latency.py", "Retrieval latency without the query embedding (2wiki_retrieval101)"),
-    ("agrag_steiner.txt", "agrag_steiner.py", "AGRAG Steiner tree + MCMI against networkx (2wiki_retrieval101)"),
-    ("pathrag_pruning.txt", "pathrag_pruning.py", "PathRAG flow-based pruning against exhaustive path enumeration (2wiki_retrieval101)"),
-    ("archrag.txt", "archrag_bench.py", "ArchRAG community hierarchy, C-HNSW and hierarchical search (2wiki_retrieval101)"),
-    ("archrag_signal.txt", "archrag_signal.py", "ArchRAG item signal: what its items reach, every chunk ranking against dense"),
-    ("chnsw.txt", "chnsw_bench.py", "C-HNSW against exact search (random vectors)"),
-    ("tuning.txt", "tuning.py", "Tuning sweeps behind the A2RAG, PathRAG, ArchRAG and AGRAG defaults on the NER graph "
-     "(2wiki_retrieval101, hotpotqa_train100, musique_train100)"),
-    ("ner_speed.txt", "ner_speed.py", "spaCy parsing speed of the NER extractor, 1 process against one per core "
-     "(musique_train100)"),
-    ("a2rag.txt", "a2rag_bench.py", "A2RAG stages, latency and robustness to lost graph nodes (2wiki_retrieval101)"),
-    ("insert_one.txt", "insert_one.py", "Inserting one document into the 2wiki_retrieval101 index (hotpotqa_train100 "
-     "documents)"),
-]
 
 
 def load(path: Path) -> dict:
@@ -76,17 +51,6 @@ def method_table(report: dict) -> list[str]:
         rows.append(f"| {name} | {pct(m['recall@2'])} | {pct(m['recall@5'])} | {pct(m['all_gold@5'])} | "
                     f"{m['query_ms_p50']:.1f} | {m['query_ms_p95']:.1f} | {m['context_tokens_mean']:.0f} | "
                     f"{m['llm_calls_mean']:.1f} |")
-    return rows
-
-
-def extractor_table(ner: dict, statistical: dict) -> list[str]:
-    """The same methods on the NER graph (default) and on AGRAG's statistical graph, side by side."""
-    rows = ["| method | NER recall@2 | NER recall@5 | statistical recall@2 | statistical recall@5 |",
-            "|---|---:|---:|---:|---:|"]
-    for name, m in ner["methods"].items():
-        s = statistical["methods"].get(name)
-        other = f"{pct(s['recall@2'])} | {pct(s['recall@5'])}" if s else "– | –"
-        rows.append(f"| {name} | {pct(m['recall@2'])} | {pct(m['recall@5'])} | {other} |")
     return rows
 
 
@@ -121,16 +85,26 @@ def plot(report: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def growth(xs: list[float], ys: list[float]) -> str:
-    """Least-squares exponent of y ~ x^b on a log-log scale, in words."""
-    pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys) if x > 0 and y > 0]
-    if len(pts) < 2:
-        return "n/a"
-    mx = sum(p[0] for p in pts) / len(pts)
-    my = sum(p[1] for p in pts) / len(pts)
-    b = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
-    word = "flat" if b < 0.3 else "sub-linear" if b < 0.85 else "linear" if b < 1.2 else "n log n or mildly super-linear" if b < 1.45 else "super-linear"
-    return f"~n^{b:.2f} ({word})"
+# the rows of each set's table: the defaults, then the papers' own rankings; the ablations go in one table of their own
+DEFAULTS = ("dense", "bm25", "hybrid", "hipporag", "agrag", "pathrag", "archrag", "a2rag")
+SHORT = {"2wiki_retrieval101": "2wiki", "hotpotqa_train100": "HotpotQA", "musique_train100": "MuSiQue",
+         "graphrag_bench_medical": "clinical", "covidqa_dev": "COVID", "sherlock_holmes_check": "novel",
+         "four_books_check": "four books"}
+# the tuning tables the methods' scripts write beside the bench reports (linked, not copied: they are long)
+TUNING_RESULTS = (("domain_tuning.md", "the hybrid guard's settings by leave-one-dataset-out, in full"),
+                  ("tuning.txt", "each method's own parameter sweeps (`benchmarks/tuning.py`)"),
+                  ("pathrag_lodo.md", "PathRAG's two weights by leave-one-dataset-out (`benchmarks/sweep_lodo.py`)"),
+                  ("archrag_lodo.md", "ArchRAG's two weights by leave-one-dataset-out (`benchmarks/sweep_lodo.py`)"),
+                  ("archrag_signal.txt", "what ArchRAG's items reach per layer (`benchmarks/archrag_signal.py`)"),
+                  ("guard_top_k.md", "the guard at top_k 2, 3, 10 (`benchmarks/guard_top_k.py`)"),
+                  ("top_k_books.md", "the guard at small top_k on the books (`benchmarks/top_k_check.py`)"),
+                  ("guard_order.md", "the order of the guard's top 5 (`benchmarks/guard_order.py`)"),
+                  ("graph_headroom.md", "room for a graph method above hybrid (`benchmarks/graph_headroom.py`)"),
+                  ("rerank_probes.md", "other graph signals re-ranking hybrid (`benchmarks/rerank_probes.py`)"),
+                  ("sentence_probe.md", "a chunk's best sentence as a signal (`benchmarks/sentence_probe.py`)"),
+                  ("guard_latency.md", "the guard's cost per query (`benchmarks/guard_latency.py`)"),
+                  ("name_density_sample.md", "how many words decide `terms=\"auto\"` "
+                   "(`benchmarks/name_density_sample.py`)"))
 
 
 def main() -> None:
@@ -144,6 +118,8 @@ def main() -> None:
     reports = {d: load(results / f"{d}.json") for d in DATASETS if (results / f"{d}.json").exists()}
     if not reports:
         raise SystemExit(f"no bench reports in {results}")
+    statistical = {d: load(results / f"{d}-statistical.json") for d in reports
+                   if (results / f"{d}-statistical.json").exists()}
     first = next(iter(reports.values()))
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     lines = [
@@ -152,167 +128,170 @@ def main() -> None:
         "Generated by `benchmarks/report.py` from the JSON reports in `benchmarks/results/`; do not edit by hand.",
         f"Machine: {first['machine']}. Embedder: {first['embed_model']}. LLM: none (every method LLM-free).",
         f"Report written at commit {commit or '?'} ({time.strftime('%Y-%m-%d')}); each section's numbers come from "
-        "the run that wrote its results file (sections name their command; a section without a commit of its own "
-        "is from the last full `make bench`).",
+        "the run that wrote its results file (each section says which).",
         "",
         "Recall values are percentages over each method's chunk nodes in rank order (recall@k = |gold ∩ top-k| / |gold|,",
         "averaged over questions; all-gold@5 = share of questions with every gold passage in the top 5). Latency is the wall",
         "time of one `retrieve()` call including the query embedding, after one untimed warm-up query. Context tokens count",
-        "the text a method hands the LLM (chunks plus its evidence node).",
+        "the text a method hands the LLM (chunks plus its evidence node). A set of 100 questions moves 0.5-1 point per",
+        "question: a difference of less than one question is noise.",
         "",
-        "## Commands",
-        "",
-        "`make bench` installs the `bench` extra and runs `benchmarks/run_all.sh`, which is:",
-        "",
-        "```bash",
-        RUN_ALL.read_text(encoding="utf-8").strip(),
-        "```",
+        "`make bench` runs everything below (`benchmarks/run_all.sh`, several hours on 2 cores; the datasets in",
+        "`../shared/datasets` or `DATASETS=path`), `make bench-scale` the scale curve; one set by hand and the dataset",
+        "format: [docs/benchmarks.md](docs/benchmarks.md). Finished studies (speed of each algorithm, stores, Ray, large",
+        "documents, inserts, start-up) are frozen with their results in [studies/](studies/README.md).",
         "",
     ]
-    lines += domain_tuning_section(results / "domain_tuning.json")
-    for name in CHECK_SETS:
-        lines += check_set_section(name, reports.get(name))
+    lines += summary_table(reports)
+    lines += domain_tuning_section(results / "domain_tuning.json", results / "domain_tuning.md")
     for name, report in reports.items():
         plot(report, plots / f"{name}.png")
-        skipped = f", {report['questions_without_gold']} without gold skipped" if report.get("questions_without_gold") else ""
-        run = f" Run at commit {report['commit']}." if report.get("commit") else ""
-        lines += [f"## {name}", "", f"{report['passages']} passages, {report['questions']} questions{skipped}.{run}"
-                  + run_note(report), ""]
-        if name in GOLD_NOTES:
-            lines += [GOLD_NOTES[name], ""]
-        lines += method_table(report)
-        lines += ["", f"![{name}](benchmarks/plots/{name}.png)", ""]
-        if (results / f"{name}-statistical.json").exists():
-            other = load(results / f"{name}-statistical.json")
-            mixed = "" if other.get("commit") == report.get("commit") else (
-                f" The two runs are of different commits ({report.get('commit', '?')} above, "
-                f"{other.get('commit', '?')} for the statistical graph): a row's change between them is not the "
-                "extractor's alone.")
-            lines += [f"Index built with `--entities {report['index'].get('extractor', 'statistical')}` (above) and with "
-                      "`--entities statistical` (AGRAG's TF-IDF n-grams and co-occurrence relations; `agrag` there is "
-                      f"the paper-faithful pipeline).{mixed}{run_note(other, of='the statistical run')}", ""]
-            lines += extractor_table(report, other) + [""]
-    lines += ["## Indexing cost", "",
-              "Stages: extract (entities and relations), embed (chunks, entity names, fact texts), synonyms (faiss kNN "
-              "over names), graph (snapshot, BM25). Rows run at different commits come from different runs, and the "
-              "machine's speed varies between runs: compare seconds within one run only.", "",
-              "| dataset | extractor | run at | passages | chunks | entities | relations | seconds | extract / embed / "
-              "synonyms / graph s | peak RSS MB | LLM calls |",
-              "|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|"]
+        lines += set_section(name, report, statistical.get(name))
+    lines += ablation_table(reports)
+    lines += indexing_table(reports, statistical)
+    lines += scale_section(results / "scale.md")
+    lines += latency_section(results / "latency_2wiki.txt", results / "serve_memory.md")
+    lines += ["## More tables", "", "Written by the methods' tuning scripts (`make bench` runs them; "
+              "[docs/benchmarks.md](docs/benchmarks.md)):", ""]
+    lines += [f"- [{name}](benchmarks/results/{name}): {what}" for name, what in TUNING_RESULTS
+              if (results / name).exists()]
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote {out} and {len(reports)} plot(s) in {plots}")
+
+
+def summary_table(reports: dict) -> list[str]:
+    """recall@5 of every method with its defaults on every set, one row per method."""
+    sets = list(reports)
+    rows = ["## recall@5 on every set", "",
+            "Each method with its defaults (`graphrag-suite bench --methods all`); each set's own section has recall@2, "
+            "all-gold@5, latency and the papers' own rankings. The guard's defaults were chosen on the first five sets "
+            "(in-sample; the next section has the left-out figures); the two book sets were read by no tuning.", "",
+            "| method | " + " | ".join(SHORT.get(s, s) for s in sets) + " |", "|---|" + "---:|" * len(sets)]
+    for m in DEFAULTS:
+        cells = [pct(reports[s]["methods"][m]["recall@5"]) if m in reports[s]["methods"] else "–" for s in sets]
+        rows.append(f"| `{m}` | " + " | ".join(cells) + " |")
+    return rows + [""]
+
+
+def set_section(name: str, report: dict, statistical: dict | None) -> list[str]:
+    """One set: its size and run, what to know of its gold, and the defaults and paper variants."""
+    skipped = f", {report['questions_without_gold']} without gold skipped" if report.get("questions_without_gold") else ""
+    run = f" Run at commit {report['commit']}." if report.get("commit") else ""
+    lines = [f"## {name}", "", f"{report['passages']} passages, {report['questions']} questions{skipped}.{run}"
+             + run_note(report), ""]
+    if name in GOLD_NOTES:
+        lines += [GOLD_NOTES[name], ""]
+    methods = report["methods"]
+    main_rows = {k: methods[k] for k in [*DEFAULTS, *(f"{m}:paper" for m in DEFAULTS)] if k in methods}
+    lines += method_table({"methods": main_rows})
+    lines += ["", f"![{name}](benchmarks/plots/{name}.png)", ""]
+    if statistical:
+        mixed = "" if statistical.get("commit") == report.get("commit") else (
+            f" The two runs are of different commits ({report.get('commit', '?')} above, "
+            f"{statistical.get('commit', '?')} for the statistical graph): a row's change between them is not the "
+            "extractor's alone.")
+        recall = ", ".join(f"{m} {pct(v['recall@5'])}" for m, v in statistical["methods"].items() if m in DEFAULTS)
+        lines += [f"On AGRAG's statistical graph (`--entities statistical`: TF-IDF n-grams and co-occurrence "
+                  f"relations) instead of named entities, recall@5: {recall}.{mixed}"
+                  f"{run_note(statistical, of='the statistical run')}", ""]
+    return lines
+
+
+def ablation_table(reports: dict) -> list[str]:
+    """The papers' ablations (variants other than :paper), recall@5 per set, one row per variant."""
+    variants = [v for v in dict.fromkeys(k for r in reports.values() for k in r["methods"])
+                if ":" in v and not v.endswith(":paper")]
+    if not variants:
+        return []
+    sets = [s for s in reports if any(v in reports[s]["methods"] for v in variants)]
+    rows = ["## Ablations", "", "The papers' ablations as variants (`method:variant`), recall@5 (the bench runs of the "
+            "sections above; `a2rag:unguarded` is our A2RAG ranking with only the hybrid guard off):", "", "| variant | " + " | ".join(SHORT.get(s, s) for s in sets) + " |",
+            "|---|" + "---:|" * len(sets)]
+    for v in variants:
+        cells = [pct(reports[s]["methods"][v]["recall@5"]) if v in reports[s]["methods"] else "–" for s in sets]
+        rows.append(f"| `{v}` | " + " | ".join(cells) + " |")
+    return rows + [""]
+
+
+def indexing_table(reports: dict, statistical: dict) -> list[str]:
+    lines = ["## Indexing cost", "",
+             "Stages: extract (entities and relations), embed (chunks, entity names, fact texts), synonyms (faiss kNN "
+             "over names), graph (snapshot, BM25). Rows run at different commits come from different runs, and the "
+             "machine's speed varies between runs: compare seconds within one run only.", "",
+             "| dataset | extractor | run at | passages | chunks | entities | relations | seconds | extract / embed / "
+             "synonyms / graph s | peak RSS MB |",
+             "|---|---|---|---:|---:|---:|---:|---:|---|---:|"]
     for name, report in reports.items():
-        variants = [report] + ([load(results / f"{name}-statistical.json")]
-                               if (results / f"{name}-statistical.json").exists() else [])
-        for r in variants:
+        for r in [report] + ([statistical[name]] if name in statistical else []):
             i = r["index"]
             st = i.get("stage_seconds") or {}
             stages = " / ".join(f"{st.get(k, 0):.0f}" for k in ("extract", "embed", "synonyms", "graph")) if st else "–"
             lines.append(f"| {name} | {i.get('extractor', 'statistical')} | {r.get('commit', '?')} | {r['passages']} | "
-                         f"{i.get('chunks', '')} | "
-                         f"{i['entities']} | {i['relations']} | {i['seconds']:.1f} | {stages} | {i['peak_rss_mb']:.0f} | "
-                         f"{i['llm_calls']} |")
-    lines.append("")
-    scaling_dir = results / "scaling"
-    runs = sorted((load(p) for p in scaling_dir.glob("2wiki_first*.json")), key=lambda r: r["passages"])
-    if runs:
-        methods = list(runs[0]["methods"])
-        lines += ["## Scaling (2wiki_retrieval101 prefixes)", "",
-                  "Each row is a fresh process (`benchmarks/scaling.py`); questions are those whose gold passages are all in the prefix.",
-                  "", "| passages | questions | index seconds | peak RSS MB | " + " | ".join(f"{m} p50 ms" for m in methods) + " |",
-                  "|---:|---:|---:|---:|" + "---:|" * len(methods)]
-        for r in runs:
-            lines.append(f"| {r['passages']} | {r['questions']} | {r['index']['seconds']:.1f} | {r['index']['peak_rss_mb']:.0f} | "
-                         + " | ".join(f"{r['methods'][m]['query_ms_p50']:.1f}" for m in methods) + " |")
-        xs = [r["passages"] for r in runs]
-        lines += ["", f"Growth with the number of passages: index time {growth(xs, [r['index']['seconds'] for r in runs])}, "
-                  f"peak memory {growth(xs, [r['index']['peak_rss_mb'] for r in runs])}; query latency "
-                  + ", ".join(f"{m} {growth(xs, [r['methods'][m]['query_ms_p50'] for r in runs])}" for m in methods) + ".", ""]
-    medical = scaling_dir / "graphrag_bench_medical.json"
-    if medical.exists():
-        r = load(medical)
-        lines += ["## graphrag_bench_medical timing (benchmarks/scaling.py)", "",
-                  f"{r['passages']} passages, the first {r['questions']} questions timed (the whole set is in its own "
-                  "section above). Index: "
-                  f"{r['index']['seconds']:.1f} s, {r['index']['peak_rss_mb']:.0f} MB peak.", ""]
-        lines += method_table(r) + [""]
-    # which commit re-ran a micro-benchmark on its own, when it was not the last full `make bench` (a sidecar file:
-    # the scripts print plain text and know no revision)
-    runs = load(results / "micro_runs.json") if (results / "micro_runs.json").exists() else {}
-    for name, script, title in MICRO_BENCHMARKS:
-        if (results / name).exists():
-            when = f", run at commit {runs[name]}" if name in runs else ""
-            lines += [f"## {title}", "", f"Output of `benchmarks/{script}` (see run_all.sh){when}:", "", "```",
-                      (results / name).read_text(encoding="utf-8").strip(), "```", ""]
-    if (results / "json_repair.md").exists():  # markdown already, from benchmarks/json_repair_compare.py
-        lines += [(results / "json_repair.md").read_text(encoding="utf-8").strip(), ""]
-    for name, title, script in (("embed_speed.md", "Embedding speed: PyTorch and ONNX Runtime", "embed_speed.py"),
-                                ("build_ab.md", "Index build time beside a baseline commit", "build_ab.py"),
-                                ("big_document.md", "One very large document", "big_document.py"),
-                                ("guard_latency.md", "The hybrid guard's cost per query", "guard_latency.py"),
-                                ("store_bench.md", "Graph stores: in-memory JSON and embedded LadybugDB", "store_bench.py"),
-                                ("ray_bench.md", "Indexing on Ray", "ray_bench.py"),
-                                ("scale.md", "Scaling on a synthetic corpus", "scale.py"),
-                                ("serve_memory.md", "A served index: memory and latency over HTTP", "serve_memory.py"),
-                                ("startup.md", "Start-up of the CLI", "startup.py"),
-                                ("name_density_sample.md", "How many words decide terms=\"auto\"",
-                                 "name_density_sample.py"),
-                                ("rerank_probes.md", "Re-ranking hybrid's top 20 with other graph signals (issue 25)",
-                                 "rerank_probes.py"),
-                                ("graph_headroom.md", "Room for a graph method above hybrid (issue 25)",
-                                 "graph_headroom.py"),
-                                ("sentence_probe.md", "A chunk's best sentence as a ranking signal (issue 25)",
-                                 "sentence_probe.py"),
-                                ("guard_order.md", "The order of the guard's top 5 (issue 25)", "guard_order.py"),
-                                ("guard_top_k.md", "The hybrid guard at other top_k (issue 25)", "guard_top_k.py"),
-                                ("top_k_books.md", "The hybrid guard at small top_k on the books", "top_k_check.py"),
-                                ("pathrag_lodo.md", "PathRAG's base and path weights by leave-one-dataset-out",
-                                 "sweep_lodo.py"),
-                                ("archrag_lodo.md", "ArchRAG's base and item weights by leave-one-dataset-out",
-                                 "sweep_lodo.py")):
-        if (results / name).exists():  # markdown written by the script; its own "# " title becomes a sub-heading
-            body = (results / name).read_text(encoding="utf-8").strip()
-            body = _demote_headings(body)
-            body = body.replace("](scale.png)", "](benchmarks/results/scale.png)")  # its image, from the repo root
-            when = f", run at commit {runs[name]}" if name in runs else ""
-            lines += [f"## {title}", "", f"Output of `benchmarks/{script}` (see run_all.sh){when}:", "", body, ""]
-    lines += insert_batches_section(sorted(results.glob("insert_batches_*.json")))
-    out.write_text("\n".join(lines), encoding="utf-8")
-    print(f"wrote {out} and {len(reports)} plot(s) in {plots}")
+                         f"{i.get('chunks', '')} | {i['entities']} | {i['relations']} | {i['seconds']:.1f} | {stages} | "
+                         f"{i['peak_rss_mb']:.0f} |")
+    return lines + [""]
 
 
-def insert_batches_section(paths: list[Path]) -> list[str]:
-    """A graph built by inserts in batches beside one built at once (benchmarks/insert_batches.py), per dataset."""
-    if not paths:
+def scale_section(path: Path) -> list[str]:
+    """From ``make bench-scale``'s report: per setting, its build table and its retrieval table (the rest, targets
+    and notes, stays in the file)."""
+    if not path.exists():
         return []
-    lines = ["## Inserting documents in batches against one build", "",
-             "Output of `benchmarks/insert_batches.py` (see run_all.sh): the same documents indexed at once (*whole*) "
-             "and as a first build of one batch followed by inserts of one batch each (*batched*), default settings, "
-             "all-MiniLM-L6-v2. *shared links*: the (entity, chunk) links both graphs hold, over those either holds. "
-             "recall@5 in %, every question with gold; `:paper` reads the graph alone (the hybrid guard off).", ""]
-    for path in paths:
-        r = load(path)
-        methods = list(r["whole"]["recall@5"])
-        lines += [f"**{r['dataset']}** ({r['documents']} documents, {r['chunks']} chunks, batches of {r['batch']}, "
-                  f"commit {r['commit']}); shared links {100 * r['shared_links']:.1f} %.{run_note(r)}", "",
-                  "| build | seconds | entities | terms | links | largest entity | " + " | ".join(methods) + " |",
-                  "|---|---:|---:|---:|---:|---|" + "---:|" * len(methods)]
-        for name in ("whole", "batched"):
-            v = r[name]
-            largest = f"`{v['largest'][0]}` ({v['largest'][1]})" if v.get("largest") else ""
-            lines.append(f"| {name} | {v['seconds']:.1f} | {v['entities']:,} | {v['terms']:,} | {v['links']:,} | "
-                         f"{largest} | " + " | ".join(f"{v['recall@5'][m]:.1f}" for m in methods) + " |")
-        lines += ["", "Most linked, batched: " + ", ".join(f"`{k}` ({n})" for k, n in r["batched"]["top_linked"]), ""]
+    lines = ["## Scale", "", "`make bench-scale` (`benchmarks/scale.py` on `benchmarks/synth.py`'s synthetic "
+             "encyclopedia: 2- and 3-hop questions with known gold; the hop a question names is found by every "
+             "method, so 43.3 is the first hop alone). The build and the retrieval of each setting; the insert, the "
+             f"save, the targets at a million passages and the notes: [scale.md](benchmarks/results/scale.md).", ""]
+    for heading, tables in _sections_with_tables(path.read_text(encoding="utf-8")):
+        keep = [t for t in tables if t[0].startswith("| passages | chunks") or "p50 / p95" in t[0]]
+        if keep:
+            lines += [f"### {heading}", ""]
+            for t in keep:
+                lines += t + [""]
     return lines
 
 
-def domain_tuning_section(path: Path) -> list[str]:
-    """Issue 25: five sets, each graph method as its paper ranking and with the hybrid guard, the guard's settings
-    chosen on all five sets (in-sample) and on the other four (left-out); entity counts and top entities."""
+def latency_section(latency: Path, serve: Path) -> list[str]:
+    lines = []
+    if latency.exists():
+        lines += ["## Latency", "", "`benchmarks/latency.py` on the 2wiki_retrieval101 index of the bench (retrieval "
+                  "without the query embedding):", "", "```", latency.read_text(encoding="utf-8").strip(), "```", ""]
+    if serve.exists():
+        sections = _sections_with_tables(serve.read_text(encoding="utf-8"))
+        tables = [t for _, ts in sections for t in ts]
+        if tables:
+            lines += ["A served index (`benchmarks/serve_memory.py`: `graphrag-suite serve` on the 100,000-passage "
+                      "synthetic index, whole HTTP round trips; memory and the runs: "
+                      "[serve_memory.md](benchmarks/results/serve_memory.md)):", ""] + tables[-1] + [""]
+    return lines
+
+
+def _sections_with_tables(markdown: str) -> list[tuple[str, list[list[str]]]]:
+    """The markdown tables of a text under each ``## `` heading (the text before the first heading under "")."""
+    sections: list[tuple[str, list[list[str]]]] = [("", [])]
+    current: list[str] | None = None
+    for line in markdown.splitlines():
+        if line.startswith("## "):
+            sections.append((line[3:].strip(), []))
+        if line.startswith("|"):
+            if current is None:
+                current = []
+                sections[-1][1].append(current)
+            current.append(line)
+        else:
+            current = None
+    return [s for s in sections if s[1]]
+
+
+def domain_tuning_section(path: Path, full: Path) -> list[str]:
+    """Five sets, each graph method as its paper ranking and with the hybrid guard, the guard's settings chosen on all
+    five sets (in-sample) and on the other four (left-out); entity counts and top entities. The whole section goes to
+    ``full``; BENCHMARKS.md gets its table and a link."""
     if not path.exists():
         return []
     r = load(path)
     first = next(iter(r["table"].values()))
     methods = [m for m, v in first.items() if isinstance(v, dict) and "paper" in v]
-    lines = ["## Any corpus: five sets, in-sample and left-out (issue 25)", "",
+    lines = ["## Any corpus: five sets, in-sample and left-out", "",
              f"Output of `benchmarks/domain_tuning.py` (see run_all.sh), written at commit {r.get('commit', '?')}."
              f"{run_note(r)} recall@5 in %, every question with gold, all-MiniLM-L6-v2, the default index (named "
              "entities; salient terms where the corpus is not written in names). For each graph method: *paper* = "
@@ -325,7 +304,7 @@ def domain_tuning_section(path: Path) -> list[str]:
              "alone (the ceiling of the guard's family there); the last two columns are 90 % paired-bootstrap "
              "intervals (questions resampled) of *in* − *out* and *in* − hybrid, in points. a2rag ranks to its top_k "
              "before the guard (`a2rag@5`). The graph weight's cap is not in the grid: it is "
-             "`graph_guard.protective_weight` of the fusion's k0 and the top 5 (0.7 at k0 2), where hybrid's first "
+             "the guard's `protective_weight` of the fusion's k0 and the top 5 (0.7 at k0 2), where hybrid's first "
              "chunk ties the graph's fifth.",
              f"The setting picked is the grid's best by the rule `{r.get('pick_rule', 'mean')}` (see the rules "
              "below). "
@@ -344,6 +323,7 @@ def domain_tuning_section(path: Path) -> list[str]:
                          f"{'' if shipped is None else f'{shipped:.1f}'} | {v['left_out'] - row['hybrid']:+.1f} | "
                          f"{_opt(v.get('best_any'))} | {_interval(v.get('in_minus_out_90'))} | "
                          f"{_interval(v.get('in_minus_hybrid_90'))} |")
+    table_end = len(lines)
     lines += ["", "Settings chosen with each set left out:", ""]
     for ds, chosen in r["left_out"].items():
         lines.append(f"- {ds}: `{json.dumps(chosen, sort_keys=True)}`")
@@ -391,7 +371,10 @@ def domain_tuning_section(path: Path) -> list[str]:
             density = g.get("build_info", {}).get("capitalised_per_100_words", "")
             lines.append(f"| {ds} | {density} | {g['chunks']} | {g['entities']} | {g['types'].get('TERM', 0)} | "
                          f"{g['seconds']:.0f} / {g.get('cpu_seconds', 0):.0f} | {top} |")
-    return lines + [""]
+    full.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return lines[:table_end] + ["", f"The settings chosen with each set left out, the rules for picking one, where the "
+                                f"guard helps and hurts, and the graph of each set: [{full.name}]"
+                                f"(benchmarks/results/{full.name}).", ""]
 
 
 def run_note(report: dict, of: str = "") -> str:
@@ -404,46 +387,12 @@ def run_note(report: dict, of: str = "") -> str:
     return f" Of {of}: {note[:1].lower()}{note[1:]}" if of else f" {note}"
 
 
-def check_set_section(name: str, report: dict | None) -> list[str]:
-    """The defaults on a set no tuning read: each graph method with its defaults and as its paper variant, against
-    hybrid, recall@5."""
-    if not report:
-        return []
-    title, corpus, not_blind = CHECK_SETS[name]
-    m = report["methods"]
-    hybrid = m["hybrid"]["recall@5"]
-    run = f" at commit {report['commit']}" if report.get("commit") else ""
-    rows = [f"## A set no tuning read: {title}", "",
-            f"`{name}`: {report['passages']} passages of {corpus}, {report['questions']} questions "
-            f"(benchmarks/datasets/{name}/README.md). The tuned defaults above were chosen without this set: "
-            f"`domain_tuning.py` does not read it ({not_blind}: its README). recall@5 in %, "
-            f"from `graphrag-suite bench` (run_all.sh){run}; "
-            f"one question is {100 / max(1, report['questions']):.2g} points.", "",
-            f"| method | defaults | − hybrid ({pct(hybrid)}) | paper variant | − hybrid |", "|---|---:|---:|---:|---:|"]
-    for name in ("hipporag", "agrag", "pathrag", "archrag", "a2rag"):
-        if name in m:
-            paper = m.get(f"{name}:paper", {}).get("recall@5")
-            rows.append(f"| {name} | {pct(m[name]['recall@5'])} | {100 * (m[name]['recall@5'] - hybrid):+.1f} | "
-                        + ("| |" if paper is None else f"{pct(paper)} | {100 * (paper - hybrid):+.1f} |"))
-    return rows + [""]
-
-
 def _opt(x) -> str:
     return "" if x is None else f"{x:.1f}"
 
 
 def _interval(pair) -> str:
     return "" if not pair else f"{pair[0]:+.1f} … {pair[1]:+.1f}"
-
-
-def _demote_headings(markdown: str) -> str:
-    """Two levels deeper for every heading outside code fences (a script's "# Title" sits under our "## ")."""
-    out, fenced = [], False
-    for line in markdown.splitlines():
-        if line.startswith("```"):
-            fenced = not fenced
-        out.append("##" + line if line.startswith("#") and not fenced else line)
-    return "\n".join(out)
 
 
 if __name__ == "__main__":
