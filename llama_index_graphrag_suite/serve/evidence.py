@@ -20,6 +20,14 @@ CHUNKS_PER_ENTITY = 8
 TEXT_CHARS = 1200
 
 
+
+def chunk_label(title: str, doc_id: str) -> str:
+    """A chunk's name in a graph: its title, with the page (or slide) when its document is one page of a file
+    (``report.pdf#page=3`` -> "Marlow Annual Report p. 3"), so two pages of one PDF are told apart."""
+    _, mark, number = doc_id.rpartition("#page=") if "#page=" in doc_id else doc_id.rpartition("#slide=")
+    where = (" p. " if "page" in mark else " slide ") + number if mark else ""
+    return (title or doc_id) + where if title else doc_id
+
 class _Builder:
     def __init__(self, index: Any, limit: int):
         self.index, self.limit = index, limit
@@ -44,7 +52,7 @@ class _Builder:
                 label = label or self.index.entities[node_id].surface
             elif kind == "chunk":
                 c = self.index.chunks[node_id]
-                label = label or (c.title or c.doc_id)
+                label = label or chunk_label(c.title, c.doc_id)
             self.nodes[node_id] = {"id": node_id, "kind": kind, "label": label or node_id, "evidence": evidence,
                                    "retrieved": False, "score": score}
         entry = self.nodes[node_id]

@@ -191,7 +191,7 @@ def test_busy_indicator_and_readable_errors(index, browser):
 
         # a question of spaces and a zero-width space: the server's reason, as a sentence
         _ask(browser, "   \u200b ", "hybrid")
-        assert _error(browser) == "Could not answer. hybrid: question: the question is empty"
+        assert _error(browser) == "Could not answer. hybrid: question: the question is empty: send a non-empty 'question'"
         # a setting out of range: the method's own message
         _select(browser, "pathrag", "method-a")
         browser.find_element(By.CSS_SELECTOR, "#settings-a summary").click()
@@ -259,7 +259,8 @@ def test_documents_list_upload_and_delete(fresh_index, fresh_index_dir, browser,
                     "year": 1902}) + "\n\n"
         + json.dumps({"title": "Ivo Brand", "text": "Ivo Brand ran the ferry over the Korvath River."}) + "\n")
     (files / "broken.jsonl").write_text('{"id": "a", "text": "fine"}\n{"id": "b", "text": \n')
-    (files / "paper.pdf").write_bytes(b"%PDF-1.4 not text")
+    (files / "paper.pdf").write_bytes(b"%PDF-1.4 not text")  # read by the server, which says it is damaged
+    (files / "sheet.odt").write_bytes(b"PK")  # refused by the page before anything is sent
 
     def stamp():
         return browser.execute_script("return document.body.dataset.documents || null")
@@ -284,12 +285,13 @@ def test_documents_list_upload_and_delete(fresh_index, fresh_index_dir, browser,
 
         chooser = browser.find_element(By.ID, "doc-files")
         for bad, reason in [("broken.jsonl", "broken.jsonl line 2: not valid JSON"),
-                            ("paper.pdf", "paper.pdf: not a .txt, .md or .jsonl file")]:
+                            ("sheet.odt", "sheet.odt: not a format read here (.txt, .md, .jsonl, .pdf, .docx"),
+                            ("paper.pdf", "paper.pdf: not a readable PDF file (")]:
             before = stamp()
             chooser.send_keys(str(files / bad))
             browser.find_element(By.ID, "doc-upload").click()
             _documents_loaded(browser, before)
-            assert _error(browser) == "Could not add the documents: " + reason
+            assert _error(browser).startswith("Could not add the documents: " + reason), _error(browser)
             browser.execute_script("document.getElementById('doc-files').value = ''")
         assert len(_rows(browser)) == 40  # nothing of a refused upload was sent
         before = stamp()
@@ -315,6 +317,45 @@ def test_documents_list_upload_and_delete(fresh_index, fresh_index_dir, browser,
         assert "Oren_Vask.md" not in _rows(browser) and len(_rows(browser)) == 42
         assert "Oren_Vask.md" not in {c.doc_id for c in fresh_index.chunks.values()}
         _screenshot(browser, tmp_path, "serve-documents.png")
+
+
+def test_upload_a_pdf_and_a_cited_answer_names_its_page(fresh_index, fresh_index_dir, browser, tmp_path):
+    """The page sends a PDF and a Word file to POST /documents/files; the PDF is read one document per page, and a
+    cited answer's passage names the page (``report.pdf#page=3``) and the PDF's own title."""
+    from document_files import write_docx, write_pdf
+
+    files = tmp_path / "upload"
+    files.mkdir()
+    write_pdf(files / "report.pdf", ["The Marlow Gallery annual report opens with a letter from the board.", "",
+                                     "Piers Vant founded the Marlow Gallery in 1880 beside the Esk River."],
+              title="Marlow Annual Report")
+    write_docx(files / "notes.docx", ["Brey Vant restored the Marlow Gallery roof in 1921."], title="Gallery notes")
+    llm = ScriptedLLM(responder=lambda prompt: "Piers Vant founded the Marlow Gallery in 1880 [1].")
+    with running_server(create_app(fresh_index, llm=llm, persist_dir=fresh_index_dir)) as url:
+        _open(browser, url)
+        browser.find_element(By.CSS_SELECTOR, '#tabs [data-tab="documents"]').click()
+        _documents_loaded(browser, None)
+        before = browser.execute_script("return document.body.dataset.documents || null")
+        browser.find_element(By.ID, "doc-files").send_keys(str(files / "report.pdf") + "\n" + str(files / "notes.docx"))
+        browser.find_element(By.ID, "doc-upload").click()
+        _documents_loaded(browser, before)
+        assert _error(browser) == ""
+        message = browser.find_element(By.ID, "doc-message").text
+        assert message.startswith("added 3 documents (3 chunks)") and "report.pdf: 1 of 3 pages have no text" in message
+        assert _rows(browser)[-3:] == ["report.pdf#page=1", "report.pdf#page=3", "notes.docx"]
+        _screenshot(browser, tmp_path, "serve-upload-pdf.png")
+
+        browser.find_element(By.CSS_SELECTOR, '#tabs [data-tab="ask"]').click()
+        _ask(browser, "Who founded the Marlow Gallery in 1880?", "bm25")
+        assert _error(browser) == ""
+        column = browser.find_element(By.CSS_SELECTOR, ".column")
+        top = column.find_element(By.CSS_SELECTOR, ".chunks li[data-chunk]")
+        assert top.get_attribute("data-chunk") == "report.pdf#page=3#0"
+        assert "report.pdf#page=3 — Marlow Annual Report" in top.text
+        link = column.find_element(By.CSS_SELECTOR, ".answer a.cite")
+        assert link.text == "[1]" and link.get_attribute("data-chunk") == "report.pdf#page=3#0"
+        assert "Marlow Annual Report" in link.get_attribute("title")
+        _screenshot(browser, tmp_path, "serve-cited-pdf-page.png")
 
 
 def test_graph_explorer_search_expand_open(index, browser, tmp_path):

@@ -4,7 +4,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = { llm: false, auth: false, readOnly: false, maxBody: 1000000, methods: {}, graphs: {} };
+const state = { llm: false, auth: false, readOnly: false, maxBody: 1000000, maxUpload: 50000000, methods: {}, graphs: {} };
 window.graphragGraphs = state.graphs; // for tests: the Cytoscape instance of each column and of the explorer
 
 function el(tag, cls, text) {
@@ -37,8 +37,9 @@ function detailText(detail) {
 
 async function api(path, options) {
   const opts = options || {};
-  const init = { method: opts.method || (opts.body === undefined ? "GET" : "POST"), headers: headers(opts.body !== undefined) };
-  if (opts.body !== undefined) init.body = JSON.stringify(opts.body);
+  const form = opts.body instanceof FormData;  // files: the browser sets the multipart Content-Type itself
+  const init = { method: opts.method || (opts.body === undefined ? "GET" : "POST"), headers: headers(opts.body !== undefined && !form) };
+  if (opts.body !== undefined) init.body = form ? opts.body : JSON.stringify(opts.body);
   let res;
   try {
     res = await fetch(path, init);
@@ -426,12 +427,17 @@ function showMessage(text) { $("doc-message").hidden = !text; $("doc-message").t
 
 const stem = (name) => name.replace(/\.[^.]*$/, "");
 
+// Formats the server reads itself (POST /documents/files), as `graphrag-suite index` reads a folder: a PDF one
+// document per page ("report.pdf#page=3"), titles from the document's own properties.
+const FILE_FORMATS = [".pdf", ".docx", ".pptx", ".html", ".htm", ".xhtml", ".epub"];
+const extOf = (name) => (name.match(/\.[^.]*$/) || [""])[0].toLowerCase();
+
 // Files as documents, the way `graphrag-suite index` reads them: a .txt/.md is one document named by its
 // file name; a .jsonl holds one {"id", "title", "text", ...} object a line (other plain fields: metadata).
 async function readUploads(files) {
   const out = [];
   for (const file of files) {
-    const ext = (file.name.match(/\.[^.]*$/) || [""])[0].toLowerCase();
+    const ext = extOf(file.name);
     const text = await file.text();
     if (ext === ".jsonl") {
       text.split(/\r?\n/).forEach((line, i) => {
@@ -452,7 +458,7 @@ async function readUploads(files) {
     } else if ([".txt", ".md", ".markdown"].includes(ext)) {
       out.push({ doc_id: file.name, title: stem(file.name).replace(/_/g, " "), text, from: file.name });
     } else {
-      throw new Error(file.name + ": not a .txt, .md or .jsonl file");
+      throw new Error(file.name + ": not a format read here (.txt, .md, .jsonl, " + FILE_FORMATS.join(", ") + ")");
     }
   }
   const seen = new Set();
@@ -480,19 +486,31 @@ function batches(documents) {
 
 $("doc-upload").addEventListener("click", async () => {
   showError(""); showMessage("");
-  const files = [...$("doc-files").files];
-  if (!files.length) { showError("Choose .txt, .md or .jsonl files first."); return; }
+  const chosen = [...$("doc-files").files];
+  if (!chosen.length) { showError("Choose files first (PDF, Word, PowerPoint, HTML, EPUB, Markdown, text or .jsonl)."); return; }
+  const files = chosen.filter((f) => !FILE_FORMATS.includes(extOf(f.name)));  // read here, sent as JSON
+  const documentFiles = chosen.filter((f) => FILE_FORMATS.includes(extOf(f.name)));  // read by the server
   let added = 0, chunks = 0;
+  const warnings = [];
   try {
+    const big = documentFiles.find((f) => f.size > state.maxUpload);
+    if (big) throw new Error(big.name + " is larger than this server accepts (" + state.maxUpload + " bytes)");
     const documents = await readUploads(files);
-    if (!documents.length) throw new Error("the files hold no documents");
-    await whileBusy("adding " + documents.length + " document" + (documents.length === 1 ? "" : "s"), async () => {
+    if (!documents.length && !documentFiles.length) throw new Error("the files hold no documents");
+    await whileBusy("adding " + chosen.length + " file" + (chosen.length === 1 ? "" : "s"), async () => {
       for (const batch of batches(documents)) {
         const r = await (await api("/documents", { body: { documents: batch } })).json();
         added += r.inserted.length; chunks += r.chunks.length;
       }
+      for (const file of documentFiles) {  // one request a file: a large PDF does not hold the others back
+        const form = new FormData();
+        form.append("files", file, file.name);
+        const r = await (await api("/documents/files", { body: form })).json();
+        added += r.inserted.length; chunks += r.chunks.length; warnings.push(...(r.warnings || []));
+      }
     });
-    showMessage("added " + added + " document" + (added === 1 ? "" : "s") + " (" + chunks + " chunks)");
+    showMessage("added " + added + " document" + (added === 1 ? "" : "s") + " (" + chunks + " chunks)"
+                + (warnings.length ? "; " + warnings.join("; ") : ""));
     $("doc-files").value = "";
   } catch (e) {
     showError("Could not add the documents: " + e.message + (added ? " (" + added + " were added before this)" : ""));
@@ -632,6 +650,7 @@ async function init() {
   const health = await (await api("/health")).json();
   state.llm = health.llm; state.auth = health.auth; state.readOnly = health.read_only;
   state.maxBody = health.max_body || state.maxBody;
+  state.maxUpload = health.max_upload || state.maxUpload;
   $("key-row").hidden = !health.auth;
   $("answer-label").hidden = !health.llm;
   $("upload-box").hidden = health.read_only;
