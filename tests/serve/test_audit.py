@@ -246,3 +246,16 @@ def test_null_list_or_object_ids_and_titles_are_refused_over_http(fresh_index):
         r = client.post("/documents", json={"documents": [doc]})
         assert r.status_code == 422, (doc, r.text)
     assert "a" not in {c.doc_id for c in fresh_index.chunks.values()}
+
+
+def test_an_llm_answering_empty_strings_makes_the_build_say_so(tmp_path, monkeypatch, capsys):
+    from llama_index_graphrag_suite.cli import llm as cli_llm
+    from llama_index_graphrag_suite.llm import ScriptedLLM
+
+    monkeypatch.setattr(cli_llm, "build_llm_from_args", lambda args: ScriptedLLM(responder=lambda prompt: "")
+                        if args.llm else None)
+    (tmp_path / "d.txt").write_text("Ada Lorne was a painter born in Marlow. Ada Lorne studied at Kell Academy. " * 3)
+    code, out, err = run(capsys, "index", str(tmp_path / "d.txt"), "--out", str(tmp_path / "idx"), "--embed", "hash",
+                         "--entities", "statistical", "--quiet", "--prepare", "", "--llm", "http://x/v1")
+    assert code == 0 and "llm_calls=" in out
+    assert "warning: the LLM answered" in err and "no relation could be read from any answer" in err
