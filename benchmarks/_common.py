@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 
-# the five shared benchmark sets (../shared/datasets) the issue-25 scripts read, in the order of their tables
+# the five shared benchmark sets (../shared/datasets) the tuning scripts and the report read, in their tables' order
 SHARED_SETS = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100", "graphrag_bench_medical", "covidqa_dev")
 
 
@@ -15,7 +15,7 @@ def index_and_dataset_args(doc: str) -> argparse.ArgumentParser:
     """``--index-dir`` (a saved GraphRAGIndex), ``--dataset`` (a benchmark folder) and ``--out``."""
     parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--index-dir", default="/tmp/dev/2wiki_retrieval101")
-    parser.add_argument("--dataset", default="/work/shared/datasets/2wiki_retrieval101")
+    parser.add_argument("--dataset", default="../shared/datasets/2wiki_retrieval101")
     parser.add_argument("--out", help="write the markdown here too")
     return parser
 

@@ -4,7 +4,7 @@ community quality with vs without KNN augmentation. Recall of every chunk rankin
     .venv/bin/python benchmarks/archrag_bench.py --index-dir /tmp/dev/2wiki_retrieval101 \
         --dataset /work/shared/datasets/2wiki_retrieval101 [--out results.md]
 
-Targets (issue 5): build (communities + summaries + C-HNSW) <= 5 min; hierarchical search median <= 10 ms
+Targets (the ArchRAG work's): build (communities + summaries + C-HNSW) <= 5 min; hierarchical search median <= 10 ms
 per query, measured after every query has been embedded (query embedding excluded).
 Community quality (paper Appendix B.1): Calinski-Harabasz index and mean member-to-centroid cosine of the
 layer-1 communities (features: entity attribute vectors; clusters of one left out of the cosine), for

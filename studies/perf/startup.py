@@ -1,4 +1,4 @@
-"""Start-up cost of the CLI: `graphrag-suite --help` and one `query` per process, end to end (issue 27 item 3).
+"""Start-up cost of the CLI: `graphrag-suite --help` and one `query` per process, end to end.
 
 Each command runs as a new process (what a user waits for: interpreter, imports, loading the index, the
 query, printing), ``--runs`` times after one untimed warm-up; the table gives the median and the range of
