@@ -285,7 +285,7 @@ def test_documents_list_upload_and_delete(fresh_index, fresh_index_dir, browser,
 
         chooser = browser.find_element(By.ID, "doc-files")
         for bad, reason in [("broken.jsonl", "broken.jsonl line 2: not valid JSON"),
-                            ("sheet.odt", "sheet.odt: not a format read here (.txt, .md, .jsonl, .pdf, .docx"),
+                            ("sheet.odt", "sheet.odt: not a format read here (.jsonl, .pdf, .docx"),
                             ("paper.pdf", "paper.pdf: not a readable PDF file (")]:
             before = stamp()
             chooser.send_keys(str(files / bad))
@@ -301,6 +301,7 @@ def test_documents_list_upload_and_delete(fresh_index, fresh_index_dir, browser,
         assert _error(browser) == ""
         assert browser.find_element(By.ID, "doc-message").text == "added 3 documents (3 chunks)"
         assert _rows(browser)[-3:] == ["Oren_Vask.md", "mira", "more-3"]
+        assert [c.title for c in fresh_index.chunks.values() if c.doc_id == "Oren_Vask.md"] == ["Oren Vask"]  # its heading
         mira = [c for c in fresh_index.chunks.values() if c.doc_id == "mira"]
         assert mira and mira[0].title == "Mira Holt"
         on_disk = GraphRAGIndex.load(fresh_index_dir, embed_model="hash")

@@ -428,12 +428,12 @@ function showMessage(text) { $("doc-message").hidden = !text; $("doc-message").t
 const stem = (name) => name.replace(/\.[^.]*$/, "");
 
 // Formats the server reads itself (POST /documents/files), as `graphrag-suite index` reads a folder: a PDF one
-// document per page ("report.pdf#page=3"), titles from the document's own properties.
-const FILE_FORMATS = [".pdf", ".docx", ".pptx", ".html", ".htm", ".xhtml", ".epub"];
+// document per page ("report.pdf#page=3"), titles the document's own (a Markdown file's "# heading").
+const FILE_FORMATS = [".pdf", ".docx", ".pptx", ".html", ".htm", ".xhtml", ".epub", ".txt", ".md", ".markdown"];
 const extOf = (name) => (name.match(/\.[^.]*$/) || [""])[0].toLowerCase();
 
-// Files as documents, the way `graphrag-suite index` reads them: a .txt/.md is one document named by its
-// file name; a .jsonl holds one {"id", "title", "text", ...} object a line (other plain fields: metadata).
+// A .jsonl corpus read here, as `graphrag-suite index` reads one: one {"id", "title", "text", ...} object a line
+// (other plain fields: metadata), sent as JSON to POST /documents.
 async function readUploads(files) {
   const out = [];
   for (const file of files) {
@@ -455,10 +455,8 @@ async function readUploads(files) {
         out.push({ doc_id: String(row.id ?? stem(file.name) + "-" + (i + 1)), title: String(row.title || ""), text: row.text,
           metadata, from: file.name });
       });
-    } else if ([".txt", ".md", ".markdown"].includes(ext)) {
-      out.push({ doc_id: file.name, title: stem(file.name).replace(/_/g, " "), text, from: file.name });
     } else {
-      throw new Error(file.name + ": not a format read here (.txt, .md, .jsonl, " + FILE_FORMATS.join(", ") + ")");
+      throw new Error(file.name + ": not a format read here (.jsonl, " + FILE_FORMATS.join(", ") + ")");
     }
   }
   const seen = new Set();
@@ -498,15 +496,15 @@ $("doc-upload").addEventListener("click", async () => {
     const documents = await readUploads(files);
     if (!documents.length && !documentFiles.length) throw new Error("the files hold no documents");
     await whileBusy("adding " + chosen.length + " file" + (chosen.length === 1 ? "" : "s"), async () => {
-      for (const batch of batches(documents)) {
-        const r = await (await api("/documents", { body: { documents: batch } })).json();
-        added += r.inserted.length; chunks += r.chunks.length;
-      }
       for (const file of documentFiles) {  // one request a file: a large PDF does not hold the others back
         const form = new FormData();
         form.append("files", file, file.name);
         const r = await (await api("/documents/files", { body: form })).json();
         added += r.inserted.length; chunks += r.chunks.length; warnings.push(...(r.warnings || []));
+      }
+      for (const batch of batches(documents)) {
+        const r = await (await api("/documents", { body: { documents: batch } })).json();
+        added += r.inserted.length; chunks += r.chunks.length;
       }
     });
     showMessage("added " + added + " document" + (added === 1 ? "" : "s") + " (" + chunks + " chunks)"
