@@ -143,3 +143,16 @@ def test_importing_the_readers_leaves_root_logging_alone(folder):
             f"load_documents({str(folder / 'sub')!r}); r = logging.getLogger(); print(len(r.handlers), r.level)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.split() == ["0", "30"], out.stderr[-500:]
+
+
+def test_a_missing_reader_package_names_the_extra(folder, monkeypatch, caplog):
+    import sys
+
+    caplog.set_level(logging.WARNING)
+    monkeypatch.setitem(sys.modules, "pypdf", None)  # as if pypdf were not installed
+    docs = load_documents(folder)
+    assert "report.pdf#page=1" not in {d.id_ for d in docs} and "notes.docx" in {d.id_ for d in docs}
+    assert "skipping 1 file(s) (report.pdf): reading .pdf files needs pypdf" in caplog.text
+    assert "'.[documents]'" in caplog.text
+    with pytest.raises(CorpusError, match=r"reading \.pdf files needs pypdf: .*documents"):
+        load_documents(folder / "report.pdf")

@@ -259,3 +259,13 @@ def test_an_llm_answering_empty_strings_makes_the_build_say_so(tmp_path, monkeyp
                          "--entities", "statistical", "--quiet", "--prepare", "", "--llm", "http://x/v1")
     assert code == 0 and "llm_calls=" in out
     assert "warning: the LLM answered" in err and "no relation could be read from any answer" in err
+
+
+def test_write_export_from_python_refuses_the_folder_the_index_was_loaded_from(fresh_index, fresh_index_dir):
+    from llama_index_graphrag_suite.export import ExportTargetError, write_export
+
+    with pytest.raises(ExportTargetError, match="inside the index folder"):
+        write_export(fresh_index, fresh_index_dir / "graph.graphml", "graphml")
+    with pytest.raises(ValueError, match="hops must be a whole number, 0 or more"):
+        write_export(fresh_index, fresh_index_dir.parent / "g.graphml", "graphml", around="x", hops=-1)
+    assert not (fresh_index_dir / "graph.graphml").exists()
