@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
+import threading
 import unicodedata
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
@@ -30,9 +31,11 @@ class _Warnings(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
         self.messages: list[str] = []
+        self.thread = threading.get_ident()  # this request's: another upload read at the same time logs its own
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
+        if record.thread == self.thread:
+            self.messages.append(record.getMessage())
 
 
 def upload_name(filename: str | None) -> str:
