@@ -183,7 +183,7 @@ def _office_title(path: Path) -> str:
     try:
         with zipfile.ZipFile(path) as z:
             root = ElementTree.fromstring(z.read("docProps/core.xml"))
-    except (KeyError, zipfile.BadZipFile, ElementTree.ParseError, OSError):
+    except Exception:  # noqa: BLE001 - no core.xml, not a zip, bad or hostile XML: a title is a nicety
         return ""
     node = root.find("{http://purl.org/dc/elements/1.1/}title")
     return " ".join((node.text or "").split()) if node is not None else ""
