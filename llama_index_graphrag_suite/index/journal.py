@@ -89,7 +89,8 @@ class Journal:
         """Called after a rollback that touched the graph store, with the rows to write back (the index's
         ``_mirror_restore``, as a ``weakref.WeakMethod``): ``(chunks, entities, facts, added)``."""
         self._scopes: list[_Scope] = []
-        self._orders: dict[str, list] = {}  # table -> its keys in order when the outermost change first touched it
+        self._orders: dict[str, Any] = {}  # table -> its keys in order (or its checkpoint) when first touched
+        self._was_empty: dict[str, bool] = {}  # table -> it held no row when first touched
         self._marks: dict[str, dict] = {}  # table -> key -> its IndexState.unsaved mark before the change (or _ABSENT)
         self._undo: list[Callable[[], None]] = []
         self._start: dict[str, Any] = {}
@@ -124,6 +125,7 @@ class Journal:
             self._scopes.pop()
             if outermost:
                 self._orders, self._marks, self._undo, self._start, self.mirrored = {}, {}, [], {}, False
+                self._was_empty = {}
 
     def touch(self, table: str, key: Any) -> None:
         """Keep the row ``key`` of ``table`` as it is now (or its absence), before the caller changes it."""
@@ -133,9 +135,10 @@ class Journal:
         marks = self._state.unsaved[table]  # what the next save writes (tables.py: changed rows only)
         self._marks.setdefault(table, {}).setdefault(key, marks.get(key, _ABSENT))  # a rollback puts it back
         marks[key] = marks.get(key, False) or key not in rows  # True: (re-)added, so it goes at the table's end
-        if table not in self._orders:
-            self._orders[table] = list(rows)
-        if not self._orders[table]:
+        if table not in self._orders:  # a columnar table keeps a checkpoint of itself, not a list of its keys
+            self._orders[table] = rows.checkpoint() if hasattr(rows, "checkpoint") else list(rows)
+            self._was_empty[table] = not len(rows)
+        if self._was_empty[table]:
             return  # empty when the change began (a first build): a rollback empties it, no copies needed
         old: Any = None
         for scope in self._scopes:
@@ -160,6 +163,12 @@ class Journal:
         for table in self._orders:  # every table the change touched (one empty then holds no copies)
             before = scope.before[table]
             current = getattr(state, table)
+            if hasattr(current, "restore"):  # rows added since are dropped, removed ones come back where they were
+                current.restore(self._orders[table])
+                for key, row in before.items():
+                    if row is not _ABSENT:
+                        current[key] = row
+                continue
             rows = {}
             for key in self._orders[table]:  # the old order; rows added by the change are not in it
                 row = before.get(key, current.get(key, _ABSENT))

@@ -12,6 +12,7 @@ import numpy as np
 
 from .records import ChunkRecord, EntityRecord, FactRecord
 from .storage import read_json
+from .synonym_pairs import SynonymPairs
 from .tables import LoadedTables
 from .vectors import VectorTable
 
@@ -27,7 +28,7 @@ def read_format_1(folder: Path, missing: set[str], dim: int):
         chunks={d["id"]: ChunkRecord(**d) for d in chunk_rows},
         entities={d["key"]: EntityRecord.from_json(d) for d in entity_rows},
         facts={d["id"]: FactRecord.from_json(d) for d in fact_rows},
-        synonyms={(a, b): float(s) for a, b, s in read_json(folder / "synonyms.json")})
+        synonyms=SynonymPairs(((a, b), float(s)) for a, b, s in read_json(folder / "synonyms.json")))
     ids = read_json(folder / "vector_ids.json")
     for name in ("chunks", "entities", "facts"):
         matrix_path = folder / f"{name}.npy"

@@ -93,7 +93,7 @@ class IndexMutation:
         store.upsert_nodes([self._entity_node(k) for k in entity_ids])
         rels = [self._fact_relation(self.state.facts[f]) for f in fact_ids] + self._relations_of_chunks(chunk_ids)
         rels += [Relation(label=SYNONYM, source_id=a, target_id=b, properties={"kind": SYNONYM, "score": s})
-                 for (a, b), s in self.state.synonyms.items() if a in entity_ids or b in entity_ids]
+                 for (a, b), s in self.state.synonyms.touching(entity_ids)]
         store.upsert_relations(rels)
 
     def delete(self, doc_id: str) -> int:
@@ -191,7 +191,7 @@ class IndexMutation:
             if not f.chunks or f.subject in gone_entities or f.object in gone_entities:
                 journal.touch("facts", fid)
                 gone_facts.add(fid)
-        gone_syn = [p for p in state.synonyms if p[0] in gone_entities or p[1] in gone_entities]
+        gone_syn = [p for p, _ in state.synonyms.touching(gone_entities)]
 
         deleted_ids = gone | gone_entities | {x for fid in gone_facts for x in (state.facts[fid].subject, state.facts[fid].object)}
         deleted_ids |= unlinked  # deleted from a graph store and written back without the link
@@ -270,7 +270,7 @@ class IndexMutation:
         contains_of = [c for c in state.chunks if c in survivors or set(state.chunks[c].entities) & survivors]
         rels = [self._fact_relation(f) for f in keep_facts] + self._relations_of_chunks(contains_of)
         rels += [Relation(label=SYNONYM, source_id=a, target_id=b, properties={"kind": SYNONYM, "score": s})
-                 for (a, b), s in state.synonyms.items() if a in survivors or b in survivors]
+                 for (a, b), s in state.synonyms.touching(survivors)]
         if contains_of:  # their chunk nodes must exist before the relations point at them
             self._upsert_chunks(store, (c for c in contains_of if c not in survivors))
         store.upsert_relations(rels)

@@ -35,6 +35,7 @@ from .bm25 import BM25Table
 from .locking import ReadWriteLock
 from .pending import DocumentOps
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
+from .synonym_pairs import SynonymPairs
 from .vectors import VectorTable
 
 if TYPE_CHECKING:
@@ -64,8 +65,8 @@ class IndexState:
     """Entity key -> record (surface, type, extractor attributes, supporting chunks); snapshot rows follow it."""
     facts: dict[str, FactRecord] = field(default_factory=dict)
     """Fact id -> record (subject, predicate, object, sentence text, kind, supporting chunks)."""
-    synonyms: dict[tuple[str, str], float] = field(default_factory=dict)
-    """(entity key, entity key) -> cosine of their names: the synonym edges."""
+    synonyms: SynonymPairs = field(default_factory=SynonymPairs)
+    """(entity key, entity key) -> cosine of their names: the synonym edges (a mapping held as columns)."""
     chunk_vectors: VectorTable | None = None
     """One unit vector per chunk (None until the first embedding gives the dimension)."""
     entity_vectors: VectorTable | None = None
@@ -182,15 +183,17 @@ class IndexState:
         sizes = np.fromiter((len(c.entities) for c in chunks), np.int64, len(chunks))
         contains = (np.repeat(np.arange(n_ent, n_ent + len(chunks)), sizes),
                     np.fromiter((row[k] for c in chunks for k in c.entities), np.int64, int(sizes.sum())))
-        pairs = self.synonyms
+        names, a, b, score = self.synonyms.columns()
+        name_rows = np.fromiter((row.get(k, -1) for k in names), np.int64, len(names))
+        a, b = name_rows[a], name_rows[b]
+        if (a < 0).any() or (b < 0).any():
+            raise ValueError("a synonym pair names an entity the index does not have")
         return GraphSnapshot.from_edges(
             node_ids, n_ent,
             relations=(np.fromiter((row[f.subject] for f in facts), np.int64, len(facts)),
                        np.fromiter((row[f.object] for f in facts), np.int64, len(facts))),
             contains=contains,
-            synonyms=(np.fromiter((row[a] for a, _ in pairs), np.int64, len(pairs)),
-                      np.fromiter((row[b] for _, b in pairs), np.int64, len(pairs)),
-                      np.fromiter(pairs.values(), np.float32, len(pairs))),
+            synonyms=(a, b, score),
         )
 
 

@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from ..fileio import sha256_file
 from .bm25 import BM25Table, Vocabulary
 from .records import ChunkRecord, EntityRecord, FactRecord, entity_attributes
+from .synonym_pairs import SynonymPairs, read_segments as read_synonyms, whole_table as whole_synonyms
 from .vectors import VectorTable
 
 __all__ = ["MAX_SEGMENTS", "SEGMENTS", "SegmentWriter", "read_tables", "write_tables"]
@@ -156,10 +157,13 @@ def write_tables(state: Any, writer: SegmentWriter, base: dict | None, stats: An
         rows = _rows_dict(state, table)
         marks = state.unsaved[_UNSAVED_OF[table]]
         if not base_tables or len(segments) >= MAX_SEGMENTS:
-            segments = [writer.table(_rows(state, table, list(rows), []))]
+            whole = whole_synonyms(rows, SCHEMAS[table]) if table == "synonyms" else _rows(state, table, list(rows), [])
+            segments = [writer.table(whole)]
         elif marks:
             if table == "chunks":  # text and BM25 row: written when a chunk is added (or added again) only
                 keys = [k for k in rows if marks.get(k)]
+            elif table == "synonyms":  # in table order, without a scan of every pair
+                keys = rows.in_order([k for k in marks if k in rows])
             else:
                 keys = [k for k in rows if k in marks]
             gone = [k for k, added in marks.items() if added or k not in rows]
@@ -255,7 +259,7 @@ class LoadedTables:
     chunks: dict[str, ChunkRecord] = field(default_factory=dict)
     entities: dict[str, EntityRecord] = field(default_factory=dict)
     facts: dict[str, FactRecord] = field(default_factory=dict)
-    synonyms: dict[tuple[str, str], float] = field(default_factory=dict)
+    synonyms: SynonymPairs = field(default_factory=SynonymPairs)
     bm25: BM25Table | None = None
     vectors: dict[str, VectorTable] = field(default_factory=dict)
     duplicates: list[str] = field(default_factory=list)  # "table: key" read twice within one segment
@@ -283,12 +287,8 @@ def _fold(tables: list[pa.Table], key_columns: tuple[str, ...]) -> dict[Any, tup
 
 
 def _first_duplicate(keys: list) -> Any:
-    seen = set()
-    for k in keys:
-        if k in seen:
-            return k
-        seen.add(k)
-    return None
+    seen: set = set()
+    return next((k for k in keys if k in seen or seen.add(k)), None)  # add() returns None: a first sighting
 
 
 def _columns(tables: list[pa.Table], names: Iterable[str]) -> list[dict[str, list]]:
@@ -365,8 +365,7 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
         out.facts[fid] = FactRecord(fid, canonical.get(subject, subject), predicate, canonical.get(object_, object_),
                                     text, kind, set(chunks))
 
-    pairs, c = _folded([read(s) for s in entries["synonyms"]], ("a", "b"), ("score",))
-    out.synonyms = dict(zip(((canonical.get(a, a), canonical.get(b, b)) for a, b in pairs), c["score"]))
+    out.synonyms = read_synonyms([read(s) for s in entries["synonyms"]], canonical)
 
     vocab = Vocabulary()
     for name in manifest["vocabulary"]:
