@@ -25,6 +25,22 @@ demo-all: $(STAMP)
 test: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m pytest $(ARGS)
 
+# The quick part of the tests for development (about a minute and a half on 2 idle cores): everything but the files
+# and tests that take longest (the README and docs run as pasted, servers and clients in other processes, browsers,
+# Ray, soak and kill tests, the ONNX export, fresh interpreters, the shared datasets). CI runs them all (`make test`).
+SLOW_FILES := tests/test_readme.py tests/test_demo.py tests/test_examples.py tests/test_embeddings_onnx.py \
+	tests/test_ray_indexing.py tests/index/test_ray_cluster.py tests/index/test_soak.py \
+	tests/index/test_no_lost_update.py tests/index/test_bm25_reference.py tests/faults/test_index_folder.py \
+	tests/faults/test_concurrency.py tests/serve/test_write_path.py tests/serve/test_browser.py \
+	tests/serve/test_server.py tests/serve/test_export_cli.py tests/test_export_html.py tests/test_store_falkordb.py \
+	tests/test_scale_bench.py tests/test_archrag_summary_pool.py tests/test_ner_golden.py tests/cli/test_startup.py \
+	tests/cli/test_plugins.py tests/test_langgraph_deploy.py
+SLOW_TESTS := tests/test_structure.py::test_every_module_imports_in_a_fresh_interpreter \
+	tests/test_structure.py::test_registry_module_imports_no_method
+test-fast: $(STAMP)
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -p no:cacheprovider $(addprefix --ignore=,$(SLOW_FILES)) \
+		$(addprefix --deselect=,$(SLOW_TESTS)) $(ARGS)
+
 bench: $(STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[offline,serve,dev,stores,bench]"
 	bash benchmarks/run_all.sh
