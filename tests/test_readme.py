@@ -93,6 +93,15 @@ def test_docs_pages_have_no_machine_paths():
     assert found == []
 
 
+def test_links_between_pages_lead_somewhere():
+    """Every relative link of the README, BENCHMARKS.md, studies/README.md and docs/ names a file of the repository."""
+    pages = [README, ROOT / "BENCHMARKS.md", ROOT / "studies" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    broken = [f"{p.relative_to(ROOT)}: {target}" for p in pages
+              for target in re.findall(r"\]\(([^)#\s]+)[^)]*\)", p.read_text(encoding="utf-8"))
+              if "://" not in target and not (p.parent / target).exists()]
+    assert broken == []
+
+
 def test_skips_have_reasons():
     skipped = [b for b in BLOCKS if b.skip is not None]
     for b in skipped:  # listed in the output of `pytest -s`
