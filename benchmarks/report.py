@@ -141,6 +141,17 @@ def main() -> None:
         "format: [docs/benchmarks.md](docs/benchmarks.md). Finished studies (speed of each algorithm, stores, Ray, large",
         "documents, inserts, start-up) are frozen with their results in [studies/](studies/README.md).",
         "",
+        "```bash",
+        "make bench          # every section below (benchmarks/run_all.sh), then this file (benchmarks/report.py)",
+        "make bench-scale    # the Scale section alone",
+        "# one set, as run_all.sh runs it (the defaults, the papers' rankings, the ablations; --index-dir keeps the index)",
+        "graphrag-suite bench --dataset ../shared/datasets/hotpotqa_train100 --methods all,agrag:paper,a2rag:paper \\",
+        "  --out hotpotqa_train100.json",
+        "graphrag-suite bench --dataset ../shared/datasets/hotpotqa_train100 --methods all --entities statistical \\",
+        "  --out hotpotqa_train100-statistical.json        # the same on AGRAG's statistical graph",
+        "python benchmarks/latency.py --index-dir IDX --questions ../shared/datasets/2wiki_retrieval101/questions.jsonl",
+        "```",
+        "",
     ]
     lines += summary_table(reports)
     lines += domain_tuning_section(results / "domain_tuning.json", results / "domain_tuning.md")
