@@ -136,13 +136,19 @@ def read_documents(file: Path, doc_id: str) -> list[Document]:
     return [make_document(i, text, title, meta) for i, text, title, meta in read_file(file, doc_id)]
 
 
-def load_folder(path: Path) -> list[Document]:
+def load_folder(path: Path, show_progress: bool = False) -> list[Document]:
     """Every readable file below ``path`` (:data:`.readers.READ_SUFFIXES`), in path order; files that cannot
-    be read are skipped with a warning naming them (a missing reader package names the extra, once per format)."""
+    be read are skipped with a warning naming them (a missing reader package names the extra, once per format).
+    ``show_progress``: a progress bar over the files (reading a folder of PDFs takes a while)."""
     docs: list[Document] = []
     inside = path.resolve()
     missing: dict[str, list[str]] = {}
-    for file in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in READ_SUFFIXES):
+    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in READ_SUFFIXES)
+    if show_progress and len(files) > 1:
+        from tqdm.auto import tqdm
+
+        files = tqdm(files, desc="reading files", unit="file")
+    for file in files:
         rel = file.relative_to(path).as_posix()
         if not file.resolve().is_relative_to(inside):
             log.warning("skipping %s: a symlink to %s, outside %s", rel, file.resolve(), path)
@@ -172,16 +178,17 @@ def warn_if_tiny(docs: Sequence[Any], where: str = "the corpus") -> bool:
     return True
 
 
-def load_documents(src: str | Path) -> list[Document]:
+def load_documents(src: str | Path, show_progress: bool = False) -> list[Document]:
     """Documents from a folder (every readable file below it), one document file, or a .jsonl file; empty
-    ones are skipped. ``src`` must name something: "" is refused (it would read the working directory)."""
+    ones are skipped. ``src`` must name something: "" is refused (it would read the working directory).
+    ``show_progress``: a progress bar over a folder's files."""
     if not isinstance(src, (str, Path)) or not str(src).strip():
         raise CorpusError(f"no corpus given ({_shown(src)}): pass a folder, a document file or a .jsonl file")
     path = Path(src)
     if not path.exists():
         raise CorpusError(f"{path} does not exist")
     if path.is_dir():
-        docs = load_folder(path)
+        docs = load_folder(path, show_progress)
     elif path.suffix.lower() == ".jsonl":
         docs = load_jsonl(path)
     elif path.suffix.lower() in READ_SUFFIXES:

@@ -156,3 +156,11 @@ def test_a_missing_reader_package_names_the_extra(folder, monkeypatch, caplog):
     assert "'.[documents]'" in caplog.text
     with pytest.raises(CorpusError, match=r"reading \.pdf files needs pypdf: .*documents"):
         load_documents(folder / "report.pdf")
+
+
+def test_reading_a_folder_can_show_progress(folder, capsys, monkeypatch):
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)  # a --quiet CLI test earlier in the session may have set it
+    load_documents(folder, show_progress=True)
+    assert "reading files" in capsys.readouterr().err
+    load_documents(folder)
+    assert "reading files" not in capsys.readouterr().err

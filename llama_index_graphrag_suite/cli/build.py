@@ -26,7 +26,7 @@ def cmd_index(args) -> int:
     from ..index.storage import CURRENT
 
     check_embed(args)  # before reading the corpus
-    docs = load_documents(args.src)
+    docs = load_documents(args.src, show_progress=not args.quiet)
     if args.ray and (args.update or args.prune):
         raise CLIError("--ray builds a new index; --update/--prune run in this process (in Python: with ray_build(...))")
     if args.update or args.prune:  # refresh the saved index
