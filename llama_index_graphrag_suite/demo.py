@@ -24,6 +24,7 @@ from pathlib import Path
 
 SLICE = Path(__file__).resolve().parent.parent / "examples" / "hotpotqa_slice"
 FOUND, SAME, LOST = "found", "same", "lost"
+HUB_SHARE = 0.05  # names linked to more than this share of the chunks are hubs, not links worth showing
 TITLES = {FOUND: "The graph found a gold passage hybrid missed",
           SAME: "No difference: as many gold passages in both top k",
           LOST: "The graph lost a gold passage hybrid had"}
@@ -64,12 +65,14 @@ def ranked_docs(retriever, question: str) -> list[str]:
 
 def linking_names(index, found: str, others: list[str], limit: int = 4) -> list[str]:
     """The entities the index links to both the passage the graph found and another gold passage: the path the
-    graph could follow and words could not (display names, fewest-linked first: the specific ones)."""
+    graph could follow and words could not (display names, fewest-linked first: the specific ones; no hubs)."""
     def names(doc: str) -> set[str]:
         return {k for c in index.chunks.values() if c.doc_id == doc for k in c.entities}
 
     shared = names(found) & set().union(*(names(o) for o in others)) if others else set()
-    ranked = sorted(shared, key=lambda k: (len(index.entities[k].chunks), k))
+    hub = max(3, HUB_SHARE * len(index.chunks))  # a name in this many chunks joins everything ("American")
+    ranked = sorted((k for k in shared if len(index.entities[k].chunks) <= hub),
+                    key=lambda k: (len(index.entities[k].chunks), k))
     return [index.entities[k].surface for k in ranked[:limit]]
 
 

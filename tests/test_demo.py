@@ -57,3 +57,14 @@ def test_a_whole_run_prints_the_three_kinds_and_the_recall(tmp_path, capsys):
 def test_a_folder_without_the_files_is_one_line(tmp_path, capsys):
     assert demo.main(["--data", str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip().endswith("needs corpus.jsonl and questions.jsonl")
+
+
+def test_the_names_that_join_two_passages_leave_hubs_out():
+    from types import SimpleNamespace as NS
+
+    chunks = {f"c{i}": NS(doc_id=f"d{i}", entities=["american"] + (["leland"] if i < 2 else [])) for i in range(100)}
+    entities = {"american": NS(surface="American", chunks=set(chunks)),
+                "leland": NS(surface="Leland, North Carolina", chunks={"c0", "c1"})}
+    index = NS(chunks=chunks, entities=entities)
+    assert demo.linking_names(index, "d1", ["d0"]) == ["Leland, North Carolina"]  # not American: in every chunk
+    assert demo.linking_names(index, "d5", ["d0"]) == []
