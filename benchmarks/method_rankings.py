@@ -29,15 +29,16 @@ ABLATIONS = ("agrag:no_mcmi,agrag:no_filter,agrag:hybrid_only,pathrag:paths_only
 METHODS = f"all,{PAPER},{ABLATIONS}"
 
 
-def rank_set(dataset_dir: Path, index_dir: Path, methods: list[str]) -> dict:
+def rank_set(dataset_dir: Path, index_dir: Path, methods: list[str], limit: int = 0) -> dict:
     from llama_index_graphrag_suite.eval.bench import build_or_load_index, resolve_methods
     from llama_index_graphrag_suite.eval.datasets import load_dataset
 
     dataset = load_dataset(dataset_dir)
     index, info = build_or_load_index(dataset, index_dir, None, None, show_progress=False)
-    out: dict = {"reused": info["reused"], "methods": {}}
-    questions = [q for q in dataset.questions if q.supporting_ids]
-    for spec in resolve_methods(methods):
+    out: dict = {"reused": info["reused"], "questions": 0, "methods": {}}
+    questions = [q for q in dataset.questions if q.supporting_ids][: limit or None]
+    out["questions"] = len(questions)
+    for label, spec in specs(methods, resolve_methods):
         start = time.perf_counter()
         retriever = spec.retriever(index, top_k=K)
         tops, recalls = [], []
@@ -46,9 +47,24 @@ def rank_set(dataset_dir: Path, index_dir: Path, methods: list[str]) -> dict:
             docs = [str(n.node.metadata.get("doc_id") or n.node.ref_doc_id or n.node.node_id) for n in nodes]
             tops.append([n.node.node_id for n in nodes])
             recalls.append(len(set(q.supporting_ids) & set(docs[:K])) / len(set(q.supporting_ids)))
-        out["methods"][spec.label] = {"recall@5": round(100 * sum(recalls) / len(recalls), 2), "top": tops}
-        print(f"  {spec.label:20s} {out['methods'][spec.label]['recall@5']:6.2f}  "
+        out["methods"][label] = {"recall@5": round(100 * sum(recalls) / len(recalls), 2), "top": tops}
+        print(f"  {label:20s} {out['methods'][label]['recall@5']:6.2f}  "
               f"({time.perf_counter() - start:.0f}s)", flush=True)
+    return out
+
+
+def specs(methods: list[str], resolve_methods) -> list[tuple[str, object]]:
+    """``(label, MethodSpec)`` per method; ``name[:variant]+key=value+...`` runs it with those settings (JSON values)."""
+    from llama_index_graphrag_suite.registry import resolve_method
+
+    out = []
+    for label in methods:
+        base, *pairs = label.split("+")
+        if not pairs:
+            out += [(s.label, s) for s in resolve_methods([base])]
+            continue
+        settings = {k: json.loads(v) for k, _, v in (p.partition("=") for p in pairs)}
+        out.append((label, resolve_method(base, settings)))
     return out
 
 
@@ -72,13 +88,14 @@ def main() -> None:
     parser.add_argument("--sets", default=",".join(SHARED_SETS))
     parser.add_argument("--methods", default=METHODS)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--limit", type=int, default=0, help="only the first N questions with gold of each set")
     parser.add_argument("--compare", help="an earlier --out: print what changed")
     args = parser.parse_args()
     methods = [m for m in args.methods.split(",") if m]
     result = {}
     for name in args.sets.split(","):
         print(name, flush=True)
-        result[name] = rank_set(Path(args.datasets) / name, Path(args.work) / name, methods)
+        result[name] = rank_set(Path(args.datasets) / name, Path(args.work) / name, methods, args.limit)
         Path(args.out).write_text(json.dumps(result) + "\n", encoding="utf-8")
     if args.compare:
         print("\n".join(compare(json.loads(Path(args.compare).read_text(encoding="utf-8")), result)))

@@ -1,0 +1,145 @@
+"""Per-query multi-hop signals: when should a guarded method hand its top 5 to the method's own ranking (``:paper``;
+A2RAG's ``:unguarded``)? Reads ``method_rankings.py``'s per-question top 5 of both, so a signal is a switch between
+two measured rankings, and scores each signal by cross-validation over the questions of each set.
+
+    python benchmarks/multihop_signal.py --rankings after.json --work /tmp/rankings [--folds 5]
+
+Signals, each a yes/no per question with at most one threshold (chosen on the training folds):
+
+* ``names>=n``: the question names at least ``n`` distinct specific named entities the graph knows (the guard's
+  ``query_link``, named entities only, hubs left out): two linked names is the bridge pattern;
+* ``agree>=a``: the method's own top 5 holds at least ``a`` of hybrid's top 5 (the walk kept hybrid's best and added
+  to it, instead of wandering off);
+* ``keeps_first``: the method's own top 5 holds hybrid's first chunk;
+* ``relation``: the question has a relation word the graph's facts use (a predicate of a fact of a linked entity);
+* conjunctions of the above.
+
+Printed per set and method: recall@5 of hybrid, the guard, the method's own, and each signal's switch in-sample and
+cross-validated (mean and spread over folds), with how often it fires.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+OWN = {"hipporag": "hipporag:paper", "agrag": "agrag:paper", "pathrag": "pathrag:paper",
+       "archrag": "archrag:paper", "a2rag": "a2rag:unguarded"}
+K = 5
+
+
+def features(index, questions: list[str]) -> dict[str, np.ndarray]:
+    """Per question: distinct specific named entities linked, whether a relation word of theirs is in it."""
+    from llama_index_graphrag_suite.index.bm25 import bm25_tokens
+    from llama_index_graphrag_suite.methods.guard.signals import hub_chunks, query_link
+
+    hub = hub_chunks(len(index.chunk_order), 0.05, 20)
+    said: dict[str, set[str]] = {}  # entity key -> the words of the predicates of its facts
+    for fact in index.facts.values():
+        words = set(bm25_tokens(fact.predicate))
+        for end in (fact.subject, fact.object):
+            said.setdefault(end, set()).update(words)
+    names, relation = [], []
+    for q in questions:
+        _, keys = query_link(index, q, hub, names_only=True)
+        names.append(len(set(keys)))
+        words = set(bm25_tokens(q))
+        relation.append(any(words & said.get(key, set()) for key in set(keys)))
+    return {"names": np.asarray(names), "relation": np.asarray(relation)}
+
+
+def recalls(top: list[list[str]], doc_of: dict[str, str], gold: list[set[str]]) -> np.ndarray:
+    return np.asarray([len(g & {doc_of[c] for c in t[:K]}) / len(g) for t, g in zip(top, gold)])
+
+
+def signal_family(feat: dict[str, np.ndarray], own_top, hybrid_top) -> dict[str, np.ndarray]:
+    """Every candidate switch (yes/no per question), by name."""
+    agree = np.asarray([len(set(o[:K]) & set(h[:K])) for o, h in zip(own_top, hybrid_top)])
+    first = np.asarray([bool(h) and h[0] in o[:K] for o, h in zip(own_top, hybrid_top)])
+    out: dict[str, np.ndarray] = {}
+    for n in (1, 2, 3):
+        out[f"names>={n}"] = feat["names"] >= n
+    for a in (1, 2, 3, 4):
+        out[f"agree>={a}"] = agree >= a
+    out["keeps_first"] = first
+    out["relation"] = feat["relation"]
+    for n, a in itertools.product((1, 2), (2, 3)):
+        out[f"names>={n}&agree>={a}"] = (feat["names"] >= n) & (agree >= a)
+    out["names>=2&keeps_first"] = (feat["names"] >= 2) & first
+    out["names>=1&relation"] = (feat["names"] >= 1) & feat["relation"]
+    return out
+
+
+def cross_validate(r_guard, r_own, switches: dict[str, np.ndarray], family: list[str], folds: int, seed: int = 0):
+    """Per fold: pick the signal of ``family`` best on the other folds, score it on this one. Returns (mean recall,
+    per-fold gains over the guard in points, the signals picked)."""
+    n = r_guard.size
+    order = np.random.default_rng(seed).permutation(n)
+    parts = np.array_split(order, folds)
+    got, gains, picked = np.zeros(n), [], []
+    for i, test in enumerate(parts):
+        train = np.concatenate([p for j, p in enumerate(parts) if j != i])
+        best = max(family, key=lambda s: (np.where(switches[s][train], r_own[train], r_guard[train]).mean(), -len(s)))
+        picked.append(best)
+        got[test] = np.where(switches[best][test], r_own[test], r_guard[test])
+        gains.append(100 * (got[test].mean() - r_guard[test].mean()))
+    return 100 * got.mean(), gains, picked
+
+
+def main() -> None:
+    from llama_index_graphrag_suite.eval.bench import build_or_load_index
+    from llama_index_graphrag_suite.eval.datasets import load_dataset
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rankings", required=True, help="method_rankings.py --out (guarded and own rankings)")
+    ap.add_argument("--datasets", default="../shared/datasets")
+    ap.add_argument("--work", required=True, help="method_rankings.py --work (the indexes)")
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--out", help="write the per-question switches (JSON)")
+    args = ap.parse_args()
+    data = json.loads(Path(args.rankings).read_text(encoding="utf-8"))
+    dump = {}
+    for name, ranked in data.items():
+        dataset = load_dataset(Path(args.datasets) / name)
+        index, _ = build_or_load_index(dataset, Path(args.work) / name, None, None, show_progress=False)
+        qs = [q for q in dataset.questions if q.supporting_ids][: ranked.get("questions") or None]
+        gold = [set(q.supporting_ids) for q in qs]
+        doc_of = {c: index.chunks[c].doc_id for c in index.chunk_order}
+        methods = ranked["methods"]
+        hybrid_top = methods["hybrid"]["top"]
+        feat = features(index, [q.question for q in qs])
+        r_h = recalls(hybrid_top, doc_of, gold)
+        print(f"\n## {name} ({len(qs)} questions; names>=2 in {100 * (feat['names'] >= 2).mean():.0f} %)")
+        print("| method | hybrid | guard | own | best signal in-sample | its recall | fires % | CV recall | "
+              "CV gain per fold | signals picked |")
+        print("|---|---:|---:|---:|---|---:|---:|---:|---|---|")
+        for method, own in OWN.items():
+            if method not in methods or own not in methods:
+                continue
+            r_g = recalls(methods[method]["top"], doc_of, gold)
+            r_o = recalls(methods[own]["top"], doc_of, gold)
+            switches = signal_family(feat, methods[own]["top"], hybrid_top)
+            family = sorted(switches)
+            best = max(family, key=lambda s: (np.where(switches[s], r_o, r_g).mean(), -len(s)))
+            insample = 100 * np.where(switches[best], r_o, r_g).mean()
+            cv, gains, picked = cross_validate(r_g, r_o, switches, family, args.folds)
+            print(f"| {method} | {100 * r_h.mean():.1f} | {100 * r_g.mean():.1f} | {100 * r_o.mean():.1f} | {best} | "
+                  f"{insample:.1f} | {100 * switches[best].mean():.0f} | {cv:.1f} | "
+                  f"{' '.join(f'{g:+.1f}' for g in gains)} | {', '.join(sorted(set(picked)))} |")
+            dump.setdefault(name, {})[method] = {s: v.tolist() for s, v in switches.items()}
+            dump[name][method]["_r"] = {"guard": r_g.tolist(), "own": r_o.tolist(), "hybrid": r_h.tolist()}
+    if args.out:
+        Path(args.out).write_text(json.dumps(dump) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
