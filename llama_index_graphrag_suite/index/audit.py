@@ -11,7 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .tables import SEGMENTS, _columns, _fold, read_tables
+from .folding import columns, fold
+from .tables import SEGMENTS, read_tables
 
 __all__ = ["entity_rows", "version_rows"]
 
@@ -48,7 +49,7 @@ def entity_rows(version_folder: Path) -> list[dict[str, Any]]:
         folder = version_folder.parent / SEGMENTS
         entity_tables = [pq.read_table(folder / s) for s in manifest["tables"]["entities"]]
         link_tables = [pq.read_table(folder / s) for s in manifest["tables"]["chunk_links"]]
-        at = _fold(link_tables, ("id",))
+        at = fold(link_tables, ("id",))
         counts: dict[str, int] = {}
         for s, t in enumerate(link_tables):
             rows_here = [r for s2, r in at.values() if s2 == s]
@@ -56,8 +57,8 @@ def entity_rows(version_folder: Path) -> list[dict[str, Any]]:
                 flat = pc.list_flatten(t.column("entities").take(rows_here))
                 for item in pc.value_counts(flat).to_pylist():
                     counts[item["values"]] = counts.get(item["values"], 0) + item["counts"]
-        cols = _columns(entity_tables, ("surface", "type"))
+        cols = columns(entity_tables, ("surface", "type"))
         return [{"key": k, "surface": cols[s]["surface"][r], "type": cols[s]["type"][r], "chunks": counts.get(k, 0)}
-                for k, (s, r) in _fold(entity_tables, ("key",)).items()]
+                for k, (s, r) in fold(entity_tables, ("key",)).items()]
     except (OSError, ValueError, KeyError, TypeError, pa.ArrowException):
         return []

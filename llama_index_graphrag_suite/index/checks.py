@@ -54,17 +54,21 @@ def check_tables(index, rows: dict[str, list[str]], where: str) -> None:
         for cid in ent.chunks:
             if cid not in chunks:
                 fail(f"entity {key!r} links missing chunk {cid!r}")
-    for fid, fact in facts.items():
-        for end in (fact.subject, fact.object):
+    columnar = hasattr(facts, "column")  # a loaded version's facts (fact_columns.py): read column by column
+    ends = zip(*(facts.column(c) for c in ("id", "subject", "object", "chunks"))) if columnar else (
+        (fid, f.subject, f.object, f.chunks) for fid, f in facts.items())
+    for fid, subject, object_, fact_chunks in ends:
+        for end in (subject, object_):
             if end not in entities:
                 fail(f"fact {fid!r} is on unknown entity {end!r}")
-        for cid in fact.chunks:
+        for cid in fact_chunks:
             if cid not in chunks:
                 fail(f"fact {fid!r} links missing chunk {cid!r}")
-    for a, b in index.synonyms:
-        if a not in entities or b not in entities:
-            fail(f"synonym pair ({a!r}, {b!r}) is on an unknown entity")
-    expected = {"chunks": set(chunks), "entities": set(entities), "facts": {text_key(f.text) for f in facts.values()}}
+    for name in index.synonyms.used_names():
+        if name not in entities:
+            fail(f"a synonym pair is on unknown entity {name!r}")
+    texts = facts.text_keys() if columnar else (text_key(f.text) for f in facts.values())
+    expected = {"chunks": set(chunks), "entities": set(entities), "facts": set(texts)}
     for name, table in (("chunks", index.chunk_vectors), ("entities", index.entity_vectors), ("facts", index.fact_vectors)):
         dup = _duplicate(table.ids)
         if dup is not None:

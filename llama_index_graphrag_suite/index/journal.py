@@ -110,6 +110,7 @@ class Journal:
         outermost = not self._scopes
         if outermost:
             state = self._state
+            state.writable()
             self._start = {"build_info": copy.deepcopy(state.build_info), "provenance": list(state.provenance),
                            "snapshot": state.snapshot, "artefacts": state.artefacts,
                            "saved": dict(state.artefacts.saved), "entity_stats": state.entity_stats, "dim": state.dim}

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ from ..extractors.name_words import NameWordCounts
 from ..graph.snapshot import GraphSnapshot
 from .artefacts import ArtefactMemo
 from .bm25 import BM25Table
+from .fact_columns import FactColumns, FactsByText
 from .locking import ReadWriteLock
 from .pending import DocumentOps
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
@@ -63,8 +65,9 @@ class IndexState:
     """Chunk id -> record (text, document id and hash, title, entity keys), in insertion order."""
     entities: dict[str, EntityRecord] = field(default_factory=dict)
     """Entity key -> record (surface, type, extractor attributes, supporting chunks); snapshot rows follow it."""
-    facts: dict[str, FactRecord] = field(default_factory=dict)
-    """Fact id -> record (subject, predicate, object, sentence text, kind, supporting chunks)."""
+    facts: dict[str, FactRecord] | FactColumns = field(default_factory=dict)
+    """Fact id -> record (subject, predicate, object, sentence text, kind, supporting chunks); read-only columns
+    after a load until a change (:meth:`writable`)."""
     synonyms: SynonymPairs = field(default_factory=SynonymPairs)
     """(entity key, entity key) -> cosine of their names: the synonym edges (a mapping held as columns)."""
     chunk_vectors: VectorTable | None = None
@@ -93,9 +96,9 @@ class IndexState:
     # --- derived from the tables (derive()) ---------------------------------------------------------------------
     chunk_order: list[str] = field(default_factory=list)
     """Chunk ids in the row order of BM25 scores and the snapshot's chunk rows."""
-    facts_by_text: dict[str, list[str]] = field(default_factory=dict)
+    facts_by_text: Mapping[str, list[str]] = field(default_factory=dict)
     """Fact text key -> the ids of the facts with that text (they share one vector)."""
-    fact_ids: list[str] = field(default_factory=list)
+    fact_ids: Sequence[str] = field(default_factory=list)
     """``list(facts)``: what ``snapshot.edge_fact`` indexes."""
     entity_vector_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     """Row of each entity (in ``entities`` order) in ``entity_vectors``."""
@@ -139,7 +142,8 @@ class IndexState:
 
     def counts(self) -> dict[str, int]:
         """Documents, chunks, entities, relations (and per kind), contains and synonym edges (``index.stats()``)."""
-        kinds = Counter(f.kind for f in self.facts.values())
+        kinds = Counter(self.facts.column("kind") if isinstance(self.facts, FactColumns)
+                        else (f.kind for f in self.facts.values()))
         return {
             "documents": len({c.doc_id for c in self.chunks.values()}),
             "chunks": len(self.chunks),
@@ -158,18 +162,37 @@ class IndexState:
         """
         self.artefacts = ArtefactMemo()
         self.chunk_order = list(self.chunks)
-        self.facts_by_text = {}
-        for f in self.facts.values():
-            self.facts_by_text.setdefault(text_key(f.text), []).append(f.id)
+        vectors = self.fact_vectors
+        if isinstance(self.facts, FactColumns):  # a loaded version's facts: lookups without a list per text
+            self.fact_ids = self.facts.ids()
+            self.fact_text_rows = np.fromiter(map(vectors.row, self.facts.text_keys()), np.int64, len(self.facts))
+            self.facts_by_text = FactsByText(self.fact_ids, self.fact_text_rows, vectors.ids, vectors.row)
+        else:
+            self.facts_by_text = {}
+            for f in self.facts.values():
+                self.facts_by_text.setdefault(text_key(f.text), []).append(f.id)
+            self.fact_ids = list(self.facts)
+            self.fact_text_rows = np.fromiter(
+                (vectors.row(text_key(self.facts[f].text)) for f in self.fact_ids), np.int64, len(self.fact_ids))
         self.entity_vector_rows = np.fromiter(
             (self.entity_vectors.row(k) for k in self.entities), np.int64, len(self.entities)) if self.entity_vectors else np.zeros(0, np.int64)
-        self.fact_ids = list(self.facts)
-        self.fact_text_rows = np.fromiter(
-            (self.fact_vectors.row(text_key(self.facts[f].text)) for f in self.fact_ids), np.int64, len(self.fact_ids))
         self.snapshot = snapshot if snapshot is not None else self.build_snapshot()
         # BM25 keeps the rows of chunks it has and tokenises only new ones (bm25.py)
         self.bm25 = (self.bm25.updated(self.chunk_order, lambda c: self.chunks[c].text) if self.bm25 is not None
                      else BM25Table([self.chunks[c].text for c in self.chunk_order], ids=self.chunk_order))
+
+    def _fact_ends(self, end: str) -> list[str]:
+        if isinstance(self.facts, FactColumns):
+            return self.facts.column(end)
+        return [getattr(f, end) for f in self.facts.values()]
+
+    def writable(self) -> None:
+        """Make the tables a change edits (insert, delete) records: a loaded version's facts are read-only columns
+        (``fact_columns.py``); the journal calls this when a change begins."""
+        if isinstance(self.facts, FactColumns):
+            shared = {k: k for k in self.entities}
+            shared.update((c, c) for c in self.chunks)
+            self.facts = self.facts.to_dict(shared)
 
     def build_snapshot(self) -> GraphSnapshot:
         """The CSR snapshot of the tables: entity rows (``entities`` order), then chunk rows (``chunk_order``)."""
@@ -179,7 +202,7 @@ class IndexState:
         entity_ids = list(self.entities)
         node_ids = entity_ids + self.chunk_order
         row = {n: i for i, n in enumerate(node_ids)}
-        facts, chunks, n_ent = list(self.facts.values()), [self.chunks[c] for c in self.chunk_order], len(entity_ids)
+        chunks, n_ent, n_facts = [self.chunks[c] for c in self.chunk_order], len(entity_ids), len(self.facts)
         sizes = np.fromiter((len(c.entities) for c in chunks), np.int64, len(chunks))
         contains = (np.repeat(np.arange(n_ent, n_ent + len(chunks)), sizes),
                     np.fromiter((row[k] for c in chunks for k in c.entities), np.int64, int(sizes.sum())))
@@ -190,8 +213,8 @@ class IndexState:
             raise ValueError("a synonym pair names an entity the index does not have")
         return GraphSnapshot.from_edges(
             node_ids, n_ent,
-            relations=(np.fromiter((row[f.subject] for f in facts), np.int64, len(facts)),
-                       np.fromiter((row[f.object] for f in facts), np.int64, len(facts))),
+            relations=(np.fromiter(map(row.__getitem__, self._fact_ends("subject")), np.int64, n_facts),
+                       np.fromiter(map(row.__getitem__, self._fact_ends("object")), np.int64, n_facts)),
             contains=contains,
             synonyms=(a, b, score),
         )

@@ -58,7 +58,7 @@ class SynonymPairs(MutableMapping):
         out._alive = np.ones(n, bool)
         out._rows = out._live = n
         out._reindex()
-        if len(np.unique(out._sorted_codes)) != n:
+        if n > 1 and not np.diff(out._sorted_codes).all():  # sorted: a pair listed twice sits next to itself
             raise ValueError("a synonym pair is listed twice")
         return out
 
@@ -128,6 +128,14 @@ class SynonymPairs(MutableMapping):
     def in_order(self, keys: Iterable[Pair]) -> list[Pair]:
         """``keys`` (live pairs) sorted by their row."""
         return sorted(keys, key=self._find)
+
+    def used_names(self) -> list[str]:
+        """The names some live pair has at an end."""
+        used = np.zeros(len(self._names), bool)
+        live = self._alive[:self._rows]
+        used[self._a[:self._rows][live]] = True
+        used[self._b[:self._rows][live]] = True
+        return [self._names[i] for i in np.flatnonzero(used).tolist()]
 
     def touching(self, keys: Iterable[str]) -> list[tuple[Pair, float]]:
         """The live pairs with an end among ``keys``, in order."""

@@ -36,12 +36,13 @@ from typing import Any, Iterable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import scipy.sparse as sp
 
 from ..fileio import sha256_file
 from .bm25 import BM25Table, Vocabulary
+from .fact_columns import FactColumns
+from .folding import any_gone, fold, folded, folded_table
 from .records import ChunkRecord, EntityRecord, FactRecord, entity_attributes
 from .synonym_pairs import SynonymPairs, read_segments as read_synonyms, whole_table as whole_synonyms
 from .vectors import VectorTable
@@ -141,6 +142,11 @@ def _rows(state: Any, table: str, keys: Iterable[Any], gone: Iterable[Any]) -> p
     return pa.Table.from_pydict(cols, schema=SCHEMAS[table])
 
 
+def _whole_facts(facts: FactColumns) -> pa.Table:
+    t = facts.arrow()
+    return t.add_column(1, "gone", pa.array(np.zeros(len(t), bool))).cast(SCHEMAS["facts"])
+
+
 def _rows_dict(state: Any, table: str) -> dict:
     return state.chunks if table in ("chunks", "chunk_links") else getattr(state, table)
 
@@ -157,7 +163,8 @@ def write_tables(state: Any, writer: SegmentWriter, base: dict | None, stats: An
         rows = _rows_dict(state, table)
         marks = state.unsaved[_UNSAVED_OF[table]]
         if not base_tables or len(segments) >= MAX_SEGMENTS:
-            whole = whole_synonyms(rows, SCHEMAS[table]) if table == "synonyms" else _rows(state, table, list(rows), [])
+            whole = (whole_synonyms(rows, SCHEMAS[table]) if table == "synonyms" else _whole_facts(rows) if
+                     isinstance(rows, FactColumns) else _rows(state, table, list(rows), []))
             segments = [writer.table(whole)]
         elif marks:
             if table == "chunks":  # text and BM25 row: written when a chunk is added (or added again) only
@@ -219,7 +226,7 @@ def read_statistics(segment_folder: Path, manifest: dict, max_ngram: int) -> Any
 
     if "ngrams" not in manifest:
         return None
-    keys, c = _folded([pq.read_table(segment_folder / s) for s in manifest["ngrams"]], ("key",), ("df",))
+    keys, c = folded([pq.read_table(segment_folder / s) for s in manifest["ngrams"]], ("key",), ("df",))
     stats = EntityStatistics(max_ngram, int(manifest["ngram_chunks"]), Counter(dict(zip(keys, c["df"]))))
     stats.saved = True
     return stats
@@ -258,60 +265,11 @@ def mark_saved(state: Any) -> None:
 class LoadedTables:
     chunks: dict[str, ChunkRecord] = field(default_factory=dict)
     entities: dict[str, EntityRecord] = field(default_factory=dict)
-    facts: dict[str, FactRecord] = field(default_factory=dict)
+    facts: FactColumns | dict[str, FactRecord] = field(default_factory=dict)
     synonyms: SynonymPairs = field(default_factory=SynonymPairs)
     bm25: BM25Table | None = None
     vectors: dict[str, VectorTable] = field(default_factory=dict)
     duplicates: list[str] = field(default_factory=list)  # "table: key" read twice within one segment
-
-
-def _fold(tables: list[pa.Table], key_columns: tuple[str, ...]) -> dict[Any, tuple[int, int]]:
-    """Key -> (segment, row) of its current row, in the order a dict taking the segments' changes would have."""
-    out: dict[Any, tuple[int, int]] = {}
-    for s, t in enumerate(tables):
-        cols = [t.column(c).to_pylist() for c in key_columns]
-        keys = cols[0] if len(cols) == 1 else list(zip(*cols))
-        gone = t.column("gone").to_pylist()
-        if s == 0 and not any(gone):  # a whole table: no dict work per change
-            if len(set(keys)) != len(keys):
-                raise ValueError(f"a table segment lists a key twice ({_first_duplicate(keys)!r})")
-            out = dict(zip(keys, ((0, r) for r in range(len(keys)))))
-            continue
-        for k, g in zip(keys, gone):
-            if g:
-                out.pop(k, None)
-        for r, (k, g) in enumerate(zip(keys, gone)):
-            if not g:
-                out[k] = (s, r)
-    return out
-
-
-def _first_duplicate(keys: list) -> Any:
-    seen: set = set()
-    return next((k for k in keys if k in seen or seen.add(k)), None)  # add() returns None: a first sighting
-
-
-def _columns(tables: list[pa.Table], names: Iterable[str]) -> list[dict[str, list]]:
-    return [{n: t.column(n).to_pylist() for n in names} for t in tables]
-
-
-def _folded(tables: list[pa.Table], key_columns: tuple[str, ...], columns: tuple[str, ...]) -> tuple[list, dict]:
-    """A table's keys and columns (Python lists) in its folded order (see :func:`_fold`); one whole segment, the
-    common case after a compaction or a first save, is read as it is."""
-    if len(tables) == 1 and not _any_gone(tables[0]):
-        t = tables[0]
-        keys = [t.column(c).to_pylist() for c in key_columns]
-        keys = keys[0] if len(keys) == 1 else list(zip(*keys))
-        if len(set(keys)) != len(keys):
-            raise ValueError(f"a table segment lists a key twice ({_first_duplicate(keys)!r})")
-        return keys, {c: t.column(c).to_pylist() for c in columns}
-    at = _fold(tables, key_columns)
-    per_segment = _columns(tables, columns)
-    return list(at), {c: [per_segment[s][c][r] for s, r in at.values()] for c in columns}
-
-
-def _any_gone(table: pa.Table) -> bool:
-    return bool(pc.any(table.column("gone")).as_py())
 
 
 def listed_segments(manifest: dict) -> set[str]:
@@ -332,7 +290,7 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     out = LoadedTables()
 
     entity_tables = [read(s) for s in entries["entities"]]
-    keys, c = _folded(entity_tables, ("key",), ("surface", "type", "attributes"))
+    keys, c = folded(entity_tables, ("key",), ("surface", "type", "attributes"))
     for key, surface, type_, attributes in zip(keys, c["surface"], c["type"], c["attributes"]):
         attributes = json.loads(attributes) if attributes else {}
         if not isinstance(attributes, dict) or (attributes and entity_attributes(attributes) != attributes):
@@ -341,8 +299,8 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     canonical = {k: k for k in out.entities}  # one string object per entity key, however often rows name it
 
     chunk_tables = [read(s) for s in entries["chunks"]]
-    chunk_ids, c = _folded(chunk_tables, ("id",), ("doc_id", "title", "position", "doc_hash", "text"))
-    link_ids, links = _folded([read(s) for s in entries["chunk_links"]], ("id",), ("entities",))
+    chunk_ids, c = folded(chunk_tables, ("id",), ("doc_id", "title", "position", "doc_hash", "text"))
+    link_ids, links = folded([read(s) for s in entries["chunk_links"]], ("id",), ("entities",))
     if link_ids != chunk_ids:
         if set(link_ids) != set(chunk_ids):
             raise ValueError("the chunk_links table does not list the chunks of the chunks table")
@@ -358,12 +316,7 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
         for key in linked:  # an entity's chunks: those whose links name it
             out.entities[key].chunks.add(cid)
 
-    fact_ids, c = _folded([read(s) for s in entries["facts"]], ("id",),
-                          ("subject", "predicate", "object", "text", "kind", "chunks"))
-    for fid, subject, predicate, object_, text, kind, chunks in zip(
-            fact_ids, c["subject"], c["predicate"], c["object"], c["text"], c["kind"], c["chunks"]):
-        out.facts[fid] = FactRecord(fid, canonical.get(subject, subject), predicate, canonical.get(object_, object_),
-                                    text, kind, set(chunks))
+    out.facts = FactColumns(folded_table([read(s) for s in entries["facts"]], "id", SCHEMAS["facts"]))
 
     out.synonyms = read_synonyms([read(s) for s in entries["synonyms"]], canonical)
 
@@ -409,9 +362,9 @@ def _bm25_counts(tables: list[pa.Table], n_terms: int) -> sp.csr_matrix:
         offsets.append(offsets[-1] + len(t))
     if not blocks:
         return sp.csr_matrix((0, n_terms), dtype=np.float32)
-    if len(tables) == 1 and not _any_gone(tables[0]):
+    if len(tables) == 1 and not any_gone(tables[0]):
         return blocks[0]
     stacked = sp.vstack(blocks, format="csr")
-    at = _fold(tables, ("id",))
+    at = fold(tables, ("id",))
     rows = np.fromiter((offsets[s] + r for s, r in at.values()), np.int64, len(at))
     return stacked[rows]

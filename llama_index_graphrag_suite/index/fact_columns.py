@@ -1,0 +1,190 @@
+"""The facts of a loaded version as read-only Arrow columns, until a change needs them as records.
+
+A process that loads an index to answer questions (``graphrag-suite serve``, a LlamaIndex app) never changes its
+facts, and the facts are the index's largest table (about five per passage): as :class:`~.records.FactRecord`
+objects they cost about 680 bytes each (a record, a set, an id, a text and four more strings), as Arrow columns
+about 130. :class:`FactColumns` is the read-only ``Mapping`` a load gives ``IndexState.facts``; a fact read by id
+is made into a record on the way out (the last few thousand are kept). The first change of the index
+(``journal.change``) turns the table into the dict of records that insert and delete edit (:meth:`to_dict`).
+
+Lookups by id go through the ids' 64-bit values (``records.fact_id`` is ``"f-"`` and 16 hex digits) in a sorted
+array, so no Python object is held per fact; ids of another form are looked up in a dict.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .records import FactRecord
+
+__all__ = ["FactColumns", "FactsByText"]
+
+COLUMNS = ("id", "subject", "predicate", "object", "text", "kind", "chunks")
+_CACHED = 4096  # records kept after a read (a query reads tens to hundreds)
+_HEX = np.full(256, 255, np.uint8)
+_HEX[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16, dtype=np.uint8)
+
+
+def _id_values(ids: pa.StringArray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(sorted 64-bit values, their rows) of ids that are all ``f-`` and 16 lower-case hex digits; else None."""
+    n = len(ids)
+    if n == 0 or ids.null_count:
+        return None
+    offsets = np.frombuffer(ids.buffers()[1], np.int32, n + 1, ids.offset * 4)
+    if not (np.diff(offsets) == 18).all():
+        return None
+    raw = np.frombuffer(ids.buffers()[2], np.uint8, 18 * n, int(offsets[0])).reshape(n, 18)
+    digits = _HEX[raw[:, 2:]]
+    if not ((raw[:, 0] == ord("f")) & (raw[:, 1] == ord("-"))).all() or (digits == 255).any():
+        return None
+    values = np.zeros(n, np.uint64)
+    for d in range(16):
+        values = (values << np.uint64(4)) | digits[:, d].astype(np.uint64)
+    order = np.argsort(values, kind="stable")
+    return values[order], order
+
+
+class FactColumns(Mapping):
+    """See the module docstring. ``table``: the folded facts table (columns :data:`COLUMNS`, ids distinct)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self._cols = {c: table.column(c).combine_chunks() for c in COLUMNS}
+        ids = self._cols["id"]
+        found = _id_values(ids)
+        self._values, self._rows = found if found is not None else (None, None)
+        self._by_id: dict[str, int] | None = None if found is not None else {k: r for r, k in enumerate(ids.to_pylist())}
+        if self._by_id is not None and len(self._by_id) != len(ids):
+            raise ValueError("the facts table lists a fact twice")
+        if self._values is not None and len(self._values) > 1 and not (np.diff(self._values) > 0).all():
+            raise ValueError("the facts table lists a fact twice")
+        self._cache: dict[int, FactRecord] = {}
+
+    def __len__(self) -> int:
+        return len(self._cols["id"])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cols["id"].to_pylist())
+
+    def __contains__(self, fid: object) -> bool:
+        return self._find(fid) >= 0
+
+    def __getitem__(self, fid: str) -> FactRecord:
+        row = self._find(fid)
+        if row < 0:
+            raise KeyError(fid)
+        return self.record(row)
+
+    def record(self, row: int) -> FactRecord:
+        """The fact at ``row`` (table order) as a record (a copy: changing it changes nothing here)."""
+        rec = self._cache.get(row)
+        if rec is None:
+            c = self._cols
+            rec = FactRecord(*(c[k][row].as_py() for k in COLUMNS[:-1]), set(c["chunks"][row].as_py()))
+            if len(self._cache) >= _CACHED:  # several threads may read: a whole clear is safe under the GIL
+                self._cache = {}
+            self._cache[row] = rec
+        return FactRecord(rec.id, rec.subject, rec.predicate, rec.object, rec.text, rec.kind, set(rec.chunks))
+
+    def values(self) -> Iterator[FactRecord]:  # type: ignore[override]
+        for rec in self._records():
+            yield rec
+
+    def items(self) -> Iterator[tuple[str, FactRecord]]:  # type: ignore[override]
+        for rec in self._records():
+            yield rec.id, rec
+
+    def column(self, name: str) -> list:
+        """One column in table order, as a Python list (``chunks``: lists of chunk ids)."""
+        return self._cols[name].to_pylist()
+
+    def ids(self) -> "FactIds":
+        """The fact ids in table order, as a sequence read from the id column (no list of every id)."""
+        return FactIds(self._cols["id"])
+
+    def text_keys(self) -> list[str]:
+        """``records.text_key`` of every fact's text, in table order."""
+        return ["t-" + hashlib.sha1(t.encode()).hexdigest()[:16] for t in self._cols["text"].to_pylist()]
+
+    def to_dict(self, intern: dict[str, str]) -> dict[str, FactRecord]:
+        """Every fact as a record, in order (what a change edits); ``intern``: entity keys and chunk ids to share."""
+        out = {}
+        for rec in self._records():
+            rec.subject, rec.object = intern.get(rec.subject, rec.subject), intern.get(rec.object, rec.object)
+            rec.chunks = {intern.get(c, c) for c in rec.chunks}
+            out[rec.id] = rec
+        return out
+
+    def arrow(self) -> pa.Table:
+        """The columns as a table (what a save writes when no fact changed)."""
+        return pa.table(dict(self._cols))
+
+    def _records(self) -> Iterator[FactRecord]:
+        cols = [self._cols[k].to_pylist() for k in COLUMNS]
+        for fid, s, p, o, t, k, chunks in zip(*cols):
+            yield FactRecord(fid, s, p, o, t, k, set(chunks))
+
+    def _find(self, fid: Any) -> int:
+        if not isinstance(fid, str):
+            return -1
+        if self._by_id is not None:
+            return self._by_id.get(fid, -1)
+        if len(fid) != 18 or not fid.startswith("f-"):
+            return -1
+        try:
+            value = np.uint64(int(fid[2:], 16))
+        except ValueError:
+            return -1
+        at = int(np.searchsorted(self._values, value))
+        if at < len(self._values) and self._values[at] == value and fid == fid.lower():
+            return int(self._rows[at])
+        return -1
+
+
+class FactIds(Sequence):
+    """The fact ids of a :class:`FactColumns`, by position (``index.fact_ids``)."""
+
+    def __init__(self, ids: pa.StringArray) -> None:
+        self._ids = ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return self._ids[i].to_pylist()
+        return self._ids[int(i)].as_py()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids.to_pylist())
+
+
+class FactsByText(Mapping):
+    """Fact text key -> the ids of the facts with that text, in table order (``index.facts_by_text``), read from
+    the facts' vector rows instead of a dict with a list per text."""
+
+    def __init__(self, fact_ids: Sequence[str], text_rows: np.ndarray, text_ids: list[str], row_of: Any) -> None:
+        self._fact_ids, self._text_ids, self._row_of = fact_ids, text_ids, row_of
+        self._order = np.argsort(text_rows, kind="stable")
+        self._bounds = np.searchsorted(np.asarray(text_rows)[self._order], np.arange(len(text_ids) + 1))
+
+    def __getitem__(self, key: str) -> list[str]:
+        try:
+            row = self._row_of(key)
+        except KeyError:
+            raise KeyError(key) from None
+        found = self._order[self._bounds[row]:self._bounds[row + 1]].tolist()
+        if not found:
+            raise KeyError(key)
+        return [self._fact_ids[p] for p in found]
+
+    def __iter__(self) -> Iterator[str]:
+        counts = np.diff(self._bounds)
+        return (self._text_ids[r] for r in np.flatnonzero(counts).tolist())
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(np.diff(self._bounds)))

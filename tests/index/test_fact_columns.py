@@ -1,0 +1,88 @@
+"""A loaded index holds its facts as read-only Arrow columns (index/fact_columns.py), not one record per fact; they
+read as the records a build made, and the first change turns them into records again."""
+
+from __future__ import annotations
+
+import gc
+
+import pyarrow as pa
+import pytest
+
+from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+from llama_index_graphrag_suite.documents import make_document
+from llama_index_graphrag_suite.embeddings import HashEmbedding
+from llama_index_graphrag_suite.index.fact_columns import FactColumns
+from llama_index_graphrag_suite.index.records import FactRecord, fact_id
+from llama_index_graphrag_suite.registry import get_retriever
+
+from conftest import CORPUS
+
+CONFIG = IndexConfig(entities="statistical", entity_threshold=0.1)
+QUESTION = "Where was the teacher of Ada Lorne born?"
+
+
+@pytest.fixture(scope="module")
+def built_and_loaded(tmp_path_factory):
+    docs = [make_document(i, text, title) for i, title, text in CORPUS]
+    built = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=64), config=CONFIG)
+    folder = tmp_path_factory.mktemp("idx") / "idx"
+    built.persist(folder)
+    return built, folder
+
+
+def _fact_records() -> int:
+    return sum(isinstance(o, FactRecord) for o in gc.get_objects())
+
+
+def test_a_loaded_index_holds_no_record_per_fact_and_reads_as_the_built_one(built_and_loaded):
+    built, folder = built_and_loaded
+    before = _fact_records()
+    loaded = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    assert isinstance(loaded.state.facts, FactColumns)
+    assert _fact_records() - before <= 0  # none made by the load (the built index's own are older)
+    assert len(loaded.facts) == len(built.facts) > 10
+    assert list(loaded.facts) == list(built.facts) and list(loaded.fact_ids) == list(built.fact_ids)
+    assert [f.to_json() for f in loaded.facts.values()] == [f.to_json() for f in built.facts.values()]
+    assert {k: list(v) for k, v in loaded.facts_by_text.items()} == {k: list(v) for k, v in built.facts_by_text.items()}
+    assert list(loaded.fact_text_rows) == list(built.fact_text_rows)
+    assert loaded.stats() == built.stats()
+    for method in ("agrag", "pathrag", "a2rag", "archrag"):
+        got = [(n.node_id, round(n.score, 6)) for n in get_retriever(loaded, method).retrieve(QUESTION)]
+        assert got == [(n.node_id, round(n.score, 6)) for n in get_retriever(built, method).retrieve(QUESTION)]
+
+
+def test_lookups_by_id(built_and_loaded):
+    built, folder = built_and_loaded
+    facts = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64)).state.facts
+    fid = next(iter(built.facts))
+    assert facts[fid] == built.facts[fid] and fid in facts
+    for missing in (fid.upper(), "f-" + "0" * 16, fid[:-1], "x", 3, None):
+        assert missing not in facts and facts.get(missing) is None
+    with pytest.raises(KeyError):
+        facts["f-nothere"]
+    copy = facts[fid]
+    copy.chunks.add("elsewhere")  # a record read is a copy: the table does not change
+    assert "elsewhere" not in facts[fid].chunks
+
+
+def test_ids_of_another_form_are_looked_up_too():
+    rec = FactRecord("my fact", "a", "knows", "b", "a knows b", "llm", {"c1"})
+    table = pa.table({"id": ["my fact", fact_id("a", "x", "b")], "subject": ["a", "a"], "predicate": ["knows", "x"],
+                      "object": ["b", "b"], "text": ["a knows b", "a x b"], "kind": ["llm", "llm"],
+                      "chunks": [["c1"], ["c2"]]})
+    facts = FactColumns(table)
+    assert facts["my fact"] == rec and len(facts) == 2 and list(facts) == ["my fact", fact_id("a", "x", "b")]
+    twice = pa.table({c: table.column(c).take([0, 0]) for c in table.column_names})
+    with pytest.raises(ValueError, match="twice"):
+        FactColumns(twice)
+
+
+def test_the_first_change_makes_records_and_a_save_reads_back(built_and_loaded, tmp_path):
+    built, folder = built_and_loaded
+    loaded = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    loaded.insert([make_document("new", "Orla Finch sculpted The Copper Hare in Marlow with Ada Lorne.", "Orla Finch")])
+    assert isinstance(loaded.state.facts, dict) and len(loaded.facts) > len(built.facts)
+    loaded.delete("new")
+    assert [f.to_json() for f in loaded.facts.values()] == [f.to_json() for f in built.facts.values()]
+    again = GraphRAGIndex.load(loaded.persist(tmp_path / "b").parent, embed_model=HashEmbedding(dim=64))
+    assert [f.to_json() for f in again.facts.values()] == [f.to_json() for f in built.facts.values()]
