@@ -70,9 +70,11 @@ def build_graph(index, config: A2RAGConfig) -> A2RAGGraph:
     entity_rows = snap.rows(list(index.entities))
     entity_pos = np.full(snap.num_nodes, -1, np.int64)
     entity_pos[entity_rows] = np.arange(entity_rows.size)
-    matrix = index.entity_vectors.vectors()[index.entity_vector_rows] if entity_rows.size else np.zeros((0, 1))
-    return A2RAGGraph(transition_matrix(adj), degree, build_mapback(index), chunk_rows, chunk_pos,
-                      np.ascontiguousarray(matrix, np.float32), entity_pos, degree <= config.hub_degree,
+    matrix = index.entity_vectors.vectors() if entity_rows.size else np.zeros((0, 1), np.float32)
+    if not np.array_equal(index.entity_vector_rows, np.arange(len(matrix))):  # else in entities order: no RAM copy
+        matrix = np.ascontiguousarray(matrix[index.entity_vector_rows], np.float32)
+    return A2RAGGraph(transition_matrix(adj), degree, build_mapback(index), chunk_rows, chunk_pos, matrix, entity_pos,
+                      degree <= config.hub_degree,
                       SeedIndex.build(index, config.align_titles))
 
 

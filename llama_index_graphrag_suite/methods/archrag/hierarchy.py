@@ -223,8 +223,10 @@ class ArchRAGHierarchy:
         meta = read_json(target / "archrag.json")
         layers = int(meta["layers"])
         memberships = [np.load(target / f"membership_{l}.npy", allow_pickle=False) for l in range(1, layers + 1)]
-        vectors = [np.load(target / f"community_vectors_{l}.npy", allow_pickle=False) for l in range(1, layers + 1)]
-        entity_vectors = np.load(target / "entity_vectors.npy", allow_pickle=False)
+        # memory-mapped read-only: a serving process pages them in as the file cache, not as its own memory
+        vectors = [np.load(target / f"community_vectors_{l}.npy", mmap_mode="r", allow_pickle=False)
+                   for l in range(1, layers + 1)]
+        entity_vectors = np.load(target / "entity_vectors.npy", mmap_mode="r", allow_pickle=False)
         if index is not None and list(index.entities) != meta["entity_ids"]:
             raise ValueError(f"the ArchRAG hierarchy in {folder} was built for a different index (entities differ); rebuild it")
         sizes = [len(meta["entity_ids"])] + [v.shape[0] for v in vectors]
