@@ -14,6 +14,9 @@ from pydantic import Field
 DEFAULT_EMBED = "all-MiniLM-L6-v2"
 
 
+HASH_MAX_DIM = 16384  # beyond it a vector per entity would not fit in memory (a manifest may ask for any number)
+
+
 class HashEmbedding(BaseEmbedding):
     """Deterministic bag-of-words hashing embedding (signed feature hashing, L2-normalised).
 
@@ -21,7 +24,7 @@ class HashEmbedding(BaseEmbedding):
     rankings are meaningful, unlike MockEmbedding's constant vectors.
     """
 
-    dim: int = Field(default=256, ge=8)
+    dim: int = Field(default=256, ge=8, le=HASH_MAX_DIM)
 
     @classmethod
     def class_name(cls) -> str:
@@ -101,7 +104,11 @@ def resolve_embed_model(spec: str | BaseEmbedding | None = None, batch_size: int
         return spec
     spec = spec or DEFAULT_EMBED
     if spec == "hash" or spec.startswith("hash:"):
-        return HashEmbedding(dim=int(spec.split(":", 1)[1]) if ":" in spec else 256)
+        check_embed_spec(spec)
+        dim = int(spec.split(":", 1)[1]) if ":" in spec else 256
+        if not 8 <= dim <= HASH_MAX_DIM:
+            raise EmbedModelError(f"bad embedding model {spec!r}: a hash embedding has 8 to {HASH_MAX_DIM} dimensions")
+        return HashEmbedding(dim=dim)
     default = spec in ("default", DEFAULT_EMBED, f"sentence-transformers/{DEFAULT_EMBED}")
     check_embed_spec(spec)
     name = spec

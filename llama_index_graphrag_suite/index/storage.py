@@ -76,7 +76,11 @@ def writer_lock(root: str | os.PathLike, timeout: float = WRITE_LOCK_TIMEOUT) ->
     """The index folder's writer lock (held by :func:`save_version`; take it around a longer write too)."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(root / LOCK), timeout=timeout)
+    path = root / LOCK
+    if path.is_symlink() or (path.exists() and not path.is_file()):  # FileLock would fail with a raw OSError
+        kind = "a symbolic link" if path.is_symlink() else "a directory" if path.is_dir() else "not a regular file"
+        raise CorruptIndexError(f"the index's writer lock {path} is {kind}; remove it (no writer is using it then)")
+    return FileLock(str(path), timeout=timeout)
 
 
 def _fsync_file(path: Path) -> None:

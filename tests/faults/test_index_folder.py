@@ -102,6 +102,31 @@ def test_a_second_writer_waits_then_fails_clearly(saved):
     assert GraphRAGIndex.load(saved, embed_model=HashEmbedding()).stats()["chunks"] == 2  # nothing lost
 
 
+@pytest.mark.parametrize("lock", ["directory", "symlink loop", "symlink"])
+def test_a_writer_lock_that_is_no_regular_file_is_a_one_line_error(saved, lock):
+    path = saved / LOCK
+    path.unlink(missing_ok=True)
+    if lock == "directory":
+        path.mkdir()
+    else:
+        path.symlink_to(path if lock == "symlink loop" else saved / CURRENT)
+    index = GraphRAGIndex.load(saved, embed_model=HashEmbedding())
+    with pytest.raises(CorruptIndexError, match=r"writer lock .* is a (directory|symbolic link); remove it"):
+        index.persist(saved)
+    assert GraphRAGIndex.load(saved, embed_model=HashEmbedding()).stats()["chunks"] == 2  # nothing lost
+
+
+@pytest.mark.parametrize("dim", [4, 400_000_000])
+def test_a_manifest_asking_for_an_impossible_hash_embedding_is_a_one_line_error(saved, dim):
+    manifest = saved / _current(saved) / MANIFEST
+    data = json.loads(manifest.read_text())
+    data["embed_model"] = f"hash:{dim}"
+    manifest.write_text(json.dumps(data))
+    with pytest.raises(CorruptIndexError, match=r"a hash embedding has 8 to 16384 dimensions") as err:
+        GraphRAGIndex.load(saved)
+    assert "\n" not in str(err.value)
+
+
 WRITER = """
 import sys
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
