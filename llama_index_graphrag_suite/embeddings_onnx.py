@@ -1,7 +1,7 @@
 """The bundled all-MiniLM-L6-v2 run with ONNX Runtime: the same vectors as sentence-transformers, faster.
 
 Embedding is most of an LLM-free build's time (2wiki_retrieval101: 401 of 502 s with the PyTorch path). ONNX
-Runtime runs this small BERT about twice as fast on a CPU (``benchmarks/embed_speed.py`` measures both on one
+Runtime runs this small BERT about twice as fast on a CPU (``studies/perf/embed_speed.py`` measures both on one
 machine, side by side) and without loading PyTorch at query time. sentence-transformers' own ONNX backend needs
 ``optimum``, which would pin ``transformers`` below the version the rest of the stack uses, so this module does the
 two steps itself:

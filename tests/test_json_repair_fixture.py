@@ -1,4 +1,4 @@
-"""Our lenient parser on the malformed-LLM-output fixture (see benchmarks/json_repair_compare.py)."""
+"""Our lenient parser on the malformed-LLM-output fixture (see studies/perf/json_repair_compare.py)."""
 
 import json
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 from llama_index_graphrag_suite.llm.json_repair import parse_json_lenient, parse_tuple_records
 
 FIXTURE = Path(__file__).parent / "fixtures" / "malformed_llm_outputs.jsonl"
-MEASURED = 55  # `python benchmarks/json_repair_compare.py`: 55/55 (json_repair.loads: 40/55)
+MEASURED = 55  # `python studies/perf/json_repair_compare.py`: 55/55 (json_repair.loads: 40/55)
 
 
 def test_fixture_accuracy_does_not_drop():

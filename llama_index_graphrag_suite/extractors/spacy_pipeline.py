@@ -30,7 +30,7 @@ from ..text import join_wrapped_lines
 
 log = logging.getLogger(__name__)
 
-# spaCy CPU seconds per MB of text, measured on real English prose (benchmarks/results/big_document.md, 2 MB
+# spaCy CPU seconds per MB of text, measured on real English prose (studies/perf/results/big_document.md, 2 MB
 # and 20 MB builds): the parse mode runs tok2vec, the dependency parser and NER; the co-occurrence mode only
 # NER (0.6x). Used only to tell the user what a big input will cost before it starts.
 PARSE_CPU_S_PER_MB = {"parse": 30.0, "cooccurrence": 18.0}
@@ -147,7 +147,7 @@ def _load_pipeline(model: str, relations: str):
 def default_processes() -> int:
     """Worker processes for ``nlp.pipe``: one per core, at most 4 (each loads the model, about 1 s).
 
-    Nothing else runs while the chunks are parsed, so every core can parse (``benchmarks/ner_speed.py`` times
+    Nothing else runs while the chunks are parsed, so every core can parse (``studies/perf/ner_speed.py`` times
     1 process against this count).
     """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -205,5 +205,5 @@ def announce_parse_cost(texts: list[str], n_process: int, relations_from: str) -
     log.info("NER over %.1f MB of text: spaCy needs about %.0f CPU s (about %.0f min with %d worker processes "
              "on an idle machine). The LLM-free graph without spaCy (entities='statistical', --entities "
              "statistical) is much cheaper: a whole 20 MB build took 94 CPU s against 679 with NER "
-             "(benchmarks/results/big_document.md).",
+             "(studies/perf/results/big_document.md).",
              megabytes, cpu, cpu / max(n_process, 1) / 60, n_process)

@@ -14,7 +14,7 @@ import numpy as np
 
 # At query time a layer of at most this many nodes is scored exactly (one matrix-vector product): a
 # graph walk in Python costs about as much as scoring a few thousand vectors in one product (see
-# benchmarks/chnsw_bench.py), so below this size exact search is both faster and exact.
+# studies/perf/chnsw_bench.py), so below this size exact search is both faster and exact.
 EXACT_LAYER_SIZE = 2048
 # Candidates expanded together in the best-first search (see CHNSWSearch._best_first).
 EXPAND_BATCH = 16

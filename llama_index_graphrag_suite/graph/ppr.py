@@ -32,7 +32,7 @@ Two forms, chosen once by :func:`transition_matrix` (build it once and reuse it 
   ~1e-16).
 
 Measured on the 100k-passage index (229,528 nodes, 6.69M stored entries; 30 real AGRAG reset sets;
-``python benchmarks/ppr_bench.py --rounds 3``, output in ``benchmarks/results/ppr.md``; 2-core machine
+``python studies/perf/ppr_bench.py --rounds 3``, output in ``studies/perf/results/ppr.md``; 2-core machine
 shared with other jobs, load average 4-5, so medians of runs interleaved reset by reset), damping 0.5, tol
 1e-7: the old power iteration took 19 mat-vecs, 160 ms CPU (240 ms wall) per PPR. Reverse Cuthill-McKee
 alone: 102 ms CPU (the mat-vec's gathers hit cache more often). Chebyshev: 16 mat-vecs instead of 19, max

@@ -4,7 +4,7 @@ Small searches are exact (``IndexFlatIP``). An exact kNN of q query rows against
 inner products, so a bulk build (q = n) is quadratic in the entities; from ``APPROX_MIN_ROWS`` query
 rows on, the neighbours come from an inverted-file index (``IndexIVFFlat``: a k-means coarse quantizer
 over 4·√n lists, each query scanning the ``IVF_NPROBE`` nearest lists). Measured on 10k-200k entity-name
-vectors (benchmarks/results/synonyms.md): it finds 99.5-100 % of the exact pairs, and at least 99.99 % of
+vectors (studies/perf/results/synonyms.md): it finds 99.5-100 % of the exact pairs, and at least 99.99 % of
 its pairs are exact pairs (the others: rows with more than ``max_per_node`` neighbours above φ, where a
 missed nearer neighbour lets a farther one in, or cosines within rounding of φ). At 200k rows it takes
 ~10x less CPU than the exact search; its cost grows as n·√n (fitted CPU exponent 1.3-1.5 over 10k-200k
@@ -28,7 +28,7 @@ import faiss
 import numpy as np
 
 # Query rows from which the approximate index is used. Below it the search is exact, as it always was,
-# so small indexes and the golden tests see the same pairs. Chosen from benchmarks/synonyms_bench.py
+# so small indexes and the golden tests see the same pairs. Chosen from studies/perf/synonyms_bench.py
 # (2 shared cores, CPU seconds): at 20,000 MiniLM name vectors exact takes ~4 s against ~1.3 s, a saving
 # too small to give up exact pairs for; at 50,000 ~21 s against ~3.4 s, at 200,000 ~320 s against ~28 s.
 # An insert with fewer new entities than this stays exact whatever the index size (it costs q·n).

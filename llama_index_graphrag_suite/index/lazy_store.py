@@ -2,7 +2,7 @@
 
 LlamaIndex's ``SimplePropertyGraphStore`` keeps every node and relation as a pydantic object. At 20,000
 synthetic passages its JSON was 145.5 of a version folder's 305 MB, and parsing it was most of a load
-(13.5-21.1 s against 3.5-5.4 s without it, ``benchmarks/results/lazy_store.md``), while the index's own
+(13.5-21.1 s against 3.5-5.4 s without it, ``studies/perf/results/lazy_store.md``), while the index's own
 methods never read it. So the ``simple``
 kind is a :class:`LazySimplePropertyGraphStore`:
 

@@ -7,7 +7,7 @@ index's writers change ``index.state`` instead (``build.py``, ``mutation.py``, `
 
 :meth:`GraphRAGIndex.view <.graph_index.GraphRAGIndex.view>` gives an :class:`IndexView`: the same tables, lock
 and query cache, optionally another graph snapshot (and entity table), and an artefact memo of its own, so a
-method can run on a changed graph (A2RAG's robustness to extraction loss, ``benchmarks/a2rag_bench.py``) without
+method can run on a changed graph (A2RAG's robustness to extraction loss, ``studies/perf/a2rag_bench.py``) without
 touching the index. Nothing can be assigned on a view.
 """
 

@@ -12,7 +12,7 @@ keep their complete members and drop only an unfinished scalar member. Comments 
 between tokens are skipped; LightRAG/PathRAG tuple records come back as lists (:func:`parse_tuple_records`).
 
 Why not the ``json_repair`` package: on the 55 cases of ``tests/fixtures/malformed_llm_outputs.jsonl``
-(``benchmarks/json_repair_compare.py`` -> ``benchmarks/results/json_repair.md``) this parser gets 55, it 40
+(``studies/perf/json_repair_compare.py`` -> ``studies/perf/results/json_repair.md``) this parser gets 55, it 40
 (it completes truncated items, 0/6, and cannot read tuple records, 0/6); median 26 vs 61 µs per case.
 It won comments and invalid escapes, which ours then learned (46/55 before; the cases were written here).
 """
