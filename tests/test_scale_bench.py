@@ -23,3 +23,25 @@ def test_scale_runs_a_size_and_reports_the_insert_and_the_save_after_it(tmp_path
     assert row["insert_prepare_seconds"] > 0
     report = (tmp_path / "scale.md").read_text()
     assert "Insert into the loaded index" in report and "| 300 | 30 |" in report and "prepare again s" in report
+
+
+def test_load_memory_reports_the_load_and_each_method(tmp_path):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import synth
+
+    docs = tmp_path / "corpus.jsonl"
+    with open(docs, "w", encoding="utf-8") as f:
+        for p in synth.Synth(200, seed=0).passages():
+            f.write(json.dumps(p) + "\n")
+    (tmp_path / "q.jsonl").write_text(json.dumps({"question": "Where was the founder born?"}) + "\n")
+    built = subprocess.run([sys.executable, "-m", "llama_index_graphrag_suite.cli", "index", str(docs), "--out",
+                            str(tmp_path / "idx"), "--embed", "hash", "--entities", "statistical", "--quiet"],
+                           capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr[-2000:]
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "load_memory.py"), "--index", str(tmp_path / "idx"),
+                          "--questions", str(tmp_path / "q.jsonl"), "--methods", "bm25,pathrag"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = out.stdout.splitlines()
+    assert lines[1].startswith("loaded in ") and "VmHWM" in lines[1]
+    assert [line.split()[0] for line in lines[2:]] == ["bm25", "pathrag"]
