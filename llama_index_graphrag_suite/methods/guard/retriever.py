@@ -101,6 +101,9 @@ class HybridGuard(GraphIndexRetriever):
         agree = len(set(graph_rank[:k].tolist()) & set(plain[:k].tolist())) / max(1, min(k, len(plain)))
         trust = name_trust(corpus_name_density(index), cfg.guard_name_density)
         weight = guard_weight(link, agree, cfg, trust, k)
+        keeps_first = bool(plain.size) and int(plain[0]) in set(graph_rank[:k].tolist())
+        if cfg.guard_walk_keeps_first and keeps_first and trust >= 1.0:  # the walk kept what the fusion protects
+            weight = 1.0
         covered: list[str] = []
         if cfg.guard_cover_gain > 0:  # every entity the question names, hubs included (docs/guard.md)
             _, covered = query_link(index, question, len(position))
@@ -112,7 +115,7 @@ class HybridGuard(GraphIndexRetriever):
             fused, fused_scores = fused[listed], [fused_scores[i] for i in listed.tolist()]
         trace = {"graph_weight": round(weight, 4), "query_link": round(link, 4), "linked_entities": linked[:10],
                  "agreement": round(agree, 4), "name_trust": round(trust, 4), "coverage_entities": covered[:10],
-                 "own_order": own_order}
+                 "own_order": own_order, "walk_keeps_first": keeps_first}
         by_id = {n.node.node_id: n for n in chunks}
         order = index.chunk_order
         out = []
