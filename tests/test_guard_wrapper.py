@@ -131,7 +131,7 @@ def test_one_guarded_retriever_serves_threads_each_with_its_own_trace(index, met
 
 
 @pytest.mark.parametrize("method", ["hipporag", "agrag"])
-def test_where_the_walk_keeps_hybrids_first_chunk_its_own_top_k_may_stand(index, method):
+def test_where_the_walk_keeps_hybrids_first_chunk_its_own_top_k_may_stand(index, method, monkeypatch):
     """``guard_walk_keeps_first``: the fusion protects hybrid's first chunk; where the method's own top_k already holds
     it (in a corpus written in names), the method's top_k is returned as it ranks it."""
     from llama_index_graphrag_suite.methods.guard import hybrid_ranking
@@ -139,11 +139,14 @@ def test_where_the_walk_keeps_hybrids_first_chunk_its_own_top_k_may_stand(index,
     own = ids(get_retriever(index, f"{method}:paper", top_k=3).retrieve(LINKED))
     first = index.chunk_order[int(hybrid_ranking(index, LINKED, 1)[0])]
     assert first in own  # the walk kept what the fusion protects
-    on = get_retriever(index, method, top_k=3, guard_walk_keeps_first=True, guard_name_density=1.0)
+    on = get_retriever(index, method, top_k=3, guard_walk_keeps_first=True)
     chunks, evidence = on.retrieve_with_evidence(LINKED)
     assert ids(chunks) == own and guard_of(evidence)["walk_keeps_first"] and guard_of(evidence)["graph_weight"] == 1.0
-    # in a corpus the guard trusts less (fewer names per 100 words than guard_name_density), the fusion decides
-    dense_names = get_retriever(index, method, top_k=3, guard_walk_keeps_first=True, guard_name_density=1000.0)
-    assert guard_of(dense_names.retrieve_with_evidence(LINKED)[1])["graph_weight"] < 1.0
-    off = get_retriever(index, method, top_k=3, guard_name_density=1.0)
+    off = get_retriever(index, method, top_k=3)
     assert guard_of(off.retrieve_with_evidence(LINKED)[1])["graph_weight"] <= 0.7  # the default: at most the cap
+    # in a corpus written in common nouns (as the index reads it when deciding on terms) the fusion decides
+    from llama_index_graphrag_suite.methods.guard import signals
+
+    assert signals.written_in_names(index)
+    monkeypatch.setattr(signals, "NAME_RICH", 1000.0)
+    assert guard_of(on.retrieve_with_evidence(LINKED)[1])["graph_weight"] < 1.0

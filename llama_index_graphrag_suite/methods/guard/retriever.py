@@ -20,7 +20,7 @@ from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..query_scores import shared_query_scores
 from .config import GuardConfig
 from .fusion import fuse_rankings, guard_weight, hybrid_ranking, in_own_order, linked_hybrid
-from .signals import corpus_name_density, entity_coverage, hub_chunks, name_trust, query_link
+from .signals import corpus_name_density, entity_coverage, hub_chunks, name_trust, query_link, written_in_names
 
 __all__ = ["HybridGuard", "method_depth"]
 
@@ -102,7 +102,7 @@ class HybridGuard(GraphIndexRetriever):
         trust = name_trust(corpus_name_density(index), cfg.guard_name_density)
         weight = guard_weight(link, agree, cfg, trust, k)
         keeps_first = bool(plain.size) and int(plain[0]) in set(graph_rank[:k].tolist())
-        if cfg.guard_walk_keeps_first and keeps_first and trust >= 1.0:  # the walk kept what the fusion protects
+        if cfg.guard_walk_keeps_first and keeps_first and written_in_names(index):  # it kept what the fusion protects
             weight = 1.0
         covered: list[str] = []
         if cfg.guard_cover_gain > 0:  # every entity the question names, hubs included (docs/guard.md)

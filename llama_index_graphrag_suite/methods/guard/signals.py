@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...extractors.gazetteer import canonical_key
-from ...extractors.terms import TERM_TYPE, capitalised_per_100_words
+from ...extractors.terms import NAME_RICH, TERM_TYPE, capitalised_per_100_words
 from ...index.bm25 import bm25_tokens
 from ...text import accent_aliases, fold_accents, words
 
-__all__ = ["corpus_name_density", "entity_coverage", "entity_specificity", "hub_chunks", "name_trust", "query_link"]
+__all__ = ["corpus_name_density", "written_in_names", "entity_coverage", "entity_specificity", "hub_chunks", "name_trust", "query_link"]
 
 MAX_QUERY_NGRAM = 6  # longest entity name looked up in a question, in words
 NAME_DENSITY_SAMPLE = 2000  # chunks read when the build did not record the density (an index built before it did)
@@ -74,6 +74,12 @@ def corpus_name_density(index) -> float:
     chunks, order = index.chunks, index.chunk_order
     return index.cached("guard.name_density", lambda: capitalised_per_100_words(
         chunks[c].text for c in order[:NAME_DENSITY_SAMPLE]))
+
+
+def written_in_names(index) -> bool:
+    """Whether the corpus is written in names (people, places, works), by the reading that decides whether the index
+    adds terms (``extractors.terms.NAME_RICH`` capitalised words per 100)."""
+    return corpus_name_density(index) >= NAME_RICH
 
 
 def entity_specificity(index, keys: list[str]) -> np.ndarray:
