@@ -373,6 +373,7 @@ def _attributes_from_saved_store(index, store) -> None:
     graph = store._graph if isinstance(store, LazySimplePropertyGraphStore) else None
     if graph is None:
         return
+    index.state.writable()  # the loaded entities are read-only columns
     for key, node in graph.nodes.items():
         ent = index.state.entities.get(key)
         if ent is not None and not ent.attributes:

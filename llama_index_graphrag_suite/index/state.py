@@ -33,6 +33,7 @@ from ..extractors.name_words import NameWordCounts
 from ..graph.snapshot import GraphSnapshot
 from .artefacts import ArtefactMemo
 from .bm25 import BM25Table
+from .entity_columns import EntityColumns
 from .fact_columns import FactColumns, FactsByText
 from .locking import ReadWriteLock
 from .pending import DocumentOps
@@ -63,8 +64,9 @@ class IndexState:
     # --- the tables ---------------------------------------------------------------------------------------------
     chunks: dict[str, ChunkRecord] = field(default_factory=dict)
     """Chunk id -> record (text, document id and hash, title, entity keys), in insertion order."""
-    entities: dict[str, EntityRecord] = field(default_factory=dict)
-    """Entity key -> record (surface, type, extractor attributes, supporting chunks); snapshot rows follow it."""
+    entities: dict[str, EntityRecord] | EntityColumns = field(default_factory=dict)
+    """Entity key -> record (surface, type, extractor attributes, supporting chunks); snapshot rows follow it.
+    Read-only columns after a load until a change (:meth:`writable`)."""
     facts: dict[str, FactRecord] | FactColumns = field(default_factory=dict)
     """Fact id -> record (subject, predicate, object, sentence text, kind, supporting chunks); read-only columns
     after a load until a change (:meth:`writable`)."""
@@ -187,8 +189,10 @@ class IndexState:
         return [getattr(f, end) for f in self.facts.values()]
 
     def writable(self) -> None:
-        """Make the tables a change edits (insert, delete) records: a loaded version's facts are read-only columns
-        (``fact_columns.py``); the journal calls this when a change begins."""
+        """Make the tables a change edits (insert, delete) records: a loaded version's entities and facts are
+        read-only columns (``entity_columns.py``, ``fact_columns.py``); the journal calls this when a change begins."""
+        if isinstance(self.entities, EntityColumns):
+            self.entities = self.entities.to_dict()
         if isinstance(self.facts, FactColumns):
             shared = {k: k for k in self.entities}
             shared.update((c, c) for c in self.chunks)

@@ -41,9 +41,10 @@ import scipy.sparse as sp
 
 from ..fileio import sha256_file
 from .bm25 import BM25Table, Vocabulary
+from .entity_columns import EntityColumns
 from .fact_columns import FactColumns
 from .folding import any_gone, fold, folded, folded_table
-from .records import ChunkRecord, EntityRecord, FactRecord, entity_attributes
+from .records import ChunkRecord, EntityRecord, FactRecord
 from .synonym_pairs import SynonymPairs, read_segments as read_synonyms, whole_table as whole_synonyms
 from .vectors import VectorTable
 
@@ -264,7 +265,7 @@ def mark_saved(state: Any) -> None:
 @dataclass
 class LoadedTables:
     chunks: dict[str, ChunkRecord] = field(default_factory=dict)
-    entities: dict[str, EntityRecord] = field(default_factory=dict)
+    entities: EntityColumns | dict[str, EntityRecord] = field(default_factory=dict)
     facts: FactColumns | dict[str, FactRecord] = field(default_factory=dict)
     synonyms: SynonymPairs = field(default_factory=SynonymPairs)
     bm25: BM25Table | None = None
@@ -289,14 +290,9 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     entries = manifest["tables"]
     out = LoadedTables()
 
-    entity_tables = [read(s) for s in entries["entities"]]
-    keys, c = folded(entity_tables, ("key",), ("surface", "type", "attributes"))
-    for key, surface, type_, attributes in zip(keys, c["surface"], c["type"], c["attributes"]):
-        attributes = json.loads(attributes) if attributes else {}
-        if not isinstance(attributes, dict) or (attributes and entity_attributes(attributes) != attributes):
-            raise ValueError(f"entity {key!r} has attributes that are not a mapping of names to scalars")
-        out.entities[key] = EntityRecord(key, surface, set(), type_ or "", attributes)
-    canonical = {k: k for k in out.entities}  # one string object per entity key, however often rows name it
+    entities = folded_table([read(s) for s in entries["entities"]], "key", SCHEMAS["entities"])
+    keys = entities.column("key").to_pylist()
+    canonical = {k: k for k in keys}  # one string object per entity key, however often rows name it
 
     chunk_tables = [read(s) for s in entries["chunks"]]
     chunk_ids, c = folded(chunk_tables, ("id",), ("doc_id", "title", "position", "doc_hash", "text"))
@@ -313,8 +309,9 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
         except KeyError as missing:
             raise ValueError(f"chunk {cid!r} contains unknown entity {missing.args[0]!r}") from None
         out.chunks[cid] = ChunkRecord(cid, doc_id, text, title, position, linked, doc_hash)
-        for key in linked:  # an entity's chunks: those whose links name it
-            out.entities[key].chunks.add(cid)
+    # an entity's chunks are those whose links name it
+    out.entities = EntityColumns(keys, *(entities.column(c).combine_chunks() for c in ("surface", "type", "attributes")),
+                                 list(out.chunks), [r.entities for r in out.chunks.values()])
 
     out.facts = FactColumns(folded_table([read(s) for s in entries["facts"]], "id", SCHEMAS["facts"]))
 

@@ -1,0 +1,103 @@
+"""The entities of a loaded version as read-only columns, until a change needs them as records.
+
+Like :mod:`.fact_columns`: an :class:`~.records.EntityRecord` costs about 570 bytes (a record, a set of chunk ids,
+a surface string, an attributes dict), so a loaded index keeps its entities as Arrow columns (surface, type,
+attributes) and the chunks that mention each entity as two integer arrays (rows of the chunks table, grouped by
+entity), and makes a record only when one is read. The first change (``journal.change``) turns the table into
+the dict of records that insert and delete edit (:meth:`EntityColumns.to_dict`).
+
+The keys stay one Python list: the graph snapshot and the entity vector table name the same string objects.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from .records import EntityRecord, entity_attributes
+
+__all__ = ["EntityColumns"]
+
+_CACHED = 4096
+
+
+class EntityColumns(Mapping):
+    """See the module docstring. ``keys``: the entity keys in table order; ``surface``, ``type_``,
+    ``attributes``: their columns (attributes as JSON text, "" for none); ``chunk_ids``: the chunks table's ids in
+    order; ``links``: per chunk (same order) the keys it contains."""
+
+    def __init__(self, keys: list[str], surface: pa.Array, type_: pa.Array, attributes: pa.Array,
+                 chunk_ids: Sequence[str], links: Sequence[Sequence[str]]) -> None:
+        self._keys = keys
+        self._row = {k: r for r, k in enumerate(keys)}
+        if len(self._row) != len(keys):
+            raise ValueError("the entities table lists an entity twice")
+        self._surface, self._type = surface, type_
+        self._attributes: dict[int, dict] = {}  # only the entities that have any (most have none)
+        for r, text in enumerate(attributes.to_pylist()):
+            if text:
+                value = json.loads(text)
+                if not isinstance(value, dict) or entity_attributes(value) != value:
+                    raise ValueError(f"entity {keys[r]!r} has attributes that are not a mapping of names to scalars")
+                self._attributes[r] = value
+        self._chunk_ids = chunk_ids
+        sizes = np.fromiter(map(len, links), np.int64, len(links))
+        entity_rows = np.fromiter((self._row[k] for keys_ in links for k in keys_), np.int64, int(sizes.sum()))
+        chunk_rows = np.repeat(np.arange(len(links), dtype=np.int64), sizes)
+        order = np.argsort(entity_rows, kind="stable")  # chunks of an entity in table order
+        self._chunks = chunk_rows[order].astype(np.int32)
+        self._bounds = np.searchsorted(entity_rows[order], np.arange(len(keys) + 1))
+        self._cache: dict[int, EntityRecord] = {}
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._row
+
+    def __getitem__(self, key: str) -> EntityRecord:
+        return self.record(self._row[key])
+
+    def keys_list(self) -> list[str]:
+        """The keys in table order (the list itself: do not change it)."""
+        return self._keys
+
+    def record(self, row: int) -> EntityRecord:
+        """The entity at ``row`` as a record (a copy: changing it changes nothing here)."""
+        rec = self._cache.get(row)
+        if rec is None:
+            rec = self._make(row)
+            if len(self._cache) >= _CACHED:  # several threads may read: a whole clear is safe under the GIL
+                self._cache = {}
+            self._cache[row] = rec
+        return EntityRecord(rec.key, rec.surface, set(rec.chunks), rec.type, rec.attributes)
+
+    def chunk_count(self, key: str) -> int:
+        """How many chunks contain the entity (``len(entities[key].chunks)`` without a record)."""
+        r = self._row[key]
+        return int(self._bounds[r + 1] - self._bounds[r])
+
+    def values(self) -> Iterator[EntityRecord]:  # type: ignore[override]
+        return (self._make(r) for r in range(len(self._keys)))
+
+    def items(self) -> Iterator[tuple[str, EntityRecord]]:  # type: ignore[override]
+        return ((k, self._make(r)) for r, k in enumerate(self._keys))
+
+    def to_dict(self) -> dict[str, EntityRecord]:
+        """Every entity as a record, in order (what a change edits)."""
+        return {k: self._make(r) for r, k in enumerate(self._keys)}
+
+    def _make(self, row: int) -> EntityRecord:
+        ids = self._chunk_ids
+        chunks = {ids[c] for c in self._chunks[self._bounds[row]:self._bounds[row + 1]].tolist()}
+        return EntityRecord(self._keys[row], self._surface[row].as_py(), chunks, self._type[row].as_py() or "",
+                            dict(self._attributes.get(row, {})))
+
+    def __repr__(self) -> str:
+        return f"EntityColumns({len(self._keys)} entities)"
