@@ -27,10 +27,10 @@ _CACHED = 4096
 class EntityColumns(Mapping):
     """See the module docstring. ``keys``: the entity keys in table order; ``surface``, ``type_``,
     ``attributes``: their columns (attributes as JSON text, "" for none); ``chunk_ids``: the chunks table's ids in
-    order; ``links``: per chunk (same order) the keys it contains."""
+    order, and what each contains as in :class:`~.chunk_columns.ChunkColumns` (offsets, rows of ``keys``)."""
 
     def __init__(self, keys: list[str], surface: pa.Array, type_: pa.Array, attributes: pa.Array,
-                 chunk_ids: Sequence[str], links: Sequence[Sequence[str]]) -> None:
+                 chunk_ids: Sequence[str], link_offsets: np.ndarray, link_entities: np.ndarray) -> None:
         self._keys = keys
         self._row = {k: r for r, k in enumerate(keys)}
         if len(self._row) != len(keys):
@@ -44,12 +44,10 @@ class EntityColumns(Mapping):
                     raise ValueError(f"entity {keys[r]!r} has attributes that are not a mapping of names to scalars")
                 self._attributes[r] = value
         self._chunk_ids = chunk_ids
-        sizes = np.fromiter(map(len, links), np.int64, len(links))
-        entity_rows = np.fromiter((self._row[k] for keys_ in links for k in keys_), np.int64, int(sizes.sum()))
-        chunk_rows = np.repeat(np.arange(len(links), dtype=np.int64), sizes)
-        order = np.argsort(entity_rows, kind="stable")  # chunks of an entity in table order
-        self._chunks = chunk_rows[order].astype(np.int32)
-        self._bounds = np.searchsorted(entity_rows[order], np.arange(len(keys) + 1))
+        chunk_rows = np.repeat(np.arange(len(chunk_ids), dtype=np.int32), np.diff(link_offsets))
+        order = np.argsort(link_entities, kind="stable")  # the chunks of an entity in table order
+        self._chunks = chunk_rows[order]
+        self._bounds = np.searchsorted(np.asarray(link_entities)[order], np.arange(len(keys) + 1))
         self._cache: dict[int, EntityRecord] = {}
 
     def __len__(self) -> int:

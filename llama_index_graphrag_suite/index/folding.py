@@ -66,6 +66,9 @@ def folded_table(tables: list[pa.Table], key: str, schema: pa.Schema) -> pa.Tabl
     if not tables:
         return schema.empty_table()
     if len(tables) == 1 and not any_gone(tables[0]):
+        keys = tables[0].column(key)
+        if pc.count_distinct(keys).as_py() != len(keys):
+            raise ValueError(f"a table segment lists a key twice ({_first_duplicate(keys.to_pylist())!r})")
         return tables[0]
     at, starts = fold(tables, (key,)), np.cumsum([0] + [len(t) for t in tables])
     return pa.concat_tables(tables).take(pa.array([int(starts[s]) + r for s, r in at.values()], pa.int64()))

@@ -33,6 +33,7 @@ from ..extractors.name_words import NameWordCounts
 from ..graph.snapshot import GraphSnapshot
 from .artefacts import ArtefactMemo
 from .bm25 import BM25Table
+from .chunk_columns import ChunkColumns
 from .entity_columns import EntityColumns
 from .fact_columns import FactColumns, FactsByText
 from .locking import ReadWriteLock
@@ -62,7 +63,7 @@ class IndexState:
     """The LlamaIndex ``PropertyGraphStore`` the tables are mirrored into (``mutation.py``, ``lazy_store.py``)."""
 
     # --- the tables ---------------------------------------------------------------------------------------------
-    chunks: dict[str, ChunkRecord] = field(default_factory=dict)
+    chunks: dict[str, ChunkRecord] | ChunkColumns = field(default_factory=dict)
     """Chunk id -> record (text, document id and hash, title, entity keys), in insertion order."""
     entities: dict[str, EntityRecord] | EntityColumns = field(default_factory=dict)
     """Entity key -> record (surface, type, extractor attributes, supporting chunks); snapshot rows follow it.
@@ -147,12 +148,14 @@ class IndexState:
         kinds = Counter(self.facts.column("kind") if isinstance(self.facts, FactColumns)
                         else (f.kind for f in self.facts.values()))
         return {
-            "documents": len({c.doc_id for c in self.chunks.values()}),
+            "documents": len(set(self.chunks.column("doc_id")) if isinstance(self.chunks, ChunkColumns)
+                             else {c.doc_id for c in self.chunks.values()}),
             "chunks": len(self.chunks),
             "entities": len(self.entities),
             "relations": len(self.facts),
             **{f"relations_{k}": v for k, v in sorted(kinds.items())},
-            "contains_edges": sum(len(c.entities) for c in self.chunks.values()),
+            "contains_edges": (int(self.chunks.links()[0][-1]) if isinstance(self.chunks, ChunkColumns)
+                               else sum(len(c.entities) for c in self.chunks.values())),
             "synonym_edges": len(self.synonyms),
         }
 
@@ -189,8 +192,10 @@ class IndexState:
         return [getattr(f, end) for f in self.facts.values()]
 
     def writable(self) -> None:
-        """Make the tables a change edits (insert, delete) records: a loaded version's entities and facts are
-        read-only columns (``entity_columns.py``, ``fact_columns.py``); the journal calls this when a change begins."""
+        """Make the tables a change edits (insert, delete) records: a loaded version's chunks, entities and facts
+        are read-only columns (``*_columns.py``); the journal calls this when a change begins."""
+        if isinstance(self.chunks, ChunkColumns):
+            self.chunks = self.chunks.to_dict()
         if isinstance(self.entities, EntityColumns):
             self.entities = self.entities.to_dict()
         if isinstance(self.facts, FactColumns):
@@ -206,10 +211,16 @@ class IndexState:
         entity_ids = list(self.entities)
         node_ids = entity_ids + self.chunk_order
         row = {n: i for i, n in enumerate(node_ids)}
-        chunks, n_ent, n_facts = [self.chunks[c] for c in self.chunk_order], len(entity_ids), len(self.facts)
-        sizes = np.fromiter((len(c.entities) for c in chunks), np.int64, len(chunks))
-        contains = (np.repeat(np.arange(n_ent, n_ent + len(chunks)), sizes),
-                    np.fromiter((row[k] for c in chunks for k in c.entities), np.int64, int(sizes.sum())))
+        n_ent, n_facts, n_chunks = len(entity_ids), len(self.facts), len(self.chunk_order)
+        if isinstance(self.chunks, ChunkColumns):  # a loaded version: what each chunk contains, as arrays
+            offsets, codes, keys = self.chunks.links()
+            sizes = np.diff(offsets)
+            targets = np.fromiter(map(row.__getitem__, keys), np.int64, len(keys))[codes]
+        else:
+            chunks = [self.chunks[c] for c in self.chunk_order]
+            sizes = np.fromiter((len(c.entities) for c in chunks), np.int64, n_chunks)
+            targets = np.fromiter((row[k] for c in chunks for k in c.entities), np.int64, int(sizes.sum()))
+        contains = (np.repeat(np.arange(n_ent, n_ent + n_chunks), sizes), targets)
         names, a, b, score = self.synonyms.columns()
         name_rows = np.fromiter((row.get(k, -1) for k in names), np.int64, len(names))
         a, b = name_rows[a], name_rows[b]

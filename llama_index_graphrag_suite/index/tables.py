@@ -41,6 +41,7 @@ import scipy.sparse as sp
 
 from ..fileio import sha256_file
 from .bm25 import BM25Table, Vocabulary
+from .chunk_columns import ChunkColumns
 from .entity_columns import EntityColumns
 from .fact_columns import FactColumns
 from .folding import any_gone, fold, folded, folded_table
@@ -264,7 +265,7 @@ def mark_saved(state: Any) -> None:
 
 @dataclass
 class LoadedTables:
-    chunks: dict[str, ChunkRecord] = field(default_factory=dict)
+    chunks: ChunkColumns | dict[str, ChunkRecord] = field(default_factory=dict)
     entities: EntityColumns | dict[str, EntityRecord] = field(default_factory=dict)
     facts: FactColumns | dict[str, FactRecord] = field(default_factory=dict)
     synonyms: SynonymPairs = field(default_factory=SynonymPairs)
@@ -295,23 +296,19 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     canonical = {k: k for k in keys}  # one string object per entity key, however often rows name it
 
     chunk_tables = [read(s) for s in entries["chunks"]]
-    chunk_ids, c = folded(chunk_tables, ("id",), ("doc_id", "title", "position", "doc_hash", "text"))
-    link_ids, links = folded([read(s) for s in entries["chunk_links"]], ("id",), ("entities",))
+    chunks = folded_table(chunk_tables, "id", SCHEMAS["chunks"])
+    chunk_ids = chunks.column("id").to_pylist()
+    links = folded_table([read(s) for s in entries["chunk_links"]], "id", SCHEMAS["chunk_links"])
+    link_ids = links.column("id").to_pylist()
     if link_ids != chunk_ids:
-        if set(link_ids) != set(chunk_ids):
+        if len(link_ids) != len(chunk_ids) or set(link_ids) != set(chunk_ids):
             raise ValueError("the chunk_links table does not list the chunks of the chunks table")
         where = {cid: i for i, cid in enumerate(link_ids)}
-        links = {"entities": [links["entities"][where[cid]] for cid in chunk_ids]}
-    for cid, doc_id, title, position, doc_hash, text, linked in zip(
-            chunk_ids, c["doc_id"], c["title"], c["position"], c["doc_hash"], c["text"], links["entities"]):
-        try:
-            linked = [canonical[k] for k in linked]
-        except KeyError as missing:
-            raise ValueError(f"chunk {cid!r} contains unknown entity {missing.args[0]!r}") from None
-        out.chunks[cid] = ChunkRecord(cid, doc_id, text, title, position, linked, doc_hash)
-    # an entity's chunks are those whose links name it
+        links = links.take(pa.array([where[cid] for cid in chunk_ids], pa.int64()))
+    offsets, codes = _link_codes(links.column("entities").combine_chunks(), keys, chunk_ids)
+    out.chunks = ChunkColumns(chunk_ids, chunks, offsets, codes, keys)
     out.entities = EntityColumns(keys, *(entities.column(c).combine_chunks() for c in ("surface", "type", "attributes")),
-                                 list(out.chunks), [r.entities for r in out.chunks.values()])
+                                 chunk_ids, offsets, codes)  # an entity's chunks: those whose links name it
 
     out.facts = FactColumns(folded_table([read(s) for s in entries["facts"]], "id", SCHEMAS["facts"]))
 
@@ -322,7 +319,7 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
         for term in read(name).column("term").to_pylist():
             vocab.add(term)
     vocab.saved = len(vocab)
-    out.bm25 = BM25Table(ids=list(out.chunks), vocab=vocab, counts=_bm25_counts(chunk_tables, len(vocab)))
+    out.bm25 = BM25Table(ids=chunk_ids, vocab=vocab, counts=_bm25_counts(chunk_tables, len(vocab)))
 
     for name in VECTOR_TABLES:
         ids: list[str] = []
@@ -339,6 +336,19 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
             blocks.append(matrix[:used])
         out.vectors[name] = VectorTable(dim, ids, blocks)
     return out
+
+
+def _link_codes(linked: pa.ListArray, keys: list[str], chunk_ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """What each chunk contains as (offsets per chunk, rows of ``keys``); ValueError naming an unknown entity."""
+    offsets = np.asarray(linked.offsets, np.int64)
+    flat = linked.values.slice(offsets[0], offsets[-1] - offsets[0]).to_pylist()
+    row = {k: r for r, k in enumerate(keys)}
+    codes = np.fromiter((row.get(k, -1) for k in flat), np.int32, len(flat))
+    if (codes < 0).any():
+        at = int(np.flatnonzero(codes < 0)[0])
+        cid = chunk_ids[int(np.searchsorted(offsets - offsets[0], at, side="right")) - 1]
+        raise ValueError(f"chunk {cid!r} contains unknown entity {flat[at]!r}")
+    return offsets - offsets[0], codes
 
 
 def _bm25_counts(tables: list[pa.Table], n_terms: int) -> sp.csr_matrix:

@@ -1,5 +1,5 @@
-"""A loaded index holds its facts and entities as read-only columns (index/fact_columns.py, entity_columns.py), not
-one record each; they read as the records a build made, and the first change turns them into records again."""
+"""A loaded index holds its chunks, entities and facts as read-only columns (index/*_columns.py), not one record
+each; they read as the records a build made, and the first change turns them into records again."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import pytest
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
+from llama_index_graphrag_suite.index.chunk_columns import ChunkColumns
 from llama_index_graphrag_suite.index.entity_columns import EntityColumns
 from llama_index_graphrag_suite.index.fact_columns import FactColumns
-from llama_index_graphrag_suite.index.records import EntityRecord, FactRecord, fact_id
+from llama_index_graphrag_suite.index.records import ChunkRecord, EntityRecord, FactRecord, fact_id
 from llama_index_graphrag_suite.registry import get_retriever
 
 from conftest import CORPUS
@@ -37,18 +38,20 @@ def _records(kind: type) -> int:
 
 def test_a_loaded_index_holds_no_record_per_fact_and_reads_as_the_built_one(built_and_loaded):
     built, folder = built_and_loaded
-    before = _records(FactRecord), _records(EntityRecord)
+    before = _records(FactRecord), _records(EntityRecord), _records(ChunkRecord)
     loaded = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
     assert isinstance(loaded.state.facts, FactColumns)
     # the load keeps no record per row (the built index's own are older; a load's checks read a few entities)
-    made = _records(FactRecord) - before[0], _records(EntityRecord) - before[1]
-    assert made[0] <= 0 and made[1] <= 4 < len(built.entities) // 4, made
+    made = _records(FactRecord) - before[0], _records(EntityRecord) - before[1], _records(ChunkRecord) - before[2]
+    assert made[0] <= 0 and max(made[1:]) <= 4 < len(built.entities) // 4, made
     assert len(loaded.facts) == len(built.facts) > 10
     assert list(loaded.facts) == list(built.facts) and list(loaded.fact_ids) == list(built.fact_ids)
     assert [f.to_json() for f in loaded.facts.values()] == [f.to_json() for f in built.facts.values()]
     assert {k: list(v) for k, v in loaded.facts_by_text.items()} == {k: list(v) for k, v in built.facts_by_text.items()}
     assert list(loaded.fact_text_rows) == list(built.fact_text_rows)
     assert loaded.stats() == built.stats()
+    assert isinstance(loaded.state.chunks, ChunkColumns) and list(loaded.chunks) == list(built.chunks)
+    assert [c.to_json() for c in loaded.chunks.values()] == [c.to_json() for c in built.chunks.values()]
     assert isinstance(loaded.state.entities, EntityColumns) and list(loaded.entities) == list(built.entities)
     assert [e.to_json() for e in loaded.entities.values()] == [e.to_json() for e in built.entities.values()]
     key = max(built.entities, key=lambda k: len(built.entities[k].chunks))
@@ -89,9 +92,11 @@ def test_the_first_change_makes_records_and_a_save_reads_back(built_and_loaded, 
     loaded = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
     loaded.insert([make_document("new", "Orla Finch sculpted The Copper Hare in Marlow with Ada Lorne.", "Orla Finch")])
     assert isinstance(loaded.state.facts, dict) and len(loaded.facts) > len(built.facts)
-    assert isinstance(loaded.state.entities, dict)
+    assert isinstance(loaded.state.entities, dict) and isinstance(loaded.state.chunks, dict)
     loaded.delete("new")
     assert [f.to_json() for f in loaded.facts.values()] == [f.to_json() for f in built.facts.values()]
     again = GraphRAGIndex.load(loaded.persist(tmp_path / "b").parent, embed_model=HashEmbedding(dim=64))
     assert [f.to_json() for f in again.facts.values()] == [f.to_json() for f in built.facts.values()]
     assert [e.to_json() for e in again.entities.values()] == [e.to_json() for e in built.entities.values()]
+    assert [c.to_json() for c in again.chunks.values()] == [c.to_json() for c in built.chunks.values()]
+    assert again.stats() == built.stats()
