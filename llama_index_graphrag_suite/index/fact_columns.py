@@ -63,6 +63,7 @@ class FactColumns(Mapping):
         if self._values is not None and len(self._values) > 1 and not (np.diff(self._values) > 0).all():
             raise ValueError("the facts table lists a fact twice")
         self._cache: dict[int, FactRecord] = {}
+        self._text_keys: list[str] | None = None
 
     def __len__(self) -> int:
         return len(self._cols["id"])
@@ -107,8 +108,17 @@ class FactColumns(Mapping):
         return FactIds(self._cols["id"])
 
     def text_keys(self) -> list[str]:
-        """``records.text_key`` of every fact's text, in table order."""
-        return ["t-" + hashlib.sha1(t.encode()).hexdigest()[:16] for t in self._cols["text"].to_pylist()]
+        """``records.text_key`` of every fact's text, in table order (kept until :meth:`text_rows`: a load's checks
+        and then its derived lookups both read them)."""
+        if self._text_keys is None:
+            self._text_keys = ["t-" + hashlib.sha1(t.encode()).hexdigest()[:16] for t in self._cols["text"].to_pylist()]
+        return self._text_keys
+
+    def text_rows(self, row_of: Any) -> np.ndarray:
+        """The fact-text vector row of every fact (``row_of``: text key -> row), in table order."""
+        rows = np.fromiter(map(row_of, self.text_keys()), np.int64, len(self))
+        self._text_keys = None
+        return rows
 
     def to_dict(self, intern: dict[str, str]) -> dict[str, FactRecord]:
         """Every fact as a record, in order (what a change edits); ``intern``: entity keys and chunk ids to share."""

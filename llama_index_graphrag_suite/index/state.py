@@ -170,7 +170,7 @@ class IndexState:
         vectors = self.fact_vectors
         if isinstance(self.facts, FactColumns):  # a loaded version's facts: lookups without a list per text
             self.fact_ids = self.facts.ids()
-            self.fact_text_rows = np.fromiter(map(vectors.row, self.facts.text_keys()), np.int64, len(self.facts))
+            self.fact_text_rows = self.facts.text_rows(vectors.row)
             self.facts_by_text = FactsByText(self.fact_ids, self.fact_text_rows, vectors.ids, vectors.row)
         else:
             self.facts_by_text = {}
