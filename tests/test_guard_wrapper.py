@@ -46,6 +46,7 @@ def test_the_registry_wraps_the_method_and_the_paper_variant_is_the_method_alone
     assert not hasattr(cls, "_apply_guard") and "guard_depth" not in cls.config_class.model_fields
     # it answers as the method: name, config, prompts (one set, shared), evidence placement
     assert guarded.method == method and guarded.config == guarded.inner.config
+    assert guarded.config_class is cls.config_class and isinstance(guarded.guard_config, GuardConfig)
     assert guarded.get_prompts().keys() == guarded.inner.get_prompts().keys()
     assert guarded.evidence_placement == cls.evidence_placement
 

@@ -36,7 +36,7 @@ class HybridGuard(GraphIndexRetriever):
 
     It answers as the method does: the same name, prompts (one set, shared with ``inner``), evidence placement and
     score scale, and the method's own helpers (A2RAG's ``gate``, ArchRAG's ``hierarchy`` ...) through attribute
-    lookup. ``config`` is the method's config; ``guard_config`` the guard's.
+    lookup. ``config`` is the method's config; ``guard_config`` the guard's (a :class:`GuardConfig`).
     """
 
     config_class = GuardConfig
@@ -49,7 +49,8 @@ class HybridGuard(GraphIndexRetriever):
                          callback_manager=callback_manager, verbose=verbose, include_evidence=include_evidence,
                          **overrides)
         self.guard_config: GuardConfig = self.config
-        self.config, self.variant = inner.config, inner.variant  # what a reader asks a method about is the method's
+        # what a reader asks a method about is the method's: its config (and config class), variant, name ...
+        self.config, self.config_class, self.variant = inner.config, inner.config_class, inner.variant
         self.method, self.uses_llm = inner.method, inner.uses_llm
         self.score_scale, self.score_meaning = inner.score_scale, inner.score_meaning
         self.evidence_placement = inner.evidence_placement
