@@ -138,7 +138,7 @@ def test_a_view_is_read_only(graph_index):
 def test_a_view_serves_a_method_on_another_snapshot_and_leaves_the_index_alone(graph_index):
     memo, snapshot = graph_index.state.artefacts, graph_index.snapshot
     before = _ranking(HippoRAGRetriever(graph_index, top_k=6).retrieve(QUESTION))
-    saved = graph_index.cached("chunk_position", dict)
+    saved = graph_index.chunk_position  # memoised per snapshot (cached(name, dict) would memoise an empty dict)
 
     pruned = _without_contains_edges(snapshot)
     assert 0 < pruned.num_edges < snapshot.num_edges
