@@ -12,29 +12,25 @@ The keys stay one Python list: the graph snapshot and the entity vector table na
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from .records import EntityRecord, entity_attributes
+from .row_columns import RowColumns
 
 __all__ = ["EntityColumns"]
 
-_CACHED = 4096
 
-
-class EntityColumns(Mapping):
+class EntityColumns(RowColumns):
     """See the module docstring. ``keys``: the entity keys in table order; ``surface``, ``type_``,
     ``attributes``: their columns (attributes as JSON text, "" for none); ``chunk_ids``: the chunks table's ids in
     order, and what each contains as in :class:`~.chunk_columns.ChunkColumns` (offsets, rows of ``keys``)."""
 
     def __init__(self, keys: list[str], surface: pa.Array, type_: pa.Array, attributes: pa.Array,
                  chunk_ids: Sequence[str], link_offsets: np.ndarray, link_entities: np.ndarray) -> None:
-        self._keys = keys
-        self._row = {k: r for r, k in enumerate(keys)}
-        if len(self._row) != len(keys):
-            raise ValueError("the entities table lists an entity twice")
+        super().__init__(keys, "entities")
         self._surface, self._type = surface, type_
         self._attributes: dict[int, dict] = {}  # only the entities that have any (most have none)
         for r, text in enumerate(attributes.to_pylist()):
@@ -48,48 +44,11 @@ class EntityColumns(Mapping):
         order = np.argsort(link_entities, kind="stable")  # the chunks of an entity in table order
         self._chunks = chunk_rows[order]
         self._bounds = np.searchsorted(np.asarray(link_entities)[order], np.arange(len(keys) + 1))
-        self._cache: dict[int, EntityRecord] = {}
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._keys)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._row
-
-    def __getitem__(self, key: str) -> EntityRecord:
-        return self.record(self._row[key])
-
-    def keys_list(self) -> list[str]:
-        """The keys in table order (the list itself: do not change it)."""
-        return self._keys
-
-    def record(self, row: int) -> EntityRecord:
-        """The entity at ``row`` as a record (a copy: changing it changes nothing here)."""
-        rec = self._cache.get(row)
-        if rec is None:
-            rec = self._make(row)
-            if len(self._cache) >= _CACHED:  # several threads may read: a whole clear is safe under the GIL
-                self._cache = {}
-            self._cache[row] = rec
-        return EntityRecord(rec.key, rec.surface, set(rec.chunks), rec.type, rec.attributes)
 
     def chunk_count(self, key: str) -> int:
         """How many chunks contain the entity (``len(entities[key].chunks)`` without a record)."""
         r = self._row[key]
         return int(self._bounds[r + 1] - self._bounds[r])
-
-    def values(self) -> Iterator[EntityRecord]:  # type: ignore[override]
-        return (self._make(r) for r in range(len(self._keys)))
-
-    def items(self) -> Iterator[tuple[str, EntityRecord]]:  # type: ignore[override]
-        return ((k, self._make(r)) for r, k in enumerate(self._keys))
-
-    def to_dict(self) -> dict[str, EntityRecord]:
-        """Every entity as a record, in order (what a change edits)."""
-        return {k: self._make(r) for r, k in enumerate(self._keys)}
 
     def _make(self, row: int) -> EntityRecord:
         ids = self._chunk_ids
@@ -97,5 +56,5 @@ class EntityColumns(Mapping):
         return EntityRecord(self._keys[row], self._surface[row].as_py(), chunks, self._type[row].as_py() or "",
                             dict(self._attributes.get(row, {})))
 
-    def __repr__(self) -> str:
-        return f"EntityColumns({len(self._keys)} entities)"
+    def _copy(self, rec: EntityRecord) -> EntityRecord:
+        return EntityRecord(rec.key, rec.surface, set(rec.chunks), rec.type, rec.attributes)
