@@ -151,3 +151,23 @@ def test_where_the_walk_keeps_hybrids_first_chunk_its_own_top_k_may_stand(index,
     assert signals.written_in_names(index)
     monkeypatch.setattr(signals, "NAME_RICH", 1000.0)
     assert guard_of(on.retrieve_with_evidence(LINKED)[1])["graph_weight"] < 1.0
+
+
+def test_scores_shared_within_a_retrieval_are_never_those_of_another_index_state():
+    """The guard and the method share one question's dense and BM25 scores (methods/query_scores.py); a block left
+    open must still not hand out the scores of an index that has changed since."""
+    from conftest import UNRELATED_TEXTS, index_of_texts
+    from llama_index.core import Document
+
+    from llama_index_graphrag_suite.methods.query_scores import bm25_scores, dense_scores, shared_query_scores
+
+    index = index_of_texts(UNRELATED_TEXTS)
+    with shared_query_scores():
+        first = dense_scores(index, "rain water")
+        assert dense_scores(index, "rain water") is first  # shared inside the block
+        with shared_query_scores():  # a nested block (the method inside the guard) shares the outer one's
+            assert dense_scores(index, "rain water") is first
+        index.insert([Document(text="Hail falls as balls of ice in a storm.", doc_id="hail")])
+        after = dense_scores(index, "rain water")
+        assert after is not first and after.size == first.size + 1
+        assert bm25_scores(index, "rain water").size == after.size

@@ -33,20 +33,24 @@ def shared_query_scores() -> Iterator[None]:
         _MEMO.reset(token)
 
 
-def _memoised(key: tuple, compute: Callable[[], np.ndarray]) -> np.ndarray:
+def _memoised(index, kind: str, question: str, compute: Callable[[], np.ndarray]) -> np.ndarray:
     memo = _MEMO.get()
     if memo is None:
         return compute()
-    if key not in memo:
-        memo[key] = compute()
-    return memo[key]
+    # the index and its snapshot are kept with the scores and checked by identity: an id() reused by another object,
+    # or an insert since (a new snapshot), computes afresh even inside a block that was never closed
+    key, snapshot = (kind, id(index), question), getattr(index, "snapshot", None)
+    hit = memo.get(key)
+    if hit is None or hit[0] is not index or hit[1] is not snapshot:
+        hit = memo[key] = (index, snapshot, compute())
+    return hit[2]
 
 
 def dense_scores(index, question: str) -> np.ndarray:
     """Cosine of the question's embedding with every chunk, in ``index.chunk_order``."""
-    return _memoised(("dense", id(index), question), lambda: index.chunk_dense_scores(index.embed_query(question)))
+    return _memoised(index, "dense", question, lambda: index.chunk_dense_scores(index.embed_query(question)))
 
 
 def bm25_scores(index, question: str) -> np.ndarray:
     """BM25 score of every chunk for the question, in ``index.chunk_order``."""
-    return _memoised(("bm25", id(index), question), lambda: index.bm25.scores(question))
+    return _memoised(index, "bm25", question, lambda: index.bm25.scores(question))
