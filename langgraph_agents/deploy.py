@@ -103,10 +103,11 @@ def _settings(config: RunnableConfig | None) -> dict:
 
 def make_a2rag_graph(config: RunnableConfig | None = None) -> Pregel:
     """The A2RAG control loop over ``$GRAPHRAG_INDEX_DIR`` with ``$GRAPHRAG_LLM_URL``."""
-    from llama_index_graphrag_suite.methods.a2rag import A2RAGRetriever
+    from llama_index_graphrag_suite.registry import as_retriever
 
     settings, llm = _settings(config), llm_from_env()
-    retriever = A2RAGRetriever(load_index(), top_k=int(settings.get("top_k", 5)), llm=llm)
+    # the registry's a2rag: A2RAG inside the hybrid guard, as graphrag-suite and the server run it
+    retriever = as_retriever(load_index(), "a2rag", top_k=int(settings.get("top_k", 5)), llm=llm)
     return build_a2rag_graph(retriever, llm, max_iterations=int(settings.get("max_iterations", 2)),
                              time_budget=settings.get("time_budget", "auto"))
 

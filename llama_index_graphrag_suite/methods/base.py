@@ -247,11 +247,15 @@ class GraphIndexRetriever(BaseRetriever):
     def retrieve_with_evidence(self, str_or_query_bundle) -> tuple[list[NodeWithScore], NodeWithScore | None]:
         """``(chunk nodes, evidence node or None)``: the chunks as ``retrieve`` returns them, and the structure."""
         _check_query(str_or_query_bundle)
+        if not self.index.chunks:  # an index with no documents yet finds nothing (as LlamaIndex's own retrievers)
+            return [], None
         with self.reading(), shared_query_scores():
             return self._split(super().retrieve(str_or_query_bundle))
 
     async def aretrieve_with_evidence(self, str_or_query_bundle) -> tuple[list[NodeWithScore], NodeWithScore | None]:
         _check_query(str_or_query_bundle)
+        if not self.index.chunks:
+            return [], None
         return self._split(await super().aretrieve(str_or_query_bundle))
 
     def _split(self, nodes: list[NodeWithScore]) -> tuple[list[NodeWithScore], NodeWithScore | None]:
