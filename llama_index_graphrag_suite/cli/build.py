@@ -55,21 +55,9 @@ def cmd_index(args) -> int:
             stats["chunks_without_llm_relations"] = llm.skipped_items
     line = ", ".join(f"{k}={v}" for k, v in stats.items())
     print(f"indexed {len(docs)} documents into {out} in {time.perf_counter() - start:.1f}s ({line})")
-    _warn_if_llm_gave_nothing(index, stats.get("llm_calls", 0))
     if getattr(llm, "usage", None) is not None:  # calls, tokens (exact from the server, or estimated), time
         print(f"LLM: {llm.usage.cost()}")
     return 0
-
-
-def _warn_if_llm_gave_nothing(index, calls: int) -> None:
-    """A build whose LLM was called but gave no relation at all (empty or unreadable answers) is said to be so:
-    the index is still whole, but without what the LLM was there to add."""
-    import sys
-
-    if calls and not any(f.kind == "llm" for f in index.facts.values()):
-        print(f"warning: the LLM answered {calls} call(s) but no relation could be read from any answer (empty or "
-              "malformed answers?); the index holds only the relations found without it. Check the model with "
-              "`graphrag-suite query INDEX QUESTION --llm URL`", file=sys.stderr)
 
 
 def update_index(args, docs: Sequence[Any]) -> int:

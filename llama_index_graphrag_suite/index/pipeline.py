@@ -21,6 +21,7 @@ tables through the index's journal, so a step that fails rolls the whole insert 
 from __future__ import annotations
 
 import contextlib
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
@@ -32,6 +33,8 @@ from llama_index.core.schema import BaseNode, TextNode, TransformComponent
 
 from ..extractors.entity_stats import EntityStatistics
 from .extraction import Extraction, extraction_for
+
+log = logging.getLogger(__name__)
 
 __all__ = ["EMBED_BLOCK", "BuildRun", "Executor", "LOCAL", "LocalExecutor", "STEPS"]
 
@@ -144,7 +147,11 @@ def extract(index, run: BuildRun, executor: Executor) -> None:
     with usage.track() if usage is not None else contextlib.nullcontext() as used:
         executor.run_transformations(run.chunk_nodes, extractors, show_progress=index.show_progress)
     if llm_extractor is not None:
-        index.state.build_info["llm_calls"] += llm_extractor.stats.get("llm_calls", 0)
+        calls = llm_extractor.stats.get("llm_calls", 0)
+        index.state.build_info["llm_calls"] += calls
+        if calls and not llm_extractor.stats.get("kept", 0):  # the index is whole, but without what the LLM adds
+            log.warning("the LLM answered %d call(s) but no relation could be read from any answer (empty or "
+                        "malformed answers?); the index holds only the relations found without it", calls)
         if used is not None:  # requests (retries included), cache hits, tokens, failures, seconds
             total = index.state.build_info.setdefault("llm_usage", {})
             for key, value in used.snapshot().items():

@@ -248,7 +248,7 @@ def test_null_list_or_object_ids_and_titles_are_refused_over_http(fresh_index):
     assert "a" not in {c.doc_id for c in fresh_index.chunks.values()}
 
 
-def test_an_llm_answering_empty_strings_makes_the_build_say_so(tmp_path, monkeypatch, capsys):
+def test_an_llm_answering_empty_strings_makes_the_build_say_so(tmp_path, monkeypatch, capsys, caplog):
     from llama_index_graphrag_suite.cli import llm as cli_llm
     from llama_index_graphrag_suite.llm import ScriptedLLM
 
@@ -258,7 +258,21 @@ def test_an_llm_answering_empty_strings_makes_the_build_say_so(tmp_path, monkeyp
     code, out, err = run(capsys, "index", str(tmp_path / "d.txt"), "--out", str(tmp_path / "idx"), "--embed", "hash",
                          "--entities", "statistical", "--quiet", "--prepare", "", "--llm", "http://x/v1")
     assert code == 0 and "llm_calls=" in out
-    assert "warning: the LLM answered" in err and "no relation could be read from any answer" in err
+    said = err + caplog.text  # the index's own warning (index/pipeline.py), shown by the CLI's logging
+    assert "the LLM answered 1 call(s)" in said and "no relation could be read from any answer" in said
+
+
+def test_an_llm_answering_empty_strings_is_a_warning_from_python_too(caplog):
+    from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+    from llama_index_graphrag_suite.documents import make_document
+    from llama_index_graphrag_suite.embeddings import HashEmbedding
+    from llama_index_graphrag_suite.llm import ScriptedLLM
+
+    text = "Ada Lorne was a painter born in Marlow. Ada Lorne studied at Kell Academy. " * 3
+    index = GraphRAGIndex.from_documents([make_document("d", text, "Ada")], embed_model=HashEmbedding(dim=64),
+                                         llm=ScriptedLLM(responder=lambda prompt: ""),
+                                         config=IndexConfig(entities="statistical", entity_threshold=0.1))
+    assert index.stats()["chunks"] == 1 and "no relation could be read from any answer" in caplog.text
 
 
 def test_write_export_from_python_refuses_the_folder_the_index_was_loaded_from(fresh_index, fresh_index_dir):
