@@ -1,4 +1,4 @@
-"""Issue 25: the hybrid guard's defaults chosen by leave-one-dataset-out (LODO), and the five-set table.
+"""The hybrid guard's defaults chosen by leave-one-dataset-out (LODO), and the five-set table.
 
 Four steps, each cached in ``--work`` so a re-run only does what is missing:
 

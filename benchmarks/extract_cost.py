@@ -1,6 +1,6 @@
 """Entity extraction time of the NER extractor on a corpus slice, with the index's default extraction settings or
-with the settings before issue 25 (no terms, no junk rules). Extraction only: chunking, embedding and the rest of
-the build are the same for both, so this is what the issue-25 rules add to a build.
+with the settings that had no terms and no junk rules. Extraction only: chunking, embedding and the rest of
+the build are the same for both, so this is what those rules add to a build.
 
     python benchmarks/extract_cost.py --corpus ../shared/datasets/2wiki_retrieval101/corpus.jsonl --n 1500 [--before]
 """
@@ -21,7 +21,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", required=True)
     ap.add_argument("--n", type=int, default=1500)
-    ap.add_argument("--before", action="store_true", help="the settings before issue 25")
+    ap.add_argument("--before", action="store_true", help="the settings without terms and junk rules")
     args = ap.parse_args()
     from llama_index.core.schema import TextNode
 

@@ -1,4 +1,4 @@
-"""Issue 25: how much room a graph method has to lift hybrid's recall@5, read from the chunks it would bring in.
+"""How much room a graph method has to lift hybrid's recall@5, read from the chunks it would bring in.
 
 A guarded method returns hybrid's top 5 re-ordered, with some of hybrid's last chunks replaced by chunks its own
 ranking puts higher. Such a swap gains only when the chunk brought in is gold more often than the chunk it

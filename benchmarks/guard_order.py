@@ -1,4 +1,4 @@
-"""Issue 25: in which order the guard lists the chunks its fusion chose (``GuardedConfig.guard_own_order_from``).
+"""In which order the guard lists the chunks its fusion chose (``GuardedConfig.guard_own_order_from``).
 
 The fusion decides which top-5 chunks a graph method returns (recall@5); their order decides what a reader, or an
 LLM with a short context, sees first (recall@1, recall@2). Per set and method, at each method's shipped guard

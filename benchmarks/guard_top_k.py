@@ -1,4 +1,4 @@
-"""Issue 25: does the hybrid guard keep every graph method at or above hybrid at a top_k other than 5?
+"""Does the hybrid guard keep every graph method at or above hybrid at a top_k other than 5?
 
 The guard's settings are chosen at top_k 5 (``benchmarks/domain_tuning.py``). A user may ask for 2, 3 or 10 chunks;
 then the fusion cuts to that many (its cap, ``protective_weight``, follows k). This measures recall@k of each graph

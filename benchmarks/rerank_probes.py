@@ -1,4 +1,4 @@
-"""Issue 25: can the graph re-rank hybrid's top chunks better than the guard's coverage does? Probes of the ceiling.
+"""Can the graph re-rank hybrid's top chunks better than the guard's coverage does? Probes of the ceiling.
 
 On graphrag_bench_medical the guard's family cannot lift A2RAG to hybrid + 1 (BENCHMARKS.md "Any corpus", column
 *best*). These probes try other graph signals on the same footing: each re-orders hybrid's top ``DEPTH`` chunks

@@ -226,7 +226,7 @@ def extrapolate(rows: list[dict], n: int = EXTRAPOLATE_TO) -> dict:
 
 
 # -- report ------------------------------------------------------------------------------------------
-# The million-passage targets (issue 49): build peak RSS, disk, load, an insert of 1,000 documents, per-method
+# The million-passage targets: build peak RSS, disk, load, an insert of 1,000 documents, per-method
 # latency, and the growth exponent of build CPU time.
 TARGET_N = 1_000_000
 TARGET_RSS_GB, TARGET_DISK_GB, TARGET_LOAD_S, TARGET_INSERT_S = 12.0, 8.0, 10.0, 60.0
@@ -264,7 +264,7 @@ def targets(rows: list[dict]) -> list[str]:
                 f"{'-' if carried is None or reached else f'{carried / scale:.1f}{unit}'} | {verdict(value, limit)} |")
 
     cpu = slope(rows, lambda r: r.get("index_cpu_seconds", r["index_seconds"]))
-    out = ["", f"Targets at {TARGET_N:,} passages (issue 49), measured at {top['n']:,}"
+    out = ["", f"Targets at {TARGET_N:,} passages, measured at {top['n']:,}"
            + ("" if reached else "; sizes and times carried linearly to 1M through the two largest sizes "
               "(on paper, not run)") + ":", "",
            f"| target | at {top['n']:,} | carried to 1M | |", "|---|---:|---:|---|",

@@ -1,4 +1,4 @@
-"""Issue 25, what else could lift the domain sets: a text signal, not the graph. Does matching the question to a
+"""What else could lift the domain sets: a text signal, not the graph. Does matching the question to a
 chunk's best sentence (not to the whole chunk) rank better?
 
 ``graph_headroom.py`` shows that on the domain sets the chunks a graph walk brings in are gold less often than the

@@ -1,4 +1,4 @@
-"""Issue 25: every graph method against hybrid at small top_k, through ``retrieve()``, on any dataset with an index.
+"""Every graph method against hybrid at small top_k, through ``retrieve()``, on any dataset with an index.
 
 ``guard_top_k.py`` chooses ``guard_small_k_power`` on the five tuning sets by simulation; this checks the shipped
 retrievers end to end on a set no tuning read (the books): recall@k of hybrid's top k and of each graph method asked

@@ -151,7 +151,7 @@ def test_query_without_graph_seeds_reaches_global_and_finds_the_chunk(index):
 
 def test_variants_and_fuzzy_seed(index):
     # node_only: no relation seeds; global_only: straight to PPR; no_global: stops at bridges. (TWO_HOP's only
-    # relation label touches none of its seed entities, so since issue 25 the full variant keeps none either:
+    # relation label touches none of its seed entities, so the full variant keeps none either:
     # tests/test_a2rag_seeds_rules.py covers the anchored labels.)
     assert A2RAGRetriever(index, variant="node_only").retrieve_with_trace(TWO_HOP)[1]["relation_seeds"] == []
     assert A2RAGRetriever(index, variant="global_only").retrieve_with_trace(EASY)[1]["stage_reached"] == "global"

@@ -1,4 +1,4 @@
-"""A2RAG relation seeds name something in the graph the query names (issue 25, item 2).
+"""A2RAG relation seeds name something in the graph the query names.
 
 The LLM-free NER graph labels its relations with words of their sentences, so a question word ("film",
 "born") matches many labels on relations far from the question's entities. ``align_relations`` with

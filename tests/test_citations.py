@@ -1,5 +1,5 @@
 """Cited answers: every method's answer prompt numbers the passages and asks for [n] citations; the response
-names the cited chunks; a number that no passage has is flagged (issue 27, item 5). Scripted LLMs only."""
+names the cited chunks; a number that no passage has is flagged. Scripted LLMs only."""
 
 from __future__ import annotations
 

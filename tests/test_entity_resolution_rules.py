@@ -1,4 +1,4 @@
-"""Entity resolution keeps one thing's aliases together and different things apart (issue 25, item 2).
+"""Entity resolution keeps one thing's aliases together and different things apart.
 
 Hand-written encyclopaedic, biomedical and clinical names and sentences: the synonym-edge rule
 (:func:`can_be_aliases`, applied where the index adds synonym edges) and per-document alias resolution

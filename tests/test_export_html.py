@@ -1,5 +1,5 @@
 """`export --format html`: one self-contained page (sigma.js + graphology inlined), a community layout computed in
-Python (not a grid), communities coloured, search data (issue 27 item 7). The browser part runs in headless Chromium
+Python (not a grid), communities coloured, search data. The browser part runs in headless Chromium
 when it is installed (skipped otherwise)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 25: the corpus's own terms in the LLM-free graph, and the two junk rules (common words taken for
+"""The corpus's own terms in the LLM-free graph, and the two junk rules (common words taken for
 names, titles of long documents as hubs), on hand-written clinical, biomedical and encyclopaedic text."""
 
 from __future__ import annotations

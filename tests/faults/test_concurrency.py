@@ -1,4 +1,4 @@
-"""One index shared by threads (issue 18, cases 2 and 3): queries during insert/delete, persist racing insert.
+"""One index shared by threads: queries during insert/delete, persist racing insert.
 
 Before the index had a reader-writer lock, about a quarter of the queries run beside an insert raised
 (ValueError, KeyError, IndexError) and ``persist`` beside an insert wrote unloadable versions. Here every

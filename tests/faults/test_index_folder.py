@@ -1,4 +1,4 @@
-"""Hostile cases for the index folder (issue 18): writers racing, a writer killed, escaping paths, bad
+"""Hostile cases for the index folder: writers racing, a writer killed, escaping paths, bad
 manifests, versions and rollback.
 
 Each test builds a tiny index with the hashing embedding; the child processes (two writers, a killed

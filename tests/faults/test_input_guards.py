@@ -1,4 +1,4 @@
-"""Degenerate input (issue 18, case 10): binary files, symlinks out of the corpus, tiny corpora, empty questions."""
+"""Degenerate input: binary files, symlinks out of the corpus, tiny corpora, empty questions."""
 
 from __future__ import annotations
 

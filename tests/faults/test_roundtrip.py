@@ -1,4 +1,4 @@
-"""Insert then delete of the same documents restores the index exactly (issue 18, case 9).
+"""Insert then delete of the same documents restores the index exactly.
 
 An insert links the entities it extracts first to older chunks that mention them (and, with the
 statistical extractor, recomputes those chunks' co-occurrence relations); before these records (``index/journal.py``) the

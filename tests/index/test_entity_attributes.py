@@ -1,4 +1,4 @@
-"""Entity attributes live in the tables; the graph store is a projection of them (issue 26, case 3).
+"""Entity attributes live in the tables; the graph store is a projection of them.
 
 Before: PathRAG's entity descriptions lived only in the graph store (EntityRecord had no field for them) and the
 index's mirror writes replaced whole nodes, so ``index.delete(doc)`` erased a surviving neighbour's description,

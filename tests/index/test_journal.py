@@ -1,4 +1,4 @@
-"""One journal of row-level changes (issue 26, item 2): a failed insert, delete or refresh is rolled back from
+"""One journal of row-level changes: a failed insert, delete or refresh is rolled back from
 copies of the rows it touched (not a copy of the whole index), exactly: same rows in the same order, vector rows
 in their places, the graph store as before; and an insert's effects on older chunks are recorded from it.
 """

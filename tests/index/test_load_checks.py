@@ -1,4 +1,4 @@
-"""Tables that are wrong but carry valid checksums are a CorruptIndexError on load, in one line (issue 26, case 5).
+"""Tables that are wrong but carry valid checksums are a CorruptIndexError on load, in one line.
 
 Each case edits one table of a saved version as a hostile user or a buggy tool would, then writes the matching
 checksum into the manifest, so only the semantic checks (index/checks.py) can notice.

@@ -1,4 +1,4 @@
-"""No lost update across processes (issue 26, cases 1 and 2): writers that loaded the same version both keep
+"""No lost update across processes: writers that loaded the same version both keep
 their documents; a document changed by two writers is an IndexConflictError that saves nothing.
 
 Real processes. Each child announces when it reaches the folder's writer lock (``storage._locked``, which every

@@ -1,4 +1,4 @@
-"""The build's steps on a real two-node Ray cluster (issue 26, item 6), not only ``ray.init()`` in-process.
+"""The build's steps on a real two-node Ray cluster, not only ``ray.init()`` in-process.
 
 A head (``ray start --head``) and a second node (``ray start --address``), each with one CPU and its own
 ``--temp-dir``, both on this machine and both started by this test (``--block``: each stays a child process,

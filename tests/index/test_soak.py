@@ -1,4 +1,4 @@
-"""Soak (issue 26, "done means"): 4 processes x 25 mixed writes on one index folder, then every document is
+"""Soak: 4 processes x 25 mixed writes on one index folder, then every document is
 accounted for and the index loads clean (its semantic checks included).
 
 The writers, each a real process, all at once:

@@ -1,4 +1,4 @@
-"""One explicit index state (issue 26 item 2): nothing outside ``index/`` writes an index, and read-only views.
+"""One explicit index state: nothing outside ``index/`` writes an index, and read-only views.
 
 * A walk of every module under ``llama_index_graphrag_suite/`` outside ``index/``, and of ``langgraph_agents/`` and
   ``benchmarks/``, fails on an assignment (or ``setattr`` / ``del``) of an index's attribute, and on any use of an

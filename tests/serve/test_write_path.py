@@ -108,7 +108,7 @@ def test_an_index_saved_nowhere_rolls_an_insert_back_by_deleting_it(monkeypatch,
 
 
 def test_a_cli_update_beside_the_server_is_kept(fresh_index, fresh_index_dir, tmp_path):
-    """Issue 26 case 2 with real processes: `graphrag-suite index ... --update` on the folder a server serves; the
+    """With real processes: `graphrag-suite index ... --update` on the folder a server serves; the
     server's next POST /documents keeps the CLI's document (it takes in the new version before writing)."""
     import subprocess
     import sys

@@ -151,7 +151,7 @@ class A2RAGRetriever(GraphIndexRetriever):
         snap = self.index.snapshot
         seeds = align_mentions(g.seeds, mentions, lambda rows: node_sim[rows], cfg, snap.node_ids,
                                lambda r: snap.node_kind[r] == CHUNK)
-        # relation seeds only where they touch what the query names (its entity seeds): issue 25, seeds.py
+        # relation seeds only where they touch what the query names (its entity seeds): seeds.py
         relations = (align_relations(g.seeds, relation_words, cfg.relation_min_score, anchors=[s.node for s in seeds])
                      if cfg.relation_seeds else [])
         return seeds, relations, relation_words
