@@ -365,6 +365,10 @@ def _classes_of(name: str, methods: list[str]) -> list[type]:
 def get_retriever(index: Any, method: str | MethodSpec, **params: Any):
     """The named method's retriever over ``index`` (ours or a ``PropertyGraphIndex``); ``method`` may be ``name:variant``
     or a :class:`MethodSpec` already resolved (then ``params`` hold only ``top_k``, ``llm`` and the like)."""
+    if "top_k" in params:  # before any method or wrapper does arithmetic with it
+        from .methods.scoring import check_top_k
+
+        check_top_k(params["top_k"])
     if isinstance(method, MethodSpec):
         return method.retriever(index, **params)
     info = method_info(method)

@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..citations import CITED_QA_PROMPT, CITED_REFINE_PROMPT
 from ..index.derive import graph_index_of
 from .query_scores import shared_query_scores
+from .scoring import check_top_k
 from .query_engine import (  # noqa: F401  (re-exported: the query engine lived here)
     EvidenceFirst,
     EvidenceLast,
@@ -217,8 +218,7 @@ class GraphIndexRetriever(BaseRetriever):
     def __init__(self, index, top_k: int = 5, *, config: MethodConfig | None = None, variant: str | None = None,
                  llm: Any = None, callback_manager=None, verbose: bool = False, include_evidence: bool = False,
                  **overrides: Any):
-        if top_k < 1:
-            raise ValueError("top_k must be at least 1")
+        check_top_k(top_k)
         self.include_evidence = include_evidence  # append the evidence node to retrieve()'s chunks
         self.config = self.config_class.resolve(config, variant, **overrides)
         self.variant = variant

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numbers
+from typing import Any
+
 import numpy as np
 
 
@@ -48,3 +51,11 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     else:
         part = np.arange(scores.size)
     return part[np.lexsort((part, -scores[part]))]
+
+
+def check_top_k(top_k: Any) -> None:
+    """A ``top_k`` is a whole number of at least 1 (5.5 or "5" would otherwise rank silently or fail deep inside)."""
+    if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral):
+        raise TypeError(f"top_k must be a whole number, got {top_k!r}")
+    if top_k < 1:
+        raise ValueError("top_k must be at least 1")
