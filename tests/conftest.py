@@ -76,6 +76,12 @@ def index_demo_corpus(out: Path) -> Path:
 
 
 # Passages that name nothing of the others: a question about them links no entity of the rest of a corpus.
+# Three linked passages (a painter, a gallery, its founder) the guard's tests ask two-hop questions of.
+GALLERY_TEXTS = {
+    "ada": "Ada Lorne was a painter born in Grey Harbour. She studied at the Vant Gallery school.",
+    "vant": "The Vant Gallery was founded by Tomas Reed in Grey Harbour in 1890.",
+    "reed": "Tomas Reed was a merchant who collected paintings by Ada Lorne.",
+}
 UNRELATED_TEXTS = {
     "tea": "Green tea is brewed at low temperature; black tea needs boiling water.",
     "bread": "Sourdough bread rises slowly because wild yeast ferments the dough.",

@@ -95,12 +95,10 @@ def test_the_cap_is_07_at_the_shipped_fusion_and_a_number_overrides_it():
 
 @pytest.fixture(scope="module")
 def index():
-    from conftest import UNRELATED_TEXTS, index_of_texts
+    from conftest import GALLERY_TEXTS, UNRELATED_TEXTS, index_of_texts
 
     return index_of_texts({
-        "ada": "Ada Lorne was a painter born in Grey Harbour. She studied at the Vant Gallery school.",
-        "vant": "The Vant Gallery was founded by Tomas Reed in Grey Harbour in 1890.",
-        "reed": "Tomas Reed was a merchant who collected paintings by Ada Lorne.",
+        **GALLERY_TEXTS,
         **UNRELATED_TEXTS,
     })
 

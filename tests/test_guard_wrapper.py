@@ -17,12 +17,10 @@ UNLINKED = "what do gauges measure during a storm"
 
 @pytest.fixture(scope="module")
 def index():
-    from conftest import UNRELATED_TEXTS, index_of_texts
+    from conftest import GALLERY_TEXTS, UNRELATED_TEXTS, index_of_texts
 
     return index_of_texts({
-        "ada": "Ada Lorne was a painter born in Grey Harbour. She studied at the Vant Gallery school.",
-        "vant": "The Vant Gallery was founded by Tomas Reed in Grey Harbour in 1890.",
-        "reed": "Tomas Reed was a merchant who collected paintings by Ada Lorne.",
+        **GALLERY_TEXTS,
         "bell": "Piers Bell sold nets on the quay of Grey Harbour.",
         **UNRELATED_TEXTS,
     })
