@@ -25,6 +25,9 @@ from typing import Iterable
 
 import numpy as np
 
+from .chunk_columns import ChunkColumns
+from .entity_columns import EntityColumns
+from .fact_columns import FactColumns
 from .records import text_key
 from .storage import CorruptIndexError
 
@@ -46,15 +49,15 @@ def check_tables(index, rows: dict[str, list[str]], where: str) -> None:
         if dup is not None:
             fail(f"the {table} table lists {dup!r} twice")
     chunks, entities, facts = index.chunks, index.entities, index.facts
-    for cid, rec in ({} if hasattr(chunks, "links") else chunks).items():  # columns: checked as they were read
+    for cid, rec in ({} if isinstance(chunks, ChunkColumns) else chunks).items():  # columns: checked when read
         for key in rec.entities:
             if key not in entities:
                 fail(f"chunk {cid!r} contains unknown entity {key!r}")
-    for key, ent in ({} if hasattr(entities, "chunk_count") else entities).items():  # columns: made from the links
+    for key, ent in ({} if isinstance(entities, EntityColumns) else entities).items():  # columns: from the links
         for cid in ent.chunks:
             if cid not in chunks:
                 fail(f"entity {key!r} links missing chunk {cid!r}")
-    columnar = hasattr(facts, "column")  # a loaded version's facts (fact_columns.py): read column by column
+    columnar = isinstance(facts, FactColumns)  # a loaded version's facts: read column by column
     ends = zip(*(facts.column(c) for c in ("id", "subject", "object", "chunks"))) if columnar else (
         (fid, f.subject, f.object, f.chunks) for fid, f in facts.items())
     for fid, subject, object_, fact_chunks in ends:

@@ -45,11 +45,6 @@ class EntityColumns(RowColumns):
         self._chunks = chunk_rows[order]
         self._bounds = np.searchsorted(np.asarray(link_entities)[order], np.arange(len(keys) + 1))
 
-    def chunk_count(self, key: str) -> int:
-        """How many chunks contain the entity (``len(entities[key].chunks)`` without a record)."""
-        r = self._row[key]
-        return int(self._bounds[r + 1] - self._bounds[r])
-
     def _make(self, row: int) -> EntityRecord:
         ids = self._chunk_ids
         chunks = {ids[c] for c in self._chunks[self._bounds[row]:self._bounds[row + 1]].tolist()}

@@ -13,19 +13,18 @@ array, so no Python object is held per fact; ids of another form are looked up i
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from .records import FactRecord
+from .records import FactRecord, text_key
+from .row_columns import RowColumns
 
 __all__ = ["FactColumns", "FactsByText"]
 
 COLUMNS = ("id", "subject", "predicate", "object", "text", "kind", "chunks")
-_CACHED = 4096  # records kept after a read (a query reads tens to hundreds)
 _HEX = np.full(256, 255, np.uint8)
 _HEX[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16, dtype=np.uint8)
 
@@ -49,20 +48,18 @@ def _id_values(ids: pa.StringArray) -> tuple[np.ndarray, np.ndarray] | None:
     return values[order], order
 
 
-class FactColumns(Mapping):
+class FactColumns(RowColumns):
     """See the module docstring. ``table``: the folded facts table (columns :data:`COLUMNS`, ids distinct)."""
 
     def __init__(self, table: pa.Table) -> None:
         self._cols = {c: table.column(c).combine_chunks() for c in COLUMNS}
         ids = self._cols["id"]
         found = _id_values(ids)
+        # ids of the usual form need no Python object each; others are looked up in the base class's dict
+        super().__init__(None if found is not None else ids.to_pylist(), "facts")
         self._values, self._rows = found if found is not None else (None, None)
-        self._by_id: dict[str, int] | None = None if found is not None else {k: r for r, k in enumerate(ids.to_pylist())}
-        if self._by_id is not None and len(self._by_id) != len(ids):
-            raise ValueError("the facts table lists a fact twice")
         if self._values is not None and len(self._values) > 1 and not (np.diff(self._values) > 0).all():
-            raise ValueError("the facts table lists a fact twice")
-        self._cache: dict[int, FactRecord] = {}
+            raise ValueError("the facts table lists a key twice")
         self._text_keys: list[str] | None = None
 
     def __len__(self) -> int:
@@ -71,33 +68,18 @@ class FactColumns(Mapping):
     def __iter__(self) -> Iterator[str]:
         return iter(self._cols["id"].to_pylist())
 
-    def __contains__(self, fid: object) -> bool:
-        return self._find(fid) >= 0
+    def _make(self, row: int) -> FactRecord:
+        c = self._cols
+        return FactRecord(*(c[k][row].as_py() for k in COLUMNS[:-1]), set(c["chunks"][row].as_py()))
 
-    def __getitem__(self, fid: str) -> FactRecord:
-        row = self._find(fid)
-        if row < 0:
-            raise KeyError(fid)
-        return self.record(row)
-
-    def record(self, row: int) -> FactRecord:
-        """The fact at ``row`` (table order) as a record (a copy: changing it changes nothing here)."""
-        rec = self._cache.get(row)
-        if rec is None:
-            c = self._cols
-            rec = FactRecord(*(c[k][row].as_py() for k in COLUMNS[:-1]), set(c["chunks"][row].as_py()))
-            if len(self._cache) >= _CACHED:  # several threads may read: a whole clear is safe under the GIL
-                self._cache = {}
-            self._cache[row] = rec
+    def _copy(self, rec: FactRecord) -> FactRecord:
         return FactRecord(rec.id, rec.subject, rec.predicate, rec.object, rec.text, rec.kind, set(rec.chunks))
 
     def values(self) -> Iterator[FactRecord]:  # type: ignore[override]
-        for rec in self._records():
-            yield rec
-
-    def items(self) -> Iterator[tuple[str, FactRecord]]:  # type: ignore[override]
-        for rec in self._records():
-            yield rec.id, rec
+        """Every fact as a record, in order, read column by column (not row by row)."""
+        cols = [self._cols[k].to_pylist() for k in COLUMNS]
+        for fid, s, p, o, t, k, chunks in zip(*cols):
+            yield FactRecord(fid, s, p, o, t, k, set(chunks))
 
     def column(self, name: str) -> list:
         """One column in table order, as a Python list (``chunks``: lists of chunk ids)."""
@@ -111,7 +93,7 @@ class FactColumns(Mapping):
         """``records.text_key`` of every fact's text, in table order (kept until :meth:`text_rows`: a load's checks
         and then its derived lookups both read them)."""
         if self._text_keys is None:
-            self._text_keys = ["t-" + hashlib.sha1(t.encode()).hexdigest()[:16] for t in self._cols["text"].to_pylist()]
+            self._text_keys = [text_key(t) for t in self._cols["text"].to_pylist()]
         return self._text_keys
 
     def text_rows(self, row_of: Any) -> np.ndarray:
@@ -120,10 +102,11 @@ class FactColumns(Mapping):
         self._text_keys = None
         return rows
 
-    def to_dict(self, intern: dict[str, str]) -> dict[str, FactRecord]:
+    def to_dict(self, intern: dict[str, str] | None = None) -> dict[str, FactRecord]:
         """Every fact as a record, in order (what a change edits); ``intern``: entity keys and chunk ids to share."""
+        intern = intern or {}
         out = {}
-        for rec in self._records():
+        for rec in self.values():
             rec.subject, rec.object = intern.get(rec.subject, rec.subject), intern.get(rec.object, rec.object)
             rec.chunks = {intern.get(c, c) for c in rec.chunks}
             out[rec.id] = rec
@@ -133,26 +116,17 @@ class FactColumns(Mapping):
         """The columns as a table (what a save writes when no fact changed)."""
         return pa.table(dict(self._cols))
 
-    def _records(self) -> Iterator[FactRecord]:
-        cols = [self._cols[k].to_pylist() for k in COLUMNS]
-        for fid, s, p, o, t, k, chunks in zip(*cols):
-            yield FactRecord(fid, s, p, o, t, k, set(chunks))
-
     def _find(self, fid: Any) -> int:
-        if not isinstance(fid, str):
-            return -1
-        if self._by_id is not None:
-            return self._by_id.get(fid, -1)
-        if len(fid) != 18 or not fid.startswith("f-"):
+        if self._values is None:
+            return super()._find(fid)
+        if not isinstance(fid, str) or len(fid) != 18 or not fid.startswith("f-") or fid != fid.lower():
             return -1
         try:
             value = np.uint64(int(fid[2:], 16))
         except ValueError:
             return -1
         at = int(np.searchsorted(self._values, value))
-        if at < len(self._values) and self._values[at] == value and fid == fid.lower():
-            return int(self._rows[at])
-        return -1
+        return int(self._rows[at]) if at < len(self._values) and self._values[at] == value else -1
 
 
 class FactIds(Sequence):

@@ -341,14 +341,14 @@ class IndexPersistence:
             probe = state.embed_model.get_query_embedding("dimension check")
         if len(probe) != dim:
             raise ValueError(f"embed model gives {len(probe)}-dim vectors but the index at {persist_dir} holds {dim}-dim ones")
+        pa.default_memory_pool().release_unused()  # the segments' buffers read and dropped go back to the OS
         return index
 
 
 @contextmanager
 def _collector_paused():
     """No cyclic garbage collection while a load makes millions of records that are all kept (the collector would
-    walk them again and again: 4.5 of 28 s loading 100,000 synthetic passages here); restored after, and the memory
-    Arrow's pool kept from reading the segments given back."""
+    walk them again and again: 4.5 of 28 s loading 100,000 synthetic passages here); restored after."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -356,7 +356,6 @@ def _collector_paused():
     finally:
         if was_enabled:
             gc.enable()
-        pa.default_memory_pool().release_unused()  # Arrow's buffers of the segments read and dropped, back to the OS
 
 
 def _link_or_copy(src: str, dst: str) -> None:

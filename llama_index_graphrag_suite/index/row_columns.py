@@ -1,5 +1,5 @@
-"""What a loaded version's read-only tables share (``chunk_columns.py``, ``entity_columns.py``): a ``Mapping`` from a
-list of keys to records made from columns when read, the last :data:`CACHED` of them kept."""
+"""What a loaded version's read-only tables share (``chunk_columns.py``, ``entity_columns.py``, ``fact_columns.py``):
+a ``Mapping`` from keys to records made from columns when read, the last :data:`CACHED` of them kept."""
 
 from __future__ import annotations
 
@@ -13,14 +13,22 @@ CACHED = 4096  # records kept after a read (a query reads tens to hundreds)
 
 class RowColumns(Mapping):
     """Rows keyed by ``keys`` (a list kept as it is: other parts of the index name the same strings); a subclass
-    makes a row's record (:meth:`_make`) and a copy of one (:meth:`_copy`)."""
+    makes a row's record (:meth:`_make`) and a copy of one (:meth:`_copy`). A subclass without a key list (None)
+    gives its own ``__len__``, ``__iter__`` and :meth:`_find`."""
 
-    def __init__(self, keys: list[str], table: str) -> None:
+    def __init__(self, keys: list[str] | None, table: str) -> None:
         self._keys = keys
-        self._row = {k: r for r, k in enumerate(keys)}
-        if len(self._row) != len(keys):
+        self._row = None if keys is None else {k: r for r, k in enumerate(keys)}
+        if keys is not None and len(self._row) != len(keys):
             raise ValueError(f"the {table} table lists a key twice")
         self._cache: dict[int, Any] = {}
+
+    def _find(self, key: Any) -> int:
+        """The row of ``key``, or -1."""
+        try:
+            return self._row.get(key, -1)
+        except TypeError:  # an unhashable "key"
+            return -1
 
     def _make(self, row: int) -> Any:
         raise NotImplementedError
@@ -35,10 +43,13 @@ class RowColumns(Mapping):
         return iter(self._keys)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._row
+        return self._find(key) >= 0
 
     def __getitem__(self, key: str) -> Any:
-        return self.record(self._row[key])
+        row = self._find(key)
+        if row < 0:
+            raise KeyError(key)
+        return self.record(row)
 
     def record(self, row: int) -> Any:
         """The row's record (a copy: changing it changes nothing here)."""
@@ -51,14 +62,14 @@ class RowColumns(Mapping):
         return self._copy(rec)
 
     def values(self) -> Iterator[Any]:  # type: ignore[override]
-        return (self._make(r) for r in range(len(self._keys)))
+        return (self._make(r) for r in range(len(self)))
 
     def items(self) -> Iterator[tuple[str, Any]]:  # type: ignore[override]
-        return ((k, self._make(r)) for r, k in enumerate(self._keys))
+        return zip(self, self.values())
 
     def to_dict(self) -> dict[str, Any]:
         """Every row as a record, in order (what a change edits)."""
-        return {k: self._make(r) for r, k in enumerate(self._keys)}
+        return dict(self.items())
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({len(self._keys)} rows)"
+        return f"{type(self).__name__}({len(self)} rows)"

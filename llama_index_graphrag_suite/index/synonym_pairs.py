@@ -7,7 +7,7 @@ names are held once each.
 
 :class:`SynonymPairs` is a ``MutableMapping`` with the dict semantics the index relies on: iteration in insertion
 order, a changed score keeps its row, a removed and added-again pair goes to the end. Removal only clears a row's
-live flag; :meth:`compacted` drops dead rows. Lookups go through a sorted array of pair codes (rows added since it
+live flag; a save writes the live rows only, so the next load holds no dead ones. Lookups go through a sorted array of pair codes (rows added since it
 was sorted sit in a small dict), so a lookup never builds a Python object per pair.
 """
 
@@ -146,14 +146,6 @@ class SynonymPairs(MutableMapping):
         hit = self._alive[:n] & (np.isin(self._a[:n], codes) | np.isin(self._b[:n], codes))
         names, a, b, s = self._names, self._a, self._b, self._score
         return [((names[a[r]], names[b[r]]), float(s[r])) for r in np.flatnonzero(hit).tolist()]
-
-    def compacted(self) -> "SynonymPairs":
-        """The same pairs in the same order without the rows removed ones left, nor names no pair uses."""
-        names, a, b, score = self.columns()
-        used = np.unique(np.concatenate([a, b]))
-        remap = np.full(len(names), -1, np.int64)
-        remap[used] = np.arange(len(used))
-        return SynonymPairs.from_columns([names[c] for c in used.tolist()], remap[a], remap[b], score)
 
     # --- undo of a failed change (journal.py) --------------------------------------------------------------------
 

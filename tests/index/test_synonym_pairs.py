@@ -36,9 +36,6 @@ def test_same_as_a_dict_under_random_changes(seed):
     assert list(pairs) == list(model)  # insertion order, re-added pairs at the end
     assert list(pairs.items()) == [(k, pytest.approx(v)) for k, v in model.items()]
     assert len(pairs) == len(model) and pairs == {k: pytest.approx(v) for k, v in model.items()}
-    compact = pairs.compacted()
-    assert list(compact.items()) == list(pairs.items())
-    assert len(compact._a) == len(model)
 
 
 def test_checkpoint_restore_undoes_adds_and_removals():
