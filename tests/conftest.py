@@ -89,14 +89,15 @@ UNRELATED_TEXTS = {
 }
 
 
-def index_of_texts(texts: dict[str, str], config=None, dim: int = 64):
+def index_of_texts(texts: dict[str, str], config=None, dim: int = 64, spread: int | None = None):
     """A default (NER) index of ``{doc id: text}``, each document titled by its capitalised id, hash embedding."""
     from llama_index.core import Document
 
     from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 
     docs = [Document(text=t, doc_id=k, metadata={"title": k.title()}) for k, t in texts.items()]
-    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=dim), config=config or IndexConfig())
+    embed = HashEmbedding(dim=dim) if spread is None else HashEmbedding(dim=dim, spread=spread)
+    return GraphRAGIndex.from_documents(docs, embed_model=embed, config=config or IndexConfig())
 
 
 def saved_tables(version: Path, snapshot=None) -> dict:

@@ -36,7 +36,8 @@ def index():
     from llama_index_graphrag_suite.embeddings import HashEmbedding
 
     docs = [make_document(i, text, title) for i, title, text in CORPUS]
-    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128), config=CONFIG)
+    # the gate's thresholds below were set with one hashed dimension per word
+    return GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=128, spread=1), config=CONFIG)
 
 
 def chunks_of(nodes):
@@ -231,7 +232,7 @@ def test_summaries_are_saved_beside_the_index_and_reused(tmp_path, index):
 
     first = A2RAGRetriever(index).gate_score("Who painted The Grey Harbour?")
     index.persist(tmp_path / "idx")
-    loaded = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=128))
+    loaded = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=128, spread=1))
     original = a2rag_module.build_summaries
     a2rag_module.build_summaries = lambda *a, **k: pytest.fail("summaries rebuilt instead of loaded")
     try:

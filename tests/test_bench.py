@@ -45,7 +45,7 @@ def test_bench_report_schema_and_oracle(tmp_path):
     assert set(report) == {"dataset", "passages", "questions", "questions_without_gold", "embed_model", "machine",
                            "index", "methods"}
     assert report["dataset"] == "tiny_bench" and report["passages"] == 8 and report["questions"] == 4
-    assert report["embed_model"] == "hash:256"
+    assert report["embed_model"] == "hash:256:8"
     assert {"seconds", "peak_rss_mb", "entities", "relations", "llm_calls"} <= set(report["index"])
     assert report["index"]["peak_rss_mb"] > 0 and report["index"]["reused"] is False
     assert list(report["methods"]) == ["dense", "bm25", "hybrid", "oracle"]

@@ -100,7 +100,7 @@ def index():
     return index_of_texts({
         **GALLERY_TEXTS,
         **UNRELATED_TEXTS,
-    })
+    }, spread=1)  # the orders these tests contrast were written with one hashed dimension per word
 
 
 def test_query_link_counts_only_specific_entities(index):

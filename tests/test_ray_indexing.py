@@ -166,7 +166,7 @@ class _Unsendable(BaseEmbedding):
 def test_unserialisable_embed_model_is_refused_clearly():
     with pytest.raises(TypeError, match="cannot be sent to Ray workers"):
         embedder_spec(_Unsendable(client=_Client()), ray)
-    assert embedder_spec(HashEmbedding(dim=32), ray) == {"kind": "hash", "dim": 32}
+    assert embedder_spec(HashEmbedding(dim=32), ray) == {"kind": "hash", "dim": 32, "spread": 8}
 
 
 def test_missing_ray_names_the_extra(monkeypatch):

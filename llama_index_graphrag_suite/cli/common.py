@@ -69,10 +69,16 @@ HASH_DIM_RANGE = (8, 16_384)  # hash:DIM: every chunk, entity and fact vector ho
 def check_hash_dim(spec: Any, where: str = "--embed") -> None:
     """CLIError for ``hash:DIM`` outside :data:`HASH_DIM_RANGE` (too few to tell words apart; so many that the
     vectors, or the one vector a query needs, do not fit in memory)."""
-    if not isinstance(spec, str) or not spec.startswith("hash:") or not spec[5:].isdigit():
+    from ..embeddings import EmbedModelError, parse_hash_spec
+
+    try:
+        hashed = parse_hash_spec(spec)
+    except EmbedModelError:
+        return  # malformed: check_embed_spec says so (and a load reports a damaged manifest)
+    if hashed is None:
         return
     low, high = HASH_DIM_RANGE
-    if not low <= int(spec[5:]) <= high:
+    if not low <= hashed[0] <= high:
         raise CLIError(f"{where} {spec}: hash:DIM takes a dimension between {low} and {high:,} (e.g. hash:256)")
 
 

@@ -269,7 +269,7 @@ def embedder_spec(model: BaseEmbedding, ray) -> dict | BaseEmbedding:
     from ..embeddings import DEFAULT_EMBED, HashEmbedding, bundled_minilm_path
 
     if isinstance(model, HashEmbedding):
-        return {"kind": "hash", "dim": model.dim}
+        return {"kind": "hash", "dim": model.dim, "spread": model.spread}
     if getattr(model, "model_name", None) == DEFAULT_EMBED and bundled_minilm_path():
         backend = "onnx" if type(model).__name__ == "OnnxSentenceEmbedding" else "torch"
         return {"kind": "bundled", "backend": backend, "batch_size": model.embed_batch_size}
@@ -361,7 +361,7 @@ def _build_embedder(spec: dict) -> BaseEmbedding:
     from ..embeddings import DEFAULT_EMBED, HashEmbedding, bundled_minilm_path
 
     if spec["kind"] == "hash":
-        return HashEmbedding(dim=spec["dim"])
+        return HashEmbedding(dim=spec["dim"], spread=spec["spread"])
     path = bundled_minilm_path()
     if path is None:
         raise RuntimeError("the Ray worker has no bundled all-MiniLM-L6-v2: install the package's 'offline' extra there")

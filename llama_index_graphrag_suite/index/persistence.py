@@ -25,7 +25,7 @@ from typing_extensions import Self  # the GraphRAGIndex these mixins are part of
 
 from .._version import __version__
 from ..config import IndexConfig
-from ..embeddings import embed_model_name
+from ..embeddings import embed_model_name, manifest_embed_spec
 from ..fileio import sha256_file
 from ..graph.snapshot import GraphSnapshot
 from . import pending, stores
@@ -297,7 +297,7 @@ class IndexPersistence:
         store, fill_store = _store_for_load(folder, manifest, store_arg, persist_dir)
         try:
             config = IndexConfig.from_manifest(manifest["config"])
-            embed = embed_model if embed_model is not None else manifest["embed_model"]
+            embed = embed_model if embed_model is not None else manifest_embed_spec(manifest["embed_model"])
             index = cls(embed_model=embed, config=config, llm=llm, property_graph_store=store, show_progress=show_progress)
             state = index.state  # filled here from the version folder
             dim = int(manifest["embed_dim"])
@@ -335,7 +335,7 @@ class IndexPersistence:
         if missing:
             log.warning("index at %s: %s missing, rebuilt from the tables (method artefacts when first used, "
                         "the simple store too); the next save writes them again", persist_dir, ", ".join(sorted(missing)))
-        if embed_model_name(state.embed_model) == manifest["embed_model"]:  # rows must hold their ids' vectors
+        if embed_model_name(state.embed_model) == manifest_embed_spec(manifest["embed_model"]):  # rows must hold their ids' vectors
             probe = check_vector_rows(index, str(persist_dir))
         else:  # another model of the same dimension may be used (at the user's risk): only the dimension is checked
             probe = state.embed_model.get_query_embedding("dimension check")

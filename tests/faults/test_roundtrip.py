@@ -40,8 +40,16 @@ QUESTIONS = ["Where did Mira Dunn drink?", "Which song did Mira Dunn sing at daw
 
 
 def _results(index: GraphRAGIndex) -> dict:
-    return {(m, q): [(n.node.node_id, round(n.score or 0.0, 6)) for n in get_retriever(index, m, top_k=3).retrieve(q)]
+    return {(m, q): [(n.node.node_id, n.score or 0.0) for n in get_retriever(index, m, top_k=3).retrieve(q)]
             for m in sorted(available_methods()) for q in QUESTIONS}
+
+
+def _same(got: dict, expected: dict) -> bool:
+    """Same ids in the same order and the same scores up to float32 rounding (a loaded index multiplies its
+    memory-mapped vectors in another order than the built one, which can move the last bit)."""
+    return got.keys() == expected.keys() and all(
+        [i for i, _ in got[k]] == [i for i, _ in expected[k]]
+        and all(abs(a - b) <= 1e-5 for (_, a), (_, b) in zip(got[k], expected[k])) for k in got)
 
 
 def _tables(folder: Path, index: GraphRAGIndex) -> dict:
@@ -89,11 +97,11 @@ def test_insert_then_delete_restores_results_and_tables(case, documents, tmp_pat
     changed = _results(index)
     saved_between = index.persist(tmp_path / "idx")  # the records survive a save and a load
     index = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=128))
-    assert _results(index) == changed and _tables(saved_between, index)["provenance"]  # fills the loaded store
+    assert _same(_results(index), changed) and _tables(saved_between, index)["provenance"]  # fills the loaded store
     assert index.property_graph_store.materialised  # so the deletes below keep it in step
     for doc in new_docs:
         index.delete(doc.id_)
 
-    assert _results(index) == before_results
+    assert _same(_results(index), before_results)
     assert _tables(index.persist(tmp_path / "idx"), index) == before_tables
     assert index.state.provenance == []
