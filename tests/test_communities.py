@@ -150,3 +150,17 @@ def test_member_centroid_cosine_hand_computed():
     assert member_centroid_cosine(x, np.array([0, 0, 1])) == pytest.approx(1 / math.sqrt(2))
     assert member_centroid_cosine(x, np.array([0, 0, 1]), min_size=1) == pytest.approx((2 / math.sqrt(2) + 1) / 3)
     assert math.isnan(member_centroid_cosine(x, np.array([0, 1, 2])))
+
+
+def test_knn_augmentation_from_the_approximate_search_keeps_nearly_every_exact_edge():
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(60, 32))
+    x = (centres[rng.integers(0, 60, 3000)] + 0.3 * rng.normal(size=(3000, 32))).astype(np.float32)
+    src, dst = rng.integers(0, 3000, 6000), rng.integers(0, 3000, 6000)
+    exact = knn_augment(x, src, dst, approx_rows=0)
+    approx = knn_augment(x, src, dst, approx_rows=1000)  # 3,000 nodes: the inverted-file search
+    assert approx.threshold == exact.threshold and approx.k == exact.k and exact.num_knn_edges > 1000
+    pairs = lambda g: set(zip(g.src[g.is_knn].tolist(), g.dst[g.is_knn].tolist()))  # noqa: E731
+    found = len(pairs(exact) & pairs(approx)) / len(pairs(exact))
+    assert found >= 0.95 and len(pairs(approx) - pairs(exact)) <= 0.05 * len(pairs(exact))
+    assert np.array_equal(approx.src[~approx.is_knn], exact.src[~exact.is_knn])  # the real links are untouched
