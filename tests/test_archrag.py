@@ -124,6 +124,8 @@ def test_save_and_load_round_trip(index, hierarchy, tmp_path):
     same = [n.node.node_id for n in ArchRAGRetriever(index, hierarchy=loaded).retrieve(QUESTION)]
     assert same == [n.node.node_id for n in ArchRAGRetriever(index, hierarchy=hierarchy).retrieve(QUESTION)]
     assert not list((tmp_path / "arch").rglob("*.pkl"))
+    assert not list((tmp_path / "arch").rglob("entity_vectors.npy"))  # the vectors are stored once, in the C-HNSW
+    assert isinstance(loaded.entity_vectors, np.memmap) and all(isinstance(v, np.memmap) for v in loaded.community_vectors)
 
     class Other:
         entities = {"someone": None}
@@ -352,3 +354,19 @@ def test_filter_graph_reads_the_retrievers_prompts(index, hierarchy):
     assert out["answer"] == "Marlow"
     assert len(llm.prompts) == len(retriever.retrieve_items(QUESTION)) + 1
     assert all(p.startswith(("RATE", "FINAL")) for p in llm.prompts)
+
+
+def test_a_hierarchy_saved_with_its_own_vector_files_still_loads(index, hierarchy, tmp_path):
+    """Saved before the layers' vectors were kept only in the C-HNSW: ``entity_vectors.npy`` and
+    ``community_vectors_L.npy`` beside it are read."""
+    from llama_index_graphrag_suite.index.storage import open_version
+
+    hierarchy.save(tmp_path / "arch")
+    target, _ = open_version(tmp_path / "arch")
+    np.save(target / "entity_vectors.npy", np.asarray(hierarchy.entity_vectors))
+    for layer, vectors in enumerate(hierarchy.community_vectors, start=1):
+        np.save(target / f"community_vectors_{layer}.npy", np.asarray(vectors))
+    loaded = ArchRAGHierarchy.load(tmp_path / "arch", index)
+    assert np.array_equal(loaded.entity_vectors, hierarchy.entity_vectors)
+    same = [n.node.node_id for n in ArchRAGRetriever(index, hierarchy=loaded).retrieve(QUESTION)]
+    assert same == [n.node.node_id for n in ArchRAGRetriever(index, hierarchy=hierarchy).retrieve(QUESTION)]

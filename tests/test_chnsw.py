@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import heapq
 import math
 import threading
@@ -285,8 +287,10 @@ def test_concurrent_searches_match_sequential(index, queries):
 
 def test_save_load_round_trip(index, queries, tmp_path):
     index.save(tmp_path / "chnsw")
-    assert sorted(p.name for p in (tmp_path / "chnsw").iterdir()) == sorted([ARRAYS_FILE, META_FILE])
+    arrays = [f"{kind}_{l}.npy" for kind in ("vectors", "links", "down") for l in range(index.num_layers)]
+    assert sorted(p.name for p in (tmp_path / "chnsw").iterdir()) == sorted(arrays + [META_FILE])
     loaded = CHNSW.load(tmp_path / "chnsw")
+    assert all(isinstance(loaded.layer_vectors(l), np.memmap) for l in range(loaded.num_layers))  # not read into RAM
     assert loaded.layer_sizes == index.layer_sizes and loaded.dim == index.dim and loaded.M == index.M
     for q in queries[:30]:
         for (ids_a, sims_a), (ids_b, sims_b) in zip(index.search_all_layers(q, 5), loaded.search_all_layers(q, 5)):
@@ -302,8 +306,8 @@ def test_load_errors(index, tmp_path):
         CHNSW.load(tmp_path / "nothing")
     folder = tmp_path / "idx"
     index.save(folder)
-    arrays = (folder / ARRAYS_FILE).read_bytes()
-    (folder / ARRAYS_FILE).write_bytes(arrays[:-100] + b"x" * 100)
+    arrays = (folder / "links_0.npy").read_bytes()
+    (folder / "links_0.npy").write_bytes(arrays[:-100] + b"x" * 100)
     with pytest.raises(CorruptCHNSWError, match="checksum"):
         CHNSW.load(folder)
     index.save(folder)
@@ -311,8 +315,31 @@ def test_load_errors(index, tmp_path):
     with pytest.raises(CorruptCHNSWError, match="JSON"):
         CHNSW.load(folder)
     index.save(folder)
-    (folder / ARRAYS_FILE).unlink()
-    with pytest.raises(CHNSWNotFoundError, match=ARRAYS_FILE):
+    (folder / "vectors_1.npy").unlink()
+    with pytest.raises(CHNSWNotFoundError, match="vectors_1.npy"):
+        CHNSW.load(folder)
+
+
+def test_a_format_1_index_in_one_npz_still_loads(index, queries, tmp_path):
+    """Saved before each array had its own file: one ``.npz`` and its checksum in the JSON."""
+    from llama_index_graphrag_suite.fileio import sha256_file
+
+    folder = tmp_path / "old"
+    index.save(folder)
+    meta = json.loads((folder / META_FILE).read_text())
+    arrays = {p.stem: np.load(p) for p in folder.glob("*.npy")}
+    for p in folder.glob("*.npy"):
+        p.unlink()
+    np.savez(folder / ARRAYS_FILE, **arrays)
+    meta = {k: v for k, v in meta.items() if k != "sha256"}
+    meta.update(format_version=1, arrays_sha256=sha256_file(folder / ARRAYS_FILE))
+    (folder / META_FILE).write_text(json.dumps(meta))
+    loaded = CHNSW.load(folder)
+    for q in queries[:10]:
+        for (ids_a, _), (ids_b, _) in zip(index.search_all_layers(q, 5), loaded.search_all_layers(q, 5)):
+            np.testing.assert_array_equal(ids_a, ids_b)
+    (folder / ARRAYS_FILE).write_bytes(b"x")
+    with pytest.raises(CorruptCHNSWError, match="checksum"):
         CHNSW.load(folder)
 
 

@@ -120,6 +120,11 @@ class CHNSW(CHNSWBuild):
         """Most intra-layer links a node holds (2M)."""
         return self._links[0].shape[1]
 
+    def layer_vectors(self, layer: int) -> np.ndarray:
+        """The unit vectors of one layer (read-only; memory-mapped in a loaded index)."""
+        self._check_layer(layer)
+        return self._vectors[layer]
+
     def neighbours(self, layer: int, row: int) -> np.ndarray:
         """Intra-layer links of one node (rows on the same layer)."""
         self._check_layer(layer)
@@ -165,10 +170,10 @@ class CHNSW(CHNSWBuild):
 
     # ------------------------------------------------------------------ persistence
     def save(self, folder: str | os.PathLike) -> None:
-        """Write ``chnsw_arrays.npz`` and ``chnsw.json`` into ``folder`` (created if needed).
+        """Write one ``.npy`` per array and ``chnsw.json`` into ``folder`` (created if needed).
 
         Each file goes to a temporary name first and is renamed into place; the JSON, written last,
-        records the arrays' SHA-256, so a half-finished pair is detected on load.
+        records the arrays' SHA-256, so a half-finished set is detected on load.
         """
         arrays = {}
         for l in range(self.num_layers):
@@ -184,7 +189,8 @@ class CHNSW(CHNSWBuild):
 
     @classmethod
     def load(cls, folder: str | os.PathLike) -> "CHNSW":
-        """Read an index written by :meth:`save`; clear errors when missing, corrupt or inconsistent."""
+        """Read an index written by :meth:`save` (vectors memory-mapped; a format-1 ``.npz`` is read too); clear
+        errors when missing, corrupt or inconsistent."""
         parts = read_chnsw(folder, NEIGHBOUR_RULES)
         meta = parts["meta"]
         index = cls(parts["vectors"], parts["links"], parts["down"], parts["entry"], parts["M"],

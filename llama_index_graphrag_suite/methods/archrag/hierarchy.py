@@ -27,7 +27,8 @@ hierarchy fields of :class:`ArchRAGConfig`:
 Index-time cost (``cost``): communities per layer, summary LLM calls/tokens/failures, seconds per step.
 Built once per saved index version: the first process that needs it adds it to the version it was built for
 (``index/artefacts.py``), and later processes load it. Saved to a folder atomically (``index/storage.py`` versioned
-folders: JSON + ``.npy`` + ``CHNSW.save``, no pickle) and loaded back against the same index.
+folders: JSON + ``.npy`` + ``CHNSW.save``, no pickle; the layers' vectors are stored once, in the C-HNSW, and
+memory-mapped on load) and loaded back against the same index.
 """
 
 from __future__ import annotations
@@ -192,7 +193,10 @@ class ArchRAGHierarchy:
             "summary_extractive_fallbacks": int(state["fallbacks"]),
             "seconds": {k: round(v, 3) for k, v in timings.items()},
         }
-        return cls(entity_ids, attr, [layer.membership for layer in layers], [layer.vectors for layer in layers],
+        # The C-HNSW's own unit rows serve as the layers' vectors, so a built and a loaded hierarchy score alike
+        # and a saved one holds each vector once.
+        vectors = [chnsw.layer_vectors(layer) for layer in range(chnsw.num_layers)]
+        return cls(entity_ids, vectors[0], [layer.membership for layer in layers], vectors[1:],
                    state["titles"], state["summaries"], "llm" if llm is not None else "extractive", chnsw, config, cost)
 
     # ------------------------------------------------------------------ persistence
@@ -206,11 +210,9 @@ class ArchRAGHierarchy:
                 "summary_kind": self.summary_kind, "config": self.config.model_dump(mode="json"), "cost": self.cost,
                 "layers": len(self.memberships),
             })
-            np.save(target / "entity_vectors.npy", self.entity_vectors)
-            for layer, (membership, vectors) in enumerate(zip(self.memberships, self.community_vectors), start=1):
+            for layer, membership in enumerate(self.memberships, start=1):
                 np.save(target / f"membership_{layer}.npy", membership)
-                np.save(target / f"community_vectors_{layer}.npy", vectors)
-            self.chnsw.save(target / "chnsw")
+            self.chnsw.save(target / "chnsw")  # the layers' vectors are the C-HNSW's
 
         return save_version(folder, write, {"artefact": "archrag-hierarchy"})
 
@@ -223,16 +225,19 @@ class ArchRAGHierarchy:
         meta = read_json(target / "archrag.json")
         layers = int(meta["layers"])
         memberships = [np.load(target / f"membership_{l}.npy", allow_pickle=False) for l in range(1, layers + 1)]
-        # memory-mapped read-only: a serving process pages them in as the file cache, not as its own memory
-        vectors = [np.load(target / f"community_vectors_{l}.npy", mmap_mode="r", allow_pickle=False)
-                   for l in range(1, layers + 1)]
-        entity_vectors = np.load(target / "entity_vectors.npy", mmap_mode="r", allow_pickle=False)
         if index is not None and list(index.entities) != meta["entity_ids"]:
             raise ValueError(f"the ArchRAG hierarchy in {folder} was built for a different index (entities differ); rebuild it")
+        chnsw = CHNSW.load(target / "chnsw")  # its vectors memory-mapped read-only: file cache, not process memory
+        if (target / "entity_vectors.npy").is_file():  # saved before the layers' vectors were the C-HNSW's only
+            vectors = [np.load(target / name, mmap_mode="r", allow_pickle=False) for name in
+                       ["entity_vectors.npy"] + [f"community_vectors_{l}.npy" for l in range(1, layers + 1)]]
+        else:
+            vectors = [chnsw.layer_vectors(l) for l in range(chnsw.num_layers)]
+        entity_vectors, vectors = vectors[0], vectors[1:]
         sizes = [len(meta["entity_ids"])] + [v.shape[0] for v in vectors]
-        if any(m.shape[0] != sizes[i] for i, m in enumerate(memberships)) or entity_vectors.shape[0] != sizes[0]:
+        if (len(vectors) != layers or any(m.shape[0] != sizes[i] for i, m in enumerate(memberships))
+                or entity_vectors.shape[0] != sizes[0]):
             raise ValueError(f"the ArchRAG hierarchy in {folder} is inconsistent (layer sizes do not match)")
-        chnsw = CHNSW.load(target / "chnsw")
         if chnsw.layer_sizes != sizes:
             raise ValueError(f"the C-HNSW in {folder} has layers {chnsw.layer_sizes}, expected {sizes}")
         return cls(meta["entity_ids"], entity_vectors, memberships, vectors, meta["titles"], meta["summaries"],
