@@ -174,13 +174,13 @@ def test_link_update_cases_keep_the_closest_inserted_node():
     order_rng = np.random.default_rng(0)
     order_rng.integers(1), order_rng.permutation(1)
     assert int(order_rng.permutation(40)[0]) != nearest
-    index = CHNSW.build([bottom, top], seed=0, refine_links=False)
+    index = CHNSW.build([bottom, top], seed=0, refine_links=False, builder="insertion")
     assert index.inter_layer_links(1).tolist() == [nearest]
 
 
 def test_paper_link_updates_alone_give_every_node_a_link(layers):
     """Without the refinement pass: the two cases plus the final check that every node has a link."""
-    index = CHNSW.build(layers[1:], seed=0, refine_links=False)  # two layers: 200 and 20 nodes
+    index = CHNSW.build(layers[1:], seed=0, refine_links=False, builder="insertion")  # two layers: 200 and 20 nodes
     links = index.inter_layer_links(1)
     assert links.min() >= 0
     true = np.argmax(layers[2] @ layers[1].T, axis=1)
@@ -245,7 +245,7 @@ def test_unnormalised_input_is_normalised():
 def test_literal_nearest_rule_links_the_nearest_found(layers, queries):
     """``neighbour_rule="nearest"`` (Eq. 1 read literally): the node inserted last links to its exact M
     nearest (the search from any entry reaches the whole 200-node layer with ef_construction=256)."""
-    index = CHNSW.build(layers[1:], M=6, ef_construction=256, neighbour_rule="nearest", seed=1)
+    index = CHNSW.build(layers[1:], M=6, ef_construction=256, neighbour_rule="nearest", seed=1, builder="insertion")
     index.exact_layer_size = 0
     order_rng = np.random.default_rng(1)
     order_rng.integers(SIZES[2]), order_rng.permutation(SIZES[2])
@@ -257,14 +257,37 @@ def test_literal_nearest_rule_links_the_nearest_found(layers, queries):
     assert np.mean(scores) >= 0.95
 
 
-def test_deterministic_with_seed(layers):
+@pytest.mark.parametrize("builder", ["faiss", "insertion"])
+def test_deterministic_with_seed(layers, builder):
     small = [layers[1], layers[2]]
-    a, b = CHNSW.build(small, seed=7), CHNSW.build(small, seed=7)
-    c = CHNSW.build(small, seed=8)
+    a, b = CHNSW.build(small, seed=7, builder=builder), CHNSW.build(small, seed=7, builder=builder)
+    c = CHNSW.build(small, seed=8, builder=builder)
     for layer in range(2):
         np.testing.assert_array_equal(a._links[layer], b._links[layer])
     np.testing.assert_array_equal(a.inter_layer_links(1), b.inter_layer_links(1))
-    assert any(not np.array_equal(a._links[l], c._links[l]) for l in range(2))
+    if builder == "insertion":  # the seed also orders the insertions
+        assert any(not np.array_equal(a._links[l], c._links[l]) for l in range(2))
+    else:  # faiss builds each layer alone, whatever the seed; the seed draws the top-layer entry node
+        assert all(np.array_equal(a._links[l], c._links[l]) for l in range(2))
+
+
+@pytest.mark.parametrize("k", [1, 10])
+def test_both_builders_reach_the_same_recall(layers, queries, k):
+    """The faiss layers and Algorithm 3's insertion make graphs the same search finds as much in."""
+    built = {b: CHNSW.build(layers, seed=0, builder=b) for b in ("faiss", "insertion")}
+    for index in built.values():
+        index.exact_layer_size = 0
+    for layer in range(len(layers)):
+        got = {b: np.mean([recall(index.search_layer(q, layer, k)[0], exact_top(layers[layer], q, k))
+                           for q in queries]) for b, index in built.items()}
+        assert got["faiss"] >= 0.95 and got["faiss"] >= got["insertion"] - 0.02
+
+
+def test_unknown_builder_and_literal_rule_with_faiss_are_refused(layers):
+    with pytest.raises(ValueError, match="builder must be one of"):
+        CHNSW.build(layers, builder="hnswlib")
+    with pytest.raises(ValueError, match="needs builder='insertion'"):
+        CHNSW.build(layers, neighbour_rule="nearest")
 
 
 def test_concurrent_searches_match_sequential(index, queries):

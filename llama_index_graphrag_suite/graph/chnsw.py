@@ -25,7 +25,9 @@ product over a couple of thousand vectors costs less than the fixed overhead of 
 (about 0.05 ms for 1000 nodes against 0.5-1 ms, measured on 384-d entity vectors). Set
 ``index.exact_layer_size = 0`` to walk the graph on every layer.
 
-**Construction (Algorithm 3), top-down.** Layers are filled from the top; within a layer nodes are
+**Construction.** By default each layer's links come from a faiss HNSW over that layer and every inter-layer
+link is the nearest node one layer down (``builder="faiss"``, see ``chnsw_build.py``); ``builder="insertion"``
+is Algorithm 3 itself, described here. **Algorithm 3, top-down.** Layers are filled from the top; within a layer nodes are
 inserted in a seeded random order (so rows sorted by cluster do not bias the graph), each through the
 query procedure above with ``ef = ef_construction``:
 
@@ -53,7 +55,7 @@ the new node whose greedy descent happened to end at it. The ``n_{l+1}`` extra s
 
 Vectors are L2-normalised on the way in and similarity is the inner product (cosine). Pure numpy; the
 search state (visited marks with a generation counter) is per thread, so concurrent queries are safe.
-Persisted as one ``.npz`` plus one ``.json`` (no pickle), each written to a temporary file and renamed.
+Persisted as one ``.npy`` per array plus one ``.json`` (no pickle), each written to a temporary file and renamed.
 
 Code: the query procedures in ``chnsw_search.py``, the construction in ``chnsw_build.py``, the files in
 ``chnsw_io.py``; every public name is importable from this module.
@@ -66,7 +68,7 @@ import threading
 
 import numpy as np
 
-from .chnsw_build import NEIGHBOUR_RULES, CHNSWBuild
+from .chnsw_build import BUILDERS, NEIGHBOUR_RULES, CHNSWBuild, faiss_layers
 from .chnsw_io import (ARRAYS_FILE, FORMAT_VERSION, META_FILE, CHNSWNotFoundError, CorruptCHNSWError, read_chnsw,
                        save_chnsw)
 from .chnsw_search import EXACT_LAYER_SIZE, EXPAND_BATCH
@@ -140,16 +142,23 @@ class CHNSW(CHNSWBuild):
     # ------------------------------------------------------------------ build
     @classmethod
     def build(cls, layers: list[np.ndarray], M: int = 16, ef_construction: int = 64, seed: int = 0,
-              neighbour_rule: str = "heuristic", refine_links: bool = True) -> "CHNSW":
-        """Build the index top-down by inserting every node through the query procedure (Algorithm 3).
+              neighbour_rule: str = "heuristic", refine_links: bool = True, builder: str = "faiss") -> "CHNSW":
+        """Build the index over ``layers``: by one faiss HNSW per layer (``builder="faiss"``) or by inserting every
+        node top-down through the query procedure (``"insertion"``, Algorithm 3; see ``chnsw_build.py``).
 
         ``layers[l]`` is an ``(n_l, dim)`` array for layer ``l`` (0 = entities). ``M`` = links a new node
         makes (16, HNSW's usual value; a node holds at most ``2M``); ``ef_construction`` = candidate list
         size while inserting (64: recall ≥ 0.95 per layer in the tests at modest build cost); ``seed`` fixes
-        the top-layer entry node and the insertion order, so builds repeat exactly.
+        the top-layer entry node and (insertion) the insertion order, so builds repeat exactly.
+        ``neighbour_rule`` and ``refine_links`` are the insertion builder's.
         """
         if neighbour_rule not in NEIGHBOUR_RULES:
             raise ValueError(f"neighbour_rule must be one of {NEIGHBOUR_RULES}, got {neighbour_rule!r}")
+        if builder not in BUILDERS:
+            raise ValueError(f"builder must be one of {BUILDERS}, got {builder!r}")
+        if builder == "faiss" and neighbour_rule != "heuristic":
+            raise ValueError("the faiss builder selects links by HNSW's heuristic; neighbour_rule='nearest' needs "
+                             "builder='insertion'")
         if not isinstance(M, (int, np.integer)) or not 1 <= M <= 1024:
             raise ValueError(f"M must be an integer in [1, 1024], got {M!r}")
         if not isinstance(ef_construction, (int, np.integer)) or ef_construction < 1:
@@ -157,16 +166,19 @@ class CHNSW(CHNSWBuild):
         vectors = cls._check_layers(layers)
         rng = np.random.default_rng(seed)
         top = len(vectors) - 1
+        entry = int(rng.integers(vectors[top].shape[0]))
+        if builder == "faiss":
+            links, down = faiss_layers(vectors, int(M), int(ef_construction))
+            return cls(vectors=vectors, links=links, down=down, entry=entry, M=M, ef_construction=ef_construction,
+                       seed=seed, neighbour_rule=neighbour_rule)
         index = cls(
             vectors=vectors,
             links=[np.full((v.shape[0], 2 * M), -1, np.intp) for v in vectors],
             down=[np.full(v.shape[0], -1, np.int32) for v in vectors],
-            entry=int(rng.integers(vectors[top].shape[0])),
-            M=M, ef_construction=ef_construction, seed=seed, neighbour_rule=neighbour_rule,
+            entry=entry, M=M, ef_construction=ef_construction, seed=seed, neighbour_rule=neighbour_rule,
         )
         index._build(rng, refine_links)
         return index
-
 
     # ------------------------------------------------------------------ persistence
     def save(self, folder: str | os.PathLike) -> None:

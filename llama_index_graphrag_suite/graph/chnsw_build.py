@@ -2,7 +2,16 @@
 
 The build half of :class:`graph.chnsw.CHNSW` (see that module's docstring for the rules: HNSW's
 neighbour-selection heuristic, the ``2M`` capacity rule, Appendix A.2's two inter-layer update cases and
-the final link refinement). Each node is inserted through the query procedure of ``chnsw_search.py``.
+the final link refinement). Two builders make the same structure:
+
+* ``"faiss"`` (default): each layer's links are the bottom level of a faiss ``IndexHNSWFlat`` built over that
+  layer alone (inner product on unit rows; the same neighbour-selection heuristic, ``2M`` links per node), and
+  each node's inter-layer link is its nearest node one layer down, searched in that layer's index. This is the
+  "one HNSW per layer plus nearest-lower-layer cross links" emulation of the authors' C++ ``IndexHCHNSW``; faiss
+  runs single-threaded here so that builds repeat exactly. About 6x faster than the Python insertion at
+  50,000 / 12,000 / 3,000 nodes with the same search recall per layer (``studies/perf/chnsw_builders.py``).
+* ``"insertion"``: Algorithm 3 itself in numpy, each node inserted top-down through the query procedure of
+  ``chnsw_search.py``.
 """
 
 from __future__ import annotations
@@ -12,8 +21,37 @@ import numpy as np
 from .chnsw_search import CHNSWSearch, unit_rows
 
 NEIGHBOUR_RULES = ("heuristic", "nearest")
+BUILDERS = ("faiss", "insertion")
 
-__all__ = ["CHNSWBuild", "NEIGHBOUR_RULES"]
+__all__ = ["BUILDERS", "CHNSWBuild", "NEIGHBOUR_RULES", "faiss_layers"]
+
+
+def faiss_layers(layers: list[np.ndarray], M: int, ef_construction: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(links, down) per layer from one faiss HNSW per layer: a node's links are its bottom-level neighbours
+    there (``2M`` slots, -1 padded), its inter-layer link the nearest node one layer down (layer 0: all -1)."""
+    import faiss
+
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)  # HNSW insertion in several threads depends on their timing
+    try:
+        indexes, links = [], []
+        for x in layers:
+            index = faiss.IndexHNSWFlat(x.shape[1], M, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = ef_construction
+            index.add(x)
+            hnsw = index.hnsw
+            offsets = faiss.vector_to_array(hnsw.offsets).astype(np.int64)
+            neighbours = faiss.vector_to_array(hnsw.neighbors)
+            slots = offsets[:-1, None] + hnsw.cum_nb_neighbors(0) + np.arange(hnsw.nb_neighbors(0))[None, :]
+            links.append(neighbours[slots].astype(np.intp))
+            indexes.append(index)
+        down = [np.full(layers[0].shape[0], -1, np.int32)]
+        for below, x in zip(indexes, layers[1:]):
+            below.hnsw.efSearch = 2 * ef_construction  # one nearest neighbour, searched a little wider
+            down.append(below.search(x, 1)[1][:, 0].astype(np.int32))
+        return links, down
+    finally:
+        faiss.omp_set_num_threads(threads)
 
 
 class CHNSWBuild(CHNSWSearch):

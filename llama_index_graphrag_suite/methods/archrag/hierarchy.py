@@ -176,7 +176,7 @@ class ArchRAGHierarchy:
         timings["summaries_and_embedding"] = summarise_seconds[0]
         t0 = time.perf_counter()
         chnsw = CHNSW.build([attr] + [layer.vectors for layer in layers], M=config.M,
-                            ef_construction=config.ef_construction, seed=config.seed)
+                            ef_construction=config.ef_construction, seed=config.seed, builder=config.chnsw_builder)
         timings["chnsw"] = time.perf_counter() - t0
         timings["total"] = time.perf_counter() - started
         spent = usage.snapshot()
