@@ -24,6 +24,8 @@ from collections import Counter
 from typing import Iterable
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .chunk_columns import ChunkColumns
 from .entity_columns import EntityColumns
@@ -35,8 +37,34 @@ __all__ = ["check_snapshot", "check_tables", "check_vector_rows"]
 
 
 def _duplicate(ids: Iterable[str]) -> str | None:
+    ids = list(ids)
+    if len(set(ids)) == len(ids):  # the usual case, without counting every id
+        return None
     counts = Counter(ids)
     return next((i for i, n in counts.items() if n > 1), None)
+
+
+def _first_missing(values: pa.Array, known: pa.Array) -> int | None:
+    """Position of the first of ``values`` that is not among ``known`` (a hash join in Arrow, not a Python loop)."""
+    inside = pc.fill_null(pc.is_in(values, value_set=known), False)
+    if pc.all(inside).as_py() in (True, None):  # None: no values
+        return None
+    return int(pc.index(inside, False).as_py())
+
+
+def _check_fact_columns(facts: FactColumns, entities, chunks, fail) -> None:
+    """Every fact's ends among the entities and its chunks among the chunks, column by column."""
+    known_entities, known_chunks = pa.array(list(entities), pa.string()), pa.array(list(chunks), pa.string())
+    ids = facts.arrow_column("id")
+    for end in ("subject", "object"):
+        row = _first_missing(facts.arrow_column(end), known_entities)
+        if row is not None:
+            fail(f"fact {ids[row].as_py()!r} is on unknown entity {facts.arrow_column(end)[row].as_py()!r}")
+    lists = facts.arrow_column("chunks")
+    at = _first_missing(pc.list_flatten(lists), known_chunks)
+    if at is not None:
+        row = int(pc.list_parent_indices(lists)[at].as_py())
+        fail(f"fact {ids[row].as_py()!r} links missing chunk {pc.list_flatten(lists)[at].as_py()!r}")
 
 
 def check_tables(index, rows: dict[str, list[str]], where: str) -> None:
@@ -57,14 +85,14 @@ def check_tables(index, rows: dict[str, list[str]], where: str) -> None:
         for cid in ent.chunks:
             if cid not in chunks:
                 fail(f"entity {key!r} links missing chunk {cid!r}")
-    columnar = isinstance(facts, FactColumns)  # a loaded version's facts: read column by column
-    ends = zip(*(facts.column(c) for c in ("id", "subject", "object", "chunks"))) if columnar else (
-        (fid, f.subject, f.object, f.chunks) for fid, f in facts.items())
-    for fid, subject, object_, fact_chunks in ends:
-        for end in (subject, object_):
+    columnar = isinstance(facts, FactColumns)  # a loaded version's facts: checked column by column
+    if columnar:
+        _check_fact_columns(facts, entities, chunks, fail)
+    for fid, f in ({} if columnar else facts).items():
+        for end in (f.subject, f.object):
             if end not in entities:
                 fail(f"fact {fid!r} is on unknown entity {end!r}")
-        for cid in fact_chunks:
+        for cid in f.chunks:
             if cid not in chunks:
                 fail(f"fact {fid!r} links missing chunk {cid!r}")
     for name in index.synonyms.used_names():
@@ -73,12 +101,11 @@ def check_tables(index, rows: dict[str, list[str]], where: str) -> None:
     texts = facts.text_keys() if columnar else (text_key(f.text) for f in facts.values())
     expected = {"chunks": set(chunks), "entities": set(entities), "facts": set(texts)}
     for name, table in (("chunks", index.chunk_vectors), ("entities", index.entity_vectors), ("facts", index.fact_vectors)):
-        dup = _duplicate(table.ids)
-        if dup is not None:
-            fail(f"the {name} vector ids list {dup!r} twice")
-        extra = set(table.ids) - expected[name]
-        missing = expected[name] - set(table.ids)
-        if extra or missing:
+        have = set(table.ids)
+        if len(have) != len(table.ids):
+            fail(f"the {name} vector ids list {_duplicate(table.ids)!r} twice")
+        if have != expected[name]:
+            extra, missing = have - expected[name], expected[name] - have
             odd = sorted(extra)[0] if extra else sorted(missing)[0]
             fail(f"the {name} vector ids do not match the {name} table ({odd!r} "
                  f"{'has a vector but no row' if extra else 'has no vector'})")

@@ -85,6 +85,10 @@ class FactColumns(RowColumns):
         """One column in table order, as a Python list (``chunks``: lists of chunk ids)."""
         return self._cols[name].to_pylist()
 
+    def arrow_column(self, name: str) -> pa.Array:
+        """One column in table order, as the Arrow array it is held in."""
+        return self._cols[name]
+
     def ids(self) -> "FactIds":
         """The fact ids in table order, as a sequence read from the id column (no list of every id)."""
         return FactIds(self._cols["id"])

@@ -71,6 +71,10 @@ def _fact_on_unknown_entity(rows):
     rows[0]["object"] = "nobody at all"
 
 
+def _fact_in_a_missing_chunk(rows):
+    rows[-1]["chunks"] = list(rows[-1]["chunks"]) + ["ghost#0"]
+
+
 def _duplicate_row(rows):
     rows.append(dict(rows[0]))
 
@@ -95,6 +99,7 @@ CASES = [
     ("vectors:entities", _reverse, "the vector ids do not match the vectors' rows"),
     ("chunk_links", _chunk_naming_an_unknown_entity, "contains unknown entity 'nobody at all'"),
     ("facts", _fact_on_unknown_entity, "is on unknown entity 'nobody at all'"),
+    ("facts", _fact_in_a_missing_chunk, "links missing chunk 'ghost#0'"),
     ("chunks", _duplicate_row, "a table segment lists a key twice ('p-ada#0')"),
     ("vectors:entities", _duplicate_vector_id, "the entities vector ids list"),
     ("vectors:chunks", _extra_vector_id, "'ghost#0' has a vector but no row"),
