@@ -134,14 +134,25 @@ class BM25Table:
                 counts = kept
         return BM25Table(k1=self.k1, b=self.b, ids=order, vocab=self.vocab, counts=counts)
 
-    def rows_with_any(self, terms: Iterable[str]) -> np.ndarray:
-        """Sorted positions of the chunks whose text has at least one of ``terms`` (BM25 tokens): an inverted
-        index, for an insert that must find the older chunks that mention a new name."""
+    def rows_with_all(self, groups: Iterable[Iterable[str]]) -> np.ndarray:
+        """Sorted positions of the chunks whose text has every term of at least one of ``groups`` (each a name's
+        BM25 tokens): a name is written only where all its words are, so this is the smaller set of chunks an
+        insert must read to find older mentions of new names (a word like "river" is in most chunks; "lasgel",
+        "hollow" and "river" together in few)."""
         cols = self._columns()
-        ids = {t for t in (self.vocab.get(w) for w in terms) if t is not None and t < cols.shape[1]}
-        if not ids:
-            return np.zeros(0, np.int64)
-        return np.unique(np.concatenate([cols.indices[cols.indptr[t]:cols.indptr[t + 1]] for t in ids])).astype(np.int64)
+        found = []
+        for group in groups:
+            terms = [self.vocab.get(w) for w in set(group)]
+            if not terms or any(t is None or t >= cols.shape[1] for t in terms):
+                continue  # a word no chunk has: no chunk writes the name
+            postings = sorted((cols.indices[cols.indptr[t]:cols.indptr[t + 1]] for t in terms), key=len)
+            rows = postings[0]
+            for more in postings[1:]:
+                if not rows.size:
+                    break
+                rows = np.intersect1d(rows, more, assume_unique=True)
+            found.append(rows)
+        return np.unique(np.concatenate(found)).astype(np.int64) if found else np.zeros(0, np.int64)
 
     def _columns(self) -> sp.csc_matrix:
         if self._by_term is None:

@@ -339,15 +339,15 @@ class IndexBuild:
         return touched
 
     def _chunks_that_may_mention(self, keys: set[str], new_chunks: set[str]) -> list[str]:
-        """The older chunks, in table order, that write at least one word of one of ``keys``: every chunk a
-        finder can match a name in (names are matched as whole normalised words, the words BM25 counts), found
-        through BM25's term columns instead of reading every chunk. All older chunks when a key has no such word."""
+        """The older chunks, in table order, that write every word of one of ``keys``: every chunk a finder can
+        match a name in (names are matched as whole normalised words, the words BM25 counts), found through BM25's
+        term columns instead of reading every chunk. All older chunks when a key has no such word."""
         state = self.state
         bm25 = state.bm25
         words = [bm25_tokens(k) for k in keys]
         if bm25 is None or bm25.ids != state.chunk_order or not all(words):
             return [c for c in state.chunks if c not in new_chunks]
-        rows = bm25.rows_with_any({w for ws in words for w in ws})
+        rows = bm25.rows_with_all(words)
         return [c for c in (bm25.ids[r] for r in rows.tolist()) if c not in new_chunks and c in state.chunks]
 
     def _embed(self, texts: list[str], what: str) -> np.ndarray:

@@ -35,8 +35,19 @@ def test_scores_and_top5_equal_bm25s_on_the_shared_set(name):
         assert list(np.argsort(-got, kind="stable")[:5]) == list(np.argsort(-want, kind="stable")[:5]), q.question
 
 
-def test_an_insert_links_the_same_older_chunks_through_bm25_as_by_reading_every_chunk(monkeypatch):
-    """The link step asks BM25's term columns which older chunks may mention a new name (build.py); on a slice
+def test_rows_with_all_finds_the_chunks_writing_every_word_of_a_name():
+    from llama_index_graphrag_suite.index.bm25 import BM25Table, bm25_tokens
+
+    table = BM25Table(["Lasgel Hollow River runs north.", "The river is wide.", "A hollow tree.", "Lasgel and the river"],
+                      ids=["a", "b", "c", "d"])
+    assert table.rows_with_all([bm25_tokens("Lasgel Hollow River"), bm25_tokens("tree")]).tolist() == [0, 2]
+    assert table.rows_with_all([bm25_tokens("Lasgel river")]).tolist() == [0, 3]
+    assert table.rows_with_all([bm25_tokens("Lasgel Ghost")]).tolist() == []  # a word no chunk has
+
+
+@pytest.mark.parametrize("entities", ["statistical", "ner"])
+def test_an_insert_links_the_same_older_chunks_through_bm25_as_by_reading_every_chunk(monkeypatch, entities):
+    """The link step asks BM25's term columns which older chunks write every word of a new name (build.py); on a slice
     of a shared set, two inserts give the links, relations and supports of reading every older chunk."""
     if not (SETS / "hotpotqa_train100").is_dir():
         pytest.skip("no shared set hotpotqa_train100 beside the clone")
@@ -47,7 +58,7 @@ def test_an_insert_links_the_same_older_chunks_through_bm25_as_by_reading_every_
     docs = load_dataset(str(SETS / "hotpotqa_train100")).documents[:400]
 
     def tables():
-        index = GraphRAGIndex.from_documents(docs[:300], embed_model="hash", config=IndexConfig(entities="statistical"))
+        index = GraphRAGIndex.from_documents(docs[:300], embed_model="hash", config=IndexConfig(entities=entities))
         index.insert(docs[300:350])
         index.insert(docs[350:])
         assert any(rec["links"] for rec in index.state.provenance)  # the inserts did link older chunks
