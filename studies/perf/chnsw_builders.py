@@ -3,8 +3,8 @@
     python studies/perf/chnsw_builders.py --sizes 50000,12000,3000 --dim 64 --runs 3
 
 ``faiss`` (one faiss HNSW per layer, single-threaded, nearest node one layer down as the inter-layer link) and
-``insertion`` (Algorithm 3 in numpy) build the same C-HNSW over the same synthetic hierarchy (every node a noisy
-copy of a random node one layer up). Build seconds are the median of ``--runs`` builds, in one process, the two
+``insertion`` (Algorithm 3 in numpy) build the same C-HNSW over the same synthetic hierarchy (``chnsw_bench.py``'s:
+every node a noisy copy of a random node one layer up). Build seconds are the median of ``--runs`` builds, in one process, the two
 builders alternating. Recall@10 per layer: the graph walk on every layer (``exact_layer_size = 0``) against exact
 search, over 200 held-out queries; "down exact": share of inter-layer links that are the true nearest node below.
 """
@@ -12,26 +12,17 @@ search, over 200 held-out queries; "down exact": share of inter-layer links that
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from llama_index_graphrag_suite.graph.chnsw import CHNSW
 
-
-def unit(x: np.ndarray) -> np.ndarray:
-    return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(np.float32)
-
-
-def hierarchy(sizes: list[int], dim: int, seed: int = 0, spread: float = 0.6) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    layers = [unit(rng.standard_normal((sizes[-1], dim)))]
-    for n in reversed(sizes[:-1]):
-        parents = layers[0][rng.integers(len(layers[0]), size=n)]
-        layers.insert(0, unit(parents + spread * rng.standard_normal((n, dim)) / math.sqrt(dim) * 2))
-    return layers
+sys.path.insert(0, str(Path(__file__).parent))
+from chnsw_bench import synthetic  # noqa: E402  (the same clustered hierarchy as the search benchmark)
 
 
 def main() -> None:
@@ -40,10 +31,7 @@ def main() -> None:
     ap.add_argument("--dim", type=int, default=64)
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
-    layers = hierarchy([int(s) for s in args.sizes.split(",")], args.dim)
-    rng = np.random.default_rng(42)
-    queries = unit(layers[0][rng.integers(len(layers[0]), size=200)]
-                   + 0.5 * rng.standard_normal((200, args.dim)) / math.sqrt(args.dim) * 2)
+    layers, queries = synthetic([int(s) for s in args.sizes.split(",")], args.dim, 200, seed=0, spread=1.2)
     seconds: dict[str, list[float]] = {"faiss": [], "insertion": []}
     built = {}
     for _ in range(args.runs):
