@@ -135,6 +135,9 @@ def test_the_report_names_each_sets_run_and_what_the_reader_must_know_of_it(tmp_
     # the statistical graph's run, of another commit, says so, and its own note stands beside it
     assert "(def5678 above, fed9876 for the statistical graph)" in section
     assert "Of the statistical run: it shared the cores." in section
+    # the retriever a user already has is a row of the summary and of each set's table, beside our own hybrid
+    summary = text.split("## recall@5 on every set", 1)[1].split("\n## ", 1)[0]
+    assert "| `hybrid` |" in summary and "| `llamaindex_hybrid` |" in summary
 
 
 def test_the_switch_probe_finds_a_signal_that_tells_the_rankings_apart_and_nothing_in_noise():
