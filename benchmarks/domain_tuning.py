@@ -225,6 +225,9 @@ def recall5(ranked_chunks, doc_of, gold) -> float:
     return recall_at(ranked_chunks, doc_of, gold, K)
 
 
+# the shipped guard_walk_keeps_first, which no grid varies: simulated so that the tuning's figures are the retriever's
+WALK_KEEPS_FIRST = True
+NAME_RICH = 12.0  # extractors.terms.NAME_RICH: a corpus written in names (checked in tests/test_benchmark_scripts.py)
 W_STEPS = np.linspace(0.0, 1.0, 21)  # the graph weight's grid: guard.fusion.WEIGHT_STEP, so the simulation is exact
 
 
@@ -241,15 +244,17 @@ def recall_curves(data, method: str, keys) -> dict:
     doc_of = data["doc_of"]
     curves = {key: np.zeros((len(data["gold"]), len(W_STEPS))) for key in keys}
     agree = np.zeros(len(data["gold"]))
+    keeps_first = np.zeros(len(data["gold"]), bool)  # the method's top 5 holds hybrid's first chunk
     for i, gold in enumerate(data["gold"]):
         g, h = np.asarray(data["methods"][method][i], np.int64), np.asarray(data["hybrid"][i], np.int64)
         agree[i] = len(set(g[:K].tolist()) & set(h[:K].tolist())) / K
+        keeps_first[i] = bool(h.size) and int(h[0]) in set(g[:K].tolist())
         for key in keys:
             k0, gain = key
             hk = linked_hybrid(h, np.asarray(data["cover"][i]), gain)
             for j, w in enumerate(W_STEPS):
                 curves[key][i, j] = recall5(fuse_rankings(g, hk, float(w), k0, K)[0].tolist(), doc_of, gold)
-    return {"curves": curves, "agree": agree}
+    return {"curves": curves, "agree": agree, "keeps_first": keeps_first}
 
 
 def question_recalls(data, cache, s: dict) -> np.ndarray:
@@ -264,6 +269,8 @@ def question_recalls(data, cache, s: dict) -> np.ndarray:
     w = np.where(links > 0, cap * np.clip(raw, 0.0, 1.0) * trust, 0.0)  # as guard.fusion.guard_weight
     steps = len(W_STEPS) - 1
     step = np.minimum(np.rint(w * steps), np.floor(cap * steps + 1e-9)).astype(int)  # as weight_on_grid
+    if s.get("walk_keeps_first", WALK_KEEPS_FIRST) and data["name_density"] >= NAME_RICH:
+        step = np.where(cache["keeps_first"], steps, step)  # the method's own top 5 stands (weight 1)
     return cache["curves"][curve_key(s)][np.arange(len(step)), step]
 
 

@@ -37,8 +37,15 @@ OWN = {"hipporag": "hipporag:paper", "agrag": "agrag:paper", "pathrag": "pathrag
 K = 5
 
 
+def covered(index, keys: list[str], top: list[str]) -> int:
+    """How many of the question's entity ``keys`` a chunk of ``top`` (chunk ids, first K) is linked to."""
+    linked = set().union(*(index.chunks[c].entities for c in top[:K])) if top else set()
+    return sum(1 for key in keys if key in linked)
+
+
 def features(index, questions: list[str]) -> dict[str, np.ndarray]:
-    """Per question: distinct specific named entities linked, whether a relation word of theirs is in it."""
+    """Per question: distinct specific named entities linked (and their keys), whether a relation word of theirs
+    is in it."""
     from llama_index_graphrag_suite.index.bm25 import bm25_tokens
     from llama_index_graphrag_suite.methods.guard.signals import hub_chunks, query_link
 
@@ -48,24 +55,33 @@ def features(index, questions: list[str]) -> dict[str, np.ndarray]:
         words = set(bm25_tokens(fact.predicate))
         for end in (fact.subject, fact.object):
             said.setdefault(end, set()).update(words)
-    names, relation = [], []
+    names, relation, name_keys = [], [], []
     for q in questions:
         _, keys = query_link(index, q, hub, names_only=True)
         names.append(len(set(keys)))
+        name_keys.append(sorted(set(keys)))
         words = set(bm25_tokens(q))
         relation.append(any(words & said.get(key, set()) for key in set(keys)))
-    return {"names": np.asarray(names), "relation": np.asarray(relation)}
+    return {"names": np.asarray(names), "relation": np.asarray(relation), "keys": name_keys}
 
 
 def recalls(top: list[list[str]], doc_of: dict[str, str], gold: list[set[str]]) -> np.ndarray:
     return np.asarray([len(g & {doc_of[c] for c in t[:K]}) / len(g) for t, g in zip(top, gold)])
 
 
-def signal_family(feat: dict[str, np.ndarray], own_top, hybrid_top) -> dict[str, np.ndarray]:
-    """Every candidate switch (yes/no per question), by name."""
+def signal_family(feat: dict[str, np.ndarray], own_top, hybrid_top, index=None,
+                  guard_top=None) -> dict[str, np.ndarray]:
+    """Every candidate switch (yes/no per question), by name. With ``index`` and ``guard_top``: ``names_kept``, the
+    method's own top 5 is linked to at least as many of the question's named entities as the guard's (the walk
+    dropped no name the fusion keeps), alone and with ``keeps_first``."""
     agree = np.asarray([len(set(o[:K]) & set(h[:K])) for o, h in zip(own_top, hybrid_top)])
     first = np.asarray([bool(h) and h[0] in o[:K] for o, h in zip(own_top, hybrid_top)])
     out: dict[str, np.ndarray] = {}
+    if index is not None and guard_top is not None:
+        kept = np.asarray([covered(index, keys, o) >= covered(index, keys, g)
+                           for keys, o, g in zip(feat["keys"], own_top, guard_top)])
+        out["names_kept"] = kept & (feat["names"] >= 1)
+        out["names_kept&keeps_first"] = out["names_kept"] & first
     for n in (1, 2, 3):
         out[f"names>={n}"] = feat["names"] >= n
     for a in (1, 2, 3, 4):
@@ -127,7 +143,7 @@ def main() -> None:
                 continue
             r_g = recalls(methods[method]["top"], doc_of, gold)
             r_o = recalls(methods[own]["top"], doc_of, gold)
-            switches = signal_family(feat, methods[own]["top"], hybrid_top)
+            switches = signal_family(feat, methods[own]["top"], hybrid_top, index, methods[method]["top"])
             family = sorted(switches)
             best = max(family, key=lambda s: (np.where(switches[s], r_o, r_g).mean(), -len(s)))
             insample = 100 * np.where(switches[best], r_o, r_g).mean()

@@ -63,22 +63,33 @@ def test_the_tuning_simulates_the_guard_as_the_retriever_computes_it():
     """benchmarks/domain_tuning.py picks the guard's defaults from a vectorised simulation of the guard over stored
     rankings; each question's recall there must be what the retriever's own arithmetic (guard_weight, linked_hybrid,
     fuse_rankings) gives, at every setting of the grid's corners (the cap, the weight's rounding and the fusion's
-    ties included)."""
-    import itertools
-
-    import numpy as np
-
+    ties included), in a corpus written in common nouns and in one written in names (where the walk that keeps
+    hybrid's first chunk stands)."""
     sys.path.insert(0, str(BENCHMARKS))
     try:
         import domain_tuning as dt
     finally:
         sys.path.remove(str(BENCHMARKS))
+    from llama_index_graphrag_suite.extractors.terms import NAME_RICH
+    from llama_index_graphrag_suite.methods.guard import GuardConfig
+
+    assert dt.NAME_RICH == NAME_RICH and dt.WALK_KEEPS_FIRST == GuardConfig().guard_walk_keeps_first
+    for density in (9.0, 30.0):  # a corpus written in common nouns, and one written in names (the walk's switch)
+        _check_simulation(dt, density)
+
+
+def _check_simulation(dt, density: float) -> None:
+    import itertools
+
+    import numpy as np
+
+    from llama_index_graphrag_suite.extractors.terms import NAME_RICH
     from llama_index_graphrag_suite.methods.guard import GuardConfig, fuse_rankings, guard_weight, linked_hybrid
     from llama_index_graphrag_suite.methods.guard.signals import name_trust
 
     rng = np.random.default_rng(7)
     n, chunks = 40, 80
-    data = {"doc_of": [f"d{c // 2}" for c in range(chunks)], "name_density": 9.0,
+    data = {"doc_of": [f"d{c // 2}" for c in range(chunks)], "name_density": density,
             "gold": [[f"d{d}" for d in rng.choice(chunks // 2, size=2, replace=False)] for _ in range(n)],
             "hybrid": [rng.permutation(chunks)[:dt.DEPTH].tolist() for _ in range(n)],
             "methods": {"m": [rng.permutation(chunks)[:dt.DEPTH].tolist() for _ in range(n)]},
@@ -98,6 +109,8 @@ def test_the_tuning_simulates_the_guard_as_the_retriever_computes_it():
             g, h = np.asarray(data["methods"]["m"][i]), np.asarray(data["hybrid"][i])
             agree = len(set(g[:dt.K].tolist()) & set(h[:dt.K].tolist())) / dt.K
             w = guard_weight(links[i], agree, cfg, trust, dt.K)
+            if cfg.guard_walk_keeps_first and h[0] in g[:dt.K] and density >= NAME_RICH:
+                w = 1.0  # as HybridGuard.fuse
             fused = fuse_rankings(g, linked_hybrid(h, np.asarray(data["cover"][i]), s["cover_gain"]), w, s["rrf_k"],
                                   dt.K)[0]
             assert simulated[i] == dt.recall5(fused.tolist(), data["doc_of"], gold), (s, i)

@@ -18,7 +18,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..query_scores import shared_query_scores
-from .config import GuardConfig
+from .config import TUNED_TOP_K, GuardConfig
 from .fusion import fuse_rankings, guard_weight, hybrid_ranking, in_own_order, linked_hybrid
 from .signals import corpus_name_density, entity_coverage, hub_chunks, name_trust, query_link, written_in_names
 
@@ -102,8 +102,12 @@ class HybridGuard(GraphIndexRetriever):
         agree = len(set(graph_rank[:k].tolist()) & set(plain[:k].tolist())) / max(1, min(k, len(plain)))
         trust = name_trust(corpus_name_density(index), cfg.guard_name_density)
         weight = guard_weight(link, agree, cfg, trust, k)
-        keeps_first = bool(plain.size) and int(plain[0]) in set(graph_rank[:k].tolist())
-        if cfg.guard_walk_keeps_first and keeps_first and written_in_names(index):  # it kept what the fusion protects
+        # the walk kept what the fusion protects (hybrid's first chunk, among its own first TUNED_TOP_K, where the
+        # switch was measured) in a corpus written in names: its own top_k stands, whether or not the question names
+        # an entity (A2RAG's dense seeds serve questions that name none). Below TUNED_TOP_K each place counts more
+        # and the fusion decides (as small_k_share scales the weight).
+        keeps_first = bool(plain.size) and int(plain[0]) in set(graph_rank[:TUNED_TOP_K].tolist())
+        if cfg.guard_walk_keeps_first and keeps_first and k >= TUNED_TOP_K and written_in_names(index):
             weight = 1.0
         covered: list[str] = []
         if cfg.guard_cover_gain > 0:  # every entity the question names, hubs included (docs/guard.md)
