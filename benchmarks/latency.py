@@ -15,11 +15,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import statistics
 import time
+from pathlib import Path
 
 from llama_index_graphrag_suite import GraphRAGIndex
 from llama_index_graphrag_suite.registry import get_retriever
+
+
+def cpu_model() -> str:
+    """The processor's name (Linux), else what the platform says."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
 
 
 def main() -> None:
@@ -42,9 +53,13 @@ def main() -> None:
     questions = questions[: args.limit] if args.limit else questions
     for q in questions:
         index.embed_query(q)
+    questions_file = Path(args.questions)  # named by its set, not by this machine's folders
+    print(f"python benchmarks/latency.py --index-dir IDX --questions {questions_file.parent.name}/{questions_file.name} "
+          f"--methods {args.methods} --phrases {args.phrases} --blas-threads {args.blas_threads}"
+          + (f" --limit {args.limit}" if args.limit else ""))
+    print(f"machine: {cpu_model()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start")
     print(f"{len(questions)} questions, {len(index.chunks)} chunks, {index.snapshot.num_nodes} nodes, "
-          f"{index.snapshot.num_edges} edges; key phrases {args.phrases}, BLAS threads {args.blas_threads} "
-          f"({os.cpu_count()} cores)")
+          f"{index.snapshot.num_edges} edges; key phrases {args.phrases}, BLAS threads {args.blas_threads}")
     for method in args.methods.split(","):
         retriever = get_retriever(index, method)
         embed_texts = getattr(retriever, "embed_query_texts", None)

@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 OWN = {"hipporag": "hipporag:paper", "agrag": "agrag:paper", "pathrag": "pathrag:paper",
        "archrag": "archrag:paper", "a2rag": "a2rag:unguarded"}
 K = 5
+WIKIPEDIA = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100")  # where the switch may fire
 
 
 def covered(index, keys: list[str], top: list[str]) -> int:
@@ -73,7 +74,8 @@ def signal_family(feat: dict[str, np.ndarray], own_top, hybrid_top, index=None,
                   guard_top=None) -> dict[str, np.ndarray]:
     """Every candidate switch (yes/no per question), by name. With ``index`` and ``guard_top``: ``names_kept``, the
     method's own top 5 is linked to at least as many of the question's named entities as the guard's (the walk
-    dropped no name the fusion keeps), alone and with ``keeps_first``."""
+    dropped no name the fusion keeps), alone and with ``keeps_first``; ``keeps_first&no_name_lost``, the same without
+    asking for a name (a question that names none loses none)."""
     agree = np.asarray([len(set(o[:K]) & set(h[:K])) for o, h in zip(own_top, hybrid_top)])
     first = np.asarray([bool(h) and h[0] in o[:K] for o, h in zip(own_top, hybrid_top)])
     out: dict[str, np.ndarray] = {}
@@ -82,6 +84,7 @@ def signal_family(feat: dict[str, np.ndarray], own_top, hybrid_top, index=None,
                            for keys, o, g in zip(feat["keys"], own_top, guard_top)])
         out["names_kept"] = kept & (feat["names"] >= 1)
         out["names_kept&keeps_first"] = out["names_kept"] & first
+        out["keeps_first&no_name_lost"] = kept & first  # a question naming nothing loses no name
     for n in (1, 2, 3):
         out[f"names>={n}"] = feat["names"] >= n
     for a in (1, 2, 3, 4):
@@ -109,6 +112,45 @@ def cross_validate(r_guard, r_own, switches: dict[str, np.ndarray], family: list
         got[test] = np.where(switches[best][test], r_own[test], r_guard[test])
         gains.append(100 * (got[test].mean() - r_guard[test].mean()))
     return 100 * got.mean(), gains, picked
+
+
+def leave_one_set_out(dump: dict, sets: list[str]) -> list[str]:
+    """For each of ``sets`` left out: the signal best on the others (the floor first: 10x every point a method falls
+    below its own ranking - 0.5; then the mean gain over the guard), scored on the one left out. Signals that tie
+    on the others are all named: the pick among them is arbitrary."""
+    if len(sets) < 2:
+        return []
+
+    def switched(name: str, method: str, signal: str) -> tuple[np.ndarray, dict]:
+        v = dump[name][method]
+        r = {k: np.asarray(x) for k, x in v["_r"].items()}
+        return np.where(np.asarray(v[signal], bool), r["own"], r["guard"]), r
+
+    def objective(names: list[str], signal: str) -> float:
+        total, count = 0.0, 0
+        for name in names:
+            for method in dump[name]:
+                got, r = switched(name, method, signal)
+                short = max(0.0, 100 * (r["own"].mean() - got.mean()) - 0.5)
+                total += 100 * (got.mean() - r["guard"].mean()) - 10 * short
+                count += 1
+        return round(total / count, 9)
+
+    lines = ["", "## Leave one set out (the signal picked on the others, scored on the one left out)", ""]
+    family = sorted(k for k in next(iter(dump[sets[0]].values())) if not k.startswith("_"))
+    for out in sets:
+        rest = [n for n in sets if n != out]
+        scores = {s: objective(rest, s) for s in family}
+        top = max(scores.values())
+        picked = sorted(s for s, v in scores.items() if v == top)
+        for signal in picked:
+            cells = []
+            for method in dump[out]:
+                got, r = switched(out, method, signal)
+                cells.append(f"{method} {100 * got.mean():.1f} (own {100 * r['own'].mean():.1f}, "
+                             f"guard {100 * r['guard'].mean():.1f})")
+            lines.append(f"- {out} left out, `{signal}`{' (tied)' if len(picked) > 1 else ''}: " + "; ".join(cells))
+    return lines
 
 
 def main() -> None:
@@ -153,6 +195,7 @@ def main() -> None:
                   f"{' '.join(f'{g:+.1f}' for g in gains)} | {', '.join(sorted(set(picked)))} |")
             dump.setdefault(name, {})[method] = {s: v.tolist() for s, v in switches.items()}
             dump[name][method]["_r"] = {"guard": r_g.tolist(), "own": r_o.tolist(), "hybrid": r_h.tolist()}
+    print("\n".join(leave_one_set_out(dump, [n for n in dump if n in WIKIPEDIA])))
     if args.out:
         Path(args.out).write_text(json.dumps(dump) + "\n", encoding="utf-8")
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 import pytest
 
 from llama_index_graphrag_suite.methods.guard import GuardConfig, HybridGuard, method_depth
@@ -201,3 +203,42 @@ def test_a_walk_that_drops_hybrids_first_chunk_is_fused_not_trusted(monkeypatch)
     trace = guard_of(evidence)
     assert not trace["walk_keeps_first"] and trace["graph_weight"] <= 0.7
     assert first in ids(chunks)  # the fusion's promise: hybrid's surest chunk keeps a place
+
+
+def test_a_walk_that_keeps_hybrids_first_chunk_but_drops_a_name_is_fused(index, monkeypatch):
+    """The switch's second condition: the walk's own top 5 holds hybrid's first chunk but none of the chunks of the
+    other names the question gives (its hops went to passages about nothing the question names), while the fused top
+    5 keeps them: the fusion decides. The same walk with those chunks kept stands."""
+    from llama_index_graphrag_suite.methods.base import chunk_node
+    from llama_index_graphrag_suite.methods.guard import hybrid_ranking
+    from llama_index_graphrag_suite.methods.guard.signals import names_held, query_link
+
+    question = "Did Ada Lorne paint the quay where Piers Bell sold nets?"  # two names: Ada Lorne, Bell
+    first = index.chunk_order[int(hybrid_ranking(index, question, 1)[0])]
+    assert first == "bell#0"  # the chunk hybrid is surest of names Bell only
+    guarded = get_retriever(index, "hipporag", top_k=5)
+    inner_retrieve = guarded.inner.retrieve_with_evidence
+    unnamed = ["tea#0", "bread#0", "rain#0"]  # passages that name nothing the question names
+
+    def walk(keep_names: bool):
+        def ranked(query):
+            chunks, evidence = inner_retrieve(query)
+            by_id = {n.node.node_id: n for n in chunks}
+            head = [first] + (["reed#0", "ada#0", "vant#0"] if keep_names else unnamed)
+            order = head + ([c for c in by_id if c not in head] if keep_names else [])
+            return [by_id.get(c) or chunk_node(index, c, 0.0, "hipporag") for c in order], evidence
+        return ranked
+
+    monkeypatch.setattr(guarded.inner, "retrieve_with_evidence", walk(keep_names=False))
+    chunks, evidence = guarded.retrieve_with_evidence(question)
+    trace = guard_of(evidence)
+    assert trace["walk_keeps_first"] and not trace["walk_stands"] and trace["graph_weight"] <= 0.7
+    _, keys = query_link(index, question, 20)
+    position = index.chunk_position
+    fused = [position[c] for c in ids(chunks)]
+    assert names_held(index, keys, np.asarray(fused)) > names_held(index, keys, np.asarray(
+        [position[c] for c in [first] + unnamed]))
+    monkeypatch.setattr(guarded.inner, "retrieve_with_evidence", walk(keep_names=True))
+    chunks, evidence = guarded.retrieve_with_evidence(question)
+    assert guard_of(evidence)["walk_stands"] and guard_of(evidence)["graph_weight"] == 1.0
+    assert ids(chunks)[0] == first
