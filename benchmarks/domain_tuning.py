@@ -128,7 +128,8 @@ def rank(args, ds: str) -> None:
     out = folder / "rankings.json"
     have = json.loads(out.read_text()) if out.exists() else {}
     todo = [m for m in args.methods if m not in have.get("methods", {})]
-    if not todo and have and all(k in have for k in ("dense", "link_names", "name_density", "paper")) and \
+    if not todo and have and all(k in have for k in ("dense", "link_names", "name_density", "paper", "link_keys",
+                                                     "chunk_entities")) and \
             isinstance(have.get("cover"), list):
         return
     dataset = load_dataset(Path(args.datasets) / ds)
@@ -178,6 +179,14 @@ def rank(args, ds: str) -> None:
         have["methods"][m] = ranks
         print(f"[rank] {ds} {m}: {len(questions)} questions, {time.perf_counter() - start:.0f} s", flush=True)
         out.write_text(json.dumps(have))
+    if "link_keys" not in have:  # the question's specific entities, per hub share, all and named only
+        hubs = {h: signals.hub_chunks(len(index.chunk_order), float(h), 20) for h in have["link"]}
+        have["link_keys"] = {kind: {h: [sorted(set(signals.query_link(index, q.question, cap, kind == "names")[1]))
+                                        for q in questions] for h, cap in hubs.items()} for kind in ("all", "names")}
+    ranked = {c for r in have["hybrid"] for c in r} | {c for m in have["methods"].values() for r in m for c in r}
+    entities = have.setdefault("chunk_entities", {})  # what the walk's switch reads of a chunk: its entities
+    for c in ranked - {int(c) for c in entities}:
+        entities[str(c)] = sorted(index.chunks[index.chunk_order[c]].entities)
     # A method whose paper variant is more than its own ranking with the guard off (A2RAG's drops our anchors
     # too) is ranked once more as that variant, for the table's "paper" column.
     papers = have.setdefault("paper", {})
@@ -225,6 +234,9 @@ def recall5(ranked_chunks, doc_of, gold) -> float:
     return recall_at(ranked_chunks, doc_of, gold, K)
 
 
+# the shipped guard_walk_keeps_first, which no grid varies: simulated so that the tuning's figures are the retriever's
+WALK_KEEPS_FIRST = True
+NAME_RICH = 12.0  # extractors.terms.NAME_RICH: a corpus written in names (checked in tests/test_benchmark_scripts.py)
 W_STEPS = np.linspace(0.0, 1.0, 21)  # the graph weight's grid: guard.fusion.WEIGHT_STEP, so the simulation is exact
 
 
@@ -233,23 +245,55 @@ def curve_key(s: dict) -> tuple:
     return s["rrf_k"], s["cover_gain"]
 
 
+def key_variants(data) -> list[tuple[str, bool]]:
+    """The (hub share, names only) readings of the question's entities the grid asks for (``link_keys``); none in a
+    corpus written in common nouns, where the walk's switch never fires."""
+    if data["name_density"] < NAME_RICH:
+        return []
+    return [(str(h), only) for only in GRID["names_only"] for h in GRID["hub"]]
+
+
+def names_held(data, keys: list[str], linked: set[str]) -> int:
+    """As ``guard.signals.names_held``: how many of ``keys`` the entities ``linked`` to a top 5 hold."""
+    return sum(1 for key in keys if key in linked)
+
+
+def linked_to(data, positions) -> set[str]:
+    """The entities of the ranked chunks at ``positions`` (stored by ``rank``)."""
+    return set().union(*(data["chunk_entities"][str(c)] for c in positions)) if len(positions) else set()
+
+
 def recall_curves(data, method: str, keys) -> dict:
     """recall@5 of each question at every weight step, per :func:`curve_key`: ``{key: array (questions, steps)}``,
-    and the per-question top-5 agreement of the method with plain hybrid."""
+    the per-question top-5 agreement of the method with plain hybrid, and what the walk's switch reads: whether the
+    method's top 5 holds hybrid's first chunk, and how many of the question's entities (per :func:`key_variants`)
+    its top 5 and the fused top 5 at each step are linked to."""
     from llama_index_graphrag_suite.methods.guard.fusion import fuse_rankings, linked_hybrid
 
-    doc_of = data["doc_of"]
-    curves = {key: np.zeros((len(data["gold"]), len(W_STEPS))) for key in keys}
-    agree = np.zeros(len(data["gold"]))
+    doc_of, n, variants = data["doc_of"], len(data["gold"]), key_variants(data)
+    curves = {key: np.zeros((n, len(W_STEPS))) for key in keys}
+    held = {key: np.zeros((n, len(W_STEPS), len(variants)), np.int64) for key in keys}
+    own_held = np.zeros((n, len(variants)), np.int64)
+    agree = np.zeros(n)
+    keeps_first = np.zeros(n, bool)  # the method's top 5 holds hybrid's first chunk
     for i, gold in enumerate(data["gold"]):
         g, h = np.asarray(data["methods"][method][i], np.int64), np.asarray(data["hybrid"][i], np.int64)
         agree[i] = len(set(g[:K].tolist()) & set(h[:K].tolist())) / K
+        keeps_first[i] = bool(h.size) and int(h[0]) in set(g[:K].tolist())
+        names = [data["link_keys"]["names" if only else "all"][hub][i] for hub, only in variants]
+        own = linked_to(data, g[:K].tolist()) if variants else set()
+        own_held[i] = [names_held(data, v, own) for v in names]
         for key in keys:
             k0, gain = key
             hk = linked_hybrid(h, np.asarray(data["cover"][i]), gain)
             for j, w in enumerate(W_STEPS):
-                curves[key][i, j] = recall5(fuse_rankings(g, hk, float(w), k0, K)[0].tolist(), doc_of, gold)
-    return {"curves": curves, "agree": agree}
+                fused = fuse_rankings(g, hk, float(w), k0, K)[0].tolist()
+                curves[key][i, j] = recall5(fused, doc_of, gold)
+                if variants:
+                    linked = linked_to(data, fused[:K])
+                    held[key][i, j] = [names_held(data, v, linked) for v in names]
+    return {"curves": curves, "agree": agree, "keeps_first": keeps_first, "held": held, "own_held": own_held,
+            "variants": variants}
 
 
 def question_recalls(data, cache, s: dict) -> np.ndarray:
@@ -264,7 +308,12 @@ def question_recalls(data, cache, s: dict) -> np.ndarray:
     w = np.where(links > 0, cap * np.clip(raw, 0.0, 1.0) * trust, 0.0)  # as guard.fusion.guard_weight
     steps = len(W_STEPS) - 1
     step = np.minimum(np.rint(w * steps), np.floor(cap * steps + 1e-9)).astype(int)  # as weight_on_grid
-    return cache["curves"][curve_key(s)][np.arange(len(step)), step]
+    rows = np.arange(len(step))
+    if s.get("walk_keeps_first", WALK_KEEPS_FIRST) and data["name_density"] >= NAME_RICH:
+        v = cache["variants"].index((str(s["hub"]), bool(s["names_only"])))
+        kept = cache["own_held"][:, v] >= cache["held"][curve_key(s)][rows, step, v]  # the walk dropped no name
+        step = np.where(cache["keeps_first"] & kept, steps, step)  # the method's own top 5 stands (weight 1)
+    return cache["curves"][curve_key(s)][rows, step]
 
 
 def fused_recall(data, cache, s: dict) -> float:

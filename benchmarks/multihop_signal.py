@@ -35,10 +35,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 OWN = {"hipporag": "hipporag:paper", "agrag": "agrag:paper", "pathrag": "pathrag:paper",
        "archrag": "archrag:paper", "a2rag": "a2rag:unguarded"}
 K = 5
+WIKIPEDIA = ("2wiki_retrieval101", "hotpotqa_train100", "musique_train100")  # where the switch may fire
+
+
+def covered(index, keys: list[str], top: list[str]) -> int:
+    """How many of the question's entity ``keys`` a chunk of ``top`` (chunk ids, first K) is linked to."""
+    linked = set().union(*(index.chunks[c].entities for c in top[:K])) if top else set()
+    return sum(1 for key in keys if key in linked)
 
 
 def features(index, questions: list[str]) -> dict[str, np.ndarray]:
-    """Per question: distinct specific named entities linked, whether a relation word of theirs is in it."""
+    """Per question: distinct specific named entities linked (and their keys), whether a relation word of theirs
+    is in it."""
     from llama_index_graphrag_suite.index.bm25 import bm25_tokens
     from llama_index_graphrag_suite.methods.guard.signals import hub_chunks, query_link
 
@@ -48,24 +56,35 @@ def features(index, questions: list[str]) -> dict[str, np.ndarray]:
         words = set(bm25_tokens(fact.predicate))
         for end in (fact.subject, fact.object):
             said.setdefault(end, set()).update(words)
-    names, relation = [], []
+    names, relation, name_keys = [], [], []
     for q in questions:
         _, keys = query_link(index, q, hub, names_only=True)
         names.append(len(set(keys)))
+        name_keys.append(sorted(set(keys)))
         words = set(bm25_tokens(q))
         relation.append(any(words & said.get(key, set()) for key in set(keys)))
-    return {"names": np.asarray(names), "relation": np.asarray(relation)}
+    return {"names": np.asarray(names), "relation": np.asarray(relation), "keys": name_keys}
 
 
 def recalls(top: list[list[str]], doc_of: dict[str, str], gold: list[set[str]]) -> np.ndarray:
     return np.asarray([len(g & {doc_of[c] for c in t[:K]}) / len(g) for t, g in zip(top, gold)])
 
 
-def signal_family(feat: dict[str, np.ndarray], own_top, hybrid_top) -> dict[str, np.ndarray]:
-    """Every candidate switch (yes/no per question), by name."""
+def signal_family(feat: dict[str, np.ndarray], own_top, hybrid_top, index=None,
+                  guard_top=None) -> dict[str, np.ndarray]:
+    """Every candidate switch (yes/no per question), by name. With ``index`` and ``guard_top``: ``names_kept``, the
+    method's own top 5 is linked to at least as many of the question's named entities as the guard's (the walk
+    dropped no name the fusion keeps), alone and with ``keeps_first``; ``keeps_first&no_name_lost``, the same without
+    asking for a name (a question that names none loses none)."""
     agree = np.asarray([len(set(o[:K]) & set(h[:K])) for o, h in zip(own_top, hybrid_top)])
     first = np.asarray([bool(h) and h[0] in o[:K] for o, h in zip(own_top, hybrid_top)])
     out: dict[str, np.ndarray] = {}
+    if index is not None and guard_top is not None:
+        kept = np.asarray([covered(index, keys, o) >= covered(index, keys, g)
+                           for keys, o, g in zip(feat["keys"], own_top, guard_top)])
+        out["names_kept"] = kept & (feat["names"] >= 1)
+        out["names_kept&keeps_first"] = out["names_kept"] & first
+        out["keeps_first&no_name_lost"] = kept & first  # a question naming nothing loses no name
     for n in (1, 2, 3):
         out[f"names>={n}"] = feat["names"] >= n
     for a in (1, 2, 3, 4):
@@ -93,6 +112,45 @@ def cross_validate(r_guard, r_own, switches: dict[str, np.ndarray], family: list
         got[test] = np.where(switches[best][test], r_own[test], r_guard[test])
         gains.append(100 * (got[test].mean() - r_guard[test].mean()))
     return 100 * got.mean(), gains, picked
+
+
+def leave_one_set_out(dump: dict, sets: list[str]) -> list[str]:
+    """For each of ``sets`` left out: the signal best on the others (the floor first: 10x every point a method falls
+    below its own ranking - 0.5; then the mean gain over the guard), scored on the one left out. Signals that tie
+    on the others are all named: the pick among them is arbitrary."""
+    if len(sets) < 2:
+        return []
+
+    def switched(name: str, method: str, signal: str) -> tuple[np.ndarray, dict]:
+        v = dump[name][method]
+        r = {k: np.asarray(x) for k, x in v["_r"].items()}
+        return np.where(np.asarray(v[signal], bool), r["own"], r["guard"]), r
+
+    def objective(names: list[str], signal: str) -> float:
+        total, count = 0.0, 0
+        for name in names:
+            for method in dump[name]:
+                got, r = switched(name, method, signal)
+                short = max(0.0, 100 * (r["own"].mean() - got.mean()) - 0.5)
+                total += 100 * (got.mean() - r["guard"].mean()) - 10 * short
+                count += 1
+        return round(total / count, 9)
+
+    lines = ["", "## Leave one set out (the signal picked on the others, scored on the one left out)", ""]
+    family = sorted(k for k in next(iter(dump[sets[0]].values())) if not k.startswith("_"))
+    for out in sets:
+        rest = [n for n in sets if n != out]
+        scores = {s: objective(rest, s) for s in family}
+        top = max(scores.values())
+        picked = sorted(s for s, v in scores.items() if v == top)
+        for signal in picked:
+            cells = []
+            for method in dump[out]:
+                got, r = switched(out, method, signal)
+                cells.append(f"{method} {100 * got.mean():.1f} (own {100 * r['own'].mean():.1f}, "
+                             f"guard {100 * r['guard'].mean():.1f})")
+            lines.append(f"- {out} left out, `{signal}`{' (tied)' if len(picked) > 1 else ''}: " + "; ".join(cells))
+    return lines
 
 
 def main() -> None:
@@ -127,7 +185,7 @@ def main() -> None:
                 continue
             r_g = recalls(methods[method]["top"], doc_of, gold)
             r_o = recalls(methods[own]["top"], doc_of, gold)
-            switches = signal_family(feat, methods[own]["top"], hybrid_top)
+            switches = signal_family(feat, methods[own]["top"], hybrid_top, index, methods[method]["top"])
             family = sorted(switches)
             best = max(family, key=lambda s: (np.where(switches[s], r_o, r_g).mean(), -len(s)))
             insample = 100 * np.where(switches[best], r_o, r_g).mean()
@@ -137,6 +195,7 @@ def main() -> None:
                   f"{' '.join(f'{g:+.1f}' for g in gains)} | {', '.join(sorted(set(picked)))} |")
             dump.setdefault(name, {})[method] = {s: v.tolist() for s, v in switches.items()}
             dump[name][method]["_r"] = {"guard": r_g.tolist(), "own": r_o.tolist(), "hybrid": r_h.tolist()}
+    print("\n".join(leave_one_set_out(dump, [n for n in dump if n in WIKIPEDIA])))
     if args.out:
         Path(args.out).write_text(json.dumps(dump) + "\n", encoding="utf-8")
 

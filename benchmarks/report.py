@@ -86,7 +86,7 @@ def plot(report: dict, path: Path) -> None:
 
 
 # the rows of each set's table: the defaults, then the papers' own rankings; the ablations go in one table of their own
-DEFAULTS = ("dense", "bm25", "hybrid", "hipporag", "agrag", "pathrag", "archrag", "a2rag")
+DEFAULTS = ("dense", "bm25", "hybrid", "llamaindex_hybrid", "hipporag", "agrag", "pathrag", "archrag", "a2rag")
 SHORT = {"2wiki_retrieval101": "2wiki", "hotpotqa_train100": "HotpotQA", "musique_train100": "MuSiQue",
          "graphrag_bench_medical": "clinical", "covidqa_dev": "COVID", "sherlock_holmes_check": "novel",
          "four_books_check": "four books"}

@@ -60,8 +60,14 @@ rm -rf "$OUT/index-sherlock" "$OUT/index-books"
 .venv/bin/python benchmarks/guard_top_k.py --work "${TMPDIR:-/tmp}/graphrag-domain-tuning" --tag default \
   > "$OUT/guard_top_k.md"
 .venv/bin/python benchmarks/name_density_sample.py --datasets "$DATA" > "$OUT/name_density_sample.md"
+# retrieval without the embedding model, one BLAS thread as serve runs; then with PathRAG's key phrases timed, and
+# with OpenBLAS's default threads
 .venv/bin/python benchmarks/latency.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
   > "$OUT/latency_2wiki.txt"
+.venv/bin/python benchmarks/latency.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
+  --methods pathrag --phrases timed >> "$OUT/latency_2wiki.txt"
+.venv/bin/python benchmarks/latency.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
+  --blas-threads default >> "$OUT/latency_2wiki.txt"
 .venv/bin/python benchmarks/guard_latency.py --index-dir "$OUT/index-2wiki" --questions "$DATA/2wiki_retrieval101/questions.jsonl" \
   > "$OUT/guard_latency.md"
 .venv/bin/python benchmarks/archrag_signal.py --index-dir "$OUT/index-2wiki" --dataset "$DATA/2wiki_retrieval101" > "$OUT/archrag_signal.txt"

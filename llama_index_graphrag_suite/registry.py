@@ -116,6 +116,20 @@ class MethodInfo:
             return [self.config_class]
         return [self.config_class, _load(_GUARD_CONFIG)]
 
+    def settings_listing(self, variant: str | None = None) -> list[tuple[str, Any, str]]:
+        """``(setting, default, description)`` of every setting ``--set`` may change on ``name[:variant]``: the
+        method's, then the guard's at the method's guard preset (A2RAG's differ from the others'). Defaults as JSON
+        values (enums as their values)."""
+        configs = [self.config_class.resolve(variant=variant)]
+        preset = self.guard_for(variant)
+        if preset is not None:
+            configs.append(_load(_GUARD_CONFIG).resolve(variant=preset))
+        out: list[tuple[str, Any, str]] = []
+        for config in configs:
+            values = config.model_dump(mode="json")
+            out += [(f, values[f], spec.description or "") for f, spec in type(config).model_fields.items()]
+        return out
+
     def describe(self) -> str:
         """The one-line description; a plugin's comes from its class docstring (imported here, not at discovery)."""
         if not self.description and self.source not in ("built-in", "python"):

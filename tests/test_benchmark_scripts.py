@@ -63,31 +63,54 @@ def test_the_tuning_simulates_the_guard_as_the_retriever_computes_it():
     """benchmarks/domain_tuning.py picks the guard's defaults from a vectorised simulation of the guard over stored
     rankings; each question's recall there must be what the retriever's own arithmetic (guard_weight, linked_hybrid,
     fuse_rankings) gives, at every setting of the grid's corners (the cap, the weight's rounding and the fusion's
-    ties included)."""
-    import itertools
-
-    import numpy as np
-
+    ties included), in a corpus written in common nouns and in one written in names (where the walk that keeps
+    hybrid's first chunk stands)."""
     sys.path.insert(0, str(BENCHMARKS))
     try:
         import domain_tuning as dt
     finally:
         sys.path.remove(str(BENCHMARKS))
+    from llama_index_graphrag_suite.extractors.terms import NAME_RICH
+    from llama_index_graphrag_suite.methods.guard import GuardConfig
+
+    assert dt.NAME_RICH == NAME_RICH and dt.WALK_KEEPS_FIRST == GuardConfig().guard_walk_keeps_first
+    for density in (9.0, 30.0):  # a corpus written in common nouns, and one written in names (the walk's switch)
+        _check_simulation(dt, density)
+
+
+def _check_simulation(dt, density: float) -> None:
+    import itertools
+
+    import numpy as np
+
+    from llama_index_graphrag_suite.extractors.terms import NAME_RICH
     from llama_index_graphrag_suite.methods.guard import GuardConfig, fuse_rankings, guard_weight, linked_hybrid
     from llama_index_graphrag_suite.methods.guard.signals import name_trust
 
     rng = np.random.default_rng(7)
     n, chunks = 40, 80
-    data = {"doc_of": [f"d{c // 2}" for c in range(chunks)], "name_density": 9.0,
+    data = {"doc_of": [f"d{c // 2}" for c in range(chunks)], "name_density": density,
             "gold": [[f"d{d}" for d in rng.choice(chunks // 2, size=2, replace=False)] for _ in range(n)],
             "hybrid": [rng.permutation(chunks)[:dt.DEPTH].tolist() for _ in range(n)],
-            "methods": {"m": [rng.permutation(chunks)[:dt.DEPTH].tolist() for _ in range(n)]},
+            "methods": {"m": []},
             "cover": [np.round(rng.random(dt.DEPTH) * (rng.random(dt.DEPTH) < 0.3), 3).tolist() for _ in range(n)]}
+    for h in data["hybrid"]:  # half the walks keep hybrid's first chunk in their top 5 (the switch's question)
+        walk = [c for c in rng.permutation(chunks).tolist() if c != h[0]]
+        if rng.random() < 0.5:
+            walk.insert(int(rng.integers(0, dt.K)), h[0])
+        data["methods"]["m"].append(walk[:dt.DEPTH])
     for name in ("link", "link_names"):
         data[name] = {str(h): np.round(rng.random(n) * (rng.random(n) < 0.8), 4).tolist() for h in dt.GRID["hub"]}
+    # the entities of each chunk and, per reading of the question, the entities it names (a few of thirty)
+    vocabulary = [f"e{v}" for v in range(30)]
+    data["chunk_entities"] = {str(c): sorted(rng.choice(vocabulary, size=rng.integers(0, 4), replace=False).tolist())
+                              for c in range(chunks)}
+    data["link_keys"] = {kind: {str(h): [sorted(rng.choice(vocabulary, size=rng.integers(0, 4), replace=False).tolist())
+                                         for _ in range(n)] for h in dt.GRID["hub"]} for kind in ("all", "names")}
     corners = {k: (v[0], v[-1]) for k, v in dt.GRID.items()}
     settings = [dict(zip(corners, v)) for v in itertools.product(*corners.values())][::7]
     cache = dt.recall_curves(data, "m", sorted({dt.curve_key(s) for s in settings}, key=str))
+    switched = 0
     for s in settings:
         simulated = dt.question_recalls(data, cache, s)
         cfg = GuardConfig(guard_link_gain=s["link_gain"], guard_agree_gain=s["agree_gain"], guard_bias=s["bias"],
@@ -98,9 +121,19 @@ def test_the_tuning_simulates_the_guard_as_the_retriever_computes_it():
             g, h = np.asarray(data["methods"]["m"][i]), np.asarray(data["hybrid"][i])
             agree = len(set(g[:dt.K].tolist()) & set(h[:dt.K].tolist())) / dt.K
             w = guard_weight(links[i], agree, cfg, trust, dt.K)
-            fused = fuse_rankings(g, linked_hybrid(h, np.asarray(data["cover"][i]), s["cover_gain"]), w, s["rrf_k"],
-                                  dt.K)[0]
+            hk = linked_hybrid(h, np.asarray(data["cover"][i]), s["cover_gain"])
+            fused = fuse_rankings(g, hk, w, s["rrf_k"], dt.K)[0]
+            keys = data["link_keys"]["names" if s["names_only"] else "all"][str(s["hub"])][i]
+
+            def held(top):  # as guard.signals.names_held
+                linked = {e for c in top[:dt.K].tolist() for e in data["chunk_entities"][str(c)]}
+                return sum(1 for key in set(keys) if key in linked)
+
+            if cfg.guard_walk_keeps_first and h[0] in g[:dt.K] and density >= NAME_RICH and held(g) >= held(fused):
+                switched += 1
+                fused = fuse_rankings(g, hk, 1.0, s["rrf_k"], dt.K)[0]  # as HybridGuard.fuse: the walk stands
             assert simulated[i] == dt.recall5(fused.tolist(), data["doc_of"], gold), (s, i)
+    assert (switched > 0) == (density >= NAME_RICH)  # the switch was exercised where it may fire
 
 
 def test_the_report_names_each_sets_run_and_what_the_reader_must_know_of_it(tmp_path):
@@ -135,6 +168,9 @@ def test_the_report_names_each_sets_run_and_what_the_reader_must_know_of_it(tmp_
     # the statistical graph's run, of another commit, says so, and its own note stands beside it
     assert "(def5678 above, fed9876 for the statistical graph)" in section
     assert "Of the statistical run: it shared the cores." in section
+    # the retriever a user already has is a row of the summary and of each set's table, beside our own hybrid
+    summary = text.split("## recall@5 on every set", 1)[1].split("\n## ", 1)[0]
+    assert "| `hybrid` |" in summary and "| `llamaindex_hybrid` |" in summary
 
 
 def test_the_switch_probe_finds_a_signal_that_tells_the_rankings_apart_and_nothing_in_noise():
@@ -305,3 +341,27 @@ def test_sentence_probe_scores_a_chunk_by_its_best_sentence_and_reproduces_hybri
                           "three-way"]
     bench = run_method(index, load_dataset(data), resolve_method("hybrid"), show_progress=False)
     assert rows["hybrid"] == pytest.approx(100 * bench["recall@5"], abs=0.05)
+
+
+def test_the_multihop_probe_picks_a_switch_on_the_other_sets_and_names_ties():
+    """multihop_signal.leave_one_set_out: the signal that switches to a method's own ranking where it is better wins
+    over one that also switches where it is worse (and falls below the own ranking - 0.5); two signals equal on the
+    other sets are both named (the pick between them would be arbitrary)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import multihop_signal as ms
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    guard, own = [1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0, 1.0]
+
+    def method(safe, risky):
+        return {"safe": safe, "safe_too": safe, "risky": risky, "_r": {"guard": guard, "own": own, "hybrid": guard}}
+
+    # "safe" switches to the own ranking where it is better; "risky" where it is worse
+    dump = {name: {"m1": method([0, 1, 1, 0], [1, 0, 0, 0]), "m2": method([0, 1, 1, 0], [1, 1, 0, 0])}
+            for name in ("2wiki_retrieval101", "hotpotqa_train100")}
+    lines = ms.leave_one_set_out(dump, list(dump))
+    picked = [line for line in lines if line.startswith("- ")]
+    assert len(picked) == 4 and all("(tied)" in line for line in picked)
+    assert {line.split("`")[1] for line in picked} == {"safe", "safe_too"}
+    assert "m1 100.0 (own 75.0, guard 50.0)" in picked[0]

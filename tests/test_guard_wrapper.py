@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 import pytest
 
 from llama_index_graphrag_suite.methods.guard import GuardConfig, HybridGuard, method_depth
@@ -130,25 +132,30 @@ def test_one_guarded_retriever_serves_threads_each_with_its_own_trace(index, met
 
 
 @pytest.mark.parametrize("method", ["hipporag", "agrag"])
-def test_where_the_walk_keeps_hybrids_first_chunk_its_own_top_k_may_stand(index, method, monkeypatch):
-    """``guard_walk_keeps_first``: the fusion protects hybrid's first chunk; where the method's own top_k already holds
-    it (in a corpus written in names), the method's top_k is returned as it ranks it."""
+def test_where_the_walk_keeps_hybrids_first_chunk_its_own_top_k_stands(index, method, monkeypatch):
+    """``guard_walk_keeps_first`` (on by default): the fusion protects hybrid's first chunk; where the method's own
+    top_k already holds it (in a corpus written in names), the method's top_k is returned as it ranks it. The
+    question is a two-hop one (the gallery's founder, then the painter he collected): the walk's question."""
     from llama_index_graphrag_suite.methods.guard import hybrid_ranking
 
-    own = ids(get_retriever(index, f"{method}:paper", top_k=3).retrieve(LINKED))
+    own = ids(get_retriever(index, f"{method}:paper", top_k=5).retrieve(LINKED))
     first = index.chunk_order[int(hybrid_ranking(index, LINKED, 1)[0])]
     assert first in own  # the walk kept what the fusion protects
-    on = get_retriever(index, method, top_k=3, guard_walk_keeps_first=True)
+    on = get_retriever(index, method, top_k=5)
+    assert on.guard_config.guard_walk_keeps_first
     chunks, evidence = on.retrieve_with_evidence(LINKED)
     assert ids(chunks) == own and guard_of(evidence)["walk_keeps_first"] and guard_of(evidence)["graph_weight"] == 1.0
-    off = get_retriever(index, method, top_k=3)
-    assert guard_of(off.retrieve_with_evidence(LINKED)[1])["graph_weight"] <= 0.7  # the default: at most the cap
+    off = get_retriever(index, method, top_k=5, guard_walk_keeps_first=False)
+    assert guard_of(off.retrieve_with_evidence(LINKED)[1])["graph_weight"] <= 0.7  # the fusion's: at most the cap
     # in a corpus written in common nouns (as the index reads it when deciding on terms) the fusion decides
     from llama_index_graphrag_suite.methods.guard import signals
 
     assert signals.written_in_names(index)
     monkeypatch.setattr(signals, "NAME_RICH", 1000.0)
     assert guard_of(on.retrieve_with_evidence(LINKED)[1])["graph_weight"] < 1.0
+    monkeypatch.undo()
+    # below the top_k it was measured at (5), each place counts more: the fusion decides
+    assert guard_of(get_retriever(index, method, top_k=3).retrieve_with_evidence(LINKED)[1])["graph_weight"] < 1.0
 
 
 def test_scores_shared_within_a_retrieval_are_never_those_of_another_index_state():
@@ -169,3 +176,69 @@ def test_scores_shared_within_a_retrieval_are_never_those_of_another_index_state
         after = dense_scores(index, "rain water")
         assert after is not first and after.size == first.size + 1
         assert bm25_scores(index, "rain water").size == after.size
+
+
+def test_a_walk_that_drops_hybrids_first_chunk_is_fused_not_trusted(monkeypatch):
+    """The switch needs the walk's agreement: a method whose own top_k leaves out hybrid's surest chunk is fused with
+    hybrid as before (weight at most the cap, hybrid's first chunk kept), even in a corpus written in names."""
+    from conftest import GALLERY_TEXTS, index_of_texts
+
+    from llama_index_graphrag_suite.methods.guard import hybrid_ranking
+    from llama_index_graphrag_suite.methods.guard.signals import written_in_names
+
+    index = index_of_texts({**GALLERY_TEXTS, "bell": "Piers Bell sold nets on the quay of Grey Harbour."})
+    assert written_in_names(index)
+    question = "Where was Ada Lorne, the painter, born?"
+    first = index.chunk_order[int(hybrid_ranking(index, question, 1)[0])]
+
+    guarded = get_retriever(index, "agrag", top_k=5)
+    inner_retrieve = guarded.inner.retrieve_with_evidence
+
+    def walk_elsewhere(query):
+        chunks, evidence = inner_retrieve(query)
+        return [n for n in chunks if n.node.node_id != first], evidence  # a stand-in walk that went elsewhere
+
+    monkeypatch.setattr(guarded.inner, "retrieve_with_evidence", walk_elsewhere)
+    chunks, evidence = guarded.retrieve_with_evidence(question)
+    trace = guard_of(evidence)
+    assert not trace["walk_keeps_first"] and trace["graph_weight"] <= 0.7
+    assert first in ids(chunks)  # the fusion's promise: hybrid's surest chunk keeps a place
+
+
+def test_a_walk_that_keeps_hybrids_first_chunk_but_drops_a_name_is_fused(index, monkeypatch):
+    """The switch's second condition: the walk's own top 5 holds hybrid's first chunk but none of the chunks of the
+    other names the question gives (its hops went to passages about nothing the question names), while the fused top
+    5 keeps them: the fusion decides. The same walk with those chunks kept stands."""
+    from llama_index_graphrag_suite.methods.base import chunk_node
+    from llama_index_graphrag_suite.methods.guard import hybrid_ranking
+    from llama_index_graphrag_suite.methods.guard.signals import names_held, query_link
+
+    question = "Did Ada Lorne paint the quay where Piers Bell sold nets?"  # two names: Ada Lorne, Bell
+    first = index.chunk_order[int(hybrid_ranking(index, question, 1)[0])]
+    assert first == "bell#0"  # the chunk hybrid is surest of names Bell only
+    guarded = get_retriever(index, "hipporag", top_k=5)
+    inner_retrieve = guarded.inner.retrieve_with_evidence
+    unnamed = ["tea#0", "bread#0", "rain#0"]  # passages that name nothing the question names
+
+    def walk(keep_names: bool):
+        def ranked(query):
+            chunks, evidence = inner_retrieve(query)
+            by_id = {n.node.node_id: n for n in chunks}
+            head = [first] + (["reed#0", "ada#0", "vant#0"] if keep_names else unnamed)
+            order = head + ([c for c in by_id if c not in head] if keep_names else [])
+            return [by_id.get(c) or chunk_node(index, c, 0.0, "hipporag") for c in order], evidence
+        return ranked
+
+    monkeypatch.setattr(guarded.inner, "retrieve_with_evidence", walk(keep_names=False))
+    chunks, evidence = guarded.retrieve_with_evidence(question)
+    trace = guard_of(evidence)
+    assert trace["walk_keeps_first"] and not trace["walk_stands"] and trace["graph_weight"] <= 0.7
+    _, keys = query_link(index, question, 20)
+    position = index.chunk_position
+    fused = [position[c] for c in ids(chunks)]
+    assert names_held(index, keys, np.asarray(fused)) > names_held(index, keys, np.asarray(
+        [position[c] for c in [first] + unnamed]))
+    monkeypatch.setattr(guarded.inner, "retrieve_with_evidence", walk(keep_names=True))
+    chunks, evidence = guarded.retrieve_with_evidence(question)
+    assert guard_of(evidence)["walk_stands"] and guard_of(evidence)["graph_weight"] == 1.0
+    assert ids(chunks)[0] == first

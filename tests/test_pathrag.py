@@ -346,3 +346,66 @@ def test_extractor_gleaning_malformed_output_and_later_inserts():
 
     pg.insert(make_document("p-harbour-2", CORPUS[2][2], "The Grey Harbour"))
     assert store.graph.nodes["the grey harbour"].properties["description"] == "A painting of 1901. | It hangs in the Vant Gallery."
+
+
+# ------------------------------------------------------------------ the faster per-query steps rank as before
+
+
+@pytest.mark.parametrize("sentence, key", [
+    ("Ada Lorne was a painter born in Marlow.", "ada lorne"),
+    ("The painter Ada Lorne's Grey Harbour hangs in Vant.", "ada lorne"),  # a possessive
+    ("Lorne, Ada: a painter.", "ada lorne"),  # the words, not in order
+    ("ADA-LORNE painted it.", "ada lorne"),  # case and punctuation
+    ("The Grey Harbour (1911) by Ada Lorne.", "grey harbour"),
+    ("Born in Marlow, she left at twelve.", "marlow"),
+    ("Marlowe is another town.", "marlow"),  # a longer word is not the name
+    ("Ada, Lorne and Vant.", "ada lorne"),  # a comma between the words: a phrase may not cross it
+    ("Nothing here.", "ada lorne"),
+])
+def test_mentions_finds_a_name_where_find_mentions_does(sentence, key):
+    """PathRAG's node description reads a chunk one sentence at a time (``render.mentions``) and stops at the first
+    that names the entity; per sentence it must agree with the extractor's own matcher, which analyses the whole
+    chunk."""
+    from llama_index_graphrag_suite.extractors.entity_stats import find_mentions
+    from llama_index_graphrag_suite.methods.pathrag.render import mentions
+
+    assert mentions(sentence, key, 6) == bool(find_mentions(sentence, {key}, 6))
+
+
+def test_entity_nodes_are_each_keywords_best_names_as_the_vector_table_ranks_them(index):
+    """One matrix product for every keyword picks, per keyword, the rows ``VectorTable.search`` picks (ties by row)."""
+    import numpy as np
+
+    from llama_index_graphrag_suite.methods.pathrag.retriever import top_rows
+
+    sims = np.array([0.2, 0.9, 0.5, 0.9, 0.1, 0.5], np.float32)
+    assert top_rows(sims, 3).tolist() == [1, 3, 2] and top_rows(sims, 10).tolist() == [1, 3, 2, 5, 0, 4]
+    table = index.entity_vectors
+    retriever = PathRAGRetriever(index, top_k=3, num_nodes=4)
+    keywords, _ = retriever.keywords(QUESTION)
+    vectors = list(retriever._phrase_vectors([k for k in keywords if k != QUESTION])) + [index.embed_query(QUESTION)]
+    by_search = [table.search(v, 4)[0].tolist() for v in vectors]
+    by_product = [top_rows(col, 4).tolist() for col in (table.vectors() @ np.stack(vectors).T).T]
+    assert by_product == by_search
+
+
+def test_key_phrase_vectors_are_remembered_by_batch(index):
+    """The same batch of key phrases is embedded once (a query asked again, or embedded before a latency run)."""
+    calls = []
+    model = index.embed_model
+    original = model.get_text_embedding_batch
+
+    def counting(texts, **kwargs):
+        calls.append(tuple(texts))
+        return original(texts, **kwargs)
+
+    retriever = PathRAGRetriever(index, top_k=3)
+    phrases = ["Kell Academy", "Tomas Brey unseen"]
+    object.__setattr__(model, "get_text_embedding_batch", counting)
+    try:
+        first = retriever._phrase_vectors(phrases)
+        again = retriever._phrase_vectors(list(phrases))
+        retriever._phrase_vectors(phrases[:1])  # another batch: embedded on its own
+    finally:
+        object.__delattr__(model, "get_text_embedding_batch")
+    assert calls == [tuple(phrases), tuple(phrases[:1])] and (first == again).all()

@@ -6,6 +6,8 @@ numba cannot be imported (``_kernels`` returns None).
 
 import multiprocessing
 import sys
+import threading
+from types import SimpleNamespace
 
 import networkx as nx
 import numpy as np
@@ -173,10 +175,37 @@ def test_the_result_does_not_depend_on_the_thread_count(monkeypatch, fast_everyw
     adjacency = adjacency_of(random_graph(4, 300, 2000, 0, "float64"))
     reset = reset_of(4, adjacency.shape[0])
     transition = transition_matrix(adjacency)
+    monkeypatch.setattr(ppr_fast, "PARALLEL_MIN_ENTRIES", 0)  # a small graph, shared by the threads all the same
     monkeypatch.setattr(ppr_fast, "THREADS", 1)
     single = personalized_pagerank(transition, reset)
     monkeypatch.setattr(ppr_fast, "THREADS", threads)
     np.testing.assert_array_equal(personalized_pagerank(transition, reset), single)
+
+
+@needs_numba
+def test_a_small_graph_runs_on_the_calling_thread_a_large_one_on_the_pool(monkeypatch, fast_everywhere):
+    """Below PARALLEL_MIN_ENTRIES stored entries no chunk goes to the pool (its hand-off costs more than it saves)."""
+    adjacency = adjacency_of(random_graph(4, 300, 2000, 0, "float64"))
+    transition = transition_matrix(adjacency)
+    monkeypatch.setattr(ppr_fast, "THREADS", 2)
+    ran_on: set[str] = set()
+    kernels = ppr_fast._kernels()
+
+    def spy(fn):
+        def wrapped(*args):
+            ran_on.add(threading.current_thread().name)
+            return fn(*args)
+        return wrapped
+
+    spied = SimpleNamespace(step=spy(kernels.step), step_ones=spy(kernels.step_ones))
+    monkeypatch.setattr(ppr_fast, "_kernels", lambda: spied)
+    personalized_pagerank(transition, reset_of(4, adjacency.shape[0]))
+    assert ran_on == {threading.current_thread().name}
+    monkeypatch.setattr(ppr_fast, "PARALLEL_MIN_ENTRIES", 0)
+    ran_on.clear()
+    for _ in range(20):  # the pool thread claims chunks whenever it is free first: over 20 solves, it is
+        personalized_pagerank(transition, reset_of(4, adjacency.shape[0]))
+    assert any(name.startswith("ppr") for name in ran_on)
 
 
 def test_fast_form_edge_cases(fast_everywhere, caplog):

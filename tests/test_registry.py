@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from llama_index.core.prompts import BasePromptTemplate, PromptTemplate
@@ -143,7 +144,43 @@ def test_cli_query_and_bench_accept_set(tmp_path, capsys):
                  "--out", str(out), "--embed", "hash", "--quiet", "--limit", "2", "--index-dir", str(idx)]) == 0
     assert json.loads(out.read_text())["settings"] == {"hipporag": {"damping": 0.6}}
     assert main(["methods", str(idx), "--settings", "--quiet"]) == 0
-    assert "fact_top_k" in capsys.readouterr().out
+    listing = capsys.readouterr().out
+    assert "fact_top_k" in listing
+    # the guard's settings are listed with each guarded method, at that method's preset (A2RAG's link gain is 4)
+    blocks: dict[str, list[str]] = {}
+    current = None
+    for line in listing.splitlines():  # a method's line starts two spaces in, its settings' lines further
+        if line.startswith("   ") and current:
+            blocks[current].append(line.strip())
+        elif line.startswith("  ") and line[2:3].isalpha():
+            current = line.split()[0]
+            blocks[current] = []
+    assert "guard_link_gain = 3.0" in "\n".join(blocks["agrag"])
+    assert "guard_link_gain = 4.0" in "\n".join(blocks["a2rag"])
+    assert "hybrid" in blocks and "guard_" not in "\n".join(blocks["hybrid"])
+
+
+def test_settings_listing_is_what_set_may_change_with_the_defaults_that_run():
+    """A guarded method lists its own settings, then the guard's at its preset; its plain variant only its own."""
+    agrag = dict((f, d) for f, d, _ in method_info("agrag").settings_listing())
+    assert agrag["fact_top_k"] == 5 and agrag["guard_link_gain"] == 3.0 and agrag["guard_rank_to_top_k"] is False
+    a2rag = dict((f, d) for f, d, _ in method_info("a2rag").settings_listing())
+    assert a2rag["guard_link_gain"] == 4.0 and a2rag["guard_rank_to_top_k"] is True
+    plain = [f for f, _, _ in method_info("agrag").settings_listing("paper")]
+    assert plain and not any(f.startswith("guard_") for f in plain)
+    assert agrag.keys() == {f for c in method_info("agrag").settings_classes() for f in c.model_fields}
+
+
+# a figure of a benchmark in a setting's description: "recall@5", "59/60", "95.0 / 95.5"
+TUNING_FIGURE = re.compile(r"recall|\d+/\d+|\d+\.\d+ / \d+\.\d+", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("name", sorted(available_methods()))
+def test_setting_descriptions_say_what_a_setting_does_not_how_it_scored(name):
+    """How a default was chosen belongs with its source (``paper=``) and in docs/, not in what ``--settings`` prints."""
+    for cls in method_info(name).settings_classes():
+        for field, spec in cls.model_fields.items():
+            assert not TUNING_FIGURE.search(spec.description or ""), f"{name}.{field}: {spec.description}"
 
 
 def test_register_by_path_without_description_is_not_described_by_str():

@@ -48,9 +48,8 @@ def cmd_methods(args) -> int:
                 continue
             if config_class.PRESETS:
                 print(f"  {'':10s}   variants: {', '.join(config_class.PRESETS)}")
-            defaults = config_class().model_dump(mode="json")  # enums as their values, tuples as lists
-            for field, spec in config_class.model_fields.items():
-                print(f"  {'':10s}   {field} = {json.dumps(defaults[field])}: {spec.description}")
+            for field, default, description in info.settings_listing():  # the method's, then its guard's
+                print(f"  {'':10s}   {field} = {json.dumps(default)}: {description}")
     return 0
 
 

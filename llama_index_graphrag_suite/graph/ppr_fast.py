@@ -37,6 +37,11 @@ def _default_threads() -> int:
 
 #: Threads that share the numba mat-vec (the calling thread and THREADS - 1 pool threads).
 THREADS = _default_threads()
+#: Below this many stored entries a step runs on the calling thread alone. On 2wiki_retrieval101's graph (211k
+#: entries) a step takes about 0.3 ms: handing chunks to a pool thread and waiting for it costs more than the
+#: second core gives back, and far more when another job holds that core (AGRAG's PageRank, 60 real-size resets
+#: on a shared 2-core machine: p50 11.5 ms with 2 threads, 7.3 ms with 1).
+PARALLEL_MIN_ENTRIES = 1_000_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,15 +166,16 @@ class _NumbaStep:
     def __init__(self, f: SymmetricForm, kernels):
         self.f, self.k = f, kernels
         self.parts = np.zeros((_CHUNKS, 2))
+        self.threads = THREADS if f.indices.size >= PARALLEL_MIN_ENTRIES else 1
 
     def __call__(self, v, y, y_next, v_next, p, damping, omega) -> tuple[float, float]:
         f = self.f
         if f.data is None:
             _claimed(self.k.step_ones, (f.indptr, f.indices, v, y, y_next, v_next, p, f.inv_degree, damping, omega,
-                                        f.row_chunks, self.parts))
+                                        f.row_chunks, self.parts), self.threads)
         else:
             _claimed(self.k.step, (f.indptr, f.indices, f.data, v, y, y_next, v_next, p, f.inv_degree, damping, omega,
-                                   f.row_chunks, self.parts))
+                                   f.row_chunks, self.parts), self.threads)
         residual, total = self.parts.sum(axis=0)
         return float(residual), float(total)
 
@@ -182,9 +188,9 @@ class _NumbaStep:
             self.k.step(f.indptr, f.indices, f.data, x, x, x, x, x, x, 0.5, 1.0, f.row_chunks, self.parts, 0, 0)
 
 
-def _claimed(kernel, args: tuple) -> None:
-    """``kernel(*args, c, c + 1)`` for every chunk c, each claimed by whichever thread is free first."""
-    threads = max(1, min(THREADS, _CHUNKS))
+def _claimed(kernel, args: tuple, threads: int) -> None:
+    """``kernel(*args, c, c + 1)`` for every chunk c, each claimed by whichever of ``threads`` is free first."""
+    threads = max(1, min(threads, _CHUNKS))
     if threads == 1:
         kernel(*args, 0, _CHUNKS)
         return

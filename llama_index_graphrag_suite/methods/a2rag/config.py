@@ -65,10 +65,11 @@ class A2RAGConfig(MethodConfig):
 
     # -- gate (Eq. 1) -----------------------------------------------------------------------------
     tau_g: float = param(
-        0.40, "Gate threshold on max_j clip(cos(q, s_j)). Measured with MiniLM and extractive summaries "
-        "(benchmarks/a2rag_bench.py): 0.40 keeps 198/201 questions of 2wiki_retrieval101 + musique_train100 and "
-        "refuses 59/60 out-of-scope queries; 0.35 keeps all but refuses only 54/60.",
-        paper="A2RAG Eq. 1 (τ_g not given); ours: benchmarks/a2rag_bench.py", ge=0.0, le=1.0)
+        0.40, "Gate threshold on max_j clip(cos(q, s_j)): a query whose best summary similarity is below it is "
+        "not retrieved for (out of scope).",
+        paper="A2RAG Eq. 1 (τ_g not given); ours: studies/perf/a2rag_bench.py with MiniLM and extractive summaries "
+              "(0.40 keeps 198/201 questions of 2wiki_retrieval101 + musique_train100 and refuses 59/60 out-of-scope "
+              "queries; 0.35 keeps all but refuses only 54/60)", ge=0.0, le=1.0)
     summary_max_chars: int = param(300, "Extractive summary budget (title + lead sentences).",
                                    paper="ours: the lead of encyclopaedic and news text", ge=20)
 

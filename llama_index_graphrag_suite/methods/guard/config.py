@@ -46,9 +46,10 @@ class GuardConfig(MethodConfig):
         2.0, f"Below top_k {TUNED_TOP_K} the graph weight is scaled by (top_k / {TUNED_TOP_K}) ** this: with fewer "
         "places, each chunk the walk adds displaces one of hybrid's surest (0: no scaling).", _LODO, ge=0.0)
     guard_walk_keeps_first: bool = param(
-        False, "Where the method's own top_k already holds hybrid's first chunk (what the fusion protects), its own top_k "
-        "stands (weight 1), in a corpus written in names (the index's reading that decides on terms).",
-        "ours (docs/guard.md)")
+        True, "Where the method's own top 5 already holds hybrid's first chunk (what the fusion protects) and as many of "
+        "the question's entities as the fused top 5, its own top_k stands (weight 1), at top_k 5 and above, in a "
+        "corpus written in names (the index's reading that decides on terms).",
+        "ours: the guarded methods at or above their own rankings - 0.5 on the Wikipedia sets (docs/guard.md)")
     guard_own_order_from: float | None = param(
         None, "From this graph weight on, the fused top_k is listed in the method's own order (None: the fusion's); "
         "it changes which chunk comes first, never which chunks are returned.", "ours (docs/guard.md)",

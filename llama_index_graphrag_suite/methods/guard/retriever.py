@@ -18,9 +18,10 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..query_scores import shared_query_scores
-from .config import GuardConfig
+from .config import TUNED_TOP_K, GuardConfig
 from .fusion import fuse_rankings, guard_weight, hybrid_ranking, in_own_order, linked_hybrid
-from .signals import corpus_name_density, entity_coverage, hub_chunks, name_trust, query_link, written_in_names
+from .signals import (corpus_name_density, entity_coverage, hub_chunks, name_trust, names_held, query_link,
+                      written_in_names)
 
 __all__ = ["HybridGuard", "method_depth"]
 
@@ -102,21 +103,31 @@ class HybridGuard(GraphIndexRetriever):
         agree = len(set(graph_rank[:k].tolist()) & set(plain[:k].tolist())) / max(1, min(k, len(plain)))
         trust = name_trust(corpus_name_density(index), cfg.guard_name_density)
         weight = guard_weight(link, agree, cfg, trust, k)
-        keeps_first = bool(plain.size) and int(plain[0]) in set(graph_rank[:k].tolist())
-        if cfg.guard_walk_keeps_first and keeps_first and written_in_names(index):  # it kept what the fusion protects
-            weight = 1.0
         covered: list[str] = []
         if cfg.guard_cover_gain > 0:  # every entity the question names, hubs included (docs/guard.md)
             _, covered = query_link(index, question, len(position))
         hybrid_rank = linked_hybrid(plain, entity_coverage(index, covered, plain), cfg.guard_cover_gain)
         fused, fused_scores = fuse_rankings(graph_rank, hybrid_rank, weight, cfg.guard_rrf_k, k)
+        # The walk's own top_k stands (weight 1) where it agreed with the fusion on what the fusion is surest of: its
+        # own first TUNED_TOP_K hold hybrid's first chunk (what the fusion protects) and are linked to as many of the
+        # question's specific entities as the fused ones (it dropped no name to make room for its hops; a question
+        # naming none drops none: A2RAG's dense seeds serve those), in a corpus written in names. Measured at top_k
+        # TUNED_TOP_K; below it each place counts more and the fusion decides, as small_k_share scales the weight.
+        keeps_first = bool(plain.size) and int(plain[0]) in set(graph_rank[:TUNED_TOP_K].tolist())
+        walk_stands = (cfg.guard_walk_keeps_first and keeps_first and k >= TUNED_TOP_K and weight < 1.0
+                       and written_in_names(index)
+                       and names_held(index, linked, graph_rank[:TUNED_TOP_K])
+                       >= names_held(index, linked, fused[:TUNED_TOP_K]))
+        if walk_stands:
+            weight = 1.0
+            fused, fused_scores = fuse_rankings(graph_rank, hybrid_rank, weight, cfg.guard_rrf_k, k)
         own_order = cfg.guard_own_order_from is not None and weight > 0 and weight >= cfg.guard_own_order_from - 1e-9
         if own_order:  # the same chunks, listed as the method ranks them
             listed = in_own_order(fused, graph_rank)
             fused, fused_scores = fused[listed], [fused_scores[i] for i in listed.tolist()]
         trace = {"graph_weight": round(weight, 4), "query_link": round(link, 4), "linked_entities": linked[:10],
                  "agreement": round(agree, 4), "name_trust": round(trust, 4), "coverage_entities": covered[:10],
-                 "own_order": own_order, "walk_keeps_first": keeps_first}
+                 "own_order": own_order, "walk_keeps_first": keeps_first, "walk_stands": walk_stands}
         by_id = {n.node.node_id: n for n in chunks}
         order = index.chunk_order
         out = []

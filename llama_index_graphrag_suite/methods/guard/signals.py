@@ -11,7 +11,8 @@ from ...extractors.terms import NAME_RICH, TERM_TYPE, capitalised_per_100_words
 from ...index.bm25 import bm25_tokens
 from ...text import accent_aliases, fold_accents, words
 
-__all__ = ["corpus_name_density", "written_in_names", "entity_coverage", "entity_specificity", "hub_chunks", "name_trust", "query_link"]
+__all__ = ["corpus_name_density", "written_in_names", "entity_coverage", "entity_specificity", "hub_chunks", "name_trust",
+           "names_held", "query_link"]
 
 MAX_QUERY_NGRAM = 6  # longest entity name looked up in a question, in words
 NAME_DENSITY_SAMPLE = 2000  # chunks read when the build did not record the density (an index built before it did)
@@ -56,6 +57,16 @@ def query_link(index, question: str, max_chunks: int, names_only: bool = False) 
             found.append(key)
     share = sum(1 for i in content if i in covered) / len(content)
     return share, found
+
+
+def names_held(index, keys: list[str], positions: np.ndarray) -> int:
+    """How many of the entity ``keys`` (each once) a chunk at one of ``positions`` (in ``index.chunk_order``) is
+    linked to: the names of the question a ranking's top keeps."""
+    chunks, order = index.chunks, index.chunk_order
+    linked: set[str] = set()
+    for c in np.asarray(positions, np.int64).tolist():
+        linked.update(chunks[order[c]].entities)
+    return sum(1 for key in set(keys) if key in linked)
 
 
 def name_trust(density: float | None, full: float) -> float:

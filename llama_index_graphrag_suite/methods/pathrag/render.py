@@ -17,12 +17,11 @@ import random
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ...extractors.entity_stats import find_mentions
 from ...graph.flow_paths import Path
 from ...graph.snapshot import RELATION, SYNONYM
 from ...index.lazy_store import holds_outside_data
 from ...llm.usage import count_tokens
-from ...text import split_sentences
+from ...text import normalize_entity, phrase_segments, split_sentences, word_spans
 from .config import PathOrder
 
 __all__ = ["ORDERS", "PATHS_HEADER", "RenderedPath", "edge_record", "node_source", "path_record", "render_paths"]
@@ -158,10 +157,25 @@ def _entity_sentence(index, key: str) -> tuple[str, tuple[str, ...]]:
     chunks = sorted(ent.chunks, key=lambda c: (index.chunks[c].title.lower() != ent.surface.lower(), c))
     for cid in chunks[:3]:
         text = index.chunks[cid].text
-        sentences = split_sentences(text)
-        for mention in find_mentions(text, {key}, index.config.max_ngram):
-            start, end = sentences[mention.sentence]
+        for start, end in split_sentences(text):
             sentence = " ".join(text[start:end].split())
-            if len(sentence.split()) > len(key.split()):  # not a title line holding just the name
+            # not a title line holding just the name; then whether the name is written in it
+            if len(sentence.split()) > len(key.split()) and mentions(text[start:end], key, index.config.max_ngram):
                 return sentence, (cid,)
     return "", ()
+
+
+def mentions(sentence: str, key: str, max_ngram: int) -> bool:
+    """Whether ``find_mentions(sentence, {key}, max_ngram)`` finds the entity ``key`` in ``sentence``: the same
+    words and joins, read one sentence at a time so that the search stops at the first sentence that names it
+    (``find_mentions`` analyses the whole chunk first; this is most of a query's path text on a large corpus)."""
+    first = key.partition(" ")[0]
+    for segment in phrase_segments(sentence):
+        keys = [normalize_entity(segment[a:b]) for a, b in word_spans(segment)]
+        for i, word in enumerate(keys):
+            if word and word.partition(" ")[0] != first:
+                continue  # a join that starts with this word cannot spell the key
+            for n in range(min(max_ngram, len(keys) - i), 0, -1):
+                if " ".join(k for k in keys[i:i + n] if k) == key:
+                    return True
+    return False

@@ -47,6 +47,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -71,6 +73,36 @@ __all__ = ["PathRAGRetriever", "VARIANTS"]
 
 log = logging.getLogger(__name__)
 VARIANTS = tuple(PathRAGConfig.PRESETS)
+
+
+def top_rows(sims: np.ndarray, k: int) -> np.ndarray:
+    """The rows of the ``k`` largest ``sims``, best first, ties by row: what ``VectorTable.search`` returns."""
+    k = min(k, sims.size)
+    if k <= 0:
+        return np.empty(0, np.int64)
+    part = np.argpartition(-sims, k - 1)[:k] if k < sims.size else np.arange(sims.size)
+    return part[np.lexsort((part, -sims[part]))]
+
+
+class RecentVectors:
+    """The vectors of the last ``size`` keys (most recent kept), shared by the threads that query one index."""
+
+    def __init__(self, size: int = 256):
+        self.size, self._items, self._lock = size, OrderedDict(), threading.Lock()
+
+    def get(self, key, compute) -> np.ndarray:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+                return hit
+        value = compute()  # outside the lock: another thread's look-up does not wait for this embedding
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
 
 
 @dataclass
@@ -169,9 +201,21 @@ class PathRAGRetriever(GraphIndexRetriever):
         return list(dict.fromkeys(out))
 
     def _phrase_vectors(self, phrases: list[str]) -> np.ndarray:
+        """The key phrases' unit vectors, embedded in one batch; the last batches are remembered (as the index
+        remembers query vectors), by the whole batch: a phrase's vector may differ in its last bits with what it
+        is batched with."""
         if not phrases:
             return np.zeros((0, 1), np.float32)
-        return normalize_rows(np.asarray(self.index.embed_model.get_text_embedding_batch(phrases), np.float32))
+        memo = self.index.cached("pathrag.phrase_vectors", RecentVectors)
+        return memo.get(tuple(phrases), lambda: normalize_rows(
+            np.asarray(self.index.embed_model.get_text_embedding_batch(phrases), np.float32)))
+
+    def embed_query_texts(self, question: str) -> None:
+        """Embed what a retrieval for ``question`` embeds, the question and its key phrases (both are remembered):
+        a latency measurement leaves the embedding model out this way (``benchmarks/latency.py``)."""
+        keywords, _ = self.keywords(question)
+        self._phrase_vectors([kw for kw in keywords if kw != question])
+        self.index.embed_query(question)
 
     def retrieve_nodes(self, keywords: Sequence[str], question: str | None = None) -> list[tuple[int, float]]:
         """Top ``num_nodes`` entity rows: each keyword's next best entity in turn (cosine of names).
@@ -185,10 +229,15 @@ class PathRAGRetriever(GraphIndexRetriever):
         vectors = list(self._phrase_vectors(phrases))
         if question in keywords:
             vectors.append(index.embed_query(question))
+        if not vectors:
+            return []
+        # One pass over the name vectors for every keyword (a matrix product instead of one mat-vec each: the
+        # table is read once); each keyword's top n as VectorTable.search picks it (ties by row).
+        sims_all = index.entity_vectors.vectors() @ normalize_rows(np.stack(vectors)).T
         rankings = []
-        for vec in vectors:
-            rows, sims = index.entity_vectors.search(vec, n)
-            rankings.append(list(zip(graph.entity_rows[rows].tolist(), sims.tolist())))
+        for sims in sims_all.T:
+            rows = top_rows(sims, n)
+            rankings.append(list(zip(graph.entity_rows[rows].tolist(), sims[rows].tolist())))
         chosen: dict[int, float] = {}
         for rank in range(n):
             for ranking in rankings:
