@@ -59,15 +59,16 @@ def search_entities(index: Any, q: str, limit: int = 20) -> dict[str, Any]:
 
 def method_json(name: str, description: str, info: Any) -> dict[str, Any]:
     """A method for ``GET /methods``: name, description, variants, and each setting's default, description
-    and :func:`setting_schema`."""
-    config = info.config_class
-    defaults = config().model_dump(mode="json")
-    schema = config.model_json_schema()
-    props, defs = schema.get("properties", {}), schema.get("$defs", {})
-    return {"name": name, "description": description, "variants": info.variants,
-            "settings": {f: {"default": defaults[f], "description": spec.description,
+    and :func:`setting_schema`: the method's own, then the guard's for a guarded method (at its preset's defaults)."""
+    defaults = {field: default for field, default, _ in info.settings_listing()}
+    settings: dict[str, Any] = {}
+    for config in info.settings_classes():
+        schema = config.model_json_schema()
+        props, defs = schema.get("properties", {}), schema.get("$defs", {})
+        settings.update({f: {"default": defaults[f], "description": spec.description,
                              "schema": setting_schema(props.get(f, {}), defs)}
-                         for f, spec in config.model_fields.items()}}
+                         for f, spec in config.model_fields.items()})
+    return {"name": name, "description": description, "variants": info.variants, "settings": settings}
 
 
 def setting_schema(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from llama_index_graphrag_suite.llm import ScriptedLLM
-from llama_index_graphrag_suite.registry import available_methods
+from llama_index_graphrag_suite.registry import available_methods, method_info
 from llama_index_graphrag_suite.serve import create_app
 from llama_index_graphrag_suite.serve.guards import is_loopback, key_matches
 
@@ -202,6 +202,13 @@ def test_methods_list_setting_schemas(client):
     assert agrag["mcmi_ratio"]["schema"]["enum"] == ["sum", "mean"]
     assert methods["pathrag"]["settings"]["max_hops"]["schema"]["nullable"] is True
     assert methods["a2rag"]["settings"]["stages"]["schema"]["items"]["enum"] == ["local", "bridge", "global"]
+    # a guarded method lists the guard's settings too, at its preset (A2RAG's differ from the others')
+    guard = {f for f in agrag if f.startswith("guard_")}
+    assert guard and guard == {f for f in methods["a2rag"]["settings"] if f.startswith("guard_")}
+    assert not any(f.startswith("guard_") for f in methods["hybrid"]["settings"])
+    listing = {f: d for f, d, _ in method_info("a2rag").settings_listing()}
+    assert all(methods["a2rag"]["settings"][f]["default"] == listing[f] for f in guard)
+    assert agrag["guard_max_weight"]["schema"]["type"] == "number"
 
 
 def test_query_returns_citations_plain_and_streamed(index):

@@ -216,7 +216,9 @@ def test_method_settings_come_from_each_config_and_are_sent(index, browser):
             _select(browser, method, "method-a")
             names = browser.execute_script(
                 "return [...document.querySelectorAll('#settings-a [data-setting]')].map(e => e.dataset.setting)")
-            assert names == list(method_info(method).config_class.model_fields), method
+            # the method's own settings, then the guard's (every method here runs inside the guard)
+            assert names == [f for c in method_info(method).settings_classes() for f in c.model_fields], method
+            assert "guard_max_weight" in names
         _select(browser, "pathrag", "method-a")
         browser.find_element(By.CSS_SELECTOR, "#settings-a summary").click()
         num_paths = browser.find_element(By.CSS_SELECTOR, '#settings-a [data-setting="num_paths"]')
