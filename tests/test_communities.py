@@ -164,3 +164,14 @@ def test_knn_augmentation_from_the_approximate_search_keeps_nearly_every_exact_e
     found = len(pairs(exact) & pairs(approx)) / len(pairs(exact))
     assert found >= 0.95 and len(pairs(approx) - pairs(exact)) <= 0.05 * len(pairs(exact))
     assert np.array_equal(approx.src[~approx.is_knn], exact.src[~exact.is_knn])  # the real links are untouched
+
+
+def test_edge_cosines_in_blocks_are_the_cosines_of_the_ends(monkeypatch):
+    from llama_index_graphrag_suite.graph import knn_augment as module
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(50, 8)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    src, dst = rng.integers(0, 50, 1000), rng.integers(0, 50, 1000)
+    monkeypatch.setattr(module, "EDGE_BLOCK", 7)  # many blocks and a short last one
+    np.testing.assert_allclose(module.edge_cosines(x, src, dst), np.sum(x[src] * x[dst], axis=1), atol=1e-6)

@@ -32,9 +32,9 @@ def faiss_layers(layers: list[np.ndarray], M: int, ef_construction: int) -> tupl
     import faiss
 
     threads = faiss.omp_get_max_threads()
+    indexes, links = [], []
     faiss.omp_set_num_threads(1)  # HNSW insertion in several threads depends on their timing
     try:
-        indexes, links = [], []
         for x in layers:
             index = faiss.IndexHNSWFlat(x.shape[1], M, faiss.METRIC_INNER_PRODUCT)
             index.hnsw.efConstruction = ef_construction
@@ -45,13 +45,13 @@ def faiss_layers(layers: list[np.ndarray], M: int, ef_construction: int) -> tupl
             slots = offsets[:-1, None] + hnsw.cum_nb_neighbors(0) + np.arange(hnsw.nb_neighbors(0))[None, :]
             links.append(neighbours[slots].astype(np.intp))
             indexes.append(index)
-        down = [np.full(layers[0].shape[0], -1, np.int32)]
-        for below, x in zip(indexes, layers[1:]):
-            below.hnsw.efSearch = 2 * ef_construction  # one nearest neighbour, searched a little wider
-            down.append(below.search(x, 1)[1][:, 0].astype(np.int32))
-        return links, down
     finally:
         faiss.omp_set_num_threads(threads)
+    down = [np.full(layers[0].shape[0], -1, np.int32)]
+    for below, x in zip(indexes, layers[1:]):  # searches are independent per query: every thread may take part
+        below.hnsw.efSearch = 2 * ef_construction  # one nearest neighbour, searched a little wider
+        down.append(below.search(x, 1)[1][:, 0].astype(np.int32))
+    return links, down
 
 
 class CHNSWBuild(CHNSWSearch):

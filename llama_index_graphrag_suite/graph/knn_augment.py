@@ -63,9 +63,16 @@ def unique_pairs(src: np.ndarray, dst: np.ndarray, num_nodes: int) -> tuple[np.n
     return codes // num_nodes, codes % num_nodes
 
 
+EDGE_BLOCK = 65_536  # edges whose two ends are gathered at once (two blocks of rows, not two copies per edge)
+
+
 def edge_cosines(vectors: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Cosine of each edge's ends (rows of ``vectors`` are unit vectors)."""
-    return np.einsum("ij,ij->i", vectors[src], vectors[dst]).astype(np.float64)
+    """Cosine of each edge's ends (rows of ``vectors`` are unit vectors), a block of edges at a time."""
+    out = np.empty(len(src), np.float64)
+    for start in range(0, len(src), EDGE_BLOCK):
+        end = start + EDGE_BLOCK
+        out[start:end] = np.einsum("ij,ij->i", vectors[src[start:end]], vectors[dst[start:end]])
+    return out
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
