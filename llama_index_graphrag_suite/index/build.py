@@ -21,11 +21,7 @@ from llama_index.core.graph_stores.types import (
     EntityNode,
     Relation,
 )
-from llama_index.core.schema import (
-    NodeRelationship,
-    RelatedNodeInfo,
-    TextNode,
-)
+from llama_index.core.schema import TextNode
 from typing_extensions import Self  # the GraphRAGIndex these mixins are part of
 
 from ..config import IndexConfig
@@ -37,16 +33,15 @@ from ..extractors.entity_resolution import keep_alias_pairs
 from ..graph.synonyms import synonym_pairs
 from ..tracing import stage, traced
 from .bm25 import bm25_tokens
-from .chunking import TokenChunker
+from .chunking import DOC_HASH
 from .extraction import Extraction
 from .pipeline import STEPS, BuildRun
-from .records import ChunkRecord, EntityRecord, FactRecord, content_hash, entity_attributes, fact_id, text_key
+from .records import ChunkRecord, EntityRecord, FactRecord, entity_attributes, fact_id, text_key
 from .storage import MANIFEST, SEGMENTS, read_json, version_token
 from .tables import read_statistics
 from .vectors import VectorTable
 
 log = logging.getLogger(__name__)
-DOC_HASH = "doc_hash"  # chunk-node metadata key carrying the document's content_hash() to its ChunkRecord
 
 
 def saved_statistics(state) -> EntityStatistics | None:
@@ -64,51 +59,6 @@ def saved_statistics(state) -> EntityStatistics | None:
         log.warning("the saved n-gram statistics of %s could not be read (%s); computing them from the chunks", root, exc)
         return None
     return stats if stats is not None and stats.n_chunks == len(state.chunks) else None
-
-
-def check_new_documents(index, documents: Sequence[Document]) -> None:
-    """ValueError naming the first document that is already in ``index`` or given twice (insert adds, refresh replaces)."""
-    seen = {c.doc_id for c in index.state.chunks.values()}
-    for doc in documents:
-        doc_id = document_key(doc)[0]
-        if doc_id in seen:
-            raise ValueError(f"document {doc_id!r} is already in the index; use refresh() to replace it "
-                             "(or delete it first)")
-        seen.add(doc_id)
-
-
-def document_body(doc: Document) -> tuple[str, str, str]:
-    """``(doc_id, title, body)``: the text the index chunks is the title, a blank line, then the text
-    (unless the text starts with its title); "" for an empty document."""
-    doc_id, title = document_key(doc)
-    text = doc.text.strip()
-    if not text:
-        return doc_id, title, ""
-    return doc_id, title, f"{title}\n\n{text}" if title and not text.startswith(title) else text
-
-
-def chunk_documents(config: IndexConfig, documents: Sequence[Document]) -> list[TextNode]:
-    """The chunk nodes of ``documents`` (``config``'s chunk size and overlap); an empty document is skipped."""
-    # TokenTextSplitter's chunks, computed without its per-word re-tokenising (see chunking.py)
-    splitter = TokenChunker(config.chunk_size, config.chunk_overlap)
-    out: list[TextNode] = []
-    for doc in documents:
-        doc_id, title, body = document_body(doc)
-        if not body:
-            log.warning("skipping empty document %s", doc_id)
-            continue
-        doc_hash = content_hash(title, body)
-        for pos, piece in enumerate(splitter.split_text(body)):
-            node = TextNode(
-                text=piece,
-                id_=f"{doc_id}#{pos}",
-                metadata={"doc_id": doc_id, "title": title, DOC_HASH: doc_hash},
-                relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=doc_id)},
-            )
-            node.excluded_embed_metadata_keys = ["doc_id", "title", DOC_HASH]
-            node.excluded_llm_metadata_keys = ["doc_id", DOC_HASH]
-            out.append(node)
-    return out
 
 
 class IndexBuild:
@@ -234,10 +184,6 @@ class IndexBuild:
             stages[name] = round(stages.get(name, 0.0) + seconds, 3)
             if self.show_progress:
                 log.info("index: %s took %.1f s", name, seconds)
-
-    def _chunk(self, documents: Sequence[Document]) -> list[TextNode]:
-        check_new_documents(self, documents)
-        return chunk_documents(self.state.config, documents)
 
     def entity_statistics(self) -> EntityStatistics:
         """The corpus n-gram statistics behind entity scores (AGRAG Eq. 2), which query keywords are scored with too."""

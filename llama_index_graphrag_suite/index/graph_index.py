@@ -35,7 +35,7 @@ from .journal import Journal
 from .lazy_store import LazySimplePropertyGraphStore
 from .mutation import IndexMutation
 from .persistence import IndexPersistence
-from .pipeline import LOCAL, Executor
+from .executors import LOCAL, Executor
 from .reader import IndexReading, IndexView
 from .state import IndexState
 from .stores import create_store

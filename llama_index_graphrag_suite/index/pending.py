@@ -35,7 +35,7 @@ __all__ = ["DocumentOps", "apply", "document_hashes"]
 
 
 def _hash_of(doc: Optional[Document]) -> Optional[str]:
-    from .build import document_body
+    from .chunking import document_body
 
     if doc is None:
         return None

@@ -19,7 +19,7 @@ from typing import Sequence
 
 from llama_index.core import Document
 
-from .build import document_body
+from .chunking import document_body
 from .records import content_hash
 
 log = logging.getLogger(__name__)
