@@ -2,7 +2,7 @@
 
 ``GraphRAGIndex.from_documents(docs, ray_address="local" | "auto" | "ray://head:10001")`` and
 ``graphrag-suite index SRC --out DIR --ray ADDRESS`` build inside :func:`ray_build`, which makes a
-:class:`RayRunner` the index's executor: the build's named steps (``pipeline.py``) are the same, and ask the
+:class:`RayRunner` the index's executor: the build's named steps (``build.py``) are the same, and ask the
 executor for four operations (chunk, fit statistics, run the extractors, embed), which run here as follows:
 
 =====================================================  ==============================================

@@ -87,7 +87,7 @@ class Journal:
         self._state_ref = weakref.ref(state)
         self._restore_store = restore_store
         """Called after a rollback that touched the graph store, with the rows to write back (the index's
-        ``_mirror_restore``, as a ``weakref.WeakMethod``): ``(chunks, entities, facts, added)``."""
+        ``StoreMirror.restore``, as a ``weakref.WeakMethod``): ``(chunks, entities, facts, added)``."""
         self._scopes: list[_Scope] = []
         self._orders: dict[str, Any] = {}  # table -> its keys in order (or its checkpoint) when first touched
         self._was_empty: dict[str, bool] = {}  # table -> it held no row when first touched

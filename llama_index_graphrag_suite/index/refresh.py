@@ -1,6 +1,6 @@
 """Re-ingesting documents: which are new, changed or unchanged, and undoing a refresh that fails half-way.
 
-Used by :meth:`~.mutation.IndexMutation.sync` (and ``refresh`` / ``refresh_ref_docs``). A document's
+Used by :func:`~.update.sync` (and ``refresh`` / ``refresh_ref_docs``). A document's
 identity is its id (``documents.document_key``: our ``doc_id``, else a ``SimpleDirectoryReader``
 file path); whether it changed is decided by :func:`~.records.content_hash` of its title and text,
 stored on each of its chunks (``ChunkRecord.doc_hash``). Indexes saved before the hash existed have
@@ -53,10 +53,10 @@ class RefreshPlan:
     to_insert: list[Document]  # new documents and the new version of changed ones
 
 
-def plan_refresh(index, documents: Sequence[Document], prune: bool) -> RefreshPlan:
-    """Sort ``documents`` into new / changed / unchanged against the index (which must not change meanwhile)."""
+def plan_refresh(state, documents: Sequence[Document], prune: bool) -> RefreshPlan:
+    """Sort ``documents`` into new / changed / unchanged against the index ``state`` (which must not change meanwhile)."""
     stored: dict[str, str] = {}
-    for rec in index.chunks.values():
+    for rec in state.chunks.values():
         stored.setdefault(rec.doc_id, rec.doc_hash)
     result, to_delete, to_insert, seen = RefreshResult(), set(), [], set()
     for doc in documents:

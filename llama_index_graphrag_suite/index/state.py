@@ -1,7 +1,7 @@
 """Everything one :class:`~.graph_index.GraphRAGIndex` holds, declared in one place: :class:`IndexState`.
 
-The index's parts (``build.py``, ``mutation.py``, ``persistence.py``, ``journal.py``, ``artefacts.py``) read and
-write ``index.state.<field>``; nothing is set on the index object itself. Methods read the same fields through
+The index's parts (``build.py`` and ``rows.py``, ``update.py``, ``mirror.py``, ``persistence.py``, ``journal.py``,
+``artefacts.py``) read and write ``index.state.<field>``; nothing is set on the index object itself. Methods read the same fields through
 the index's read-only properties (:class:`~.reader.IndexReading`, the :class:`~.protocol.GraphIndexReader` side),
 or through a read-only :meth:`~.graph_index.GraphRAGIndex.view`.
 
@@ -60,7 +60,7 @@ class IndexState:
     embed_model: Any = field(default=None, metadata=_SESSION)
     """The LlamaIndex embedding model of every vector table (the user's; kept across a reload)."""
     property_graph_store: Any = None
-    """The LlamaIndex ``PropertyGraphStore`` the tables are mirrored into (``mutation.py``, ``lazy_store.py``)."""
+    """The LlamaIndex ``PropertyGraphStore`` the tables are mirrored into (``mirror.py``, ``lazy_store.py``)."""
 
     # --- the tables ---------------------------------------------------------------------------------------------
     chunks: dict[str, ChunkRecord] | ChunkColumns = field(default_factory=dict)

@@ -14,6 +14,7 @@ import pytest
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
+from llama_index_graphrag_suite.index import rows
 from llama_index_graphrag_suite.index.journal import Journal
 from llama_index_graphrag_suite.index.state import IndexState
 
@@ -94,7 +95,7 @@ def test_a_failed_insert_leaves_rows_order_vectors_and_records_as_they_were(buil
     def broken(*args, **kwargs):
         raise RuntimeError("synonyms crashed")
 
-    monkeypatch.setattr(type(built), "_add_synonyms", broken)  # after rows, links and vectors were added
+    monkeypatch.setattr(rows, "add_synonyms", broken)  # after rows, links and vectors were added
     with pytest.raises(RuntimeError, match="synonyms crashed"):
         built.insert([doc])
     monkeypatch.undo()
@@ -116,7 +117,7 @@ def test_a_failed_first_build_leaves_an_empty_index_that_builds_afterwards(docum
     def broken(*args, **kwargs):
         raise RuntimeError("synonyms crashed")
 
-    monkeypatch.setattr(type(index), "_add_synonyms", broken)
+    monkeypatch.setattr(rows, "add_synonyms", broken)
     with pytest.raises(RuntimeError, match="synonyms crashed"):
         index.insert(documents)
     monkeypatch.undo()
