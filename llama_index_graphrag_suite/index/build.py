@@ -85,7 +85,7 @@ def insert_documents(ctx: BuildContext, documents: Sequence[Document]) -> list[s
         new_chunks = run_steps(ctx, documents)
         record = state.journal.insert_record(scope, new_chunks)
         if record is not None:  # what the insert changed in older chunks, for a later delete
-            state.provenance.append(record)
+            state.journal.keep_record(record)
         return new_chunks
 
 

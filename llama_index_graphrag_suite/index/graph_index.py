@@ -172,10 +172,11 @@ class GraphRAGIndex(IndexReading):
         insert, never half of it. What the insert changes in older chunks is recorded, so that
         deleting the same documents afterwards restores the index (``journal.py``).
         """
-        with self.state.lock.writing():
+        journal = self.state.journal
+        with self.state.lock.writing(), journal.change():  # the rows, the insert's record and the documents: one commit
             new_chunks = build.insert_documents(self._build_context(), documents)
             for doc in documents:
-                self.state.record(document_key(doc)[0], None, doc)
+                journal.document(document_key(doc)[0], None, doc)
             return new_chunks
 
     def delete(self, doc_id: str) -> int:

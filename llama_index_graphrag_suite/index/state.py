@@ -122,7 +122,8 @@ class IndexState:
     pending: DocumentOps = field(default_factory=DocumentOps, metadata=_SESSION)
     """Document operations since ``origin`` (what a save re-applies on a newer version)."""
     journal: Journal | None = field(default=None, metadata=_SESSION)
-    """Row-level changes of the change in progress (undo, provenance); set by the index that owns the state."""
+    """The change in progress: row copies (undo), insert records (provenance), document operations (pending), committed
+    together (``journal.py``); set by the index that owns the state."""
     lock: ReadWriteLock = field(default_factory=ReadWriteLock, metadata=_SESSION)
     """Readers (queries, persist) share it, writers (insert, delete, refresh, reload) hold it alone."""
     query_cache: dict[str, np.ndarray] = field(default_factory=dict, metadata=_SESSION)

@@ -27,8 +27,9 @@ def delete_document(ctx: BuildContext, doc_id: str) -> int:
     state = ctx.state
     with state.lock.writing():
         before = document_hashes(state, [doc_id]).get(doc_id)
-        removed = delete_documents(ctx, {doc_id})
-        state.record(doc_id, before, None)
+        with state.journal.change():  # the rows and the document operation: one commit
+            removed = delete_documents(ctx, {doc_id})
+            state.journal.document(doc_id, before, None)
         return removed
 
 
@@ -39,10 +40,11 @@ def sync(ctx: BuildContext, documents: Sequence[Document], prune: bool = False) 
     with state.lock.writing():
         plan = plan_refresh(state, documents, prune)
         before = document_hashes(state, plan.to_delete)
-        replace_documents(ctx, plan.to_delete, plan.to_insert)
         inserted = {document_key(d)[0]: d for d in plan.to_insert}
-        for doc_id in dict.fromkeys([*plan.to_delete, *inserted]):
-            state.record(doc_id, before.get(doc_id), inserted.get(doc_id))
+        with state.journal.change():  # the rows, the insert's record and the documents: one commit
+            replace_documents(ctx, plan.to_delete, plan.to_insert)
+            for doc_id in dict.fromkeys([*plan.to_delete, *inserted]):
+                state.journal.document(doc_id, before.get(doc_id), inserted.get(doc_id))
         return plan.result
 
 
