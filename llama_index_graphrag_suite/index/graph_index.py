@@ -35,19 +35,19 @@ from ..extractors.statistical import StatisticalEntityExtractor
 from ..graph.snapshot import GraphSnapshot
 from ..registry import DEFAULT_METHOD, as_query_engine, as_retriever
 from ..tracing import stage
-from .artefacts import keep_artefact
 from . import build, persistence, update
+from .artefacts import keep_artefact
 from .build import BuildContext
+from .executors import LOCAL, Executor
 from .journal import Journal
-from .refresh import RefreshResult
 from .lazy_store import LazySimplePropertyGraphStore
 from .mirror import StoreMirror
-from .executors import LOCAL, Executor
 from .reader import IndexReading, IndexView
 from .state import IndexState
 from .storage import KEEP_VERSIONS, list_versions
 from .storage import rollback as rollback_to
 from .stores import create_store
+from .update import RefreshResult
 
 log = logging.getLogger(__name__)
 PREPARED_METHODS = ("archrag", "a2rag")  # the methods with artefacts a first query would build (prepare())
@@ -196,7 +196,7 @@ class GraphRAGIndex(IndexReading):
 
         Returns one flag per document, True when it was inserted or updated. A document is known by its
         id (``doc_id`` metadata, a ``SimpleDirectoryReader`` file path, else ``id_``) and changed when its
-        title or text is (see ``refresh.py``). :meth:`sync` does the same and says what it did.
+        title or text is (see ``update.py``). :meth:`sync` does the same and says what it did.
         """
         return self.sync(documents).changed
 
