@@ -84,6 +84,8 @@ class GraphRAGIndex(IndexReading):
     executor: Executor
     """Where an insert's parallel operations run (``executors.py``): this process, or a Ray cluster inside
     ``with distributed.ray_build(index, ...)``."""
+    _mirror: StoreMirror
+    """Writes the tables into the graph store (``mirror.py``); private: nothing outside ``index/`` may use it."""
 
     def __init__(
         self,
