@@ -1,4 +1,4 @@
-"""Embedding in blocks (``pipeline.LocalExecutor.embed``) gives the same table as one batch, row for row."""
+"""Embedding in blocks (``executors.LocalExecutor.embed``) gives the same table as one batch, row for row."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from llama_index.core import Document
 
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.embeddings import HashEmbedding
-from llama_index_graphrag_suite.index import pipeline
+from llama_index_graphrag_suite.index import executors
 
 TEXTS = ["Ada Lovelace wrote notes on the Analytical Engine designed by Charles Babbage in London.",
          "Charles Babbage was an English mathematician; the Analytical Engine was never finished.",
@@ -28,7 +28,7 @@ class CountingHash(HashEmbedding):
 
 
 def _build(monkeypatch, block: int):
-    monkeypatch.setattr(pipeline, "EMBED_BLOCK", block)
+    monkeypatch.setattr(executors, "EMBED_BLOCK", block)
     model = CountingHash(dim=32)
     docs = [Document(text=t, id_=f"d{i}") for i, t in enumerate(TEXTS)]
     return GraphRAGIndex.from_documents(docs, embed_model=model, config=IndexConfig(entities="statistical")), model

@@ -8,7 +8,7 @@ import pytest
 
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
-from llama_index_graphrag_suite.index import CorruptIndexError, IndexFormatError, IndexNotFoundError
+from llama_index_graphrag_suite.index import CorruptIndexError, IndexFormatError, IndexNotFoundError, build
 from llama_index_graphrag_suite.index.records import text_key
 from llama_index_graphrag_suite.registry import get_retriever
 
@@ -262,10 +262,10 @@ def test_failed_insert_leaves_the_index_as_it_was(index, embed, monkeypatch):
         index.insert([doc])
     index.llm = None
 
-    def broken_embed(texts, what):  # embedding fails after the tables were touched
+    def broken_embed(ctx, texts, what):  # embedding fails after the tables were touched
         raise RuntimeError("embedder crashed")
 
-    monkeypatch.setattr(index, "_embed", broken_embed)
+    monkeypatch.setattr(build, "embed_texts", broken_embed)
     with pytest.raises(RuntimeError, match="embedder crashed"):
         index.insert([doc])
     monkeypatch.undo()

@@ -8,6 +8,7 @@ from llama_index.core import Document
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.extractors.terms import TERM_TYPE, hub_ceiling
+from llama_index_graphrag_suite.index import build
 
 
 def test_inserting_documents_one_by_one_keeps_term_hubs_out_like_a_build():
@@ -126,7 +127,7 @@ def test_the_word_counts_follow_inserts_deletes_and_a_failed_insert(monkeypatch)
     def fail(*args, **kwargs):
         raise RuntimeError("embedding server down")
 
-    monkeypatch.setattr(type(index), "_embed_new", fail)
+    monkeypatch.setattr(build, "embed_new", fail)
     try:
         index.insert(docs[3:])
     except RuntimeError:
@@ -229,24 +230,24 @@ def test_a_term_is_not_linked_to_an_older_chunk_where_a_name_it_links_is_written
 def test_deleting_the_insert_that_relinked_a_term_takes_back_the_relations_the_relinking_added(tmp_path, monkeypatch):
     # With a co-occurrence extractor (entities="statistical"|"both") the link step recomputes an older chunk's
     # relations when it gains an entity, so a relinked term can bring a relation to that chunk. The relation is
-    # added here by the index's own _support_fact after the real link step, as the co-occurrence extractor does.
+    # added here by the index's own support_fact after the real link step, as the co-occurrence extractor does.
     from llama_index.core.graph_stores.types import Relation
 
-    from llama_index_graphrag_suite.index.build import IndexBuild
+    from llama_index_graphrag_suite.index import rows
 
-    real_link = IndexBuild._link_new_entities_to_old_chunks
+    real_link = rows.link_new_entities_to_old_chunks
 
-    def link_with_relations(self, new_entities, new_chunks, extraction, new_facts):
-        touched = real_link(self, new_entities, new_chunks, extraction, new_facts)
+    def link_with_relations(state, new_entities, new_chunks, extraction, new_facts):
+        touched = real_link(state, new_entities, new_chunks, extraction, new_facts)
         for cid in touched:
-            other = [k for k in self.state.chunks[cid].entities if k != "viral load"]
-            if "viral load" in self.state.chunks[cid].entities and other:
-                self._support_fact(Relation(label="seen in", source_id="viral load", target_id=other[0],
-                                            properties={"text": "viral load seen in a case", "kind": "cooccurrence"}),
-                                   cid, new_facts)
+            other = [k for k in state.chunks[cid].entities if k != "viral load"]
+            if "viral load" in state.chunks[cid].entities and other:
+                rows.support_fact(state, Relation(label="seen in", source_id="viral load", target_id=other[0],
+                                                  properties={"text": "viral load seen in a case", "kind": "cooccurrence"}),
+                                  cid, new_facts)
         return touched
 
-    monkeypatch.setattr(IndexBuild, "_link_new_entities_to_old_chunks", link_with_relations)
+    monkeypatch.setattr(rows, "link_new_entities_to_old_chunks", link_with_relations)
     index, filler = _relinking_corpus()
     before = _tables(index, tmp_path / "before")
     index.insert(filler)

@@ -19,6 +19,7 @@ from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.index import stores
 from llama_index_graphrag_suite.index.lazy_store import LazySimplePropertyGraphStore
+from llama_index_graphrag_suite.index.mirror import StoreMirror
 from llama_index_graphrag_suite.index.storage import open_version
 from llama_index_graphrag_suite.methods.pathrag.render import _stored_entity
 
@@ -53,7 +54,7 @@ def _graph(store) -> tuple:
 def _eager(index: GraphRAGIndex) -> SimplePropertyGraphStore:
     """A plain store filled from the index's tables the way load filled an empty store before the lazy mirror."""
     plain = SimplePropertyGraphStore()
-    index._fill_mirror(plain)
+    index._mirror.fill(plain)
     return plain
 
 
@@ -189,8 +190,8 @@ def test_an_old_folder_with_the_json_still_loads(tmp_path, caplog):
 def test_concurrent_first_reads_fill_once(monkeypatch):
     index = _build()
     fills = []
-    fill = GraphRAGIndex._fill_mirror
-    monkeypatch.setattr(GraphRAGIndex, "_fill_mirror", lambda self, store: (fills.append(1), fill(self, store)))
+    fill = StoreMirror.fill
+    monkeypatch.setattr(StoreMirror, "fill", lambda self, store: (fills.append(1), fill(self, store)))
     store, results, barrier = index.property_graph_store, [], threading.Barrier(4)
 
     def read():

@@ -22,7 +22,14 @@ instead of a list popped from the front (which is quadratic in the window length
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from typing import Callable, Sequence
+
+from llama_index.core import Document
+from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
+
+from ..config import IndexConfig
+from ..documents import document_key
+from .records import content_hash
 
 log = logging.getLogger(__name__)
 
@@ -140,3 +147,54 @@ def _split_keep_separator(text: str, sep: str) -> list[str]:
     (llama_index's ``split_text_keep_separator``)."""
     parts = text.split(sep)
     return [p for p in [parts[0]] + [sep + s for s in parts[1:]] if p]
+
+
+# --- documents -> chunk nodes (an insert's first step, also run on Ray workers) ---------------------------
+
+DOC_HASH = "doc_hash"  # chunk-node metadata key carrying the document's content_hash() to its ChunkRecord
+
+
+def check_new_documents(state, documents: Sequence[Document]) -> None:
+    """ValueError naming the first document that is already in the index ``state`` or given twice (insert adds,
+    refresh replaces)."""
+    seen = {c.doc_id for c in state.chunks.values()}
+    for doc in documents:
+        doc_id = document_key(doc)[0]
+        if doc_id in seen:
+            raise ValueError(f"document {doc_id!r} is already in the index; use refresh() to replace it "
+                             "(or delete it first)")
+        seen.add(doc_id)
+
+
+def document_body(doc: Document) -> tuple[str, str, str]:
+    """``(doc_id, title, body)``: the text the index chunks is the title, a blank line, then the text
+    (unless the text starts with its title); "" for an empty document."""
+    doc_id, title = document_key(doc)
+    text = doc.text.strip()
+    if not text:
+        return doc_id, title, ""
+    return doc_id, title, f"{title}\n\n{text}" if title and not text.startswith(title) else text
+
+
+def chunk_documents(config: IndexConfig, documents: Sequence[Document]) -> list[TextNode]:
+    """The chunk nodes of ``documents`` (``config``'s chunk size and overlap); an empty document is skipped."""
+    # TokenTextSplitter's chunks, computed without its per-word re-tokenising (see chunking.py)
+    splitter = TokenChunker(config.chunk_size, config.chunk_overlap)
+    out: list[TextNode] = []
+    for doc in documents:
+        doc_id, title, body = document_body(doc)
+        if not body:
+            log.warning("skipping empty document %s", doc_id)
+            continue
+        doc_hash = content_hash(title, body)
+        for pos, piece in enumerate(splitter.split_text(body)):
+            node = TextNode(
+                text=piece,
+                id_=f"{doc_id}#{pos}",
+                metadata={"doc_id": doc_id, "title": title, DOC_HASH: doc_hash},
+                relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=doc_id)},
+            )
+            node.excluded_embed_metadata_keys = ["doc_id", "title", DOC_HASH]
+            node.excluded_llm_metadata_keys = ["doc_id", DOC_HASH]
+            out.append(node)
+    return out

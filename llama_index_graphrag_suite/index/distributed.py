@@ -2,7 +2,7 @@
 
 ``GraphRAGIndex.from_documents(docs, ray_address="local" | "auto" | "ray://head:10001")`` and
 ``graphrag-suite index SRC --out DIR --ray ADDRESS`` build inside :func:`ray_build`, which makes a
-:class:`RayRunner` the index's executor: the build's named steps (``pipeline.py``) are the same, and ask the
+:class:`RayRunner` the index's executor: the build's named steps (``build.py``) are the same, and ask the
 executor for four operations (chunk, fit statistics, run the extractors, embed), which run here as follows:
 
 =====================================================  ==============================================
@@ -49,6 +49,7 @@ from llama_index.core.schema import BaseNode, MetadataMode, TextNode, TransformC
 from ..config import IndexConfig
 from ..extractors.entity_stats import EntityStatistics
 from ..extractors.statistical import CooccurrenceRelationExtractor, StatisticalEntityExtractor
+from .chunking import check_new_documents, chunk_documents
 
 log = logging.getLogger(__name__)
 
@@ -140,14 +141,12 @@ class RayRunner:
 
     # ------------------------------------------------------------------ the steps insert() asks for
 
-    def chunk(self, index, documents: Sequence[Document]) -> list[TextNode]:
-        """The chunks ``index._chunk(documents)`` makes, split on Ray by document."""
-        from .build import check_new_documents  # build.py imports this module's runner lazily: no cycle
-
-        check_new_documents(index, documents)  # a shard sees only its own documents: duplicates are caught here
+    def chunk(self, state, documents: Sequence[Document]) -> list[TextNode]:
+        """The chunks ``LocalExecutor.chunk(state, documents)`` makes, split on Ray by document."""
+        check_new_documents(state, documents)  # a shard sees only its own documents: duplicates are caught here
         docs = [d.to_dict() for d in documents]
         shards = self.shards(docs, [len(d.get("text") or "") for d in docs], per_cpu=2)
-        out = self.map(_chunk_shard, shards, index.config.model_dump())
+        out = self.map(_chunk_shard, shards, state.config.model_dump())
         return [TextNode.from_dict(d) for shard in out for d in shard]
 
     def fit_statistics(self, stats: EntityStatistics, texts: list[str]) -> None:
@@ -301,8 +300,6 @@ def _on_node(fn: Callable, shard: Any, *shared: Any) -> tuple[str, Any]:
 
 
 def _chunk_shard(docs: list[dict], config: dict) -> list[dict]:
-    from .build import chunk_documents
-
     # The local build's own chunking, so the chunks are the same by construction.
     return [n.to_dict() for n in chunk_documents(IndexConfig(**config), [Document.from_dict(d) for d in docs])]
 

@@ -44,6 +44,13 @@ and ``delete`` then also (:func:`undo_for_delete`):
 
 Changes nest (a refresh deletes and inserts in one change): copies go to every open scope, the insert's record
 comes from its own scope, and only the outermost scope rolls back.
+
+**One commit.** A change also carries the document operations it makes (:meth:`Journal.document`: what a save
+re-applies on a newer version, ``pending.py``) and the insert records it keeps (:meth:`Journal.keep_record`).
+When the outermost change commits, its document operations go into the state's pending log and the journal
+keeps what it did as one :class:`ChangeSet` (:attr:`Journal.last`): the rows it added, changed and removed,
+its insert records, its document operations. A change that fails records none of them: the rows and records
+are rolled back, and its document operations are dropped.
 """
 
 from __future__ import annotations
@@ -52,7 +59,7 @@ import contextlib
 import copy
 import logging
 import weakref
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator
 
 from .provenance import ABSENT as _ABSENT  # a row that did not exist before the change, an attribute not set
@@ -60,7 +67,7 @@ from .provenance import same_value as _same
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Journal"]
+__all__ = ["ChangeSet", "Journal"]
 
 TABLES = ("chunks", "entities", "facts", "synonyms")
 
@@ -77,6 +84,21 @@ def _copy_row(row: Any) -> Any:
 class _Scope:
     def __init__(self) -> None:
         self.before: dict[str, dict[Any, Any]] = {t: {} for t in TABLES}
+        self.documents: list[tuple[str, str | None, Any]] = []  # (doc id, hash before, document after), in order
+        self.records: list[dict] = []  # the insert records kept in this scope (and the scopes inside it)
+
+
+@dataclass
+class ChangeSet:
+    """What one committed change did (see the module docstring): one record, three readers (undo's bookkeeping,
+    provenance, the rebase log)."""
+
+    rows: dict[str, dict[Any, str]] = field(default_factory=dict)
+    """Table -> row key -> ``"added"``, ``"changed"`` or ``"removed"`` (a row added and removed again: absent)."""
+    records: list[dict] = field(default_factory=list)
+    """The insert records it appended to ``state.provenance`` (what a later delete of its documents undoes)."""
+    documents: list[tuple[str, str | None, Any]] = field(default_factory=list)
+    """``(doc id, hash before, document after)`` per document operation, as given to ``IndexState.record``."""
 
 
 class Journal:
@@ -87,7 +109,7 @@ class Journal:
         self._state_ref = weakref.ref(state)
         self._restore_store = restore_store
         """Called after a rollback that touched the graph store, with the rows to write back (the index's
-        ``_mirror_restore``, as a ``weakref.WeakMethod``): ``(chunks, entities, facts, added)``."""
+        ``StoreMirror.restore``, as a ``weakref.WeakMethod``): ``(chunks, entities, facts, added)``."""
         self._scopes: list[_Scope] = []
         self._orders: dict[str, Any] = {}  # table -> its keys in order (or its checkpoint) when first touched
         self._was_empty: dict[str, bool] = {}  # table -> it held no row when first touched
@@ -95,6 +117,8 @@ class Journal:
         self._undo: list[Callable[[], None]] = []
         self._start: dict[str, Any] = {}
         self.mirrored = False  # the change wrote to the graph store (so a rollback must write it back)
+        self.last: ChangeSet | None = None
+        """What the last committed change did (None before the first)."""
 
     @property
     def _state(self) -> Any:
@@ -122,6 +146,11 @@ class Journal:
             if outermost:
                 self.rollback()
             raise
+        else:
+            if outermost:
+                self.last = self._commit(scope)
+            else:  # the outer scope commits what this one did, or rolls it back
+                self._scopes[-2].records += scope.records
         finally:
             self._scopes.pop()
             if outermost:
@@ -149,6 +178,35 @@ class Journal:
                     row = rows.get(key, _ABSENT)
                     old = row if row is _ABSENT else _copy_row(row)
                 before[key] = old
+
+    def document(self, doc_id: str, before: str | None, after: Any) -> None:
+        """A document operation of the change in progress (``IndexState.record``), recorded when it commits."""
+        if self._scopes:
+            self._scopes[0].documents.append((doc_id, before, after))
+        else:
+            self._state.record(doc_id, before, after)
+
+    def keep_record(self, record: dict) -> None:
+        """Append an insert's record (:meth:`insert_record`) to ``state.provenance``; a rollback takes it back."""
+        self._state.provenance.append(record)
+        if self._scopes:
+            self._scopes[-1].records.append(record)
+
+    def _commit(self, scope: _Scope) -> ChangeSet:
+        """The outermost change succeeded: its document operations go into the pending log; what it did is returned."""
+        state = self._state
+        for doc_id, before, after in scope.documents:
+            state.record(doc_id, before, after)
+        rows: dict[str, dict[Any, str]] = {}
+        for table, marks in self._marks.items():  # every key the change touched, once
+            current, copies, was_empty = getattr(state, table), scope.before[table], self._was_empty[table]
+            out = rows[table] = {}
+            for key in marks:
+                had = not was_empty and copies.get(key, _ABSENT) is not _ABSENT
+                has = key in current
+                if had or has:
+                    out[key] = "changed" if had and has else "added" if has else "removed"
+        return ChangeSet(rows, scope.records, scope.documents)
 
     def on_undo(self, undo: Callable[[], None]) -> None:
         """How to undo a step that is not a table row (vectors, statistics); run last-first by a rollback."""

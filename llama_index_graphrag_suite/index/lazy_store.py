@@ -96,7 +96,7 @@ class LazySimplePropertyGraphStore(SimplePropertyGraphStore):
             if self._graph is None:
                 plain = SimplePropertyGraphStore()
                 if index is not None:
-                    index._fill_mirror(plain)  # the upserts an eager mirror would have had, from the tables as they are
+                    index._mirror.fill(plain)  # the upserts an eager mirror would have had, from the tables as they are
                 self._graph = plain.graph
             return self._graph
 

@@ -24,10 +24,11 @@ document (a three-way check):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from llama_index.core import Document
 
+from .chunking import document_body
 from .records import content_hash
 from .storage import IndexConflictError
 
@@ -35,19 +36,17 @@ __all__ = ["DocumentOps", "apply", "document_hashes"]
 
 
 def _hash_of(doc: Optional[Document]) -> Optional[str]:
-    from .build import document_body
-
     if doc is None:
         return None
     _, title, body = document_body(doc)
     return content_hash(title, body) if body else None  # an empty document is not indexed: as good as deleted
 
 
-def document_hashes(index, doc_ids: Iterable[str] | None = None) -> dict[str, str]:
-    """Document id -> the content hash its chunks carry (all documents, or only ``doc_ids``)."""
+def document_hashes(state, doc_ids: Iterable[str] | None = None) -> dict[str, str]:
+    """Document id -> the content hash the chunks of an index ``state`` carry (all documents, or only ``doc_ids``)."""
     wanted = None if doc_ids is None else set(doc_ids)
     out: dict[str, str] = {}
-    for rec in index.chunks.values():
+    for rec in state.chunks.values():
         if (wanted is None or rec.doc_id in wanted) and rec.doc_id not in out:
             out[rec.doc_id] = rec.doc_hash
     return out
@@ -78,14 +77,14 @@ class DocumentOps:
         return list(self.ops)
 
 
-def apply(index, ops: DocumentOps, where: str) -> None:
-    """Re-apply ``ops`` on ``index`` (the newest version, just loaded), or raise IndexConflictError and change nothing.
-
-    ``where`` names the folder for the error message.
+def apply(state, ops: DocumentOps, where: str, replace: Callable[[set[str], list[Document]], None]) -> None:
+    """Re-apply ``ops`` on ``state`` (the newest version, just loaded) through ``replace(to_delete, to_insert)`` (one
+    change of that index), or raise IndexConflictError and change nothing. ``where`` names the folder for the error
+    message.
     """
     if not ops:
         return
-    now = document_hashes(index, ops.ops)
+    now = document_hashes(state, ops.ops)
     to_delete: set[str] = set()
     to_insert: list[Document] = []
     for doc_id, (before, after) in ops.ops.items():
@@ -100,4 +99,4 @@ def apply(index, ops: DocumentOps, where: str) -> None:
             to_delete.add(doc_id)
         if target is not None:
             to_insert.append(after)
-    index._replace_documents(to_delete, to_insert)
+    replace(to_delete, to_insert)

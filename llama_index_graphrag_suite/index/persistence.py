@@ -1,8 +1,8 @@
 """Saving and loading the index: segments of the tables (``tables.py``) listed by an atomic version folder.
 
-A mixin of :class:`~.graph_index.GraphRAGIndex` (it writes ``self.state``, ``state.py``); the folder layout and
-checks are in ``storage.py``. Also the version on disk the index is based on: several processes on one folder
-(``pending.py``).
+Functions behind :class:`~.graph_index.GraphRAGIndex`'s ``persist``, ``load``, ``reload`` and version queries
+(their docstrings there); they write the index's ``state`` (``state.py``). The folder layout and checks are in
+``storage.py``. Also the version on disk the index is based on: several processes on one folder (``pending.py``).
 """
 
 from __future__ import annotations
@@ -14,21 +14,15 @@ import shutil
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
-from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.graph_stores.types import (
-    PropertyGraphStore,
-)
-from typing_extensions import Self  # the GraphRAGIndex these mixins are part of
 
 from .._version import __version__
 from ..config import IndexConfig
 from ..embeddings import embed_model_name, manifest_embed_spec
 from ..fileio import sha256_file
 from ..graph.snapshot import GraphSnapshot
-from . import pending, stores
+from . import build, pending, stores
 from .artefacts import ARTEFACTS
 from .checks import check_snapshot, check_tables, check_vector_rows
 from .legacy import read_format_1
@@ -45,15 +39,11 @@ from .storage import (
     current_token,
     current_version,
     folder_writer,
-    list_versions,
     open_version,
     read_json,
     save_version,
     version_token,
     write_json,
-)
-from .storage import (
-    rollback as rollback_to,
 )
 from .tables import SegmentWriter, listed_segments, mark_saved, read_tables, write_tables
 
@@ -67,282 +57,232 @@ PROVENANCE = "provenance.json"  # what inserts changed in older chunks (see jour
 DERIVED_FILES = {"graph.npz", STORE_FILE, stores.LADYBUG_FILE}  # graph.npz: format 1 only
 
 
-class IndexPersistence:
-    """``persist`` (atomic, checksummed, versioned) and ``load`` (one-line errors for a missing, corrupt or newer index)."""
+def persist(index, persist_dir: str | Path, keep_versions: int = KEEP_VERSIONS) -> Path:
+    """``GraphRAGIndex.persist``: a new version under the folder's writer lock; re-applies ``index``'s pending
+    document operations first when another writer saved a version there since (a rebase, ``pending.py``)."""
+    state = index.state
+    with folder_writer(persist_dir):  # held from the version check to the flip of CURRENT
+        with state.lock.reading():
+            if not _behind(state, persist_dir):
+                return _persist(state, index, persist_dir, keep_versions)
+        with state.lock.writing():  # another writer saved meanwhile: re-apply our changes on its version
+            if _behind(state, persist_dir):
+                fresh = _load_newest(index, Path(persist_dir))
+                pending.apply(fresh.state, state.pending, str(persist_dir), fresh._replace)  # or IndexConflictError: nothing saved
+                _adopt(index, fresh)
+            return _persist(state, index, persist_dir, keep_versions)
 
-    def persist(self, persist_dir: str | Path, keep_versions: int = KEEP_VERSIONS) -> Path:
-        """Save atomically under ``persist_dir`` as a new version (see ``index/storage.py``); returns its folder.
 
-        The newest ``keep_versions`` versions stay on disk (the new one included), so a bad save can be
-        undone with :meth:`rollback`. Holds the folder's writer lock (another process saving to it waits,
-        then gets ``IndexLockedError``) and this index's reader lock: queries go on meanwhile, an insert
-        or delete in another thread waits until the tables are on disk.
+def _behind(state, persist_dir: str | Path) -> bool:
+    """Whether ``persist_dir`` is the folder the state came from and another writer saved a version there since."""
+    origin = state.origin
+    if origin is None or Path(persist_dir).resolve() != origin[0]:
+        return False  # a fresh build, or a copy into another folder: it replaces what is there, as it always did
+    token = current_token(persist_dir)
+    return token is not None and token != origin[1]
 
-        No lost update (``pending.py``): when this index was loaded from (or last saved to) ``persist_dir`` and
-        another process has saved a version there since, this index takes in that version and re-applies its
-        own pending document operations on it (under its writer lock), then saves; a document both changed
-        differently raises ``IndexConflictError`` and nothing is saved. A fresh build, or an index saved into
-        another folder than its own, replaces what the folder holds, as a new version.
-        """
-        with folder_writer(persist_dir):  # held from the version check to the flip of CURRENT
-            with self.state.lock.reading():
-                if not self._behind(persist_dir):
-                    return self._persist(persist_dir, keep_versions)
-            with self.state.lock.writing():  # another writer saved meanwhile: re-apply our changes on its version
-                if self._behind(persist_dir):
-                    fresh = self._load_newest(Path(persist_dir))
-                    pending.apply(fresh, self.state.pending, str(persist_dir))  # or IndexConflictError: nothing saved
-                    self._adopt(fresh)
-                return self._persist(persist_dir, keep_versions)
 
-    def _behind(self, persist_dir: str | Path) -> bool:
-        """Whether ``persist_dir`` is the folder this index came from and another writer saved a version there since."""
-        origin = self.state.origin
-        if origin is None or Path(persist_dir).resolve() != origin[0]:
-            return False  # a fresh build, or a copy into another folder: it replaces what is there, as it always did
-        token = current_token(persist_dir)
-        return token is not None and token != origin[1]
+# --- the version on disk an index is based on (see pending.py) ------------------------------------------------
 
-    # --- the version on disk this index is based on (see pending.py) -------------------------------------
+def loaded_version(state) -> str | None:
+    origin = state.origin
+    return origin[1].split("#", 1)[0] if origin is not None else None
 
-    @property
-    def loaded_version(self) -> str | None:
-        """The version name (``v-000007``) this in-memory index was loaded from or last saved as; None if neither."""
-        origin = self.state.origin
-        return origin[1].split("#", 1)[0] if origin is not None else None
 
-    def disk_version(self) -> str | None:
-        """The version name ``CURRENT`` points to now in the folder this index was loaded from or saved to
-        (one small file read); None when the index has no folder or the folder no index."""
-        origin = self.state.origin
-        if origin is None:
-            return None
-        token = current_token(origin[0])
-        return token.split("#", 1)[0] if token else None
+def disk_version(state) -> str | None:
+    origin = state.origin
+    if origin is None:
+        return None
+    token = current_token(origin[0])
+    return token.split("#", 1)[0] if token else None
 
-    def is_stale(self) -> bool:
-        """Whether another writer saved a newer version into this index's folder since it was loaded or saved
-        (cheap: one small file read; :meth:`reload` catches up)."""
-        origin = self.state.origin
-        if origin is None:
+
+def is_stale(state) -> bool:
+    origin = state.origin
+    if origin is None:
+        return False
+    token = current_token(origin[0])
+    return token is not None and token != origin[1]
+
+
+def reload(index, discard_pending: bool = False) -> bool:
+    """``GraphRAGIndex.reload``: the folder's newest version taken over in place, under the writer lock."""
+    state = index.state
+    if state.origin is None:
+        raise ValueError("this index was neither loaded from nor saved to a folder: there is nothing to reload")
+    with state.lock.writing():
+        if not discard_pending and not is_stale(state):
             return False
-        token = current_token(origin[0])
-        return token is not None and token != origin[1]
+        fresh = _load_newest(index, state.origin[0])
+        if discard_pending:
+            state.pending.clear()
+        else:
+            pending.apply(fresh.state, state.pending, str(state.origin[0]), fresh._replace)
+        _adopt(index, fresh)
+        return True
 
-    def pending_documents(self) -> list[str]:
-        """Ids of the documents inserted, deleted or refreshed since the last load or save (what a save re-applies
-        on a newer version, see :meth:`persist`)."""
-        return self.state.pending.doc_ids()
 
-    def reload(self, discard_pending: bool = False) -> bool:
-        """Catch up with the folder: when :meth:`is_stale` (or ``discard_pending``), load its newest version and
-        take over its state in place, under the writer lock (queries see the old or the new index, never half).
+def _load_newest(index, folder: Path):
+    """The folder's current version, loaded with ``index``'s models and extractors (for reload and rebase)."""
+    store = index.state.property_graph_store
+    # a server or a user's store: the same one (refilled from the tables); a simple or ladybug store: the version's
+    given = store if stores.store_kind(store) in (*stores.SERVER_KINDS, "external") else None
+    try:
+        fresh = type(index).load(folder, embed_model=index.state.embed_model, llm=index.llm,
+                                 property_graph_store=given, show_progress=index.show_progress)
+    except ValueError as exc:
+        if isinstance(exc, CorruptIndexError):
+            raise
+        raise IndexConflictError(f"cannot take in the newer version in {folder}: {exc}") from exc
+    fresh.extra_extractors = index.extra_extractors
+    if stores.store_kind(store) in stores.SERVER_KINDS:  # the same server: it must hold the version taken in
+        if hasattr(store, "empty"):
+            store.empty()
+        fresh._mirror.upsert_all()
+    return fresh
 
-        Pending document operations are re-applied on it (IndexConflictError when another writer changed the
-        same document), unless ``discard_pending``: then they are dropped and the index is what is on disk
-        (how a failed save is rolled back). Returns whether the state was replaced.
-        """
-        state = self.state
-        if state.origin is None:
-            raise ValueError("this index was neither loaded from nor saved to a folder: there is nothing to reload")
-        with state.lock.writing():
-            if not discard_pending and not self.is_stale():
-                return False
-            fresh = self._load_newest(state.origin[0])
-            if discard_pending:
-                state.pending.clear()
-            else:
-                pending.apply(fresh, state.pending, str(state.origin[0]))
-            self._adopt(fresh)
-            return True
 
-    def _load_newest(self, folder: Path) -> Self:
-        """The folder's current version, loaded with this index's models and extractors (for reload and rebase)."""
-        store = self.state.property_graph_store
-        # a server or a user's store: the same one (refilled from the tables); a simple or ladybug store: the version's
-        given = store if stores.store_kind(store) in (*stores.SERVER_KINDS, "external") else None
-        try:
-            fresh = type(self).load(folder, embed_model=self.state.embed_model, llm=self.llm, property_graph_store=given,
-                                    show_progress=self.show_progress)
-        except ValueError as exc:
-            if isinstance(exc, CorruptIndexError):
-                raise
-            raise IndexConflictError(f"cannot take in the newer version in {folder}: {exc}") from exc
-        fresh.extra_extractors = self.extra_extractors
-        if stores.store_kind(store) in stores.SERVER_KINDS:  # the same server: it must hold the version taken in
-            if hasattr(store, "empty"):
-                store.empty()
-            fresh._mirror_all()
-        return fresh
+def _adopt(index, fresh) -> None:
+    """``index`` takes over a freshly loaded version's tables (``IndexState.take_version``); lock, journal and
+    pending operations stay its own, and so does a lazy simple store's binding."""
+    index.state.take_version(fresh.state)
+    store = index.state.property_graph_store
+    if isinstance(store, LazySimplePropertyGraphStore):
+        store.rebind(index)
 
-    def _adopt(self, fresh: "IndexPersistence") -> None:
-        """Take over a freshly loaded version's tables (``IndexState.take_version``); lock, journal and pending
-        operations stay this index's, and so does a lazy simple store's binding."""
-        self.state.take_version(fresh.state)
-        store = self.state.property_graph_store
-        if isinstance(store, LazySimplePropertyGraphStore):
-            store.rebind(self)
 
-    def _base_manifest(self, root: Path) -> dict | None:
-        """The manifest of the version this state extends, when a save may write only what changed since: the
-        folder is the one this state was loaded from or saved to, its current version is that one (a rebase
-        made sure), and it is a segmented version. None: the save writes every table whole."""
-        origin = self.state.origin
-        if origin is None or root.resolve() != origin[0] or current_token(root) != origin[1]:
-            return None
-        try:
-            _, manifest = open_version(root, verify=False)
-        except (OSError, CorruptIndexError):
-            return None
-        return manifest if isinstance(manifest.get("tables"), dict) and "ngrams" in manifest else None
+def _base_manifest(state, root: Path) -> dict | None:
+    """The manifest of the version this state extends, when a save may write only what changed since: the
+    folder is the one this state was loaded from or saved to, its current version is that one (a rebase
+    made sure), and it is a segmented version. None: the save writes every table whole."""
+    origin = state.origin
+    if origin is None or root.resolve() != origin[0] or current_token(root) != origin[1]:
+        return None
+    try:
+        _, manifest = open_version(root, verify=False)
+    except (OSError, CorruptIndexError):
+        return None
+    return manifest if isinstance(manifest.get("tables"), dict) and "ngrams" in manifest else None
 
-    def _persist(self, persist_dir: str | Path, keep_versions: int) -> Path:
-        state = self.state
-        if state.snapshot is None:
-            raise ValueError("nothing to persist: the index is empty")
-        store = state.property_graph_store
-        derived = is_derived(store, self)  # decided once: the files and the manifest must agree
 
-        root = Path(persist_dir)
-        base = self._base_manifest(root)
+def _persist(state, owner, persist_dir: str | Path, keep_versions: int) -> Path:
+    """Save ``state`` as a new version (the folder's writer lock held); ``owner``: the index a lazy store mirrors."""
+    if state.snapshot is None:
+        raise ValueError("nothing to persist: the index is empty")
+    store = state.property_graph_store
+    derived = is_derived(store, owner)  # decided once: the files and the manifest must agree
 
-        def write(folder: Path) -> dict:
-            writer = SegmentWriter(root)
-            # statistics not needed since the load are the base's; without a base they are read or fitted now
-            stats = state.entity_stats if state.entity_stats is not None or base else self.entity_statistics()
-            listing = write_tables(state, writer, base, stats)
-            checksums = {**(base or {}).get("segments", {}), **writer.written}
-            listed = listed_segments(listing)
-            if state.provenance:
-                write_json(folder / PROVENANCE, state.provenance)
-            stores.save_store(store, folder, derived)  # a JSON file, a database file, or nothing (a server, a derived mirror)
-            in_memory = state.artefacts.to_save(state.snapshot)
-            for name, obj in in_memory.items():
-                obj.save(folder / ARTEFACTS / name)
-            for name, old in state.artefacts.saved.items():  # loaded from disk, never used: carry over (hard links:
-                if name not in in_memory and old.is_dir():   # the files of a saved version never change)
-                    shutil.copytree(old, folder / ARTEFACTS / name, copy_function=_link_or_copy)
-            return {**listing, "segments": {n: checksums[n] for n in sorted(listed)}}
+    root = Path(persist_dir)
+    base = _base_manifest(state, root)
 
-        manifest = {
-            "library": "llama-index-graphrag-suite",
-            "library_version": __version__,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "config": state.config.model_dump(),
-            "embed_model": embed_model_name(state.embed_model),
-            "embed_dim": state.dim,
-            "store": stores.legacy_name(store),  # read by older versions of the library
-            "store_backend": stores.manifest_record(store, derived),
-            "counts": state.counts(),
-            "build": state.build_info,
-        }
-        saved = save_version(persist_dir, write, manifest, keep=keep_versions, lock_held=True)
-        saved_manifest = read_json(saved / MANIFEST)
-        state.origin = (Path(persist_dir).resolve(), version_token(saved, saved_manifest))
-        mark_saved(state)
-        state.pending.clear()
-        artefacts = saved / ARTEFACTS
-        state.artefacts.saved = {p.name: p for p in artefacts.iterdir()} if artefacts.is_dir() else {}
-        return saved
+    def write(folder: Path) -> dict:
+        writer = SegmentWriter(root)
+        # statistics not needed since the load are the base's; without a base they are read or fitted now
+        stats = state.entity_stats if state.entity_stats is not None or base else build.entity_statistics(state)
+        listing = write_tables(state, writer, base, stats)
+        checksums = {**(base or {}).get("segments", {}), **writer.written}
+        listed = listed_segments(listing)
+        if state.provenance:
+            write_json(folder / PROVENANCE, state.provenance)
+        stores.save_store(store, folder, derived)  # a JSON file, a database file, or nothing (a server, a derived mirror)
+        in_memory = state.artefacts.to_save(state.snapshot)
+        for name, obj in in_memory.items():
+            obj.save(folder / ARTEFACTS / name)
+        for name, old in state.artefacts.saved.items():  # loaded from disk, never used: carry over (hard links:
+            if name not in in_memory and old.is_dir():   # the files of a saved version never change)
+                shutil.copytree(old, folder / ARTEFACTS / name, copy_function=_link_or_copy)
+        return {**listing, "segments": {n: checksums[n] for n in sorted(listed)}}
 
-    @staticmethod
-    def versions(persist_dir: str | Path) -> list[dict[str, Any]]:
-        """The versions kept in ``persist_dir``, oldest first: ``{"version", "name", "current", "created", "counts", "error"}``."""
-        return list_versions(persist_dir)
+    manifest = {
+        "library": "llama-index-graphrag-suite",
+        "library_version": __version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "config": state.config.model_dump(),
+        "embed_model": embed_model_name(state.embed_model),
+        "embed_dim": state.dim,
+        "store": stores.legacy_name(store),  # read by older versions of the library
+        "store_backend": stores.manifest_record(store, derived),
+        "counts": state.counts(),
+        "build": state.build_info,
+    }
+    saved = save_version(persist_dir, write, manifest, keep=keep_versions, lock_held=True)
+    saved_manifest = read_json(saved / MANIFEST)
+    state.origin = (Path(persist_dir).resolve(), version_token(saved, saved_manifest))
+    mark_saved(state)
+    state.pending.clear()
+    artefacts = saved / ARTEFACTS
+    state.artefacts.saved = {p.name: p for p in artefacts.iterdir()} if artefacts.is_dir() else {}
+    return saved
 
-    @staticmethod
-    def rollback(persist_dir: str | Path, version: int) -> Path:
-        """Make kept version ``version`` the one :meth:`load` reads (checked first; under the folder's writer
-        lock). Later versions stay, so rolling forward works the same way. Returns the version folder."""
-        return rollback_to(persist_dir, version)
 
-    @classmethod
-    def load(
-        cls,
-        persist_dir: str | Path,
-        embed_model: BaseEmbedding | str | None = None,
-        llm: Any = None,
-        property_graph_store: PropertyGraphStore | None = None,
-        show_progress: bool = False,
-        version: int | None = None,
-        store: str | None = None,
-    ) -> Self:
-        """Load an index saved by :meth:`persist`: the current version, or kept version ``version``.
+def load(cls, persist_dir, embed_model, llm, store_arg, show_progress, version):
+    """``GraphRAGIndex.load``: an index of class ``cls`` from the folder's current version, or kept ``version``."""
+    pointed = current_version(persist_dir) if version is None else None
+    args = (cls, persist_dir, embed_model, llm, store_arg, show_progress, version)
+    try:
+        with _collector_paused():
+            return _load(*args)
+    except (CorruptIndexError, OSError):
+        if version is not None or current_version(persist_dir) == pointed:
+            raise
+    # another process saved meanwhile (and may have pruned the version being read): read the new one
+    return _load(*args)
 
-        ``embed_model`` defaults to the one named in the manifest; a different model must have the
-        same dimension (and should be the same model, or scores are meaningless). The graph store is
-        the one the index was saved with (see ``index/stores.py``); ``store`` gives a Neo4j URL with its
-        password, or names another kind (``"simple"``, ``"ladybug"``) to move the index into: that
-        store is filled from the tables, and the next save keeps it. Pass ``property_graph_store``
-        (used as it is) when the index was built on a store of your own.
-        Raises IndexNotFoundError, CorruptIndexError or IndexFormatError with a one-line reason.
-        """
-        args = (persist_dir, embed_model, llm, property_graph_store or store, show_progress, version)
-        pointed = current_version(persist_dir) if version is None else None
-        try:
-            with _collector_paused():
-                return cls._load(*args)
-        except (CorruptIndexError, OSError):
-            if version is not None or current_version(persist_dir) == pointed:
-                raise
-        # another process saved meanwhile (and may have pruned the version being read): read the new one
-        return cls._load(*args)
 
-    @classmethod
-    def _load(cls, persist_dir, embed_model, llm, store_arg, show_progress, version) -> Self:
-        folder, manifest = open_version(persist_dir, verify=False, version=version)
-        check_segments(Path(persist_dir), manifest)  # every segment the version lists, against its checksum
-        missing = _verify(folder, manifest, persist_dir)
-        # Outside the try: "pass store=..." and a missing package are not a corrupt index.
-        store, fill_store = _store_for_load(folder, manifest, store_arg, persist_dir)
-        try:
-            config = IndexConfig.from_manifest(manifest["config"])
-            embed = embed_model if embed_model is not None else manifest_embed_spec(manifest["embed_model"])
-            index = cls(embed_model=embed, config=config, llm=llm, property_graph_store=store, show_progress=show_progress)
-            state = index.state  # filled here from the version folder
-            dim = int(manifest["embed_dim"])
-            state.dim = dim
-            if "tables" in manifest:  # segments shared by versions (tables.py)
-                loaded, snapshot = read_tables(Path(persist_dir) / SEGMENTS, manifest, dim), None
-                rows = {"chunks": list(loaded.chunks), "entities": list(loaded.entities), "facts": list(loaded.facts)}
-            else:  # format 1: whole JSON tables and vector files in the version folder
-                loaded, rows, snapshot = read_format_1(folder, missing, dim)
-            state.chunks, state.entities, state.facts = loaded.chunks, loaded.entities, loaded.facts
-            state.synonyms, state.bm25 = loaded.synonyms, loaded.bm25
-            state.chunk_vectors, state.entity_vectors, state.fact_vectors = (
-                loaded.vectors["chunks"], loaded.vectors["entities"], loaded.vectors["facts"])
-            state.build_info = dict(manifest.get("build", {}))
-            state.entity_stats = None  # recomputed from chunk texts if an insert or delete needs it
-            check_tables(index, rows, str(persist_dir))
-            if snapshot is not None:
-                snapshot = GraphSnapshot.from_arrays(list(state.entities) + list(state.chunks), snapshot)
-                check_snapshot(index, snapshot, str(persist_dir))
-            state.derive(snapshot)
-            _attributes_from_saved_store(index, store)
-            if fill_store:  # an empty store (its file was missing, or another kind was asked for) or a server
-                index._mirror_all()  # nothing for a lazy simple store: its first use fills it
-            if (folder / ARTEFACTS).is_dir():
-                incomplete = {m.split("/")[1] for m in missing if m.startswith(f"{ARTEFACTS}/")}
-                state.artefacts.saved = {p.name: p for p in (folder / ARTEFACTS).iterdir()
-                                         if p.is_dir() and p.name not in incomplete}
-            if (folder / PROVENANCE).is_file():
-                state.provenance = checked_provenance(read_json(folder / PROVENANCE))
-        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-            if isinstance(exc, CorruptIndexError):
-                raise
-            raise CorruptIndexError(f"corrupt index at {persist_dir}: {type(exc).__name__}: {exc}") from exc
-        state.origin = (Path(persist_dir).resolve(), version_token(folder, manifest))
-        if missing:
-            log.warning("index at %s: %s missing, rebuilt from the tables (method artefacts when first used, "
-                        "the simple store too); the next save writes them again", persist_dir, ", ".join(sorted(missing)))
-        if embed_model_name(state.embed_model) == manifest_embed_spec(manifest["embed_model"]):  # rows must hold their ids' vectors
-            probe = check_vector_rows(index, str(persist_dir))
-        else:  # another model of the same dimension may be used (at the user's risk): only the dimension is checked
-            probe = state.embed_model.get_query_embedding("dimension check")
-        if len(probe) != dim:
-            raise ValueError(f"embed model gives {len(probe)}-dim vectors but the index at {persist_dir} holds {dim}-dim ones")
-        pa.default_memory_pool().release_unused()  # the segments' buffers read and dropped go back to the OS
-        return index
+def _load(cls, persist_dir, embed_model, llm, store_arg, show_progress, version):
+    folder, manifest = open_version(persist_dir, verify=False, version=version)
+    check_segments(Path(persist_dir), manifest)  # every segment the version lists, against its checksum
+    missing = _verify(folder, manifest, persist_dir)
+    # Outside the try: "pass store=..." and a missing package are not a corrupt index.
+    store, fill_store = _store_for_load(folder, manifest, store_arg, persist_dir)
+    try:
+        config = IndexConfig.from_manifest(manifest["config"])
+        embed = embed_model if embed_model is not None else manifest_embed_spec(manifest["embed_model"])
+        index = cls(embed_model=embed, config=config, llm=llm, property_graph_store=store, show_progress=show_progress)
+        state = index.state  # filled here from the version folder
+        dim = int(manifest["embed_dim"])
+        state.dim = dim
+        if "tables" in manifest:  # segments shared by versions (tables.py)
+            loaded, snapshot = read_tables(Path(persist_dir) / SEGMENTS, manifest, dim), None
+            rows = {"chunks": list(loaded.chunks), "entities": list(loaded.entities), "facts": list(loaded.facts)}
+        else:  # format 1: whole JSON tables and vector files in the version folder
+            loaded, rows, snapshot = read_format_1(folder, missing, dim)
+        state.chunks, state.entities, state.facts = loaded.chunks, loaded.entities, loaded.facts
+        state.synonyms, state.bm25 = loaded.synonyms, loaded.bm25
+        state.chunk_vectors, state.entity_vectors, state.fact_vectors = (
+            loaded.vectors["chunks"], loaded.vectors["entities"], loaded.vectors["facts"])
+        state.build_info = dict(manifest.get("build", {}))
+        state.entity_stats = None  # recomputed from chunk texts if an insert or delete needs it
+        check_tables(index, rows, str(persist_dir))
+        if snapshot is not None:
+            snapshot = GraphSnapshot.from_arrays(list(state.entities) + list(state.chunks), snapshot)
+            check_snapshot(index, snapshot, str(persist_dir))
+        state.derive(snapshot)
+        _attributes_from_saved_store(index, store)
+        if fill_store:  # an empty store (its file was missing, or another kind was asked for) or a server
+            index._mirror.upsert_all()  # nothing for a lazy simple store: its first use fills it
+        if (folder / ARTEFACTS).is_dir():
+            incomplete = {m.split("/")[1] for m in missing if m.startswith(f"{ARTEFACTS}/")}
+            state.artefacts.saved = {p.name: p for p in (folder / ARTEFACTS).iterdir()
+                                     if p.is_dir() and p.name not in incomplete}
+        if (folder / PROVENANCE).is_file():
+            state.provenance = checked_provenance(read_json(folder / PROVENANCE))
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        if isinstance(exc, CorruptIndexError):
+            raise
+        raise CorruptIndexError(f"corrupt index at {persist_dir}: {type(exc).__name__}: {exc}") from exc
+    state.origin = (Path(persist_dir).resolve(), version_token(folder, manifest))
+    if missing:
+        log.warning("index at %s: %s missing, rebuilt from the tables (method artefacts when first used, "
+                    "the simple store too); the next save writes them again", persist_dir, ", ".join(sorted(missing)))
+    if embed_model_name(state.embed_model) == manifest_embed_spec(manifest["embed_model"]):  # rows must hold their ids' vectors
+        probe = check_vector_rows(index, str(persist_dir))
+    else:  # another model of the same dimension may be used (at the user's risk): only the dimension is checked
+        probe = state.embed_model.get_query_embedding("dimension check")
+    if len(probe) != dim:
+        raise ValueError(f"embed model gives {len(probe)}-dim vectors but the index at {persist_dir} holds {dim}-dim ones")
+    pa.default_memory_pool().release_unused()  # the segments' buffers read and dropped go back to the OS
+    return index
 
 
 @contextmanager

@@ -3,7 +3,7 @@
 :class:`IndexReading` implements every member of the protocol over ``self.state``: an
 :class:`~.state.IndexState` for the index itself, an overlay of one for an :class:`IndexView`. The table fields
 are read-only properties (``index.chunks``, ``index.snapshot``, ...): assigning one raises AttributeError; the
-index's writers change ``index.state`` instead (``build.py``, ``mutation.py``, ``persistence.py``, ``journal.py``).
+index's writers change ``index.state`` instead (``build.py``, ``update.py``, ``persistence.py``, ``journal.py``).
 
 :meth:`GraphRAGIndex.view <.graph_index.GraphRAGIndex.view>` gives an :class:`IndexView`: the same tables, lock
 and query cache, optionally another graph snapshot (and entity table), and an artefact memo of its own, so a

@@ -1,7 +1,7 @@
 """Everything one :class:`~.graph_index.GraphRAGIndex` holds, declared in one place: :class:`IndexState`.
 
-The index's parts (``build.py``, ``mutation.py``, ``persistence.py``, ``journal.py``, ``artefacts.py``) read and
-write ``index.state.<field>``; nothing is set on the index object itself. Methods read the same fields through
+The index's parts (``build.py`` and ``rows.py``, ``update.py``, ``mirror.py``, ``persistence.py``, ``journal.py``,
+``artefacts.py``) read and write ``index.state.<field>``; nothing is set on the index object itself. Methods read the same fields through
 the index's read-only properties (:class:`~.reader.IndexReading`, the :class:`~.protocol.GraphIndexReader` side),
 or through a read-only :meth:`~.graph_index.GraphRAGIndex.view`.
 
@@ -60,7 +60,7 @@ class IndexState:
     embed_model: Any = field(default=None, metadata=_SESSION)
     """The LlamaIndex embedding model of every vector table (the user's; kept across a reload)."""
     property_graph_store: Any = None
-    """The LlamaIndex ``PropertyGraphStore`` the tables are mirrored into (``mutation.py``, ``lazy_store.py``)."""
+    """The LlamaIndex ``PropertyGraphStore`` the tables are mirrored into (``mirror.py``, ``lazy_store.py``)."""
 
     # --- the tables ---------------------------------------------------------------------------------------------
     chunks: dict[str, ChunkRecord] | ChunkColumns = field(default_factory=dict)
@@ -122,7 +122,8 @@ class IndexState:
     pending: DocumentOps = field(default_factory=DocumentOps, metadata=_SESSION)
     """Document operations since ``origin`` (what a save re-applies on a newer version)."""
     journal: Journal | None = field(default=None, metadata=_SESSION)
-    """Row-level changes of the change in progress (undo, provenance); set by the index that owns the state."""
+    """The change in progress: row copies (undo), insert records (provenance), document operations (pending), committed
+    together (``journal.py``); set by the index that owns the state."""
     lock: ReadWriteLock = field(default_factory=ReadWriteLock, metadata=_SESSION)
     """Readers (queries, persist) share it, writers (insert, delete, refresh, reload) hold it alone."""
     query_cache: dict[str, np.ndarray] = field(default_factory=dict, metadata=_SESSION)

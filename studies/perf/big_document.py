@@ -61,9 +61,9 @@ def _count_stage_cpu(cpu_stages: dict) -> None:
     """Wraps the index's stage timer so that each build stage also records the CPU seconds it used."""
     import contextlib
 
-    from llama_index_graphrag_suite.index.build import IndexBuild
+    from llama_index_graphrag_suite.index.graph_index import GraphRAGIndex
 
-    wall = IndexBuild._stage
+    wall = GraphRAGIndex._stage
 
     @contextlib.contextmanager
     def stage(self, name: str):
@@ -72,7 +72,7 @@ def _count_stage_cpu(cpu_stages: dict) -> None:
             yield
         cpu_stages[name] = cpu_stages.get(name, 0.0) + _cpu_seconds() - before
 
-    IndexBuild._stage = stage
+    GraphRAGIndex._stage = stage
 
 
 def _build_one(path: str, embed: str, entities: str, ner_relations: str = "parse") -> None:

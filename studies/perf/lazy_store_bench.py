@@ -58,11 +58,11 @@ def _store_state(store) -> str:
 def child_build(dataset: str, index_dir: str) -> dict:
     from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
     from llama_index_graphrag_suite.eval.datasets import load_dataset
-    from llama_index_graphrag_suite.index import mutation
+    from llama_index_graphrag_suite.index import mirror as mirror_module
 
     docs = load_dataset(dataset).documents
     mirror = {"seconds": 0.0}
-    upsert = mutation.IndexMutation._mirror_upsert
+    upsert = mirror_module.StoreMirror.upsert
 
     def timed(self, *args, **kwargs):
         start = time.perf_counter()
@@ -71,10 +71,10 @@ def child_build(dataset: str, index_dir: str) -> dict:
         finally:
             mirror["seconds"] += time.perf_counter() - start
 
-    mutation.IndexMutation._mirror_upsert = timed
+    mirror_module.StoreMirror.upsert = timed
     start = time.perf_counter()
     index = GraphRAGIndex.from_documents(docs, embed_model="hash", config=IndexConfig(entities="statistical"))
-    row = {"library": str(Path(mutation.__file__).parents[2]), "passages": len(docs), **index.stats(),
+    row = {"library": str(Path(mirror_module.__file__).parents[2]), "passages": len(docs), **index.stats(),
            "build_seconds": round(time.perf_counter() - start, 2), "mirror_seconds": round(mirror["seconds"], 2),
            "build_peak_rss_mb": round(_peak_rss_mb()), "store_after_build": _store_state(index.property_graph_store)}
     shutil.rmtree(index_dir, ignore_errors=True)

@@ -49,22 +49,22 @@ def entity_names(cache: Path, passages: int) -> dict:
     import synth
     from llama_index_graphrag_suite.config import IndexConfig
     from llama_index_graphrag_suite.eval.datasets import load_dataset
-    from llama_index_graphrag_suite.index import build
+    from llama_index_graphrag_suite.index import rows
     from llama_index_graphrag_suite.index.graph_index import GraphRAGIndex
 
     corpus = cache / f"synth-{passages}"
     if not (corpus / "corpus.jsonl").is_file():
         synth.write(corpus, passages)
     empty = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float32))
-    real = build.synonym_pairs
-    build.synonym_pairs = lambda *a, **k: empty  # only the entities are wanted here
+    real = rows.synonym_pairs
+    rows.synonym_pairs = lambda *a, **k: empty  # only the entities are wanted here
     try:
         start = time.perf_counter()
         index = GraphRAGIndex.from_documents(load_dataset(corpus).documents, embed_model="hash",
                                              config=IndexConfig(entities="statistical"))
         print(f"built the entity table in {time.perf_counter() - start:.0f} s", flush=True)
     finally:
-        build.synonym_pairs = real
+        rows.synonym_pairs = real
     ids = list(index.entity_vectors.ids)
     np.save(cache / f"hash-{passages}.npy", index.entity_vectors.vectors().astype(np.float32))
     data = {"ids": ids, "surfaces": [index.entities[k].surface for k in ids]}

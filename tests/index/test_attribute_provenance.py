@@ -18,6 +18,7 @@ from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.extractors.pathrag_extractor import SEPARATOR, PathRAGExtractor
+from llama_index_graphrag_suite.index import update
 from llama_index_graphrag_suite.extractors.statistical import CONTAINS, ENTITY_LABEL
 from llama_index_graphrag_suite.index.provenance import checked
 from llama_index_graphrag_suite.llm import ScriptedLLM
@@ -156,7 +157,7 @@ def test_a_failed_delete_leaves_the_descriptions_and_the_records_as_they_were(mo
         raise RuntimeError("disk full")
 
     with monkeypatch.context() as m:  # fails after step 3 rewrote the descriptions and the later record
-        m.setattr(type(index), "_remove_vectors", broken)
+        m.setattr(update, "remove_vectors", broken)
         with pytest.raises(RuntimeError, match="disk full"):
             index.delete("x")
     assert _entity_table(index) == table and index.state.provenance == records

@@ -53,7 +53,7 @@ def test_an_insert_links_the_same_older_chunks_through_bm25_as_by_reading_every_
         pytest.skip("no shared set hotpotqa_train100 beside the clone")
     from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
     from llama_index_graphrag_suite.eval.datasets import load_dataset
-    from llama_index_graphrag_suite.index.build import IndexBuild
+    from llama_index_graphrag_suite.index import rows
 
     docs = load_dataset(str(SETS / "hotpotqa_train100")).documents[:400]
 
@@ -66,6 +66,6 @@ def test_an_insert_links_the_same_older_chunks_through_bm25_as_by_reading_every_
                 {f: x.chunks for f, x in index.facts.items()})
 
     through_bm25 = tables()
-    monkeypatch.setattr(IndexBuild, "_chunks_that_may_mention",
-                        lambda self, keys, new: [c for c in self.state.chunks if c not in new])
+    monkeypatch.setattr(rows, "chunks_that_may_mention",
+                        lambda state, keys, new: [c for c in state.chunks if c not in new])
     assert through_bm25 == tables()

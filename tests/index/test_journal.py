@@ -14,6 +14,7 @@ import pytest
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
+from llama_index_graphrag_suite.index import rows
 from llama_index_graphrag_suite.index.journal import Journal
 from llama_index_graphrag_suite.index.state import IndexState
 
@@ -94,7 +95,7 @@ def test_a_failed_insert_leaves_rows_order_vectors_and_records_as_they_were(buil
     def broken(*args, **kwargs):
         raise RuntimeError("synonyms crashed")
 
-    monkeypatch.setattr(type(built), "_add_synonyms", broken)  # after rows, links and vectors were added
+    monkeypatch.setattr(rows, "add_synonyms", broken)  # after rows, links and vectors were added
     with pytest.raises(RuntimeError, match="synonyms crashed"):
         built.insert([doc])
     monkeypatch.undo()
@@ -116,7 +117,7 @@ def test_a_failed_first_build_leaves_an_empty_index_that_builds_afterwards(docum
     def broken(*args, **kwargs):
         raise RuntimeError("synonyms crashed")
 
-    monkeypatch.setattr(type(index), "_add_synonyms", broken)
+    monkeypatch.setattr(rows, "add_synonyms", broken)
     with pytest.raises(RuntimeError, match="synonyms crashed"):
         index.insert(documents)
     monkeypatch.undo()
@@ -124,3 +125,33 @@ def test_a_failed_first_build_leaves_an_empty_index_that_builds_afterwards(docum
     assert index.entity_statistics().n_chunks == 0
     index.insert(documents)
     assert len({c.doc_id for c in index.chunks.values()}) == len(documents)
+
+
+def test_a_change_commits_its_rows_its_insert_record_and_its_documents_together(documents, tmp_path):
+    index = GraphRAGIndex.from_documents(documents[:5], embed_model=HashEmbedding(dim=64), config=CONFIG)
+    index.persist(tmp_path / "idx")  # an index with a folder: its document operations are pending until saved
+    journal, late = index.state.journal, documents[5:]
+    new_chunks = index.insert(late)
+    done = journal.last
+    assert [(d, before, after) for d, before, after in done.documents] == [(d.id_, None, d) for d in late]
+    assert index.pending_documents() == [d.id_ for d in late]
+    assert done.records and done.records == index.state.provenance[-len(done.records):]  # it linked older chunks
+    assert {c for c, what in done.rows["chunks"].items() if what == "added"} == set(new_chunks)
+    assert any(what == "changed" for what in done.rows["chunks"].values())  # older chunks it linked entities to
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("synonyms crashed")
+
+    extra = make_document("p-extra", "Piers Vant founded the Vant Gallery in Dunmore.", "Piers Vant")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(rows, "add_synonyms", broken)
+        with pytest.raises(RuntimeError, match="synonyms crashed"):
+            index.insert([extra])
+    assert journal.last is done and index.pending_documents() == [d.id_ for d in late]  # a failed change records none
+
+    gone = sum(c.doc_id == late[0].id_ for c in index.chunks.values())
+    assert index.delete(late[0].id_) == gone
+    (doc_id, before, after), = journal.last.documents
+    assert doc_id == late[0].id_ and before and after is None
+    assert late[0].id_ not in index.pending_documents()  # inserted, then deleted, since the save: nothing to re-apply
+    assert sum(what == "removed" for what in journal.last.rows["chunks"].values()) == gone

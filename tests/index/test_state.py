@@ -95,10 +95,10 @@ def test_no_module_outside_the_index_writes_an_index():
 def test_the_walk_finds_what_the_benchmark_used_to_do():
     old = ("view = copy.copy(index)\nview._memo = {}\nview.snapshot = GraphSnapshot(*parts)\n"
            "view.entities, n = {}, 0\nsetattr(index, 'bm25', None)\nself.index.chunks['x'] = rec\n"
-           "faiss_index = make()\nindex.nprobe = 4\nindex._insert_documents(docs)\n")
+           "faiss_index = make()\nindex.nprobe = 4\nindex._replace(set(), docs)\n")
     assert index_writes(old) == ["2: writes view._memo", "3: writes view.snapshot", "4: writes view.entities",
                                  "5: setattr on index", "6: writes self.index.chunks",
-                                 "9: uses private index._insert_documents"]
+                                 "9: uses private index._replace"]
 
 
 def test_public_table_names_are_read_only_properties_over_the_state(graph_index):

@@ -258,7 +258,7 @@ def test_an_llm_answering_empty_strings_makes_the_build_say_so(tmp_path, monkeyp
     code, out, err = run(capsys, "index", str(tmp_path / "d.txt"), "--out", str(tmp_path / "idx"), "--embed", "hash",
                          "--entities", "statistical", "--quiet", "--prepare", "", "--llm", "http://x/v1")
     assert code == 0 and "llm_calls=" in out
-    said = err + caplog.text  # the index's own warning (index/pipeline.py), shown by the CLI's logging
+    said = err + caplog.text  # the index's own warning (index/build.py), shown by the CLI's logging
     assert "the LLM answered 1 call(s)" in said and "no relation could be read from any answer" in said
 
 
