@@ -45,6 +45,7 @@ from llama_index.core.prompts import BasePromptTemplate
 from ...graph.chnsw import CHNSW
 from ...graph.communities import build_hierarchy, centroids
 from ...graph.snapshot import RELATION
+from ...index.fact_columns import FactColumns
 from ...index.storage import open_version, read_json, save_version, write_json
 from ...index.vectors import normalize_rows
 from ...llm.usage import LLMUsage
@@ -263,7 +264,7 @@ def _fact_columns(index) -> tuple[list[str], list[str], list[str]]:
     """Subjects, objects and texts of the facts in ``index.fact_ids`` order: whole columns of a loaded index's
     facts (no record per fact), the records' fields otherwise."""
     facts = index.facts
-    if hasattr(facts, "arrow_column"):  # FactColumns: fact_ids is its id column
+    if isinstance(facts, FactColumns):  # a loaded version's facts: fact_ids is its id column
         return tuple(facts.arrow_column(c).to_pylist() for c in ("subject", "object", "text"))
     records = [facts[fid] for fid in index.fact_ids]
     return [f.subject for f in records], [f.object for f in records], [f.text for f in records]
