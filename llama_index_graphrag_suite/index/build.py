@@ -41,6 +41,7 @@ from .executors import Executor
 from .extraction import Extraction, extraction_for
 from .mirror import StoreMirror, chunk_text_node
 from .records import ChunkRecord, text_key
+from .row_overlay import table_column
 from .storage import MANIFEST, SEGMENTS, read_json, version_token
 from .tables import read_statistics
 from .vectors import VectorTable
@@ -132,9 +133,9 @@ def extract(ctx: BuildContext, run: BuildRun) -> None:
         config = config.model_copy(update={"terms": density < NAME_RICH})
         if words >= TERMS_DECIDED_AFTER_WORDS:
             state.config = config
-    run.extraction = extraction_for(config, entity_statistics(state),
-                                    {k: (e.surface, e.type) for k, e in state.entities.items()}, ctx.show_progress,
-                                    list(state.chunks.values()), state.name_words)
+    known = dict(zip(state.entities, zip(table_column(state.entities, "surface"), table_column(state.entities, "type"))))
+    run.extraction = extraction_for(config, entity_statistics(state), known, ctx.show_progress, state.chunks,
+                                    state.name_words)
     extractors: list[TransformComponent] = list(run.extraction.extractors)
     llm_extractor = None
     if ctx.llm is not None:

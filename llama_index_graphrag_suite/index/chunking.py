@@ -30,6 +30,7 @@ from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 from ..config import IndexConfig
 from ..documents import document_key
 from .records import content_hash
+from .row_overlay import table_column
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +158,7 @@ DOC_HASH = "doc_hash"  # chunk-node metadata key carrying the document's content
 def check_new_documents(state, documents: Sequence[Document]) -> None:
     """ValueError naming the first document that is already in the index ``state`` or given twice (insert adds,
     refresh replaces)."""
-    seen = {c.doc_id for c in state.chunks.values()}
+    seen = set(table_column(state.chunks, "doc_id"))
     for doc in documents:
         doc_id = document_key(doc)[0]
         if doc_id in seen:

@@ -45,6 +45,13 @@ class EntityColumns(RowColumns):
         self._chunks = chunk_rows[order]
         self._bounds = np.searchsorted(np.asarray(link_entities)[order], np.arange(len(keys) + 1))
 
+    def column(self, name: str) -> list:
+        """``surface`` or ``type`` of every entity in table order, as a Python list."""
+        if name not in ("surface", "type"):
+            raise KeyError(f"no column {name!r} in the entities table's columns")
+        values = (self._surface if name == "surface" else self._type).to_pylist()
+        return values if name == "surface" else [t or "" for t in values]
+
     def _make(self, row: int) -> EntityRecord:
         ids = self._chunk_ids
         chunks = {ids[c] for c in self._chunks[self._bounds[row]:self._bounds[row + 1]].tolist()}

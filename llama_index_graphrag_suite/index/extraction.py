@@ -14,6 +14,7 @@ names by the name matcher (capitalised mentions), n-grams by ``find_mentions``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Callable, Sequence
 
 from llama_index.core.schema import TransformComponent
@@ -25,6 +26,7 @@ from ..extractors.name_words import NameWordCounts
 from ..extractors.statistical import CooccurrenceRelationExtractor, StatisticalEntityExtractor
 from ..extractors.terms import TERM_TYPE, find_terms, outside_spans
 from .records import ChunkRecord
+from .row_overlay import table_column
 
 
 @dataclass
@@ -40,7 +42,7 @@ class Extraction:
 
 
 def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dict[str, tuple[str, str]],
-                   show_progress: bool, indexed: Sequence[ChunkRecord] = (),
+                   show_progress: bool, indexed: Mapping[str, ChunkRecord] | None = None,
                    name_words: NameWordCounts | None = None) -> Extraction:
     """The extractors of one insert, seeded with the index's known entities (key -> (surface, type)), the chunks
     ``indexed`` before it and the index's word counts (this insert's chunks counted in): the NER extractor's
@@ -56,7 +58,8 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
                                  lowercase_names=config.lowercase_names)
         ner.add_vocabulary(vocabulary)
         if indexed or name_words is not None:
-            ner.add_corpus([c.text for c in indexed], [c.title for c in indexed], name_words)
+            indexed = indexed if indexed is not None else {}
+            ner.add_corpus(table_column(indexed, "text"), table_column(indexed, "title"), name_words)
         extractors.append(ner)
     cooc = None
     if config.entities in ("statistical", "both"):

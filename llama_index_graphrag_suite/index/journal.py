@@ -156,6 +156,7 @@ class Journal:
             if outermost:
                 self._orders, self._marks, self._undo, self._start, self.mirrored = {}, {}, [], {}, False
                 self._was_empty = {}
+                self._state.read_only()
 
     def touch(self, table: str, key: Any) -> None:
         """Keep the row ``key`` of ``table`` as it is now (or its absence), before the caller changes it."""

@@ -30,6 +30,7 @@ from llama_index.core import Document
 
 from .chunking import document_body
 from .records import content_hash
+from .row_overlay import table_column
 from .storage import IndexConflictError
 
 __all__ = ["DocumentOps", "apply", "document_hashes"]
@@ -46,9 +47,9 @@ def document_hashes(state, doc_ids: Iterable[str] | None = None) -> dict[str, st
     """Document id -> the content hash the chunks of an index ``state`` carry (all documents, or only ``doc_ids``)."""
     wanted = None if doc_ids is None else set(doc_ids)
     out: dict[str, str] = {}
-    for rec in state.chunks.values():
-        if (wanted is None or rec.doc_id in wanted) and rec.doc_id not in out:
-            out[rec.doc_id] = rec.doc_hash
+    for doc_id, doc_hash in zip(table_column(state.chunks, "doc_id"), table_column(state.chunks, "doc_hash")):
+        if (wanted is None or doc_id in wanted) and doc_id not in out:
+            out[doc_id] = doc_hash
     return out
 
 

@@ -317,6 +317,7 @@ def _attributes_from_saved_store(index, store) -> None:
         ent = index.state.entities.get(key)
         if ent is not None and not ent.attributes:
             ent.attributes = entity_attributes(node.properties)
+    index.state.read_only()
 
 
 def _verify(folder: Path, manifest: dict, persist_dir) -> set[str]:

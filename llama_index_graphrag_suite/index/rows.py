@@ -16,6 +16,7 @@ from .bm25 import bm25_tokens
 from .chunking import DOC_HASH
 from .extraction import Extraction
 from .records import ChunkRecord, EntityRecord, FactRecord, entity_attributes, fact_id, text_key
+from .row_overlay import table_column
 
 __all__ = ["add_chunk", "add_synonyms", "chunks_that_may_mention", "link_new_entities_to_old_chunks",
            "support_entity", "support_fact", "take_attributes", "unused_texts"]
@@ -123,7 +124,7 @@ def unused_texts(state) -> set[str]:
     """Fact-text vectors no remaining fact uses."""
     if state.fact_vectors is None:
         return set()
-    used = {text_key(f.text) for f in state.facts.values()}
+    used = {text_key(t) for t in table_column(state.facts, "text")}
     return {k for k in state.fact_vectors.ids if k not in used}
 
 

@@ -39,6 +39,7 @@ from .fact_columns import FactColumns, FactsByText
 from .locking import ReadWriteLock
 from .pending import DocumentOps
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
+from .row_overlay import RowOverlay, table_column
 from .synonym_pairs import SynonymPairs
 from .vectors import VectorTable
 
@@ -63,14 +64,14 @@ class IndexState:
     """The LlamaIndex ``PropertyGraphStore`` the tables are mirrored into (``mirror.py``, ``lazy_store.py``)."""
 
     # --- the tables ---------------------------------------------------------------------------------------------
-    chunks: dict[str, ChunkRecord] | ChunkColumns = field(default_factory=dict)
-    """Chunk id -> record (text, document id and hash, title, entity keys), in insertion order."""
-    entities: dict[str, EntityRecord] | EntityColumns = field(default_factory=dict)
+    chunks: dict[str, ChunkRecord] | ChunkColumns | RowOverlay = field(default_factory=dict)
+    """Chunk id -> record (text, document id and hash, title, entity keys), in insertion order. Read-only columns
+    after a load; the changed rows over them after a change (:meth:`writable`)."""
+    entities: dict[str, EntityRecord] | EntityColumns | RowOverlay = field(default_factory=dict)
     """Entity key -> record (surface, type, extractor attributes, supporting chunks); snapshot rows follow it.
-    Read-only columns after a load until a change (:meth:`writable`)."""
-    facts: dict[str, FactRecord] | FactColumns = field(default_factory=dict)
-    """Fact id -> record (subject, predicate, object, sentence text, kind, supporting chunks); read-only columns
-    after a load until a change (:meth:`writable`)."""
+    Like ``chunks``."""
+    facts: dict[str, FactRecord] | FactColumns | RowOverlay = field(default_factory=dict)
+    """Fact id -> record (subject, predicate, object, sentence text, kind, supporting chunks). Like ``chunks``."""
     synonyms: SynonymPairs = field(default_factory=SynonymPairs)
     """(entity key, entity key) -> cosine of their names: the synonym edges (a mapping held as columns)."""
     chunk_vectors: VectorTable | None = None
@@ -146,17 +147,13 @@ class IndexState:
 
     def counts(self) -> dict[str, int]:
         """Documents, chunks, entities, relations (and per kind), contains and synonym edges (``index.stats()``)."""
-        kinds = Counter(self.facts.column("kind") if isinstance(self.facts, FactColumns)
-                        else (f.kind for f in self.facts.values()))
         return {
-            "documents": len(set(self.chunks.column("doc_id")) if isinstance(self.chunks, ChunkColumns)
-                             else {c.doc_id for c in self.chunks.values()}),
+            "documents": len(set(table_column(self.chunks, "doc_id"))),
             "chunks": len(self.chunks),
             "entities": len(self.entities),
             "relations": len(self.facts),
-            **{f"relations_{k}": v for k, v in sorted(kinds.items())},
-            "contains_edges": (int(self.chunks.links()[0][-1]) if isinstance(self.chunks, ChunkColumns)
-                               else sum(len(c.entities) for c in self.chunks.values())),
+            **{f"relations_{k}": v for k, v in sorted(Counter(table_column(self.facts, "kind")).items())},
+            "contains_edges": int(contains_sizes(self.chunks).sum()),
             "synonym_edges": len(self.synonyms),
         }
 
@@ -173,6 +170,11 @@ class IndexState:
             self.fact_ids = self.facts.ids()
             self.fact_text_rows = self.facts.text_rows(vectors.row)
             self.facts_by_text = FactsByText(self.fact_ids, self.fact_text_rows, vectors.ids, vectors.row)
+        elif isinstance(self.facts, RowOverlay):  # changed rows over a loaded version's: read as columns too
+            self.fact_ids = list(self.facts)
+            self.fact_text_rows = np.fromiter((vectors.row(text_key(t)) for t in self.facts.column("text")), np.int64,
+                                              len(self.fact_ids))
+            self.facts_by_text = FactsByText(self.fact_ids, self.fact_text_rows, vectors.ids, vectors.row)
         else:
             self.facts_by_text = {}
             for f in self.facts.values():
@@ -187,22 +189,23 @@ class IndexState:
         self.bm25 = (self.bm25.updated(self.chunk_order, lambda c: self.chunks[c].text) if self.bm25 is not None
                      else BM25Table([self.chunks[c].text for c in self.chunk_order], ids=self.chunk_order))
 
-    def _fact_ends(self, end: str) -> list[str]:
-        if isinstance(self.facts, FactColumns):
-            return self.facts.column(end)
-        return [getattr(f, end) for f in self.facts.values()]
-
     def writable(self) -> None:
-        """Make the tables a change edits (insert, delete) records: a loaded version's chunks, entities and facts
-        are read-only columns (``*_columns.py``); the journal calls this when a change begins."""
-        if isinstance(self.chunks, ChunkColumns):
-            self.chunks = self.chunks.to_dict()
-        if isinstance(self.entities, EntityColumns):
-            self.entities = self.entities.to_dict()
-        if isinstance(self.facts, FactColumns):
-            shared = {k: k for k in self.entities}
-            shared.update((c, c) for c in self.chunks)
-            self.facts = self.facts.to_dict(shared)
+        """Let a change (insert, delete) edit the tables: a loaded version's chunks, entities and facts are read-only
+        columns (``*_columns.py``), which get a layer of changed rows over them (``row_overlay.py``); the journal
+        calls this when a change begins, and :meth:`read_only` when it ends."""
+        for name in ("chunks", "entities", "facts"):
+            table = getattr(self, name)
+            if isinstance(table, (ChunkColumns, EntityColumns, FactColumns)):
+                setattr(self, name, RowOverlay(table))
+            elif isinstance(table, RowOverlay):
+                table.editing = True
+
+    def read_only(self) -> None:
+        """The change is over: rows read by key are copies again (no record kept per row a query reads)."""
+        for name in ("chunks", "entities", "facts"):
+            table = getattr(self, name)
+            if isinstance(table, RowOverlay):
+                table.editing = False
 
     def build_snapshot(self) -> GraphSnapshot:
         """The CSR snapshot of the tables: entity rows (``entities`` order), then chunk rows (``chunk_order``)."""
@@ -213,14 +216,7 @@ class IndexState:
         node_ids = entity_ids + self.chunk_order
         row = {n: i for i, n in enumerate(node_ids)}
         n_ent, n_facts, n_chunks = len(entity_ids), len(self.facts), len(self.chunk_order)
-        if isinstance(self.chunks, ChunkColumns):  # a loaded version: what each chunk contains, as arrays
-            offsets, codes, keys = self.chunks.links()
-            sizes = np.diff(offsets)
-            targets = np.fromiter(map(row.__getitem__, keys), np.int64, len(keys))[codes]
-        else:
-            chunks = [self.chunks[c] for c in self.chunk_order]
-            sizes = np.fromiter((len(c.entities) for c in chunks), np.int64, n_chunks)
-            targets = np.fromiter((row[k] for c in chunks for k in c.entities), np.int64, int(sizes.sum()))
+        sizes, targets = contains_rows(self.chunks, row)
         contains = (np.repeat(np.arange(n_ent, n_ent + n_chunks), sizes), targets)
         names, a, b, score = self.synonyms.columns()
         name_rows = np.fromiter((row.get(k, -1) for k in names), np.int64, len(names))
@@ -229,11 +225,68 @@ class IndexState:
             raise ValueError("a synonym pair names an entity the index does not have")
         return GraphSnapshot.from_edges(
             node_ids, n_ent,
-            relations=(np.fromiter(map(row.__getitem__, self._fact_ends("subject")), np.int64, n_facts),
-                       np.fromiter(map(row.__getitem__, self._fact_ends("object")), np.int64, n_facts)),
+            relations=(np.fromiter(map(row.__getitem__, table_column(self.facts, "subject")), np.int64, n_facts),
+                       np.fromiter(map(row.__getitem__, table_column(self.facts, "object")), np.int64, n_facts)),
             contains=contains,
             synonyms=(a, b, score),
         )
+
+
+def contains_sizes(chunks) -> np.ndarray:
+    """How many entities each chunk contains, in table order."""
+    if isinstance(chunks, ChunkColumns):
+        return np.diff(chunks.links()[0])
+    if isinstance(chunks, RowOverlay):
+        return _overlay_contains(chunks, None)[0]
+    return np.fromiter((len(c.entities) for c in chunks.values()), np.int64, len(chunks))
+
+
+def contains_rows(chunks, row: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """``(sizes, targets)``: how many entities each chunk contains (table order), and their ``row`` numbers, chunk
+    after chunk, in each chunk's link order."""
+    if isinstance(chunks, ChunkColumns):  # a loaded version: what each chunk contains, as arrays
+        offsets, codes, keys = chunks.links()
+        return np.diff(offsets), np.fromiter(map(row.__getitem__, keys), np.int64, len(keys))[codes]
+    if isinstance(chunks, RowOverlay):
+        return _overlay_contains(chunks, row)
+    recs = list(chunks.values())
+    sizes = np.fromiter((len(c.entities) for c in recs), np.int64, len(recs))
+    return sizes, np.fromiter((row[k] for c in recs for k in c.entities), np.int64, int(sizes.sum()))
+
+
+def _overlay_contains(chunks: RowOverlay, row: dict[str, int] | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`contains_rows` of changed chunk rows over a loaded version's: the base's link arrays, with the rows held
+    as records (and added after the base) put in; ``row`` None: the sizes only."""
+    base = chunks.base
+    offsets, codes, keys = base.links()
+    n = len(base)
+    alive = np.ones(n, bool)
+    alive[[base._find(k) for k in chunks._gone]] = False
+    held = {base._find(k): rec for k, rec in chunks._rows.items() if k not in chunks._tail}
+    tail = [chunks._rows[k] for k in chunks._tail]
+    sizes = np.diff(offsets)
+    own = sizes.copy()
+    for r, rec in held.items():
+        own[r] = len(rec.entities)
+    out_sizes = np.concatenate([own[alive], np.fromiter((len(c.entities) for c in tail), np.int64, len(tail))])
+    if row is None:
+        return out_sizes, None
+    out_offsets = np.concatenate([[0], np.cumsum(out_sizes)])
+    out_row = np.cumsum(alive) - 1  # where each alive base row goes
+    targets = np.empty(int(out_offsets[-1]), np.int64)
+    plain = alive.copy()
+    plain[list(held)] = False
+    link_row = np.repeat(np.arange(n), sizes)
+    take = plain[link_row]
+    links = np.flatnonzero(take)
+    key_rows = np.fromiter((row.get(k, -1) for k in keys), np.int64, len(keys))[codes[links]]
+    if (key_rows < 0).any():
+        raise ValueError("a chunk contains an entity the index does not have")
+    targets[out_offsets[out_row[link_row[links]]] + links - offsets[link_row[links]]] = key_rows
+    starts = [out_offsets[out_row[r]] for r in held if alive[r]] + out_offsets[len(out_sizes) - len(tail):-1].tolist()
+    for start, rec in zip(starts, [rec for r, rec in held.items() if alive[r]] + tail):
+        targets[start:start + len(rec.entities)] = [row[k] for k in rec.entities]
+    return out_sizes, targets
 
 
 # The fields the read side (GraphIndexReader) exposes as they are, as read-only properties of the index and its views.

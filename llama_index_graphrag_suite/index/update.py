@@ -29,6 +29,7 @@ from .pending import document_hashes
 from .provenance import prune, undo_for_delete
 from .chunking import document_body
 from .records import content_hash
+from .row_overlay import table_column
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ def delete_documents(ctx: BuildContext, doc_ids: set[str]) -> int:
 def _delete_in(ctx: BuildContext, doc_ids: set[str]) -> int:
     state = ctx.state
     journal = state.journal
-    gone_chunks = [c for c, rec in state.chunks.items() if rec.doc_id in doc_ids]
+    gone_chunks = [c for c, doc_id in zip(state.chunks, table_column(state.chunks, "doc_id")) if doc_id in doc_ids]
     missing = set(doc_ids) - {state.chunks[c].doc_id for c in gone_chunks}
     if missing:
         raise KeyError(f"no document {sorted(missing)[0]!r} in the index")
@@ -109,7 +110,11 @@ def _delete_in(ctx: BuildContext, doc_ids: set[str]) -> int:
                 if not ent.chunks:
                     gone_entities.add(key)
     unlinked = undo_for_delete(state, gone, touched, gone_entities)  # surviving chunks that lost a link
-    for fid, f in state.facts.items():
+    ends = zip(table_column(state.facts, "subject"), table_column(state.facts, "object"))
+    reached = [fid for fid, chunks, (s, o) in zip(state.facts, table_column(state.facts, "chunks"), ends)
+               if not gone.isdisjoint(chunks) or not chunks or s in gone_entities or o in gone_entities]
+    for fid in reached:  # read by key: the record a change edits (row_overlay.py)
+        f = state.facts[fid]
         if f.chunks & gone:
             journal.touch("facts", fid)
             f.chunks -= gone
@@ -181,8 +186,8 @@ class RefreshPlan:
 def plan_refresh(state, documents: Sequence[Document], prune: bool) -> RefreshPlan:
     """Sort ``documents`` into new / changed / unchanged against the index ``state`` (which must not change meanwhile)."""
     stored: dict[str, str] = {}
-    for rec in state.chunks.values():
-        stored.setdefault(rec.doc_id, rec.doc_hash)
+    for doc_id, doc_hash in zip(table_column(state.chunks, "doc_id"), table_column(state.chunks, "doc_hash")):
+        stored.setdefault(doc_id, doc_hash)
     result, to_delete, to_insert, seen = RefreshResult(), set(), [], set()
     for doc in documents:
         doc_id, title, body = document_body(doc)

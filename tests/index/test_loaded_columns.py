@@ -15,6 +15,7 @@ from llama_index_graphrag_suite.index.chunk_columns import ChunkColumns
 from llama_index_graphrag_suite.index.entity_columns import EntityColumns
 from llama_index_graphrag_suite.index.fact_columns import FactColumns
 from llama_index_graphrag_suite.index.records import ChunkRecord, EntityRecord, FactRecord, fact_id
+from llama_index_graphrag_suite.index.row_overlay import RowOverlay
 from llama_index_graphrag_suite.registry import get_retriever
 
 from conftest import CORPUS
@@ -87,12 +88,13 @@ def test_ids_of_another_form_are_looked_up_too():
         FactColumns(twice)
 
 
-def test_the_first_change_makes_records_and_a_save_reads_back(built_and_loaded, tmp_path):
+def test_a_change_holds_only_the_rows_it_reaches_as_records_and_a_save_reads_back(built_and_loaded, tmp_path):
     built, folder = built_and_loaded
     loaded = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
     loaded.insert([make_document("new", "Orla Finch sculpted The Copper Hare in Marlow with Ada Lorne.", "Orla Finch")])
-    assert isinstance(loaded.state.facts, dict) and len(loaded.facts) > len(built.facts)
-    assert isinstance(loaded.state.entities, dict) and isinstance(loaded.state.chunks, dict)
+    assert len(loaded.facts) > len(built.facts)
+    for table in (loaded.state.chunks, loaded.state.entities, loaded.state.facts):
+        assert isinstance(table, RowOverlay) and 0 < table.held() < len(table)
     loaded.delete("new")
     assert [f.to_json() for f in loaded.facts.values()] == [f.to_json() for f in built.facts.values()]
     again = GraphRAGIndex.load(loaded.persist(tmp_path / "b").parent, embed_model=HashEmbedding(dim=64))

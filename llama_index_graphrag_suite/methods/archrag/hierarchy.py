@@ -46,6 +46,7 @@ from ...graph.chnsw import CHNSW
 from ...graph.communities import build_hierarchy, centroids
 from ...graph.snapshot import RELATION
 from ...index.fact_columns import FactColumns
+from ...index.row_overlay import RowOverlay
 from ...index.storage import open_version, read_json, save_version, write_json
 from ...index.vectors import normalize_rows
 from ...llm.usage import LLMUsage
@@ -266,6 +267,8 @@ def _fact_columns(index) -> tuple[list[str], list[str], list[str]]:
     facts = index.facts
     if isinstance(facts, FactColumns):  # a loaded version's facts: fact_ids is its id column
         return tuple(facts.arrow_column(c).to_pylist() for c in ("subject", "object", "text"))
+    if isinstance(facts, RowOverlay):  # changed rows over a loaded version's: read as columns too
+        return tuple(facts.column(c) for c in ("subject", "object", "text"))
     records = [facts[fid] for fid in index.fact_ids]
     return [f.subject for f in records], [f.object for f in records], [f.text for f in records]
 
