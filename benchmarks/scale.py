@@ -71,27 +71,51 @@ def _count_stage_cpu(index_class, into: dict[str, float]) -> None:
     index_class._stage = stage
 
 
-def run_child(dataset: str, embed: str, entities: str, methods: list[str], keep: str | None = None) -> dict:
+def run_child(dataset: str, embed: str, entities: str, methods: list[str], keep: str | None = None,
+              batch_size: int = 0, prepare_again: bool = True) -> dict:
     """In the child process: build, save, load, query; returns one row. ``keep``: save the index there
-    (kept for ``--requery``) instead of in a temporary folder."""
+    (kept for ``--requery``) instead of in a temporary folder. ``batch_size``: build in batches of that many
+    passages, streamed from the corpus file, each inserted and saved (``index/batched.py``)."""
     from llama_index_graphrag_suite.config import IndexConfig
-    from llama_index_graphrag_suite.eval.datasets import load_dataset
+    from llama_index_graphrag_suite.documents import iter_jsonl_documents
+    from llama_index_graphrag_suite.eval.datasets import BenchDataset, load_dataset, load_questions
+    from llama_index_graphrag_suite.index.batched import build_in_batches
     from llama_index_graphrag_suite.index.graph_index import GraphRAGIndex
 
-    ds = load_dataset(dataset)
+    folder = Path(dataset)
+    ds = (BenchDataset(folder.name, [], load_questions(folder / "questions.jsonl")[0]) if batch_size
+          else load_dataset(dataset))
     cpu_stages: dict[str, float] = {}
     _count_stage_cpu(GraphRAGIndex, cpu_stages)
     cpu_start, start = _cpu_seconds(), time.perf_counter()
-    index = GraphRAGIndex.from_documents(ds.documents, embed_model=None if embed == "minilm" else embed,
-                                         config=IndexConfig(entities=entities))
+    settings = {"embed_model": None if embed == "minilm" else embed, "config": IndexConfig(entities=entities)}
+    batches: list[dict] = []
+    with contextlib.ExitStack() as stack:
+        build_dir = keep or stack.enter_context(tempfile.TemporaryDirectory()) if batch_size else None
+        if batch_size:
+            index = build_in_batches(iter_jsonl_documents(folder / "corpus.jsonl"), build_dir, batch_size,
+                                     on_batch=lambda k, held, s: batches.append(
+                                         {"batch": k, "passages": held, "seconds": round(s, 1),
+                                          "peak_rss_mb": round(_peak_rss_mb())}), **settings)
+        else:
+            index = GraphRAGIndex.from_documents(ds.documents, **settings)
+        return _finish_child(index, ds, methods, keep, batch_size, batches, cpu_stages, cpu_start, start,
+                             prepare_again)
+
+
+def _finish_child(index, ds, methods, keep, batch_size, batches, cpu_stages, cpu_start, start, prepare_again) -> dict:
+    from llama_index_graphrag_suite.index.graph_index import GraphRAGIndex
+
     if "archrag" in methods:  # its hierarchy is a build step (stage prepare.archrag), not its first query's work
         index.prepare(["archrag"])
     build_seconds, build_cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
     build_rss = _peak_rss_mb()
-    row = {"n": len(ds.documents), "questions": len(ds.questions), "index_seconds": round(build_seconds, 2),
+    row = {"n": index.stats()["documents"], "questions": len(ds.questions), "index_seconds": round(build_seconds, 2),
            "index_cpu_seconds": round(build_cpu, 2), "stage_seconds": dict(index.build_info.get("stage_seconds", {})),
            "stage_cpu_seconds": dict(cpu_stages), **index.stats(),
            "peak_rss_build_mb": round(build_rss)}
+    if batch_size:
+        row["batch_size"], row["batches"] = batch_size, batches
     with contextlib.ExitStack() as stack:
         folder = keep or stack.enter_context(tempfile.TemporaryDirectory())
         start = time.perf_counter()
@@ -102,7 +126,8 @@ def run_child(dataset: str, embed: str, entities: str, methods: list[str], keep:
         index = GraphRAGIndex.load(folder, embed_model=index.embed_model)  # the model is already in memory
         row["load_seconds"] = round(time.perf_counter() - start, 2)
         row["methods"] = query_methods(index, ds, methods)
-        row.update(insert_and_save(index, Path(folder), len(ds.documents), prepare=[m for m in methods if m == "archrag"]))
+        row.update(insert_and_save(index, Path(folder), row["n"],
+                                   prepare=[m for m in methods if m == "archrag" and prepare_again]))
     row["peak_rss_mb"] = round(_peak_rss_mb())
     return row
 
@@ -127,9 +152,10 @@ def insert_and_save(index, folder: Path, n: int, prepare: list[str] = ()) -> dic
     start = time.perf_counter()
     index.insert(docs)
     out = {"insert_docs": k, "insert_seconds": round(time.perf_counter() - start, 2)}
-    start = time.perf_counter()
-    index.prepare(list(prepare))
-    out["insert_prepare_seconds"] = round(time.perf_counter() - start, 2)
+    if prepare:
+        start = time.perf_counter()
+        index.prepare(list(prepare))
+        out["insert_prepare_seconds"] = round(time.perf_counter() - start, 2)
     start = time.perf_counter()
     index.persist(folder)
     out["insert_save_seconds"] = round(time.perf_counter() - start, 2)
@@ -458,6 +484,12 @@ def main() -> None:
     ap.add_argument("--requery", action="store_true",
                     help="with --keep: reload the kept indexes of --sizes and time the methods again with the "
                          "current code (the build columns stay as measured)")
+    ap.add_argument("--batch-size", type=int, default=0, metavar="N",
+                    help="build in batches of N passages streamed from the corpus, each inserted and saved "
+                         "(index/batched.py: memory bounded by a batch); 0 (default): one insert of the whole corpus")
+    ap.add_argument("--no-prepare-again", action="store_true",
+                    help="after the 1,000-passage insert, do not build ArchRAG's hierarchy again (it is built anew, "
+                         "as long as at build time)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--child-index", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -466,7 +498,8 @@ def main() -> None:
         print(json.dumps(requery_child(args.child, args.child_index, args.embed, methods)))
         return
     if args.child:
-        print(json.dumps(run_child(args.child, args.embed, args.entities, methods, args.child_index)))
+        print(json.dumps(run_child(args.child, args.embed, args.entities, methods, args.child_index, args.batch_size,
+                                   not args.no_prepare_again)))
         return
     if args.render_only:
         write_report(Path(args.results), json.loads((Path(args.results) / "scale.json").read_text()))
@@ -514,7 +547,8 @@ def _child(folder: Path, args, extra: list[str]) -> dict:
     """Run one size in a fresh process (so peak memory is per size); its JSON row."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     out = subprocess.run([sys.executable, __file__, "--child", str(folder), "--embed", args.embed,
-                          "--entities", args.entities, "--methods", args.methods, *extra],
+                          "--entities", args.entities, "--methods", args.methods, "--batch-size", str(args.batch_size),
+                          *(["--no-prepare-again"] if args.no_prepare_again else []), *extra],
                          capture_output=True, text=True, check=False, env=env)
     lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
     if out.returncode or not lines:

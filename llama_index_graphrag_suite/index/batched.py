@@ -1,0 +1,88 @@
+"""Building an index larger than memory: documents in batches, each inserted and saved, the tables reloaded.
+
+A build in one insert holds every chunk, entity and fact of the corpus as records until it is saved (about 16 KB
+per passage on the synthetic corpus, plus what the extractors leave behind). :func:`build_in_batches` inserts
+``batch_size`` documents at a time into the saved index instead: after each batch the index is saved (a save
+writes the rows the batch changed as new segments) and loaded again, so the tables are read-only columns and
+memory-mapped vectors, and only the rows the next batch reaches become records (``row_overlay.py``). Memory is
+then bounded by one batch and the loaded columns, not by the corpus.
+
+The build can be resumed: run it again on the same folder and the documents the saved index already holds are
+skipped. A batched build is a sequence of inserts, so its index is the one those inserts make (the n-gram
+statistics, the known names and the synonym search see the corpus as it grows), not byte for byte a one-insert
+build of the same documents.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from llama_index.core import Document
+
+from ..documents import document_key
+from .row_overlay import table_column
+from .storage import CURRENT
+
+log = logging.getLogger(__name__)
+
+__all__ = ["build_in_batches"]
+
+
+def _batches(documents: Iterable[Document], size: int, skip: set[str]) -> Iterator[list[Document]]:
+    batch: list[Document] = []
+    for doc in documents:
+        if document_key(doc)[0] in skip:
+            continue
+        batch.append(doc)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def build_in_batches(documents: Iterable[Document], persist_dir: str | Path, batch_size: int = 50_000, *,
+                     on_batch: Callable[[int, int, float], None] | None = None, **kwargs: Any):
+    """Index ``documents`` (any iterable: a stream is read one batch at a time) into ``persist_dir``, ``batch_size``
+    documents per insert, saving after each; returns the index loaded from the last save.
+
+    ``kwargs``: as for :class:`~.graph_index.GraphRAGIndex` (``embed_model``, ``config``, ``llm``, ...), used for
+    the first batch; later batches use what the saved index records. When ``persist_dir`` already holds an index,
+    the build goes on from it: documents it holds are skipped. ``on_batch(batch number, documents so far,
+    seconds)`` is called after each save.
+    """
+    from .graph_index import GraphRAGIndex
+
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+    folder = Path(persist_dir)
+    index = None
+    done: set[str] = set()
+    if (folder / CURRENT).exists():  # resume: what the saved index holds is done
+        index = GraphRAGIndex.load(folder, embed_model=kwargs.get("embed_model"), llm=kwargs.get("llm"))
+        done = set(table_column(index.state.chunks, "doc_id"))
+        log.info("%s holds %d documents: going on from there", folder, len(done))
+    held = len(done)
+    for number, batch in enumerate(_batches(documents, batch_size, done), 1):
+        start = time.perf_counter()
+        if index is None:
+            index = GraphRAGIndex.from_documents(batch, **kwargs)
+        else:
+            index.insert(batch)
+        index.persist(folder)
+        embed_model, llm = index.embed_model, index.llm
+        del index
+        gc.collect()  # the batch's records go before the columns are read back
+        index = GraphRAGIndex.load(folder, embed_model=embed_model, llm=llm)
+        held += len(batch)
+        if on_batch is not None:
+            on_batch(number, held, time.perf_counter() - start)
+        log.info("batch %d: %d documents indexed and saved", number, held)
+    if index is None:
+        raise ValueError("no documents to index")
+    return index

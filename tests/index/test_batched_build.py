@@ -1,0 +1,69 @@
+"""build_in_batches: a corpus indexed a batch at a time, saved and reloaded between batches, resumable."""
+
+from __future__ import annotations
+
+import pytest
+
+from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+from llama_index_graphrag_suite.documents import make_document
+from llama_index_graphrag_suite.embeddings import HashEmbedding
+from llama_index_graphrag_suite.index.batched import build_in_batches
+from llama_index_graphrag_suite.index.row_overlay import RowOverlay
+
+from conftest import CORPUS
+
+CONFIG = IndexConfig(entities="statistical", entity_threshold=0.1)
+
+
+def docs():
+    return [make_document(i, text, title) for i, title, text in CORPUS]
+
+
+def tables(index) -> dict:
+    return {name: [r.to_json() for r in getattr(index, name).values()] for name in ("chunks", "entities", "facts")}
+
+
+def in_memory(batch_size: int) -> GraphRAGIndex:
+    """The same inserts, never saved: the index the batched build must equal."""
+    all_docs = docs()
+    index = GraphRAGIndex.from_documents(all_docs[:batch_size], embed_model=HashEmbedding(dim=64), config=CONFIG)
+    for start in range(batch_size, len(all_docs), batch_size):
+        index.insert(all_docs[start:start + batch_size])
+    return index
+
+
+def test_a_batched_build_is_the_sequence_of_its_inserts(tmp_path):
+    seen = []
+    index = build_in_batches(iter(docs()), tmp_path / "idx", batch_size=2, embed_model=HashEmbedding(dim=64),
+                             config=CONFIG, on_batch=lambda number, held, seconds: seen.append((number, held)))
+    assert seen == [(1, 2), (2, 4), (3, 6)][:len(seen)] and seen[-1][1] == len(CORPUS)
+    expected = in_memory(2)
+    assert tables(index) == tables(expected)
+    assert index.stats() == expected.stats()
+    assert not isinstance(index.state.facts, (dict, RowOverlay))  # loaded back: read-only columns
+    assert index.loaded_version is not None
+
+
+def test_a_stopped_build_goes_on_where_it_stopped(tmp_path):
+    class Stop(Exception):
+        pass
+
+    def stream():
+        for n, doc in enumerate(docs()):
+            if n == 4:
+                raise Stop()  # the reader fails after two batches were saved
+            yield doc
+
+    with pytest.raises(Stop):
+        build_in_batches(stream(), tmp_path / "idx", batch_size=2, embed_model=HashEmbedding(dim=64), config=CONFIG)
+    partial = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=64))
+    assert partial.stats()["documents"] == 4
+    index = build_in_batches(docs(), tmp_path / "idx", batch_size=2, embed_model=HashEmbedding(dim=64), config=CONFIG)
+    assert tables(index) == tables(in_memory(2))
+
+
+def test_bad_batches_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="batch_size"):
+        build_in_batches(docs(), tmp_path / "a", batch_size=0, embed_model=HashEmbedding(dim=64))
+    with pytest.raises(ValueError, match="no documents"):
+        build_in_batches([], tmp_path / "b", embed_model=HashEmbedding(dim=64))
