@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import math
 import os
+from typing import Callable
 
 import faiss
 import numpy as np
+
+from .vector_lists import VectorLists
 
 # Query rows from which the approximate index is used. Below it the search is exact, as it always was,
 # so small indexes and the golden tests see the same pairs. Chosen from studies/perf/synonyms_bench.py
@@ -40,6 +43,9 @@ IVF_NPROBE = 16  # lists per query; recall at 200k MiniLM rows: 4 -> 96.4 %, 8 -
 IVF_TRAIN_PER_LIST = 16  # k-means on 16 sampled rows per list, 5 iterations: at 200k rows 32 rows and 10
 IVF_NITER = 5  # iterations cost 3x the build time for the same recall (the lists' quality barely matters)
 IVF_SEED = 1234
+# Rows from which an insert's few new names are searched in the index's saved lists (vector_lists.py) instead of
+# against every row: an exact search costs (new names) x (all names), about 4 s for 1,600 names at 165,000 rows.
+LISTED_MIN_ROWS = 100_000
 QUERY_BATCH = 65_536  # approximate mode searches this many rows at a time, so the k-NN buffers stay bounded
 
 
@@ -76,7 +82,7 @@ def ivf_index(vectors: np.ndarray, nprobe: int | None = None, seed: int = IVF_SE
 
 def search_neighbours(index, vectors, rows, k, threshold, ok, batch=QUERY_BATCH):
     """(src, dst, cos) of the ``k`` nearest of each of ``rows`` in ``index`` that are a real neighbour, not
-    the row itself, above φ and eligible (``ok``), searched ``batch`` rows at a time."""
+    the row itself, above φ and eligible (``ok``: rows -> bool per row), searched ``batch`` rows at a time."""
     parts = []
     for start in range(0, rows.size, batch):
         part = rows[start:start + batch]
@@ -84,7 +90,7 @@ def search_neighbours(index, vectors, rows, k, threshold, ok, batch=QUERY_BATCH)
         src = np.repeat(part, k)
         dst, sim = nbrs.ravel(), sims.ravel()
         keep = (dst >= 0) & (dst != src) & (sim > threshold)
-        keep[keep] &= ok[dst[keep]]
+        keep[keep] &= ok(dst[keep])
         parts.append((src[keep], dst[keep], sim[keep]))
     if len(parts) == 1:
         return parts[0]
@@ -96,7 +102,7 @@ def synonym_pairs(
     threshold: float = 0.8,
     max_per_node: int = 100,
     query_rows: np.ndarray | None = None,
-    eligible: np.ndarray | None = None,
+    eligible: np.ndarray | Callable[[np.ndarray], np.ndarray] | None = None,
     approx_rows: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pairs ``(i, j, cosine)`` with i < j and cosine(v_i, v_j) > threshold, each pair once.
@@ -104,8 +110,9 @@ def synonym_pairs(
     ``vectors`` are L2-normalised rows. Each query row keeps at most ``max_per_node`` neighbours
     (its nearest ones), found by one inner-product kNN search in faiss, not all pairs in Python.
     ``query_rows`` limits the search to some rows (e.g. the entities an insert added); their
-    neighbours may be any row. ``eligible`` (bool per row) excludes rows from both sides, e.g. names
-    too short to judge. The search is exact for fewer than ``approx_rows`` query rows (default
+    neighbours may be any row. ``eligible`` (bool per row, or a function of an array of rows giving one)
+    excludes rows from both sides, e.g. names too short to judge: a function is asked only about the query
+    rows and the neighbours found, not about every row. The search is exact for fewer than ``approx_rows`` query rows (default
     :func:`approx_min_rows`; 0 = always exact) and approximate (:func:`ivf_index`) from there on.
     """
     n = vectors.shape[0]
@@ -113,9 +120,15 @@ def synonym_pairs(
     if n < 2:
         return empty
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-    ok = np.ones(n, bool) if eligible is None else np.asarray(eligible, bool)
+    if eligible is None:
+        ok = lambda r: np.ones(len(r), bool)  # noqa: E731
+    elif callable(eligible):
+        ok = eligible
+    else:
+        flags = np.asarray(eligible, bool)
+        ok = flags.__getitem__
     rows = np.arange(n) if query_rows is None else np.asarray(query_rows, np.int64)
-    rows = rows[ok[rows]]
+    rows = rows[ok(rows)]
     if rows.size == 0:
         return empty
     k = min(n, max_per_node + 1)  # +1: a row finds itself first
@@ -126,7 +139,32 @@ def synonym_pairs(
         src, dst, sim = search_neighbours(index, vectors, rows, k, threshold, ok, batch=rows.size)
     else:
         src, dst, sim = search_neighbours(ivf_index(vectors), vectors, rows, k, threshold, ok)
+    return _each_pair_once(src, dst, sim, n)
+
+
+def _each_pair_once(src, dst, sim, n):
     lo, hi = np.minimum(src, dst), np.maximum(src, dst)
     pair_ids = lo * n + hi
     _, first = np.unique(pair_ids, return_index=True)
     return lo[first], hi[first], sim[first].astype(np.float32)
+
+
+def listed_synonym_pairs(lists: VectorLists, rows_of: Callable[[np.ndarray], np.ndarray], query_rows: np.ndarray,
+                         threshold: float = 0.8, max_per_node: int = 100,
+                         eligible: Callable[[np.ndarray], np.ndarray] | None = None):
+    """:func:`synonym_pairs` of ``query_rows`` (an insert's new names) against every row, searched in the rows of
+    each query's nearest lists (:class:`~.vector_lists.VectorLists`) instead of all rows: the same pairs but
+    those whose names fall in lists a query does not probe. ``rows_of(rows)``: the vectors of sorted rows."""
+    n = len(lists)
+    empty = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float32))
+    ok = eligible if eligible is not None else (lambda r: np.ones(len(r), bool))
+    rows = np.asarray(query_rows, np.int64)
+    rows = np.sort(rows[ok(rows)])
+    if rows.size == 0 or n < 2:
+        return empty
+    k = min(n, max_per_node + 1)
+    sims, nbrs = lists.search(rows_of(rows), rows_of, k)
+    src, dst, sim = np.repeat(rows, k), nbrs.ravel(), sims.ravel()
+    keep = (dst >= 0) & (dst != src) & (sim > threshold)
+    keep[keep] &= ok(dst[keep])
+    return _each_pair_once(src[keep], dst[keep], sim[keep], n)

@@ -61,6 +61,7 @@ class FactColumns(RowColumns):
         if self._values is not None and len(self._values) > 1 and not (np.diff(self._values) > 0).all():
             raise ValueError("the facts table lists a key twice")
         self._text_keys: list[str] | None = None
+        self._text_rows: tuple[Any, int, np.ndarray] | None = None  # (vector table, its moves, rows): see text_rows
 
     def __len__(self) -> int:
         return len(self._cols["id"])
@@ -100,10 +101,17 @@ class FactColumns(RowColumns):
             self._text_keys = [text_key(t) for t in self._cols["text"].to_pylist()]
         return self._text_keys
 
-    def text_rows(self, row_of: Any) -> np.ndarray:
-        """The fact-text vector row of every fact (``row_of``: text key -> row), in table order."""
-        rows = np.fromiter(map(row_of, self.text_keys()), np.int64, len(self))
+    def text_rows(self, vectors: Any) -> np.ndarray:
+        """The row in ``vectors`` (the fact-text ``VectorTable``) of every fact's text, in table order (-1: a text
+        it no longer holds, a fact a change removed); kept while the table's rows stay where they are (an insert only
+        appends), so a change's derive does not hash every fact's text again."""
+        kept = self._text_rows
+        if kept is not None and kept[0] is vectors and kept[1] == vectors.moves:
+            return kept[2]
+        rows = np.fromiter(map(vectors.find, self.text_keys()), np.int64, len(self))
+        rows.flags.writeable = False
         self._text_keys = None
+        self._text_rows = (vectors, vectors.moves, rows)
         return rows
 
     def to_dict(self, intern: dict[str, str] | None = None) -> dict[str, FactRecord]:

@@ -31,6 +31,7 @@ from ..config import IndexConfig
 from ..extractors.entity_stats import EntityStatistics
 from ..extractors.name_words import NameWordCounts
 from ..graph.snapshot import GraphSnapshot
+from ..graph.vector_lists import VectorLists
 from .artefacts import ArtefactMemo
 from .bm25 import BM25Table
 from .chunk_columns import ChunkColumns
@@ -80,6 +81,9 @@ class IndexState:
     """One unit vector per entity name."""
     fact_vectors: VectorTable | None = None
     """One unit vector per distinct fact text (``records.text_key``)."""
+    entity_lists: VectorLists | None = None
+    """The entity vectors' rows grouped around centroids, from ``LISTED_MIN_ROWS`` rows on: where an insert's new
+    names look for their synonyms (``rows.entity_lists``)."""
     dim: int | None = None
     """Dimension of the vectors (from the first embedding, or the manifest)."""
     build_info: dict[str, Any] = field(default_factory=lambda: {"llm_calls": 0, "seconds": 0.0})
@@ -168,12 +172,13 @@ class IndexState:
         vectors = self.fact_vectors
         if isinstance(self.facts, FactColumns):  # a loaded version's facts: lookups without a list per text
             self.fact_ids = self.facts.ids()
-            self.fact_text_rows = self.facts.text_rows(vectors.row)
+            self.fact_text_rows = self.facts.text_rows(vectors)
+            if (self.fact_text_rows < 0).any():
+                raise ValueError("a fact's text has no vector")
             self.facts_by_text = FactsByText(self.fact_ids, self.fact_text_rows, vectors.ids, vectors.row)
         elif isinstance(self.facts, RowOverlay):  # changed rows over a loaded version's: read as columns too
             self.fact_ids = list(self.facts)
-            self.fact_text_rows = np.fromiter((vectors.row(text_key(t)) for t in self.facts.column("text")), np.int64,
-                                              len(self.fact_ids))
+            self.fact_text_rows = _overlay_text_rows(self.facts, vectors)
             self.facts_by_text = FactsByText(self.fact_ids, self.fact_text_rows, vectors.ids, vectors.row)
         else:
             self.facts_by_text = {}
@@ -230,6 +235,24 @@ class IndexState:
             contains=contains,
             synonyms=(a, b, score),
         )
+
+
+def _overlay_text_rows(facts: RowOverlay, vectors: VectorTable) -> np.ndarray:
+    """The fact-text vector row of every fact of changed rows over a loaded version's: the base's rows (kept by
+    :meth:`FactColumns.text_rows`), with the rows held as records and the added ones put in."""
+    base = facts.base
+    rows = base.text_rows(vectors).copy()
+    held = [(base._find(k), rec) for k, rec in facts._rows.items() if k not in facts._tail]
+    for r, rec in held:
+        rows[r] = vectors.row(text_key(rec.text))
+    if facts._gone:
+        keep = np.ones(len(rows), bool)
+        keep[[base._find(k) for k in facts._gone]] = False
+        rows = rows[keep]
+    if (rows < 0).any():
+        raise ValueError("a fact's text has no vector")
+    tail = np.fromiter((vectors.row(text_key(facts._rows[k].text)) for k in facts._tail), np.int64, len(facts._tail))
+    return np.concatenate([rows, tail])
 
 
 def contains_sizes(chunks) -> np.ndarray:

@@ -40,6 +40,7 @@ import pyarrow.parquet as pq
 import scipy.sparse as sp
 
 from ..fileio import sha256_file
+from ..graph.vector_lists import VectorLists
 from .bm25 import BM25Table, Vocabulary
 from .chunk_columns import ChunkColumns
 from .entity_columns import EntityColumns
@@ -199,6 +200,10 @@ def write_tables(state: Any, writer: SegmentWriter, base: dict | None, stats: An
             parts.append([writer.table(pa.Table.from_pydict({"id": list(ids)})), writer.matrix(matrix), len(ids)])
         out["vectors"][name] = parts
     out.update(_write_statistics(stats, writer, base if base_tables else None))
+    lists = state.entity_lists
+    if lists is not None and lists.moves == state.entity_vectors.moves and len(lists) == len(state.entity_vectors):
+        out["entity_lists"] = [writer.matrix(lists.centroids),
+                               writer.table(pa.table({"list": pa.array(lists.lists, pa.int32())}))]
     return out
 
 
@@ -271,6 +276,7 @@ class LoadedTables:
     synonyms: SynonymPairs = field(default_factory=SynonymPairs)
     bm25: BM25Table | None = None
     vectors: dict[str, VectorTable] = field(default_factory=dict)
+    entity_lists: VectorLists | None = None
     duplicates: list[str] = field(default_factory=list)  # "table: key" read twice within one segment
 
 
@@ -278,6 +284,7 @@ def listed_segments(manifest: dict) -> set[str]:
     """Every segment name a format-2 manifest's tables, vocabulary, statistics and vectors refer to."""
     names = {n for parts in manifest["tables"].values() for n in parts}
     names |= set(manifest["vocabulary"]) | set(manifest.get("ngrams", []))
+    names |= set(manifest.get("entity_lists", []))
     return names | {n for parts in manifest["vectors"].values() for p in parts for n in p[:2]}
 
 
@@ -335,6 +342,14 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
             ids += part_ids[:used]
             blocks.append(matrix[:used])
         out.vectors[name] = VectorTable(dim, ids, blocks)
+    if "entity_lists" in manifest:
+        centroids_segment, lists_segment = manifest["entity_lists"]
+        centroids = np.load(segment_folder / centroids_segment, allow_pickle=False)
+        lists = read(lists_segment).column("list").to_numpy().astype(np.int32)
+        if centroids.ndim != 2 or centroids.shape[1] != dim or len(lists) != len(out.vectors["entities"]) or (
+                len(lists) and not 0 <= lists.min() <= lists.max() < len(centroids)):
+            raise ValueError(f"{lists_segment}: the entity vector lists do not fit the entity vectors")
+        out.entity_lists = VectorLists(centroids, lists)
     return out
 
 

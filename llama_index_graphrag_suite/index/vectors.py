@@ -44,6 +44,8 @@ class VectorTable:
         self.saved_rows = rows if blocks else 0
         """Leading rows that are, in order, the rows of the version this table was loaded from or saved as."""
         self._joined: np.ndarray | None = None
+        self.moves = 0
+        """How many times rows moved (a remove, a restore): rows read before stay valid while it is unchanged."""
 
     @property
     def mapped(self) -> bool:
@@ -58,6 +60,10 @@ class VectorTable:
 
     def row(self, id_: str) -> int:
         return self._row[id_]
+
+    def find(self, id_: str) -> int:
+        """The row of ``id_``, or -1."""
+        return self._row.get(id_, -1)
 
     def _all_blocks(self) -> list[np.ndarray]:
         ram = [self._ram[:self._ram_rows]] if self._ram_rows else []
@@ -116,6 +122,7 @@ class VectorTable:
         self.ids = list(ids)
         self._row = {i: r for r, i in enumerate(self.ids)}
         self._joined = None
+        self.moves += 1
 
     def vectors(self) -> np.ndarray:
         """All rows in order: the mapped matrix itself when there is one block, else a (cached) copy."""
@@ -135,8 +142,12 @@ class VectorTable:
 
     def rows_of(self, ids: list[str]) -> np.ndarray:
         """The stored vectors of ``ids`` (a copy; mapped blocks read just those rows)."""
-        rows = np.fromiter((self._row[i] for i in ids), np.int64, len(ids))
-        out = np.empty((len(ids), self.dim), np.float32)
+        return self.at(np.fromiter((self._row[i] for i in ids), np.int64, len(ids)))
+
+    def at(self, rows: np.ndarray) -> np.ndarray:
+        """The stored vectors of row numbers ``rows`` (a copy; mapped blocks read just those rows)."""
+        rows = np.asarray(rows, np.int64)
+        out = np.empty((len(rows), self.dim), np.float32)
         start = 0
         for block in self._all_blocks():
             inside = (rows >= start) & (rows < start + len(block))
@@ -156,6 +167,7 @@ class VectorTable:
         self.ids = list(ids)
         self._row = {i: r for r, i in enumerate(self.ids)}
         self._joined = None
+        self.moves += 1
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k rows and cosines for one query vector, best first (ties by row)."""
