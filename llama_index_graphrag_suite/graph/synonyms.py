@@ -163,7 +163,7 @@ def listed_synonym_pairs(lists: VectorLists, rows_of: Callable[[np.ndarray], np.
     if rows.size == 0 or n < 2:
         return empty
     k = min(n, max_per_node + 1)
-    sims, nbrs = lists.search(rows_of(rows), rows_of, k)
+    sims, nbrs = lists.search(rows_of(rows), rows_of, k, floor=threshold)
     src, dst, sim = np.repeat(rows, k), nbrs.ravel(), sims.ravel()
     keep = (dst >= 0) & (dst != src) & (sim > threshold)
     keep[keep] &= ok(dst[keep])

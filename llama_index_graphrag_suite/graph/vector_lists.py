@@ -17,6 +17,7 @@ from typing import Callable
 
 import faiss
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 __all__ = ["VectorLists", "train_lists"]
 
@@ -70,13 +71,20 @@ class VectorLists:
                            self.moves)
 
     def search(self, queries: np.ndarray, rows_of: Callable[[np.ndarray], np.ndarray], k: int,
-               nprobe: int = NPROBE) -> tuple[np.ndarray, np.ndarray]:
+               nprobe: int | None = None, floor: float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(sims, rows)``, each ``(len(queries), k)``: the ``k`` rows of highest inner product with each query
-        among the rows of its ``nprobe`` nearest lists, best first (rows -1 and sims -inf where fewer were there).
-        ``rows_of(rows)`` gives the vectors of sorted row numbers."""
+        among the rows of its ``nprobe`` (default :data:`NPROBE`) nearest lists, best first (rows -1 and sims -inf where fewer were there).
+        ``rows_of(rows)`` gives the vectors of sorted row numbers. ``floor``: only rows above it are wanted (a
+        synonym threshold), so the others are dropped before the per-query ranking."""
+        # Many small products, one per list: one BLAS thread each. Several threads hand off and wait on every one
+        # of them, which cost 10x on a busy 2-core machine (3.1 s against 0.31 s at 166,000 rows).
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._search(queries, rows_of, k, nprobe, floor)
+
+    def _search(self, queries, rows_of, k, nprobe, floor):
         q = np.ascontiguousarray(queries, np.float32)
         nlist = len(self.centroids)
-        nprobe = min(nprobe, nlist)
+        nprobe = min(NPROBE if nprobe is None else nprobe, nlist)
         probed = np.argpartition(-(q @ self.centroids.T), nprobe - 1, axis=1)[:, :nprobe] if nprobe < nlist else \
             np.tile(np.arange(nlist), (len(q), 1))
         order = np.argsort(self.lists, kind="stable")
@@ -93,6 +101,12 @@ class VectorLists:
                 continue
             who = pair_query[a:b]
             sims = q[who] @ rows_of(members).T  # (queries probing this list) x (its rows)
+            if floor is not None:  # most rows of a list are far from a query: keep the few above the floor
+                at_q, at_r = np.nonzero(sims > floor)
+                found_q.append(who[at_q])
+                found_r.append(members[at_r])
+                found_s.append(sims[at_q, at_r])
+                continue
             take = min(k, len(members))
             best = np.argpartition(-sims, take - 1, axis=1)[:, :take] if take < len(members) else \
                 np.tile(np.arange(len(members)), (len(who), 1))

@@ -8,7 +8,7 @@ import pytest
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
-from llama_index_graphrag_suite.graph import synonyms, vector_lists
+from llama_index_graphrag_suite.graph import vector_lists
 from llama_index_graphrag_suite.graph.synonyms import listed_synonym_pairs, synonym_pairs
 from llama_index_graphrag_suite.graph.vector_lists import train_lists
 from llama_index_graphrag_suite.index import rows
@@ -66,7 +66,6 @@ def test_an_insert_searches_the_saved_lists_and_finds_the_exact_pairs_when_it_pr
         exact.insert([doc])
     monkeypatch.setattr(rows, "LISTED_MIN_ROWS", 10)  # every table is "large"
     monkeypatch.setattr(vector_lists, "NPROBE", 10_000)  # probe every list: the exact pairs
-    monkeypatch.setattr(vector_lists.VectorLists.search, "__defaults__", (10_000,))
     built = GraphRAGIndex.from_documents(_docs(), embed_model=HashEmbedding(dim=64), config=config)
     assert built.state.entity_lists is not None and len(built.state.entity_lists) == len(built.entity_vectors)
     built.persist(tmp_path / "idx")
