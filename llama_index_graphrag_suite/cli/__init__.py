@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import gc
 import logging
 import os
 import sys
@@ -102,11 +103,17 @@ def exit_without_teardown(code: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` asks for (default: the program's arguments) and return its exit status.
 
-    Run as the program (``argv`` None), a one-shot command (:data:`ONE_SHOT_COMMANDS`) ends the process itself
-    when it is done (:func:`exit_without_teardown`); called with ``argv`` (tests, scripts) it always returns."""
+    Run as the program (``argv`` None), a one-shot command (:data:`ONE_SHOT_COMMANDS`) runs without the cyclic
+    garbage collector, which would walk every object that importing LlamaIndex and loading the index create, again
+    and again, to find the little cyclic garbage of a process that ends moments later (same peak memory); and it ends
+    the process itself when it is done (:func:`exit_without_teardown`). Called with ``argv`` (tests, scripts) it
+    changes neither and always returns."""
     args = build_parser().parse_args(argv)
+    one_shot = argv is None and args.command in ONE_SHOT_COMMANDS
+    if one_shot:
+        gc.disable()
     code = _run(args)
-    if argv is None and args.command in ONE_SHOT_COMMANDS:
+    if one_shot:
         exit_without_teardown(code)
     return code
 

@@ -50,8 +50,9 @@ def test_importing_the_cli_and_parsing_a_query_imports_nothing_heavy():
 
 
 def test_a_hybrid_query_imports_no_model_library_nlp_pipeline_or_compiler(demo_index):
-    modules = _modules_after("from llama_index_graphrag_suite.cli import main\n"
-                             f"assert main(['query', {str(demo_index)!r}, {QUESTION!r}, '--quiet']) == 0")
+    modules = _modules_after("import gc\nfrom llama_index_graphrag_suite.cli import main\n"
+                             f"assert main(['query', {str(demo_index)!r}, {QUESTION!r}, '--quiet']) == 0\n"
+                             "assert gc.isenabled()  # called with argv: the caller's collector is left alone")
     assert _loaded(modules, HEAVY) == []
     assert "scipy.sparse.csgraph" not in modules  # PageRank's ordering: HippoRAG's, not the baselines'
 
