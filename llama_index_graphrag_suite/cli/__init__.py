@@ -105,9 +105,9 @@ def main(argv: list[str] | None = None) -> int:
 
     Run as the program (``argv`` None), a one-shot command (:data:`ONE_SHOT_COMMANDS`) runs without the cyclic
     garbage collector, which would walk every object that importing LlamaIndex and loading the index create, again
-    and again, to find the little cyclic garbage of a process that ends moments later (same peak memory); and it ends
-    the process itself when it is done (:func:`exit_without_teardown`). Called with ``argv`` (tests, scripts) it
-    changes neither and always returns."""
+    and again, to find the little cyclic garbage of a process that ends moments later (peak memory within 2 %);
+    and it ends the process itself when it is done (:func:`exit_without_teardown`). Called with ``argv`` (tests,
+    scripts) it changes neither and always returns."""
     args = build_parser().parse_args(argv)
     one_shot = argv is None and args.command in ONE_SHOT_COMMANDS
     if one_shot:
