@@ -147,6 +147,8 @@ class OnnxSentenceEmbedding(BaseEmbedding):
     max_length: int = Field(default=256, description="tokens per text; longer texts are truncated, as sentence-transformers does")
     max_batch_tokens: int = Field(default=2048, gt=0, description="padded tokens per ONNX batch (texts sorted by length)")
     threads: int = Field(default=0, ge=0, description="ONNX Runtime intra-op threads; 0 = one per core")
+    spin: bool = Field(default=False, description="let idle intra-op threads spin waiting for the next operator (ONNX "
+                       "Runtime's default) instead of sleeping")
     _session: Any = PrivateAttr(default=None)
     _tokenizer: Any = PrivateAttr(default=None)
 
@@ -162,6 +164,10 @@ class OnnxSentenceEmbedding(BaseEmbedding):
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads or (os.cpu_count() or 1)
         options.log_severity_level = 3
+        # Spinning threads burn a core between operators and after a call: a query process, which goes on in
+        # Python after one short encode, pays for it, and so does a build on a shared machine (measured in
+        # studies/perf/results/cli_query_wall.md). The vectors are bit-identical either way.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if self.spin else "0")
         try:
             self._session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # a damaged cache file: export again rather than fail the build

@@ -247,7 +247,8 @@ def parse_method(spec: str) -> tuple[str, str | None]:
 def method_info(method: str) -> MethodInfo:
     """The registered method called ``method`` (a ``name:variant`` spec names its method)."""
     name, _ = parse_method(method)
-    info = _registered().get(name)
+    # A plugin never replaces a registered name, so one already known needs no scan of the installed packages.
+    info = _methods.get(name) or _registered().get(name)
     if info is None:
         raise UnknownMethodError(f"unknown method {name!r}; available: {', '.join(method_names())}")
     return info

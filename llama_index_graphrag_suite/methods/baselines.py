@@ -15,16 +15,18 @@ the largest weights seed the walk.
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from dataclasses import dataclass
 
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from ..graph.ppr import Transition, personalized_pagerank, transition_matrix
 from .base import GraphIndexRetriever, MethodConfig, chunk_node, evidence_node, param
 from .query_scores import dense_scores
 from .scoring import hybrid, minmax, top_k
+
+if TYPE_CHECKING:  # imported where HippoRAG runs: dense, BM25 and hybrid need no PageRank (scipy's csgraph)
+    from ..graph.ppr import Transition
 
 __all__ = ["BM25Retriever", "DenseRetriever", "HippoRAGConfig", "HippoRAGRetriever", "HybridRetriever"]
 
@@ -131,6 +133,8 @@ class HippoRAGRetriever(GraphIndexRetriever):
     config_class = HippoRAGConfig
 
     def _graph(self) -> _Graph:
+        from ..graph.ppr import transition_matrix
+
         def build() -> _Graph:
             snapshot = self.index.snapshot
             return _Graph(transition_matrix(snapshot.adjacency("weight")), snapshot.rows(self.index.chunk_order))
@@ -156,6 +160,8 @@ class HippoRAGRetriever(GraphIndexRetriever):
                 shares.setdefault(key, []).append(score / max(1, len(index.entities[key].chunks)))
         weights = {key: float(np.mean(values)) for key, values in shares.items()}
         seeds = dict(sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[: self.config.linking_top_k])
+
+        from ..graph.ppr import personalized_pagerank
 
         graph = self._graph()
         snapshot = index.snapshot
