@@ -100,3 +100,27 @@ def test_a_jsonl_doc_id_field_does_not_replace_the_passage_id(tmp_path):
     docs = load_documents(src)
     assert [d.metadata["doc_id"] for d in docs] == ["p1", "p2"]
     assert docs[0].metadata["source_doc_id"] == "Book"
+
+
+def test_index_in_batches_and_resume(tmp_path, capsys):
+    src = tmp_path / "c.jsonl"
+    rows = [{"id": f"d{i}", "title": f"Place {i}", "text": f"Marlow {i} lies on the Esk River near Ada Lorne's town {i}."}
+            for i in range(5)]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows[:3]))
+    out_dir = str(tmp_path / "idx")
+    argv = ["index", str(src), "--out", out_dir, "--embed", "hash", "--prepare", "", "--batch-size", "2"]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    assert "batch 1: 2 documents indexed and saved" in out and "batch 2: 3 documents" in out
+    assert "indexed 3 documents" in out and "in batches of 2" in out
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))  # two more documents: a resumed build adds them
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and "--resume" in err
+    code, out, err = run(capsys, *argv, "--resume")
+    assert code == 0, err
+    assert "batch 1: 5 documents" in out and "indexed 5 documents" in out
+    code, out, err = run(capsys, "query", out_dir, "Where is Marlow 4?", "--method", "hybrid", "--json",
+                         "--embed", "hash", "--top-k", "1")
+    assert code == 0 and json.loads(out)["nodes"][0]["doc_id"] == "d4"
+    code, out, err = run(capsys, "index", str(src), "--out", str(tmp_path / "o2"), "--resume")
+    assert code == 2 and "--batch-size" in err

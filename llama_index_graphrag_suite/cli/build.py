@@ -26,6 +26,10 @@ def cmd_index(args) -> int:
     from ..index.storage import CURRENT
 
     check_embed(args)  # before reading the corpus
+    if args.batch_size is not None:
+        return build_batched(args)
+    if args.resume:
+        raise CLIError("--resume goes on with a build in batches: pass --batch-size N too")
     docs = load_documents(args.src, show_progress=not args.quiet)
     if args.ray and (args.update or args.prune):
         raise CLIError("--ray builds a new index; --update/--prune run in this process (in Python: with ray_build(...))")
@@ -57,6 +61,44 @@ def cmd_index(args) -> int:
     print(f"indexed {len(docs)} documents into {out} in {time.perf_counter() - start:.1f}s ({line})")
     if getattr(llm, "usage", None) is not None:  # calls, tokens (exact from the server, or estimated), time
         print(f"LLM: {llm.usage.cost()}")
+    return 0
+
+
+def build_batched(args) -> int:
+    """``--batch-size N``: index N documents at a time, saving after each batch (``index/batched.py``); a .jsonl
+    corpus is read as it goes, so neither the corpus nor the whole index is ever held at once."""
+    from ..documents import iter_jsonl_documents, load_documents
+    from ..index.batched import build_in_batches
+    from ..index.storage import CURRENT
+
+    if args.batch_size < 1:
+        raise CLIError(f"--batch-size must be at least 1, not {args.batch_size}")
+    if args.ray or args.update or args.prune:
+        raise CLIError("--batch-size builds here, in batches; it does not combine with --ray, --update or --prune")
+    out, src = Path(args.out), Path(args.src)
+    if out.exists() and not out.is_dir():
+        raise CLIError(f"{out} exists and is not a folder")
+    if (out / CURRENT).exists() and not (args.overwrite or args.resume):
+        raise CLIError(f"{out} already holds an index; pass --resume to go on with its build in batches, or "
+                       "--overwrite to replace it")
+    docs = (iter_jsonl_documents(src) if src.suffix.lower() == ".jsonl" and src.is_file()
+            else load_documents(args.src, show_progress=not args.quiet))
+    llm = build_llm(args)
+    start = time.perf_counter()
+
+    def report(number: int, held: int, seconds: float) -> None:
+        if not args.quiet:
+            print(f"batch {number}: {held} documents indexed and saved ({seconds:.1f}s)", flush=True)
+
+    index = build_in_batches(docs, out, args.batch_size, resume=args.resume, keep_versions=args.keep_versions,
+                             on_batch=report, embed_model=args.embed, config=index_config(args), llm=llm,
+                             show_progress=not args.quiet, store=args.store)
+    _prepare(index, args, llm)
+    index.persist(out, keep_versions=args.keep_versions)
+    stats = index.stats()
+    line = ", ".join(f"{k}={v}" for k, v in stats.items())
+    print(f"indexed {stats['documents']} documents into {out} in batches of {args.batch_size} in "
+          f"{time.perf_counter() - start:.1f}s ({line})")
     return 0
 
 
@@ -123,6 +165,11 @@ def add_commands(sub) -> None:
     p.add_argument("--update", action="store_true",
                    help="refresh the index already in --out: insert new documents, re-index changed ones, keep unchanged ones")
     p.add_argument("--prune", action="store_true", help="with --update: also delete documents no longer in the corpus")
+    p.add_argument("--batch-size", type=int, default=None, metavar="N",
+                   help="index N documents at a time, saving after each batch: memory is bounded by a batch, not the "
+                        "corpus (a .jsonl corpus is read as it goes); the result is the sequence of those inserts")
+    p.add_argument("--resume", action="store_true",
+                   help="with --batch-size: go on with the build in --out, skipping the documents it already holds")
     p.add_argument("--prepare", default="archrag", metavar="METHODS",
                    help="build these methods' artefacts now, saved with the index, instead of on their first query "
                         "(comma-separated; default archrag: its community hierarchy; '' for none)")

@@ -47,14 +47,16 @@ def _batches(documents: Iterable[Document], size: int, skip: set[str]) -> Iterat
 
 
 def build_in_batches(documents: Iterable[Document], persist_dir: str | Path, batch_size: int = 50_000, *,
+                     resume: bool = True, keep_versions: int | None = None,
                      on_batch: Callable[[int, int, float], None] | None = None, **kwargs: Any):
     """Index ``documents`` (any iterable: a stream is read one batch at a time) into ``persist_dir``, ``batch_size``
     documents per insert, saving after each; returns the index loaded from the last save.
 
     ``kwargs``: as for :class:`~.graph_index.GraphRAGIndex` (``embed_model``, ``config``, ``llm``, ...), used for
     the first batch; later batches use what the saved index records. When ``persist_dir`` already holds an index,
-    the build goes on from it: documents it holds are skipped. ``on_batch(batch number, documents so far,
-    seconds)`` is called after each save.
+    the build goes on from it (documents it holds are skipped), or with ``resume=False`` replaces it (the first
+    batch's save is a new version of the folder). ``keep_versions``: as for ``persist``. ``on_batch(batch number,
+    documents so far, seconds)`` is called after each save.
     """
     from .graph_index import GraphRAGIndex
 
@@ -63,8 +65,10 @@ def build_in_batches(documents: Iterable[Document], persist_dir: str | Path, bat
     folder = Path(persist_dir)
     index = None
     done: set[str] = set()
-    if (folder / CURRENT).exists():  # resume: what the saved index holds is done
-        index = GraphRAGIndex.load(folder, embed_model=kwargs.get("embed_model"), llm=kwargs.get("llm"))
+    reopen = {"llm": kwargs.get("llm"), "store": kwargs.get("store")}
+    saving = {} if keep_versions is None else {"keep_versions": keep_versions}
+    if resume and (folder / CURRENT).exists():  # what the saved index holds is done
+        index = GraphRAGIndex.load(folder, embed_model=kwargs.get("embed_model"), **reopen)
         done = set(table_column(index.state.chunks, "doc_id"))
         log.info("%s holds %d documents: going on from there", folder, len(done))
     held = len(done)
@@ -74,11 +78,11 @@ def build_in_batches(documents: Iterable[Document], persist_dir: str | Path, bat
             index = GraphRAGIndex.from_documents(batch, **kwargs)
         else:
             index.insert(batch)
-        index.persist(folder)
-        embed_model, llm = index.embed_model, index.llm
+        index.persist(folder, **saving)
+        embed_model = index.embed_model
         del index
         gc.collect()  # the batch's records go before the columns are read back
-        index = GraphRAGIndex.load(folder, embed_model=embed_model, llm=llm)
+        index = GraphRAGIndex.load(folder, embed_model=embed_model, **reopen)
         held += len(batch)
         if on_batch is not None:
             on_batch(number, held, time.perf_counter() - start)
