@@ -37,6 +37,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import resource
+import time
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -112,19 +114,27 @@ class RayRunner:
         self._specs: dict[int, tuple[BaseEmbedding, dict | BaseEmbedding]] = {}
         self.nodes_used: set[str] = set()  # ids of the cluster nodes that ran this runner's tasks
         self.min_shard = _MIN_TEXTS_PER_SHARD
+        # what each task did (function, node, items, wall and CPU seconds, the worker's peak RSS), and each map's
+        # wall seconds on the driver: benchmarks/ray_scale.py derives per-shard figures from them
+        self.tasks: list[dict] = []
+        self.maps: list[dict] = []
 
     # ------------------------------------------------------------------ plumbing
 
     def map(self, fn: Callable, shards: list, *shared: Any) -> list:
         """``fn(shard, *shared)`` on Ray for every shard; results in shard order. ``shared`` goes to the
         object store once, not once per task."""
+        start = time.perf_counter()
         if len(shards) == 1:  # too little work to split: here, without a worker's start-up (same function, same result)
-            return [fn(shards[0], *shared)]
-        if fn not in self._remote:
-            self._remote[fn] = self.ray.remote(num_cpus=1)(_on_node)
-        refs = [self.ray.put(value) for value in shared]
-        done = self.ray.get([self._remote[fn].remote(fn, shard, *refs) for shard in shards])
-        self.nodes_used.update(node for node, _ in done)
+            done = [_on_node(fn, shards[0], *shared, driver=True)]
+        else:
+            if fn not in self._remote:
+                self._remote[fn] = self.ray.remote(num_cpus=1)(_on_node)
+            refs = [self.ray.put(value) for value in shared]
+            done = self.ray.get([self._remote[fn].remote(fn, shard, *refs) for shard in shards])
+            self.nodes_used.update(info["node"] for info, _ in done)
+        self.maps.append({"fn": fn.__name__, "shards": len(shards), "seconds": time.perf_counter() - start})
+        self.tasks += [info for info, _ in done]
         return [result for _, result in done]
 
     def shards(self, items: Sequence, weights: Sequence[int] | None = None, per_cpu: int = 1) -> list[list]:
@@ -292,11 +302,20 @@ def embedder_spec(model: BaseEmbedding, ray) -> dict | BaseEmbedding:
 _WORKER_MODELS: dict[str, BaseEmbedding] = {}  # a worker process builds each embedder once
 
 
-def _on_node(fn: Callable, shard: Any, *shared: Any) -> tuple[str, Any]:
-    """``fn(shard, *shared)`` on a worker, with the id of the node it ran on (``RayRunner.nodes_used``)."""
-    import ray
+def _on_node(fn: Callable, shard: Any, *shared: Any, driver: bool = False) -> tuple[dict, Any]:
+    """``fn(shard, *shared)`` on a worker (or on the driver, ``driver``), with what it took: the node it ran on
+    (``RayRunner.nodes_used``), its items, wall and CPU seconds, and the process's peak RSS."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn(shard, *shared)
+    if driver:
+        node = "driver"
+    else:
+        import ray
 
-    return ray.get_runtime_context().get_node_id(), fn(shard, *shared)
+        node = ray.get_runtime_context().get_node_id()
+    info = {"fn": fn.__name__, "node": node, "items": len(shard), "seconds": time.perf_counter() - wall,
+            "cpu_seconds": time.process_time() - cpu, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return info, result
 
 
 def _chunk_shard(docs: list[dict], config: dict) -> list[dict]:
