@@ -1,7 +1,9 @@
 """A build on a two-node Ray cluster against the same build in one process, with checksums and per-shard times.
 
     nice -n 10 python benchmarks/ray_scale.py --n 100000            # writes benchmarks/results/ray_scale.{json,md}
-    python benchmarks/ray_scale.py --n 2000 --json OUT.json --no-report  # what tests/index/test_ray_scale.py runs
+    python benchmarks/ray_scale.py --n 30000 --compare-staging       # the cluster builds twice: vectors returned
+                                                                     # through the object store, then staged as files
+    python benchmarks/ray_scale.py --n 2000 --compare-staging --json OUT.json --no-report   # tests/index/test_ray_scale.py
 
 Steps: write ``benchmarks/synth.py``'s corpus (seed 0, as ``scale.py`` does); in a fresh process build it locally
 (``--embed hash``, statistical entities, no LLM) and save it; start a two-node Ray cluster on this machine
@@ -39,6 +41,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -53,6 +56,41 @@ STEPS = ("chunk", "statistics", "extract", "tables", "link", "embed", "synonyms"
 
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+class MemorySampler:
+    """Peaks of this process's anonymous, file-backed and shared-memory resident pages (``/proc/self/status``
+    RssAnon, RssFile, RssShmem), sampled every 50 ms: the kernel keeps only the peak of their sum (VmHWM), and
+    file-backed pages (memory-mapped vectors) can be dropped under pressure where anonymous ones cannot."""
+
+    FIELDS = ("RssAnon", "RssFile", "RssShmem")
+
+    def __init__(self) -> None:
+        self.peak = dict.fromkeys(self.FIELDS, 0.0)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def sample(self) -> None:
+        with open("/proc/self/status") as f:
+            for line in f:
+                name, _, value = line.partition(":")
+                if name in self.peak:
+                    self.peak[name] = max(self.peak[name], int(value.split()[0]) / 1024.0)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.05):
+            self.sample()
+
+    def __enter__(self) -> "MemorySampler":
+        if os.path.exists("/proc/self/status"):
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+            self.sample()
 
 
 # --- checksums ------------------------------------------------------------------------------------------------------
@@ -132,17 +170,19 @@ def build_child(corpus: str, mode: str, address: str | None, out: str, embed: st
     index = GraphRAGIndex(embed_model=embed, config=IndexConfig(entities=entities))
     row: dict = {"mode": mode, "n": len(docs)}
     start = time.perf_counter()
-    if mode == "local":
-        index.insert(docs)
-    else:
-        options = {"staging": staging} if staging else {}
-        with ray_build(index, address, **options) as runner:
+    with MemorySampler() as memory:
+        if mode == "local":
             index.insert(docs)
-            row["cluster_cpus"] = runner.cpus
-        row["nodes_used"] = len(runner.nodes_used)
-        row["tasks"] = runner.tasks
-        row["maps"] = runner.maps
+        else:
+            with ray_build(index, address, staging=staging or False) as runner:
+                index.insert(docs)
+                row["cluster_cpus"] = runner.cpus
+                row["vectors_via"] = "staging folder" if runner.staging else "object store"
+            row["nodes_used"] = len(runner.nodes_used)
+            row["tasks"] = runner.tasks
+            row["maps"] = runner.maps
     row["build_seconds"] = round(time.perf_counter() - start, 2)
+    row["build_peak_mb"] = {k: round(v) for k, v in memory.peak.items()}
     row["stage_seconds"] = dict(index.build_info.get("stage_seconds", {}))
     row["peak_rss_build_mb"] = round(_peak_rss_mb())
     row["rss_start_mb"] = round(rss_start)
@@ -153,6 +193,7 @@ def build_child(corpus: str, mode: str, address: str | None, out: str, embed: st
     row["peak_rss_mb"] = round(_peak_rss_mb())
     row["counts"] = index.stats()
     row["vectors"] = {t: len(getattr(index, t)) for t in ("chunk_vectors", "entity_vectors", "fact_vectors")}
+    row["embed_dim"] = index.chunk_vectors.dim
     start = time.perf_counter()
     row["checksums"] = checksums(out)
     row["checksum_seconds"] = round(time.perf_counter() - start, 2)
@@ -279,6 +320,7 @@ def carry(figures: dict, ray_row: dict, n: int, to_n: int, nodes: int) -> dict:
 
 def render(result: dict) -> str:
     local, ray_row, figures, paper = result["local"], result["ray"], result["figures"], result["carry"]
+    staged = result.get("ray_staged")
     same = result["identical"]
     lines = ["# A build on a two-node Ray cluster against the local build", "",
              f"Generated by `benchmarks/ray_scale.py` on {result['date']}.", "",
@@ -292,19 +334,27 @@ def render(result: dict) -> str:
              "frequencies, a map saved in per-process hash order, sorted by n-gram); each vector "
              "table's ids and float32 bytes; the manifest's config, embed model, dimension and counts "
              "(see the script's docstring).", "",
-             "| table | local sha256 (first 16) | Ray sha256 (first 16) | same |", "|---|---|---|---|"]
+             "| table | local sha256 (first 16) | Ray sha256 (first 16) | same |"
+             + (" staged vectors: same |" if staged else ""), "|---|---|---|---|" + ("---|" if staged else "")]
     for name, digest in local["checksums"].items():
         other = ray_row["checksums"].get(name, "")
-        lines.append(f"| {name} | `{digest[:16]}` | `{other[:16]}` | {'yes' if digest == other else '**no**'} |")
+        line = f"| {name} | `{digest[:16]}` | `{other[:16]}` | {'yes' if digest == other else '**no**'} |"
+        if staged:
+            line += f" {'yes' if staged['checksums'].get(name) == digest else '**no**'} |"
+        lines.append(line)
     lines += ["", f"**All identical: {'yes' if same else 'NO'}.** The Ray build ran tasks on {ray_row['nodes_used']} "
               f"node(s) of a {ray_row['cluster_cpus']}-CPU cluster.", "",
-              "## The two builds", "",
-              "| build | wall s | stages: wall s | save s | driver peak RSS MB (after build / after save) |",
-              "|---|---|---|---|---|"]
-    for row in (local, ray_row):
+              "## The builds", "",
+              "| build | wall s | stages: wall s | save s | driver peak RSS MB (after build / after save) | "
+              "driver peaks during the build, MB: anonymous / file-backed / shared memory |",
+              "|---|---|---|---|---|---|"]
+    for row in [local, ray_row] + ([staged] if staged else []):
         stages = ", ".join(f"{k} {v:.1f}" for k, v in row["stage_seconds"].items())
-        lines.append(f"| {row['mode']} | {row['build_seconds']} | {stages} | {row['save_seconds']} | "
-                     f"{row['peak_rss_build_mb']} / {row['peak_rss_mb']} |")
+        label = row["mode"] + (f", vectors via {row['vectors_via']}" if "vectors_via" in row else "")
+        peaks = row.get("build_peak_mb", {})
+        lines.append(f"| {label} | {row['build_seconds']} | {stages} | {row['save_seconds']} | "
+                     f"{row['peak_rss_build_mb']} / {row['peak_rss_mb']} | "
+                     f"{' / '.join(str(peaks.get(k, '-')) for k in MemorySampler.FIELDS)} |")
     c = local["counts"]
     lines += ["", f"Index: {c['chunks']:,} chunks, {c['entities']:,} entities, {c['relations']:,} relations; vectors "
               + ", ".join(f"{k} {v:,}" for k, v in local["vectors"].items()) + ".", "",
@@ -329,8 +379,9 @@ def render(result: dict) -> str:
         lines.append(f"| {step} | {s['sharded_seconds']:,} | {s['overhead_seconds']:,} | {s['driver_seconds']:,}{scale} |")
     lines.append(f"| save | - | - | {paper['save_seconds']:,} |")
     lines += [f"| **total** | | | **{paper['total_seconds']:,} s = {paper['total_seconds'] / 3600:.1f} h** |", ""]
-    if result.get("staging_note"):
-        lines += [result["staging_note"], ""]
+    if staged:
+        lines += ["## Vectors written by the workers (staging folder) or returned through the object store", "",
+                  staging_text(ray_row, staged, local), ""]
     return "\n".join(lines)
 
 
@@ -358,6 +409,25 @@ def paper_text(result: dict) -> str:
             f"(vocabulary, synonyms, BM25 statistics) run as map/reduce over those shards.")
 
 
+def staging_text(ray_row: dict, staged: dict, local: dict) -> str:
+    a, b = ray_row.get("build_peak_mb", {}), staged.get("build_peak_mb", {})
+    vectors = sum(local["vectors"].values())
+    dim = local["embed_dim"]
+    return (f"The same cluster built the corpus twice. With the object store, embedding tasks return float32 arrays, "
+            f"which the driver receives and concatenates; with a staging folder (`ray_build(..., staging=DIR)`), "
+            f"each task writes its shard as a `.npy` file and returns its name and row count, and the driver "
+            f"memory-maps the shards and joins them into one file-backed matrix (`index/distributed_embed.py`). "
+            f"Driver peak RSS (VmHWM) during the build: {ray_row['peak_rss_build_mb']:,} MB through the object store, "
+            f"{staged['peak_rss_build_mb']:,} MB staged; peak anonymous memory {a.get('RssAnon', '-')} MB vs "
+            f"{b.get('RssAnon', '-')} MB; peak file-backed {a.get('RssFile', '-')} vs {b.get('RssFile', '-')} MB; "
+            f"peak shared memory (the object store's pages mapped into the driver) {a.get('RssShmem', '-')} vs "
+            f"{b.get('RssShmem', '-')} MB. The index holds {vectors:,} vectors of {dim} float32 "
+            f"({vectors * dim * 4 / 1e6:,.0f} MB). What is still anonymous on the driver either way: the build step "
+            f"that embeds (`build.embed_texts`) copies the executor's rows into a new array in text order, and "
+            f"`VectorTable.add` normalises them into its RAM block; the index's vectors live there until the save "
+            f"writes them as segments.")
+
+
 def machine() -> str:
     from llama_index_graphrag_suite.eval.bench import machine_description
 
@@ -371,8 +441,9 @@ def main() -> None:
     ap.add_argument("--entities", default="statistical", choices=("statistical", "ner", "both"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--object-store-mb", type=int, default=1500, help="each node's object store")
-    ap.add_argument("--staging", default=None, help="a folder the Ray workers write their vector shards into "
-                    "(all nodes must see it); default: the executor's own choice")
+    ap.add_argument("--compare-staging", action="store_true",
+                    help="build on the cluster twice: vectors back through Ray's object store, then written by the "
+                         "workers into a staging folder and memory-mapped by the driver; compare the driver's memory")
     ap.add_argument("--results", default=str(RESULTS))
     ap.add_argument("--json", default=None, help="also write the result as JSON here")
     ap.add_argument("--no-report", action="store_true", help="do not write ray_scale.md/json into --results")
@@ -381,6 +452,7 @@ def main() -> None:
     ap.add_argument("--corpus", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--index", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--address", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--staging", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         print(json.dumps(build_child(args.corpus, args.child, args.address, args.index, args.embed, args.entities,
@@ -399,15 +471,22 @@ def main() -> None:
         print(f"local: {local['build_seconds']} s, peak RSS {local['peak_rss_mb']} MB; starting two Ray nodes ...", flush=True)
         cluster_env = {**env, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
         with two_node_cluster(work, cluster_env, args.object_store_mb) as address:
-            ray_row = _run_child(args, "ray", corpus, work / "ray", cluster_env, address, args.staging)
-        print(f"ray: {ray_row['build_seconds']} s, peak RSS {ray_row['peak_rss_mb']} MB", flush=True)
-    different = sorted(k for k in set(local["checksums"]) | set(ray_row["checksums"])
-                       if local["checksums"].get(k) != ray_row["checksums"].get(k))
+            ray_row = _run_child(args, "ray", corpus, work / "ray", cluster_env, address)
+            print(f"ray: {ray_row['build_seconds']} s, peak RSS {ray_row['peak_rss_mb']} MB", flush=True)
+            staged = None
+            if args.compare_staging:
+                staged = _run_child(args, "ray", corpus, work / "ray-staged", cluster_env, address, str(work / "staging"))
+                print(f"ray, staged vectors: {staged['build_seconds']} s, peak RSS {staged['peak_rss_mb']} MB", flush=True)
+    different = sorted(k for row in ([ray_row] + ([staged] if staged else []))
+                       for k in set(local["checksums"]) | set(row["checksums"])
+                       if local["checksums"].get(k) != row["checksums"].get(k))
     figures = shard_figures(ray_row)
     result = {"command": command, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": machine(),
               "note": args.note, "embed": args.embed, "entities": args.entities, "identical": not different,
               "different": different, "local": local, "ray": ray_row, "figures": figures,
               "carry": carry(figures, ray_row, args.n, 10_000_000, 10)}
+    if staged:
+        result["ray_staged"] = staged
     result["paper_text"] = paper_text(result)
     print(json.dumps({"identical": result["identical"], "different": different,
                       "tables": sorted(local["checksums"])}), flush=True)
@@ -417,7 +496,9 @@ def main() -> None:
         results = Path(args.results)
         results.mkdir(parents=True, exist_ok=True)
         slim = {k: v for k, v in result.items()}
-        slim["ray"] = {k: v for k, v in ray_row.items() if k != "tasks"}  # the task log is long; figures summarise it
+        for key in ("ray", "ray_staged"):  # the task logs are long; the figures summarise them
+            if key in slim:
+                slim[key] = {k: v for k, v in slim[key].items() if k != "tasks"}
         (results / "ray_scale.json").write_text(json.dumps(slim, indent=1) + "\n", encoding="utf-8")
         (results / "ray_scale.md").write_text(render(result), encoding="utf-8")
         print(f"wrote {results / 'ray_scale.md'}", flush=True)

@@ -2,7 +2,8 @@
 
 The script writes the synthetic corpus (2,000 passages), builds it in one process, starts its own two-node
 cluster (``ray start --head`` + ``ray start --address``, one CPU each, loopback), builds the corpus again through
-the Ray executor, stops both nodes, and compares the two saved indexes table by table (column values in order,
+the Ray executor (vectors returned through Ray's object store) and once more with the workers writing their
+vector shards into a staging folder, stops both nodes, and compares the two saved indexes table by table (column values in order,
 vector ids and float32 bytes). Skipped only when Ray is not installed.
 """
 
@@ -28,12 +29,16 @@ def test_a_two_node_build_of_2000_passages_has_the_local_builds_checksums(tmp_pa
         pytest.skip("the ray command is not installed beside this Python")
     out = tmp_path / "result.json"
     run = subprocess.run([sys.executable, str(SCRIPT), "--n", "2000", "--no-report", "--json", str(out),
-                          "--object-store-mb", "100"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+                          "--object-store-mb", "100", "--compare-staging"], cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
     got = json.loads(out.read_text())
     local, ray_row = got["local"], got["ray"]
     assert set(local["checksums"]) == TABLES
     assert got["identical"] and local["checksums"] == ray_row["checksums"]
+    staged = got["ray_staged"]  # the second Ray build: workers wrote their vector shards as files
+    assert ray_row["vectors_via"] == "object store" and staged["vectors_via"] == "staging folder"
+    assert staged["checksums"] == local["checksums"] and staged["nodes_used"] == 2
+    assert any(t["fn"] == "_embed_shard_to_file" for t in staged["tasks"])
     assert local["counts"]["chunks"] == 2000 and local["counts"]["entities"] > 1000
     assert ray_row["cluster_cpus"] == 2 and ray_row["nodes_used"] == 2  # both nodes ran build tasks
     figures = got["figures"]
