@@ -62,7 +62,11 @@ def _embed_shard(texts: list[str], spec: dict | BaseEmbedding) -> np.ndarray:
         if key not in _WORKER_MODELS:
             _WORKER_MODELS[key] = _build_embedder(spec)
         model = _WORKER_MODELS[key]
-    return np.asarray(model.get_text_embedding_batch(texts), np.float32)
+    # As the local executor embeds: a block of texts at a time into one float32 array, never the whole shard as
+    # LlamaIndex's lists of Python floats (about 40x the array; at 100k passages a worker peaked at 1.9 GB so)
+    from .executors import LOCAL
+
+    return LOCAL.embed(model, texts)
 
 
 def _build_embedder(spec: dict) -> BaseEmbedding:
