@@ -291,7 +291,7 @@ def shard_figures(ray_row: dict) -> dict:
                      # shipping shards and results through the object store, a core shared with the neighbours
                      "overhead_seconds": round(max(map_seconds - task_seconds / cpus, 0.0), 2) if tasks else 0.0,
                      "driver_seconds": round(max(stage - map_seconds, 0.0), 2),
-                     "worker_peak_rss_mb": round(max((t["peak_rss_mb"] for t in tasks if t["node"] != "driver"), default=0))}
+                     "worker_peak_rss_mb": round(max((t["peak_rss_mb"] or 0 for t in tasks if t["node"] != "driver"), default=0))}
     return out
 
 

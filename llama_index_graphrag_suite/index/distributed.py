@@ -38,7 +38,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import resource
 import tempfile
 import time
 from pathlib import Path
@@ -300,6 +299,15 @@ def _fields(component: TransformComponent) -> dict:
 # ---------------------------------------------------------------------- what runs on a worker
 # Module-level functions, so Ray ships them by reference (the workers import this package).
 
+def _peak_rss_mb() -> float | None:
+    """This process's peak RSS (Linux reports KiB); None where the ``resource`` module is missing (Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _on_node(fn: Callable, shard: Any, *shared: Any, driver: bool = False) -> tuple[dict, Any]:
     """``fn(shard, *shared)`` on a worker (or on the driver, ``driver``), with what it took: the node it ran on
     (``RayRunner.nodes_used``), its items, wall and CPU seconds, and the process's peak RSS."""
@@ -312,7 +320,7 @@ def _on_node(fn: Callable, shard: Any, *shared: Any, driver: bool = False) -> tu
 
         node = ray.get_runtime_context().get_node_id()
     info = {"fn": fn.__name__, "node": node, "items": len(shard), "seconds": time.perf_counter() - wall,
-            "cpu_seconds": time.process_time() - cpu, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "cpu_seconds": time.process_time() - cpu, "peak_rss_mb": _peak_rss_mb()}
     return info, result
 
 
