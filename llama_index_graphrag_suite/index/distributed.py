@@ -178,7 +178,8 @@ class RayRunner:
         docs = [d.to_dict() for d in documents]
         shards = self.shards(docs, [len(d.get("text") or "") for d in docs], per_cpu=2)
         out = self.map(_chunk_shard, shards, state.config.model_dump())
-        return [TextNode.from_dict(d) for shard in out for d in shard]
+        del docs, shards
+        return [TextNode.from_dict(d) for d in _drain(out)]
 
     def fit_statistics(self, stats: EntityStatistics, texts: list[str]) -> None:
         """``stats.fit(texts)`` as map/reduce: document frequencies are sums of per-shard counts."""
@@ -253,13 +254,21 @@ class RayRunner:
         items = [(n.node_id, n.get_content(metadata_mode=MetadataMode.NONE), kg_to_plain(n)) for n in nodes]
         shards = self.shards(items, [len(t) for _, t, _ in items], per_cpu=2)
         scored = self.map(_score_shard, [[t for _, t, _ in s] for s in shards], stats, ext.threshold, ext.length_norm)
-        for shard in scored:
-            for entities in shard:
-                ext.add_vocabulary(dict(entities))  # setdefault per key: the first chunk's surface form wins
+        for entities in _drain(scored):
+            ext.add_vocabulary(dict(entities))  # setdefault per key: the first chunk's surface form wins
         settings = _fields(ext), dict(ext.vocabulary), _fields(cooc) if cooc is not None else None
         linked = self.map(_link_shard, shards, stats, *settings)
-        for node, kg in zip(nodes, (kg for shard in linked for kg in shard)):
+        del items, shards
+        for node, kg in zip(nodes, _drain(linked)):
             kg_from_plain(node, kg)
+
+
+def _drain(results: list[list]) -> Iterator:
+    """The items of a map's shard results in order, each shard released once read: the driver does not hold a
+    step's whole output twice over (as plain data and as the objects made from it)."""
+    for i in range(len(results)):
+        shard, results[i] = results[i], None
+        yield from shard
 
 
 # ---------------------------------------------------------------------- plain data <-> LlamaIndex objects
