@@ -455,10 +455,22 @@ def staging_text(ray_row: dict, staged: dict, local: dict) -> str:
             f"{b.get('RssAnon', '-')} MB; peak file-backed {a.get('RssFile', '-')} vs {b.get('RssFile', '-')} MB; "
             f"peak shared memory (the object store's pages mapped into the driver) {a.get('RssShmem', '-')} vs "
             f"{b.get('RssShmem', '-')} MB. The index holds {vectors:,} vectors of {dim} float32 "
-            f"({vectors * dim * 4 / 1e6:,.0f} MB). What is still anonymous on the driver either way: the build step "
+            f"({vectors * dim * 4 / 1e6:,.0f} MB).{_embed_step_text(local, ray_row)} What is still anonymous on the "
+            f"driver either way: the build step "
             f"that embeds (`build.embed_texts`) copies the executor's rows into a new array in text order, and "
             f"`VectorTable.add` normalises them into its RAM block; the index's vectors live there until the save "
             f"writes them as segments.")
+
+
+def _embed_step_text(local: dict, ray_row: dict) -> str:
+    """Where the builds' anonymous peak is: how much the embed step adds over the step before it."""
+    a, b = local.get("stage_peak_anon_mb", {}), ray_row.get("stage_peak_anon_mb", {})
+    if not all(k in d for d in (a, b) for k in ("link", "embed")):
+        return ""
+    mib = sum(local["vectors"].values()) * local["embed_dim"] * 4 / 2**20  # RssAnon figures are MiB too
+    return (f" Every build reaches its anonymous peak in the embed step, which adds {a['embed'] - a['link']:,} MB "
+            f"(local) and {b['embed'] - b['link']:,} MB (Ray) over the step before it: {(a['embed'] - a['link']) / mib:.1f} "
+            f"and {(b['embed'] - b['link']) / mib:.1f} times the vectors' {mib:,.0f} MiB.")
 
 
 def machine() -> str:
@@ -480,6 +492,7 @@ def main() -> None:
     ap.add_argument("--results", default=str(RESULTS))
     ap.add_argument("--json", default=None, help="also write the result as JSON here")
     ap.add_argument("--no-report", action="store_true", help="do not write ray_scale.md/json into --results")
+    ap.add_argument("--render-only", action="store_true", help="rewrite ray_scale.md from --results' ray_scale.json")
     ap.add_argument("--note", default="Shared machine: another engineer's jobs ran beside this one.")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--corpus", default=None, help=argparse.SUPPRESS)
@@ -490,6 +503,11 @@ def main() -> None:
     if args.child:
         print(json.dumps(build_child(args.corpus, args.child, args.address, args.index, args.embed, args.entities,
                                      args.staging)))
+        return
+    if args.render_only:
+        result = json.loads((Path(args.results) / "ray_scale.json").read_text())
+        result["paper_text"] = paper_text(result)
+        (Path(args.results) / "ray_scale.md").write_text(render(result), encoding="utf-8")
         return
     sys.path.insert(0, str(HERE))
     import synth
