@@ -164,6 +164,7 @@ def add_synonyms(state, new_entities: set[str]) -> None:
                                       eligible)
         if len(table) >= LISTED_MIN_ROWS:  # made with the build, saved with the index: the next insert's search
             entity_lists(state)
+        table.forget_joined()
     # Not between names their words tell apart: two people sharing a surname, "sars cov" / "sars cov 2".
     src, dst, sim = keep_alias_pairs(ids, lambda k: getattr(state.entities.get(k), "type", ""), src, dst, sim)
     for i, j, s in zip(src.tolist(), dst.tolist(), sim.tolist()):

@@ -79,12 +79,15 @@ class VectorTable:
         if dup:
             raise ValueError(f"ids already present: {dup[:3]}")
         need = self._ram_rows + len(ids)
-        if self._ram is None or need > len(self._ram):  # grow by doubling: appends cost amortised O(rows added)
+        if not self._ram_rows and (self._ram is None or need > len(self._ram)):
+            self._ram = vectors  # a fresh array (normalize_rows): the RAM block as it is, no second copy
+        elif self._ram is None or need > len(self._ram):  # grow by doubling: appends cost amortised O(rows added)
             grown = np.empty((max(need, 2 * (len(self._ram) if self._ram is not None else 0), 64), self.dim), np.float32)
             if self._ram_rows:
                 grown[:self._ram_rows] = self._ram[:self._ram_rows]
             self._ram = grown
-        self._ram[self._ram_rows:need] = vectors
+        if self._ram is not vectors:
+            self._ram[self._ram_rows:need] = vectors
         self._ram_rows = need
         for i in ids:
             self._row[i] = len(self.ids)
@@ -129,6 +132,11 @@ class VectorTable:
         if not self.ids:
             return np.zeros((0, self.dim), np.float32)
         return self._joined_rows()
+
+    def forget_joined(self) -> None:
+        """Drop the cached copy :meth:`vectors` joined from several blocks (a change that read it once, as the
+        synonym search does, need not keep a second copy of every row until the next change)."""
+        self._joined = None
 
     def _joined_rows(self) -> np.ndarray:
         blocks = self._all_blocks()
