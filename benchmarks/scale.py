@@ -259,6 +259,11 @@ TARGET_RSS_GB, TARGET_DISK_GB, TARGET_LOAD_S, TARGET_INSERT_S = 12.0, 8.0, 10.0,
 TARGET_P50_MS, TARGET_P95_MS, TARGET_EXPONENT = 100.0, 300.0, 1.05
 
 
+def _batch_size(run: dict) -> int:
+    """The passages per batch of a run built in batches (``--batch-size``), 0 for one insert."""
+    return int(run["rows"][0].get("batch_size", 0)) if run.get("rows") else 0
+
+
 def _carried(rows: list[dict], key: str, n: int = TARGET_N) -> float | None:
     """``key`` carried linearly in N through the two largest sizes to ``n`` (None with one size)."""
     if len(rows) < 2:
@@ -329,7 +334,8 @@ def render(runs: list[dict]) -> str:
              ""]
     for run in runs:
         rows = sorted(run["rows"], key=lambda r: r["n"])
-        lines += [f"## embed={run['embed']}, entities={run['entities']}", "",
+        batch = _batch_size(run)
+        lines += [f"## embed={run['embed']}, entities={run['entities']}" + (f", built in batches of {batch:,}" if batch else ""), "",
                   f"Command: `{run['command']}`  ", f"Machine: {run['machine']}; run {run['date']}. {run.get('note', '')}", "",
                   "| passages | chunks | entities | relations | index s (CPU s) | stages: wall s (CPU s) | peak RSS MB | disk MB | save s | load s |",
                   "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
@@ -339,6 +345,12 @@ def render(runs: list[dict]) -> str:
             total = f"{r['index_seconds']}" + (f" ({r['index_cpu_seconds']})" if "index_cpu_seconds" in r else "")
             lines.append(f"| {r['n']:,} | {r['chunks']:,} | {r['entities']:,} | {r['relations']:,} | {total} | "
                          f"{stages} | {r['peak_rss_build_mb']} | {r['disk_mb']} | {r['save_seconds']} | {r['load_seconds']} |")
+        for r in rows:
+            if r.get("batches"):  # index/batched.py: each batch inserted, saved and the tables loaded back
+                lines += ["", f"Batches of the {r['n']:,}-passage build (each inserted, saved, loaded back; peak RSS of "
+                              "the process so far): " + "; ".join(
+                                  f"{b['passages']:,} passages after {b['seconds']} s, {b['peak_rss_mb']:,} MB"
+                                  for b in r["batches"]) + ". The build's peak RSS above includes ArchRAG's hierarchy."]
         if all("synonym_edges" in r for r in rows):
             lines += ["", "Synonym pairs (entity names whose vectors are closer than the threshold, Eq. 5): " + ", ".join(
                 f"{r['synonym_edges']:,} at {r['n']:,} ({r['synonym_edges'] / max(r['entities'], 1):.1f} per entity)"
@@ -536,7 +548,7 @@ def main() -> None:
     results.mkdir(parents=True, exist_ok=True)
     store = results / "scale.json"
     runs = json.loads(store.read_text()) if store.is_file() else []
-    runs = [r for r in runs if (r["embed"], r["entities"]) != (args.embed, args.entities)]
+    runs = [r for r in runs if (r["embed"], r["entities"], _batch_size(r)) != (args.embed, args.entities, args.batch_size)]
     runs.append({"embed": args.embed, "entities": args.entities, "command": command, "machine": _machine(),
                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "note": args.note, "rows": rows})
     store.write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")
