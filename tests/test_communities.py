@@ -175,3 +175,21 @@ def test_edge_cosines_in_blocks_are_the_cosines_of_the_ends(monkeypatch):
     src, dst = rng.integers(0, 50, 1000), rng.integers(0, 50, 1000)
     monkeypatch.setattr(module, "EDGE_BLOCK", 7)  # many blocks and a short last one
     np.testing.assert_allclose(module.edge_cosines(x, src, dst), np.sum(x[src] * x[dst], axis=1), atol=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_knn_augment_in_blocks_of_nodes_is_the_same_as_in_one(seed, monkeypatch):
+    from llama_index_graphrag_suite.graph import knn_augment as module
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 1500))
+    x = rng.normal(size=(n, 16)).astype(np.float32)
+    m = int(rng.integers(0, 4 * n))
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    monkeypatch.setattr(module, "KNN_BLOCK_ENTRIES", 1 << 40)
+    whole = module.knn_augment(x, src, dst, percentile=60.0)
+    monkeypatch.setattr(module, "KNN_BLOCK_ENTRIES", int(rng.integers(1, 500)))
+    blocks = module.knn_augment(x, src, dst, percentile=60.0)
+    for name in ("src", "dst", "weight", "is_knn"):
+        assert np.array_equal(getattr(whole, name), getattr(blocks, name)), name
+    assert whole.threshold == blocks.threshold and whole.k == blocks.k

@@ -95,6 +95,26 @@ def _nearest(x: np.ndarray, k: int, approx_rows: int) -> tuple[np.ndarray, np.nd
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
+KNN_BLOCK_ENTRIES = 1 << 20  # search entries (node x neighbour) handled at once
+
+
+def _block_rows(search: int) -> int:
+    return max(1, KNN_BLOCK_ENTRIES // max(search, 1))
+
+
+def _candidates(sims: np.ndarray, nbrs: np.ndarray, starts, block: int, with_rows: bool = False) -> list:
+    """Per block of ``block`` search rows from each of ``starts``: the valid (not -1, not the node itself)
+    candidates' cosines, with their ``(rows, cols)`` when ``with_rows``."""
+    out = []
+    for start in starts:
+        s_sims, s_nbrs = sims[start:start + block], nbrs[start:start + block]
+        rows = np.repeat(np.arange(start, start + len(s_sims)), s_nbrs.shape[1])
+        cols, cos = s_nbrs.ravel().astype(np.int64), s_sims.ravel().astype(np.float64)
+        valid = (cols >= 0) & (cols != rows)
+        out.append(((rows[valid], cols[valid]), cos[valid]) if with_rows else (None, cos[valid]))
+    return out
+
+
 def knn_augment(
     vectors: np.ndarray,
     src: np.ndarray,
@@ -134,28 +154,36 @@ def knn_augment(
     search = min(n, int(search_factor * k) + 2)  # +1 for the node itself, +1 as the authors' code
     sims, nbrs = _nearest(x, search, approx_min_rows() if approx_rows is None else approx_rows)
 
-    rows = np.repeat(np.arange(n), search)
-    cols, cos = nbrs.ravel().astype(np.int64), sims.ravel().astype(np.float64)
-    valid = (cols >= 0) & (cols != rows)
-    rows, cols, cos = rows[valid], cols[valid], cos[valid]
     if threshold is None:
-        # The authors' rule: as similar as `percentile` % of the real links.
-        reference = base_cos if base_cos.size else cos
+        # The authors' rule: as similar as `percentile` % of the real links (with none: of the candidates).
+        reference = base_cos if base_cos.size else np.concatenate(
+            [c for _, c in _candidates(sims, nbrs, range(0, n, _block_rows(search)), _block_rows(search))])
         threshold = float(np.percentile(reference, percentile)) if reference.size else 1.0
 
-    lo, hi = np.minimum(rows, cols), np.maximum(rows, cols)
-    code = lo * n + hi
-    new = (cos > threshold) & ~np.isin(code, base_src * n + base_dst)
-    # Top k new neighbours per node: faiss returns each node's neighbours best first.
-    rank = np.zeros(rows.size, np.int64)
-    if new.any():
-        new_rows = rows[new]
-        starts = np.r_[0, np.flatnonzero(np.diff(new_rows)) + 1]
-        run = np.arange(new_rows.size) - np.repeat(starts, np.diff(np.r_[starts, new_rows.size]))
-        rank[new] = run
-    new &= rank < k
-    knn_codes, first = np.unique(code[new], return_index=True)
-    knn_cos = cos[new][first]
+    # New edges a block of nodes at a time: a node's candidates are its own row of the search (the whole search
+    # as pair arrays was about 10 arrays of n x search entries, 1 GB at 165,000 nodes).
+    base_codes = base_src * n + base_dst  # sorted (unique_pairs)
+    kept_codes, kept_cos = [], []
+    block = _block_rows(search)
+    for start in range(0, n, block):
+        (rows, cols), cos = _candidates(sims, nbrs, [start], block, with_rows=True)[0]
+        lo, hi = np.minimum(rows, cols), np.maximum(rows, cols)
+        code = lo * n + hi
+        at = np.minimum(np.searchsorted(base_codes, code), max(base_codes.size - 1, 0))
+        known = base_codes[at] == code if base_codes.size else np.zeros(code.size, bool)
+        new = (cos > threshold) & ~known
+        # Top k new neighbours per node: faiss returns each node's neighbours best first.
+        rank = np.zeros(rows.size, np.int64)
+        if new.any():
+            new_rows = rows[new]
+            starts = np.r_[0, np.flatnonzero(np.diff(new_rows)) + 1]
+            run = np.arange(new_rows.size) - np.repeat(starts, np.diff(np.r_[starts, new_rows.size]))
+            rank[new] = run
+        new &= rank < k
+        kept_codes.append(code[new])
+        kept_cos.append(cos[new])
+    knn_codes, first = np.unique(np.concatenate(kept_codes), return_index=True)
+    knn_cos = np.concatenate(kept_cos)[first]
 
     all_src = np.r_[base_src, knn_codes // n]
     all_dst = np.r_[base_dst, knn_codes % n]
