@@ -248,7 +248,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start_node(args: list[str], log: Path, env: dict, object_store_mb: int) -> subprocess.Popen:
+def start_node(args: list[str], log: Path, env: dict, object_store_mb: int) -> subprocess.Popen:
     """``ray start ARGS --block`` as a child in its own session; returns once the node is up."""
     with open(log, "w") as out:
         node = subprocess.Popen([str(RAY), "start", *args, "--num-cpus=1", f"--object-store-memory={object_store_mb * 10**6}",
@@ -257,13 +257,13 @@ def _start_node(args: list[str], log: Path, env: dict, object_store_mb: int) -> 
     deadline = time.monotonic() + 180
     while "block forever" not in log.read_text():
         if node.poll() is not None or time.monotonic() > deadline:
-            _stop_node(node)
-            raise SystemExit(f"ray start {args[0]} did not come up:\n{log.read_text()[-3000:]}")
+            stop_node(node)
+            raise RuntimeError(f"ray start {args[0]} did not come up:\n{log.read_text()[-3000:]}")
         time.sleep(0.5)
     return node
 
 
-def _stop_node(node: subprocess.Popen) -> None:
+def stop_node(node: subprocess.Popen) -> None:
     """SIGTERM to the node's ``ray start --block`` (it stops its own daemons); its session killed if it hangs."""
     if node.poll() is None:
         node.send_signal(signal.SIGTERM)
@@ -280,17 +280,17 @@ def two_node_cluster(work: Path, env: dict, object_store_mb: int):
     if not RAY.exists():
         raise SystemExit(f"no ray command beside {sys.executable}: install the 'ray' extra")
     port = _free_port()
-    head = _start_node(["--head", "--node-ip-address=127.0.0.1", f"--port={port}", f"--temp-dir={work / 'head'}",
+    head = start_node(["--head", "--node-ip-address=127.0.0.1", f"--port={port}", f"--temp-dir={work / 'head'}",
                         "--include-dashboard=false"], work / "head.log", env, object_store_mb)
     try:
-        second = _start_node([f"--address=127.0.0.1:{port}", "--node-ip-address=127.0.0.1",
+        second = start_node([f"--address=127.0.0.1:{port}", "--node-ip-address=127.0.0.1",
                               f"--temp-dir={work / 'second'}"], work / "second.log", env, object_store_mb)
         try:
             yield f"127.0.0.1:{port}"
         finally:
-            _stop_node(second)
+            stop_node(second)
     finally:
-        _stop_node(head)
+        stop_node(head)
 
 
 # --- per-shard figures and the 10-node carry -------------------------------------------------------------------------

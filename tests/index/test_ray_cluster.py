@@ -12,11 +12,9 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +23,8 @@ pytest.importorskip("ray")
 
 ROOT = Path(__file__).resolve().parents[2]
 RAY = Path(sys.executable).with_name("ray")
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import ray_scale  # noqa: E402  (starts and stops the nodes, as the two-node bench does)
 CORPUS = ROOT / "examples" / "data" / "corpus.jsonl"
 
 DRIVER = r"""
@@ -65,28 +65,15 @@ def _free_port() -> int:
 
 
 def _start(args: list[str], log: Path, env: dict) -> subprocess.Popen:
-    out = open(log, "w")
-    node = subprocess.Popen([str(RAY), "start", *args, "--num-cpus=1", "--object-store-memory=80000000",
-                             "--disable-usage-stats", "--block"], stdout=out, stderr=subprocess.STDOUT, env=env,
-                            start_new_session=True)
-    deadline = time.monotonic() + 120
-    while "block forever" not in log.read_text():
-        if node.poll() is not None or time.monotonic() > deadline:
-            _stop(node)
-            pytest.fail(f"ray start {args[0]} did not come up:\n{log.read_text()[-3000:]}")
-        time.sleep(0.5)
-    return node
+    """``ray start ARGS --block`` as a child in its own session, up (the bench's own helper, benchmarks/ray_scale.py)."""
+    try:
+        return ray_scale.start_node(args, log, env, object_store_mb=80)
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 def _stop(node: subprocess.Popen) -> None:
-    """Stop one node we started: SIGTERM to its ``ray start --block`` process, which stops that node's daemons."""
-    if node.poll() is None:
-        node.send_signal(signal.SIGTERM)
-        try:
-            node.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(node.pid, signal.SIGKILL)  # its own session: only the processes of this node
-            node.wait(timeout=30)
+    ray_scale.stop_node(node)
 
 
 @pytest.fixture(scope="module")
