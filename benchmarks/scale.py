@@ -91,7 +91,7 @@ def run_child(dataset: str, embed: str, entities: str, methods: list[str], keep:
     settings = {"embed_model": None if embed == "minilm" else embed, "config": IndexConfig(entities=entities)}
     batches: list[dict] = []
     with contextlib.ExitStack() as stack:
-        build_dir = keep or stack.enter_context(tempfile.TemporaryDirectory()) if batch_size else None
+        build_dir = (keep or stack.enter_context(tempfile.TemporaryDirectory())) if batch_size else None
         if batch_size:
             index = build_in_batches(iter_jsonl_documents(folder / "corpus.jsonl"), build_dir, batch_size,
                                      on_batch=lambda k, held, s: batches.append(

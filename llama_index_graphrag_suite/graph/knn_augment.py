@@ -102,17 +102,13 @@ def _block_rows(search: int) -> int:
     return max(1, KNN_BLOCK_ENTRIES // max(search, 1))
 
 
-def _candidates(sims: np.ndarray, nbrs: np.ndarray, starts, block: int, with_rows: bool = False) -> list:
-    """Per block of ``block`` search rows from each of ``starts``: the valid (not -1, not the node itself)
-    candidates' cosines, with their ``(rows, cols)`` when ``with_rows``."""
-    out = []
-    for start in starts:
-        s_sims, s_nbrs = sims[start:start + block], nbrs[start:start + block]
-        rows = np.repeat(np.arange(start, start + len(s_sims)), s_nbrs.shape[1])
-        cols, cos = s_nbrs.ravel().astype(np.int64), s_sims.ravel().astype(np.float64)
-        valid = (cols >= 0) & (cols != rows)
-        out.append(((rows[valid], cols[valid]), cos[valid]) if with_rows else (None, cos[valid]))
-    return out
+def _candidates(sims: np.ndarray, nbrs: np.ndarray, start: int, block: int):
+    """``(rows, cols, cos)`` of search rows ``start:start + block``: each node's found neighbours but itself."""
+    s_sims, s_nbrs = sims[start:start + block], nbrs[start:start + block]
+    rows = np.repeat(np.arange(start, start + len(s_sims)), s_nbrs.shape[1])
+    cols, cos = s_nbrs.ravel().astype(np.int64), s_sims.ravel().astype(np.float64)
+    valid = (cols >= 0) & (cols != rows)
+    return rows[valid], cols[valid], cos[valid]
 
 
 def knn_augment(
@@ -154,19 +150,19 @@ def knn_augment(
     search = min(n, int(search_factor * k) + 2)  # +1 for the node itself, +1 as the authors' code
     sims, nbrs = _nearest(x, search, approx_min_rows() if approx_rows is None else approx_rows)
 
+    block = _block_rows(search)
     if threshold is None:
         # The authors' rule: as similar as `percentile` % of the real links (with none: of the candidates).
         reference = base_cos if base_cos.size else np.concatenate(
-            [c for _, c in _candidates(sims, nbrs, range(0, n, _block_rows(search)), _block_rows(search))])
+            [_candidates(sims, nbrs, start, block)[2] for start in range(0, n, block)])
         threshold = float(np.percentile(reference, percentile)) if reference.size else 1.0
 
     # New edges a block of nodes at a time: a node's candidates are its own row of the search (the whole search
     # as pair arrays was about 10 arrays of n x search entries, 1 GB at 165,000 nodes).
     base_codes = base_src * n + base_dst  # sorted (unique_pairs)
     kept_codes, kept_cos = [], []
-    block = _block_rows(search)
     for start in range(0, n, block):
-        (rows, cols), cos = _candidates(sims, nbrs, [start], block, with_rows=True)[0]
+        rows, cols, cos = _candidates(sims, nbrs, start, block)
         lo, hi = np.minimum(rows, cols), np.maximum(rows, cols)
         code = lo * n + hi
         at = np.minimum(np.searchsorted(base_codes, code), max(base_codes.size - 1, 0))

@@ -87,11 +87,7 @@ def search_neighbours(index, vectors, rows, k, threshold, ok, batch=QUERY_BATCH)
     for start in range(0, rows.size, batch):
         part = rows[start:start + batch]
         sims, nbrs = index.search(vectors[part], k)
-        src = np.repeat(part, k)
-        dst, sim = nbrs.ravel(), sims.ravel()
-        keep = (dst >= 0) & (dst != src) & (sim > threshold)
-        keep[keep] &= ok(dst[keep])
-        parts.append((src[keep], dst[keep], sim[keep]))
+        parts.append(_real_neighbours(part, sims, nbrs, threshold, ok))
     if len(parts) == 1:
         return parts[0]
     return tuple(np.concatenate(p) for p in zip(*parts))
@@ -142,6 +138,15 @@ def synonym_pairs(
     return _each_pair_once(src, dst, sim, n)
 
 
+def _real_neighbours(rows, sims, nbrs, threshold, ok):
+    """(src, dst, cos) of a k-NN result (``sims``, ``nbrs``: one row per query row ``rows``): found (not -1), not
+    the row itself, above φ and eligible."""
+    src, dst, sim = np.repeat(rows, nbrs.shape[1]), nbrs.ravel(), sims.ravel()
+    keep = (dst >= 0) & (dst != src) & (sim > threshold)
+    keep[keep] &= ok(dst[keep])
+    return src[keep], dst[keep], sim[keep]
+
+
 def _each_pair_once(src, dst, sim, n):
     lo, hi = np.minimum(src, dst), np.maximum(src, dst)
     pair_ids = lo * n + hi
@@ -164,7 +169,4 @@ def listed_synonym_pairs(lists: VectorLists, rows_of: Callable[[np.ndarray], np.
         return empty
     k = min(n, max_per_node + 1)
     sims, nbrs = lists.search(rows_of(rows), rows_of, k, floor=threshold)
-    src, dst, sim = np.repeat(rows, k), nbrs.ravel(), sims.ravel()
-    keep = (dst >= 0) & (dst != src) & (sim > threshold)
-    keep[keep] &= ok(dst[keep])
-    return _each_pair_once(src[keep], dst[keep], sim[keep], n)
+    return _each_pair_once(*_real_neighbours(rows, sims, nbrs, threshold, ok), n)

@@ -89,19 +89,25 @@ class RowOverlay(MutableMapping):
         for key in list(self._tail):
             yield key, rows[key]
 
+    def layout(self) -> tuple[np.ndarray, dict[int, Any], list[Any]]:
+        """``(alive, held, tail)``: which base rows are still in the table (bool per base row), the base rows held
+        as records (base row -> record), and the records added after the base's rows, in order. The table is
+        the alive base rows, with the held ones' records in their place, then the tail."""
+        base_row = self.base._find
+        alive = np.ones(len(self.base), bool)
+        alive[[base_row(k) for k in self._gone]] = False
+        held = {base_row(k): rec for k, rec in self._rows.items() if k not in self._tail}
+        return alive, held, [self._rows[k] for k in self._tail]
+
     def column(self, name: str) -> list:
         """One field of every row in table order (the base's column, with the rows held as records put in)."""
+        alive, held, tail = self.layout()
         values = self.base.column(name)
-        base_row = self.base._find
-        for key, rec in self._rows.items():
-            if key not in self._tail:
-                values[base_row(key)] = getattr(rec, name)
-        if self._gone:
-            drop = np.zeros(len(values), bool)
-            drop[[base_row(k) for k in self._gone]] = True
-            values = [v for v, d in zip(values, drop.tolist()) if not d]
-        values += [getattr(self._rows[k], name) for k in self._tail]
-        return values
+        for r, rec in held.items():
+            values[r] = getattr(rec, name)
+        if not alive.all():
+            values = [v for v, keep in zip(values, alive.tolist()) if keep]
+        return values + [getattr(rec, name) for rec in tail]
 
     def held(self) -> int:
         """How many rows are held as records."""

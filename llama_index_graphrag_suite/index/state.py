@@ -240,19 +240,11 @@ class IndexState:
 def _overlay_text_rows(facts: RowOverlay, vectors: VectorTable) -> np.ndarray:
     """The fact-text vector row of every fact of changed rows over a loaded version's: the base's rows (kept by
     :meth:`FactColumns.text_rows`), with the rows held as records and the added ones put in."""
-    base = facts.base
-    rows = base.text_rows(vectors).copy()
-    held = [(base._find(k), rec) for k, rec in facts._rows.items() if k not in facts._tail]
-    for r, rec in held:
-        rows[r] = vectors.row(text_key(rec.text))
-    if facts._gone:
-        keep = np.ones(len(rows), bool)
-        keep[[base._find(k) for k in facts._gone]] = False
-        rows = rows[keep]
+    alive, _, tail = facts.layout()  # a held fact's text is its base row's: facts change support, never text
+    rows = facts.base.text_rows(vectors)[alive]
     if (rows < 0).any():
         raise ValueError("a fact's text has no vector")
-    tail = np.fromiter((vectors.row(text_key(facts._rows[k].text)) for k in facts._tail), np.int64, len(facts._tail))
-    return np.concatenate([rows, tail])
+    return np.concatenate([rows, np.fromiter((vectors.row(text_key(rec.text)) for rec in tail), np.int64, len(tail))])
 
 
 def contains_sizes(chunks) -> np.ndarray:
@@ -280,13 +272,9 @@ def contains_rows(chunks, row: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
 def _overlay_contains(chunks: RowOverlay, row: dict[str, int] | None) -> tuple[np.ndarray, np.ndarray | None]:
     """:func:`contains_rows` of changed chunk rows over a loaded version's: the base's link arrays, with the rows held
     as records (and added after the base) put in; ``row`` None: the sizes only."""
-    base = chunks.base
-    offsets, codes, keys = base.links()
-    n = len(base)
-    alive = np.ones(n, bool)
-    alive[[base._find(k) for k in chunks._gone]] = False
-    held = {base._find(k): rec for k, rec in chunks._rows.items() if k not in chunks._tail}
-    tail = [chunks._rows[k] for k in chunks._tail]
+    offsets, codes, keys = chunks.base.links()
+    n = len(chunks.base)
+    alive, held, tail = chunks.layout()
     sizes = np.diff(offsets)
     own = sizes.copy()
     for r, rec in held.items():
