@@ -18,7 +18,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 import scipy.sparse as sp
@@ -60,13 +60,24 @@ class SymmetricForm:
     def num_nodes(self) -> int:
         return self.order.size
 
+    @cached_property
+    def degree(self) -> np.ndarray:
+        """Weighted degree per position (0 for dangling nodes), for the local push (:mod:`.ppr_push`)."""
+        return np.divide(1.0, self.inv_degree, out=np.zeros_like(self.inv_degree), where=self.inv_degree > 0)
+
+    @cached_property
+    def position(self) -> np.ndarray:
+        """``position[node]``: where ``node`` sits in the renumbered order (the inverse of :attr:`order`)."""
+        out = np.empty(self.order.size, np.int64)
+        out[self.order] = np.arange(self.order.size)
+        return out
+
     def adjacency_t(self) -> sp.csr_matrix:
         """``P^T`` (float64 CSR) in node order, rebuilt: ``(D^-1 A)^T = A D^-1`` for a symmetric ``A``."""
         n = self.order.size
         data = np.ones(self.indices.size) if self.data is None else self.data.astype(np.float64)
         a = sp.csr_matrix((data, self.indices.astype(np.int64), self.indptr.astype(np.int64)), shape=(n, n))
-        position = np.empty(n, np.int64)
-        position[self.order] = np.arange(n)
+        position = self.position
         a = a[position][:, position]  # back to node order
         inv = np.zeros(n)
         inv[self.order] = self.inv_degree
