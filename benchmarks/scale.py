@@ -574,9 +574,11 @@ def requery(args, sizes: list[int], methods: list[str], command: str) -> None:
         sys.exit("--requery needs --keep DIR (where an earlier run kept its indexes)")
     results = Path(args.results)
     runs = json.loads((results / "scale.json").read_text())
-    run = next((r for r in runs if (r["embed"], r["entities"]) == (args.embed, args.entities)), None)
+    run = next((r for r in runs if (r["embed"], r["entities"]) == (args.embed, args.entities)
+                and set(sizes) <= {row["n"] for row in r["rows"]}), None)  # the run that measured these sizes
     if run is None:
-        sys.exit(f"no stored run for embed={args.embed} entities={args.entities} in {results / 'scale.json'}")
+        sys.exit(f"no stored run of sizes {sizes} for embed={args.embed} entities={args.entities} in "
+                 f"{results / 'scale.json'}")
     for n in sizes:
         row = next((r for r in run["rows"] if r["n"] == n), None)
         index_dir = Path(args.keep) / f"index-{n}"

@@ -43,9 +43,6 @@ IVF_NPROBE = 16  # lists per query; recall at 200k MiniLM rows: 4 -> 96.4 %, 8 -
 IVF_TRAIN_PER_LIST = 16  # k-means on 16 sampled rows per list, 5 iterations: at 200k rows 32 rows and 10
 IVF_NITER = 5  # iterations cost 3x the build time for the same recall (the lists' quality barely matters)
 IVF_SEED = 1234
-# Rows from which an insert's few new names are searched in the index's saved lists (vector_lists.py) instead of
-# against every row: an exact search costs (new names) x (all names), about 4 s for 1,600 names at 165,000 rows.
-LISTED_MIN_ROWS = 100_000
 QUERY_BATCH = 65_536  # approximate mode searches this many rows at a time, so the k-NN buffers stay bounded
 
 

@@ -12,10 +12,9 @@ until a list is read.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
-import faiss
 import numpy as np
 from threadpoolctl import threadpool_limits
 
@@ -24,11 +23,14 @@ __all__ = ["VectorLists", "train_lists"]
 TRAIN_PER_LIST = 16  # k-means sample rows per list (as the synonym search's inverted file, graph/synonyms.py)
 NITER = 5
 NPROBE = 16
+QUERY_NPROBE = 32  # lists a query's scores read exactly (studies/perf/listed_query_scores.py)
 SEED = 1234
 ASSIGN_BLOCK = 65_536
 
 
 def _nearest_centroid(centroids: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    import faiss  # here, not at import: a query that reads lists never loads faiss
+
     index = faiss.IndexFlatIP(centroids.shape[1])
     index.add(centroids)
     out = np.empty(len(vectors), np.int32)
@@ -46,6 +48,8 @@ def train_lists(vectors: np.ndarray, nlist: int | None = None, seed: int = SEED)
     nlist = max(1, min(n, nlist or int(round(math.sqrt(n)))))
     sample = min(n, TRAIN_PER_LIST * nlist)
     rows = np.arange(n) if sample == n else np.sort(np.random.default_rng(seed).choice(n, sample, replace=False))
+    import faiss
+
     kmeans = faiss.Kmeans(dim, nlist, niter=NITER, seed=seed, spherical=True, min_points_per_centroid=1,
                           max_points_per_centroid=max(TRAIN_PER_LIST, math.ceil(sample / nlist)))
     kmeans.train(np.ascontiguousarray(vectors[rows], np.float32))
@@ -61,6 +65,7 @@ class VectorLists:
     centroids: np.ndarray
     lists: np.ndarray
     moves: int = 0
+    _grouped: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.lists)
@@ -69,6 +74,38 @@ class VectorLists:
         """These lists with rows ``vectors`` appended (each in its nearest list)."""
         return VectorLists(self.centroids, np.concatenate([self.lists, _nearest_centroid(self.centroids, vectors)]),
                            self.moves)
+
+    def kept(self, keep: np.ndarray, moves: int) -> "VectorLists":
+        """These lists over the rows ``keep`` (a boolean mask) marks, after the others were removed: each row stays
+        in its list, so removing rows never needs new centroids."""
+        return VectorLists(self.centroids, self.lists[keep], moves)
+
+    def grouped(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(order, bounds)``: the rows sorted by list, and list ``l``'s rows ``order[bounds[l]:bounds[l + 1]]``
+        (made once per lists: a search reads it, not a sort of every row)."""
+        if self._grouped is None:
+            order = np.argsort(self.lists, kind="stable")
+            self._grouped = (order, np.searchsorted(self.lists[order], np.arange(len(self.centroids) + 1)))
+        return self._grouped
+
+    def scores(self, query: np.ndarray, rows_of: Callable[[np.ndarray], np.ndarray],
+               nprobe: int = QUERY_NPROBE) -> np.ndarray:
+        """Every row's inner product with one query, as an exact scan would give it for the rows of the query's
+        ``nprobe`` nearest lists. Every other row gets its list centroid's inner product, capped at the lowest
+        exact one, so an estimate never outranks a row that was measured. Costs ``nprobe`` lists' rows and one
+        gather over the rows, not a product with every row."""
+        q = np.asarray(query, np.float32).ravel()
+        near = self.centroids @ q
+        nlist = len(self.centroids)
+        probed = np.argpartition(-near, nprobe - 1)[:nprobe] if nprobe < nlist else np.arange(nlist)
+        order, bounds = self.grouped()
+        members = np.sort(np.concatenate([order[bounds[i]:bounds[i + 1]] for i in probed.tolist()]))
+        out = near[self.lists]
+        if members.size:
+            exact = rows_of(members) @ q
+            np.minimum(out, exact.min(), out=out)
+            out[members] = exact
+        return out
 
     def search(self, queries: np.ndarray, rows_of: Callable[[np.ndarray], np.ndarray], k: int,
                nprobe: int | None = None, floor: float | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -87,8 +124,7 @@ class VectorLists:
         nprobe = min(NPROBE if nprobe is None else nprobe, nlist)
         probed = np.argpartition(-(q @ self.centroids.T), nprobe - 1, axis=1)[:, :nprobe] if nprobe < nlist else \
             np.tile(np.arange(nlist), (len(q), 1))
-        order = np.argsort(self.lists, kind="stable")
-        bounds = np.searchsorted(self.lists[order], np.arange(nlist + 1))
+        order, bounds = self.grouped()
         pair_query = np.repeat(np.arange(len(q)), probed.shape[1])
         pair_list = probed.ravel()
         by_list = np.argsort(pair_list, kind="stable")

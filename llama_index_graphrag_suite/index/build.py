@@ -280,6 +280,7 @@ def embed_new(ctx: BuildContext, chunk_nodes: list[TextNode], new_entities: set[
                              (state.entity_vectors, ent_ids, ent_vecs), (state.fact_vectors, keys, fact_vecs)):
         table.add(ids, vecs)
         state.journal.on_undo(lambda table=table, ids=ids: table.remove(ids))
+        table.ensure_lists()  # a large table's lists: trained once, then kept by adds and removes, saved
 
 
 def fill_from_property_graph(ctx: BuildContext, store) -> None:

@@ -249,7 +249,6 @@ def _load(cls, persist_dir, embed_model, llm, store_arg, show_progress, version)
             loaded, rows, snapshot = read_format_1(folder, missing, dim)
         state.chunks, state.entities, state.facts = loaded.chunks, loaded.entities, loaded.facts
         state.synonyms, state.bm25 = loaded.synonyms, loaded.bm25
-        state.entity_lists = loaded.entity_lists
         state.chunk_vectors, state.entity_vectors, state.fact_vectors = (
             loaded.vectors["chunks"], loaded.vectors["entities"], loaded.vectors["facts"])
         state.build_info = dict(manifest.get("build", {}))

@@ -11,8 +11,7 @@ from llama_index.core.schema import TextNode
 
 from ..extractors.entity_resolution import keep_alias_pairs
 from ..extractors.statistical import CONTAINS, SYNONYM
-from ..graph.synonyms import LISTED_MIN_ROWS, approx_min_rows, listed_synonym_pairs, synonym_pairs
-from ..graph.vector_lists import VectorLists, train_lists
+from ..graph.synonyms import approx_min_rows, listed_synonym_pairs, synonym_pairs
 from .bm25 import bm25_tokens
 from .chunking import DOC_HASH
 from .extraction import Extraction
@@ -129,22 +128,6 @@ def unused_texts(state) -> set[str]:
     return {k for k in state.fact_vectors.ids if k not in used}
 
 
-def entity_lists(state) -> VectorLists:
-    """The lists of the entity vectors (``graph/vector_lists.py``), made or extended to every row now in the table
-    (kept in ``state.entity_lists`` and saved with the index; made again when rows moved, after a delete)."""
-    table, lists = state.entity_vectors, state.entity_lists
-    before = lists
-    if lists is None or lists.moves != table.moves or len(lists) > len(table):
-        lists = train_lists(table.vectors())
-        lists.moves = table.moves
-    elif len(lists) < len(table):
-        lists = lists.extended(table.at(np.arange(len(lists), len(table))))
-    if lists is not before:
-        state.entity_lists = lists
-        state.journal.on_undo(lambda: setattr(state, "entity_lists", before))
-    return lists
-
-
 def add_synonyms(state, new_entities: set[str]) -> None:
     if not new_entities or state.entity_vectors is None or len(state.entity_vectors) < 2:
         return
@@ -156,14 +139,13 @@ def add_synonyms(state, new_entities: set[str]) -> None:
 
     table, config = state.entity_vectors, state.config
     rows = np.array([table.row(k) for k in new_entities], np.int64)
-    if len(table) >= LISTED_MIN_ROWS and len(rows) < approx_min_rows():  # a few new names, many known ones
-        src, dst, sim = listed_synonym_pairs(entity_lists(state), table.at, rows, config.synonym_threshold,
+    lists = table.lists if table.listed else None  # a large table's lists (made by the embed step, saved)
+    if lists is not None and len(rows) < approx_min_rows():  # a few new names, many known ones
+        src, dst, sim = listed_synonym_pairs(lists, table.at, rows, config.synonym_threshold,
                                              config.synonym_max_per_entity, eligible)
     else:
         src, dst, sim = synonym_pairs(table.vectors(), config.synonym_threshold, config.synonym_max_per_entity, rows,
                                       eligible)
-        if len(table) >= LISTED_MIN_ROWS:  # made with the build, saved with the index: the next insert's search
-            entity_lists(state)
         table.forget_joined()
     # Not between names their words tell apart: two people sharing a surname, "sars cov" / "sars cov 2".
     src, dst, sim = keep_alias_pairs(ids, lambda k: getattr(state.entities.get(k), "type", ""), src, dst, sim)

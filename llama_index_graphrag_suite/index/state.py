@@ -31,7 +31,6 @@ from ..config import IndexConfig
 from ..extractors.entity_stats import EntityStatistics
 from ..extractors.name_words import NameWordCounts
 from ..graph.snapshot import GraphSnapshot
-from ..graph.vector_lists import VectorLists
 from .artefacts import ArtefactMemo
 from .bm25 import BM25Table
 from .chunk_columns import ChunkColumns
@@ -81,9 +80,6 @@ class IndexState:
     """One unit vector per entity name."""
     fact_vectors: VectorTable | None = None
     """One unit vector per distinct fact text (``records.text_key``)."""
-    entity_lists: VectorLists | None = None
-    """The entity vectors' rows grouped around centroids, from ``LISTED_MIN_ROWS`` rows on: where an insert's new
-    names look for their synonyms (``rows.entity_lists``)."""
     dim: int | None = None
     """Dimension of the vectors (from the first embedding, or the manifest)."""
     build_info: dict[str, Any] = field(default_factory=lambda: {"llm_calls": 0, "seconds": 0.0})

@@ -200,10 +200,11 @@ def write_tables(state: Any, writer: SegmentWriter, base: dict | None, stats: An
             parts.append([writer.table(pa.Table.from_pydict({"id": list(ids)})), writer.matrix(matrix), len(ids)])
         out["vectors"][name] = parts
     out.update(_write_statistics(stats, writer, base if base_tables else None))
-    lists = state.entity_lists
-    if lists is not None and lists.moves == state.entity_vectors.moves and len(lists) == len(state.entity_vectors):
-        out["entity_lists"] = [writer.matrix(lists.centroids),
-                               writer.table(pa.table({"list": pa.array(lists.lists, pa.int32())}))]
+    listed = {name: getattr(state, attr) for name, attr in VECTOR_TABLES.items() if getattr(state, attr).listed}
+    if listed:  # a large table's lists (vectors.py): centroids and every row's list
+        out["vector_lists"] = {name: [writer.matrix(t.lists.centroids),
+                                      writer.table(pa.table({"list": pa.array(t.lists.lists, pa.int32())}))]
+                               for name, t in listed.items()}
     return out
 
 
@@ -276,7 +277,6 @@ class LoadedTables:
     synonyms: SynonymPairs = field(default_factory=SynonymPairs)
     bm25: BM25Table | None = None
     vectors: dict[str, VectorTable] = field(default_factory=dict)
-    entity_lists: VectorLists | None = None
     duplicates: list[str] = field(default_factory=list)  # "table: key" read twice within one segment
 
 
@@ -284,7 +284,7 @@ def listed_segments(manifest: dict) -> set[str]:
     """Every segment name a format-2 manifest's tables, vocabulary, statistics and vectors refer to."""
     names = {n for parts in manifest["tables"].values() for n in parts}
     names |= set(manifest["vocabulary"]) | set(manifest.get("ngrams", []))
-    names |= set(manifest.get("entity_lists", []))
+    names |= {n for parts in _vector_lists(manifest).values() for n in parts}
     return names | {n for parts in manifest["vectors"].values() for p in parts for n in p[:2]}
 
 
@@ -342,15 +342,24 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
             ids += part_ids[:used]
             blocks.append(matrix[:used])
         out.vectors[name] = VectorTable(dim, ids, blocks)
-    if "entity_lists" in manifest:
-        centroids_segment, lists_segment = manifest["entity_lists"]
+    for name, (centroids_segment, lists_segment) in _vector_lists(manifest).items():
+        table = out.vectors[name]
         centroids = np.load(segment_folder / centroids_segment, allow_pickle=False)
         lists = read(lists_segment).column("list").to_numpy().astype(np.int32)
-        if centroids.ndim != 2 or centroids.shape[1] != dim or len(lists) != len(out.vectors["entities"]) or (
+        if centroids.ndim != 2 or centroids.shape[1] != dim or len(lists) != len(table) or (
                 len(lists) and not 0 <= lists.min() <= lists.max() < len(centroids)):
-            raise ValueError(f"{lists_segment}: the entity vector lists do not fit the entity vectors")
-        out.entity_lists = VectorLists(centroids, lists)
+            raise ValueError(f"{lists_segment}: the {name} vector lists do not fit the {name} vectors")
+        table.lists = VectorLists(centroids, lists, table.moves)
     return out
+
+
+def _vector_lists(manifest: dict) -> dict[str, list[str]]:
+    """The manifest's vector lists by table (versions saved before every large table kept lists name only the
+    entity table's, as ``entity_lists``)."""
+    lists = dict(manifest.get("vector_lists", {}))
+    if "entity_lists" in manifest:
+        lists.setdefault("entities", manifest["entity_lists"])
+    return lists
 
 
 def _link_codes(linked: pa.ListArray, keys: list[str], chunk_ids: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -1,16 +1,26 @@
-"""Rows of unit vectors with string ids, searched exactly by inner product; saved rows stay on disk.
+"""Rows of unit vectors with string ids, searched by inner product; saved rows stay on disk.
 
 A table is a list of row blocks: read-only memory maps of the ``.npy`` segments a version is made of
 (``tables.py``), and at most one block in RAM that inserts grow. The operating system pages mapped rows in and
 out like any file, so a loaded index holds no copy of its vectors, and a save writes only the rows added since
 the saved version (:attr:`VectorTable.saved_rows` says how many leading rows are the saved ones).
+
+A large table (:data:`LISTED_MIN_ROWS` rows on) also keeps its rows grouped in lists around centroids
+(``graph/vector_lists.py``, saved with the index): a query then reads the rows of its nearest lists, not every
+row, so its cost stops growing with the table. Small tables, every shared benchmark's among them, are scanned
+exactly.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["VectorTable", "normalize_rows"]
+from ..graph.vector_lists import VectorLists, train_lists
+
+#: From this many rows on a table keeps lists (:meth:`VectorTable.ensure_lists`) and queries read through them.
+LISTED_MIN_ROWS = 100_000
+
+__all__ = ["LISTED_MIN_ROWS", "VectorTable", "normalize_rows"]
 
 
 def normalize_rows(x: np.ndarray) -> np.ndarray:
@@ -46,6 +56,25 @@ class VectorTable:
         self._joined: np.ndarray | None = None
         self.moves = 0
         """How many times rows moved (a remove, a restore): rows read before stay valid while it is unchanged."""
+        self.lists: VectorLists | None = None
+        """The rows' lists when the table keeps them (:meth:`ensure_lists`); :attr:`listed` says if they fit."""
+
+    @property
+    def listed(self) -> bool:
+        """Whether :attr:`lists` hold every row as it is now, so searches read through them."""
+        return self.lists is not None and self.lists.moves == self.moves and len(self.lists) == len(self.ids)
+
+    def ensure_lists(self) -> VectorLists | None:
+        """The lists of a table of :data:`LISTED_MIN_ROWS` rows or more, trained on its rows when it has none that
+        fit (an add and a remove keep them fitting); None for a smaller table."""
+        if len(self.ids) < LISTED_MIN_ROWS:
+            return None
+        if not self.listed:
+            lists = train_lists(self.vectors())
+            lists.moves = self.moves
+            self.lists = lists
+            self.forget_joined()
+        return self.lists
 
     @property
     def mapped(self) -> bool:
@@ -78,6 +107,8 @@ class VectorTable:
         dup = [i for i in ids if i in self._row]
         if dup:
             raise ValueError(f"ids already present: {dup[:3]}")
+        if self.listed:  # each new row joins its nearest list
+            self.lists = self.lists.extended(vectors)
         need = self._ram_rows + len(ids)
         if not self._ram_rows and (self._ram is None or need > len(self._ram)):
             self._ram = vectors  # a fresh array (normalize_rows): the RAM block as it is, no second copy
@@ -100,7 +131,10 @@ class VectorTable:
             return
         keep = np.ones(len(self.ids), bool)
         keep[rows] = False
+        lists = self.lists if self.listed else None
         self._set_rows([i for r, i in enumerate(self.ids) if keep[r]], self._select(keep, rows[0]))
+        if lists is not None:  # the other rows stay in their lists
+            self.lists = lists.kept(keep, self.moves)
 
     def _select(self, keep: np.ndarray, first: int) -> list[np.ndarray]:
         """Blocks holding the rows ``keep`` marks: whole blocks before row ``first`` stay as they are (mapped
@@ -157,6 +191,13 @@ class VectorTable:
         rows = np.asarray(rows, np.int64)
         out = np.empty((len(rows), self.dim), np.float32)
         start = 0
+        if rows.size and np.all(rows[1:] >= rows[:-1]):  # sorted (a list search's rows): each block's part is a slice
+            for block in self._all_blocks():
+                lo, hi = np.searchsorted(rows, [start, start + len(block)])
+                if hi > lo:
+                    out[lo:hi] = block[rows[lo:hi] - start]
+                start += len(block)
+            return out
         for block in self._all_blocks():
             inside = (rows >= start) & (rows < start + len(block))
             if inside.any():
@@ -167,15 +208,17 @@ class VectorTable:
     def checkpoint(self) -> tuple:
         """What :meth:`restore` needs to give the table back as it is now (no copy of any row: blocks are never
         changed in place below their row count, and a remove makes a new RAM block)."""
-        return (list(self.ids), list(self._blocks), self._ram, self._ram_rows, self.saved_rows)
+        return (list(self.ids), list(self._blocks), self._ram, self._ram_rows, self.saved_rows,
+                self.lists if self.listed else None)
 
     def restore(self, checkpoint: tuple) -> None:
         """The table as it was at ``checkpoint``: how a failed change's removals are undone."""
-        ids, self._blocks, self._ram, self._ram_rows, self.saved_rows = checkpoint
+        ids, self._blocks, self._ram, self._ram_rows, self.saved_rows, lists = checkpoint
         self.ids = list(ids)
         self._row = {i: r for r, i in enumerate(self.ids)}
         self._joined = None
         self.moves += 1
+        self.lists = None if lists is None else VectorLists(lists.centroids, lists.lists, self.moves)
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k rows and cosines for one query vector, best first (ties by row)."""
@@ -188,10 +231,13 @@ class VectorTable:
         return rows, sims[rows]
 
     def scores(self, query: np.ndarray) -> np.ndarray:
-        """Cosine of the query with every row, in row order (a matrix-vector product per block, no sort)."""
+        """Cosine of the query with every row, in row order: a matrix-vector product per block; for a listed table,
+        exact on the rows of the query's nearest lists and a capped estimate elsewhere (``VectorLists.scores``)."""
         if not self.ids:
             return np.zeros(0, np.float32)
         q = normalize_rows(query)[0]
+        if self.listed:
+            return self.lists.scores(q, self.at)
         blocks = self._all_blocks()
         if len(blocks) == 1:
             return blocks[0] @ q

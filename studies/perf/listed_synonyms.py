@@ -6,7 +6,7 @@ Loads a saved index's entity name vectors, takes ``--queries`` rows at random as
 1,000 passages adds ~1,600 on the synthetic corpus), and finds their synonym pairs (Eq. 5: cosine above the
 index's threshold, at most its per-entity cap) twice: exactly (``synonym_pairs``: every query against every row),
 and in the rows of each query's nearest lists (``listed_synonym_pairs``, the insert path from
-``graph.synonyms.LISTED_MIN_ROWS`` rows on). Prints the seconds of each (medians; the lists' training and
+``index.vectors.LISTED_MIN_ROWS`` rows on). Prints the seconds of each (medians; the lists' training and
 assignment of every row timed apart: an index saved with its lists pays them at build time, not per insert),
 and the listed pairs' recall and precision against the exact ones.
 """

@@ -11,7 +11,8 @@ from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.graph import vector_lists
 from llama_index_graphrag_suite.graph.synonyms import listed_synonym_pairs, synonym_pairs
 from llama_index_graphrag_suite.graph.vector_lists import train_lists
-from llama_index_graphrag_suite.index import rows
+from llama_index_graphrag_suite.index import rows, vectors
+from llama_index_graphrag_suite.index.vectors import VectorTable
 
 from conftest import CORPUS
 
@@ -64,32 +65,39 @@ def test_an_insert_searches_the_saved_lists_and_finds_the_exact_pairs_when_it_pr
     exact = GraphRAGIndex.from_documents(_docs(), embed_model=HashEmbedding(dim=64), config=config)
     for doc in NEW:
         exact.insert([doc])
-    monkeypatch.setattr(rows, "LISTED_MIN_ROWS", 10)  # every table is "large"
+    monkeypatch.setattr(vectors, "LISTED_MIN_ROWS", 5)  # every table is "large"
     monkeypatch.setattr(vector_lists, "NPROBE", 10_000)  # probe every list: the exact pairs
     built = GraphRAGIndex.from_documents(_docs(), embed_model=HashEmbedding(dim=64), config=config)
-    assert built.state.entity_lists is not None and len(built.state.entity_lists) == len(built.entity_vectors)
+    for table in (built.chunk_vectors, built.entity_vectors, built.fact_vectors):
+        assert table.listed and len(table.lists) == len(table)
     built.persist(tmp_path / "idx")
     loaded = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=64))
-    assert (loaded.state.entity_lists.lists == built.state.entity_lists.lists).all()
+    for name in ("chunk_vectors", "entity_vectors", "fact_vectors"):
+        assert getattr(loaded, name).listed
+        assert (getattr(loaded, name).lists.lists == getattr(built, name).lists.lists).all()
     calls = []
     monkeypatch.setattr(rows, "listed_synonym_pairs", lambda *a, **k: calls.append(1) or listed_synonym_pairs(*a, **k))
     for doc in NEW:
         loaded.insert([doc])
-    assert calls and len(loaded.state.entity_lists) == len(loaded.entity_vectors)
+    assert calls and loaded.entity_vectors.listed and len(loaded.entity_vectors.lists) == len(loaded.entity_vectors)
     assert len(exact.synonyms) > len(built.synonyms)  # the inserts added pairs
     assert dict(loaded.synonyms.items()) == pytest.approx(dict(exact.synonyms.items()))
     again = GraphRAGIndex.load(loaded.persist(tmp_path / "idx").parent, embed_model=HashEmbedding(dim=64))
-    assert len(again.state.entity_lists) == len(again.entity_vectors)
+    assert again.entity_vectors.listed and len(again.entity_vectors.lists) == len(again.entity_vectors)
 
 
-def test_a_delete_makes_the_lists_again_and_a_failed_insert_keeps_them(tmp_path, monkeypatch):
-    monkeypatch.setattr(rows, "LISTED_MIN_ROWS", 10)
+def test_a_delete_keeps_each_row_in_its_list_and_a_failed_insert_gives_the_lists_back(monkeypatch):
+    monkeypatch.setattr(vectors, "LISTED_MIN_ROWS", 5)
     config = IndexConfig(entities="statistical", entity_threshold=0.1)
     index = GraphRAGIndex.from_documents(_docs(), embed_model=HashEmbedding(dim=64), config=config)
+    table = index.entity_vectors
+    list_of = dict(zip(table.ids, table.lists.lists.tolist()))
     index.delete(CORPUS[0][0])
-    index.insert(NEW[:1])  # rows moved: the lists are made again, for every row
-    lists = index.state.entity_lists
-    assert len(lists) == len(index.entity_vectors) and lists.moves == index.entity_vectors.moves
+    assert table.listed and len(table.lists) == len(table) < len(list_of)
+    assert dict(zip(table.ids, table.lists.lists.tolist())) == {k: list_of[k] for k in table.ids}
+    index.insert(NEW[:1])
+    before = (list(table.ids), table.lists.lists.copy())
+    assert table.listed
 
     def fail(*args, **kwargs):
         raise RuntimeError("boom")
@@ -97,4 +105,40 @@ def test_a_delete_makes_the_lists_again_and_a_failed_insert_keeps_them(tmp_path,
     monkeypatch.setattr(rows, "keep_alias_pairs", fail)  # after the lists were extended
     with pytest.raises(RuntimeError):
         index.insert(NEW[1:])
-    assert index.state.entity_lists is lists and len(lists) == len(index.entity_vectors)
+    assert table.listed and table.ids == before[0] and (table.lists.lists == before[1]).all()
+
+
+def test_a_listed_table_scores_the_rows_near_the_query_exactly_and_the_others_below_them():
+    x = clustered(20_000, centres=40)
+    table = VectorTable(32, [f"r{i}" for i in range(len(x))], [x])
+    exact = table.scores(x[7])
+    table.lists = train_lists(x)
+    assert table.listed
+    got = table.scores(x[7])
+    probed = np.argsort(-(table.lists.centroids @ x[7]))[:vector_lists.QUERY_NPROBE]
+    measured = np.isin(table.lists.lists, probed)
+    assert measured.mean() < 0.5  # most rows were not read (32 of 141 lists)
+    assert np.allclose(got[measured], exact[measured], atol=1e-6)
+    assert got[~measured].max() <= got[measured].min()  # no estimate above a measured row
+    top = np.argsort(-exact, kind="stable")[:10]
+    assert measured[top].all()  # the query's nearest rows are among the measured
+    rows, sims = table.search(x[7], 10)
+    assert (rows == top).all() and np.allclose(sims, exact[top])
+    every = table.lists.scores(x[7], table.at, nprobe=len(table.lists.centroids))
+    assert np.allclose(every, exact, atol=1e-6)  # probing every list is the exact scan
+
+
+def test_lists_follow_adds_and_removes_and_a_restore():
+    x = clustered(3000)
+    table = VectorTable(32, [f"r{i}" for i in range(2000)], [x[:2000]])
+    table.lists = train_lists(x[:2000])
+    table.lists.moves = table.moves
+    table.add([f"r{i}" for i in range(2000, 3000)], x[2000:])
+    assert table.listed and len(table.lists) == 3000
+    point = table.checkpoint()
+    table.remove(["r5", "r2500"])
+    assert table.listed and len(table.lists) == 2998
+    table.restore(point)
+    assert table.listed and len(table.lists) == 3000
+    nearest = np.argmax(x @ table.lists.centroids.T, axis=1)
+    assert (table.lists.lists == nearest).mean() > 0.99
