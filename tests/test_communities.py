@@ -193,3 +193,19 @@ def test_knn_augment_in_blocks_of_nodes_is_the_same_as_in_one(seed, monkeypatch)
     for name in ("src", "dst", "weight", "is_knn"):
         assert np.array_equal(getattr(whole, name), getattr(blocks, name)), name
     assert whole.threshold == blocks.threshold and whole.k == blocks.k
+
+
+def test_internal_edges_of_all_groups_in_one_pass_are_each_groups_own_edges_in_edge_order():
+    from llama_index_graphrag_suite.graph.communities import _groups, _internal_edges
+
+    rng = np.random.default_rng(3)
+    n, m = 500, 3000
+    src, dst, weight = rng.integers(0, n, m), rng.integers(0, n, m), rng.uniform(0.1, 1.0, m)
+    labels = rng.integers(0, 12, n)
+    groups = [g for g in _groups(labels) if g.size > 30]
+    for members, (s, d, w) in zip(groups, _internal_edges(groups, labels, src, dst, weight)):
+        inside = np.isin(src, members) & np.isin(dst, members)
+        position = {int(r): i for i, r in enumerate(members)}
+        assert s.tolist() == [position[int(r)] for r in src[inside]]
+        assert d.tolist() == [position[int(r)] for r in dst[inside]]
+        assert np.array_equal(w, weight[inside])

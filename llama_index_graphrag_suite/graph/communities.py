@@ -109,13 +109,22 @@ def _groups(labels: np.ndarray) -> list[np.ndarray]:
     return np.split(order, cuts) if labels.size else []
 
 
-def _internal_edges(members: np.ndarray, labels: np.ndarray, src, dst, weight):
-    """Edges with both ends in ``members`` (all of one label), renumbered to positions in ``members``."""
-    label = labels[members[0]]
-    inside = (labels[src] == label) & (labels[dst] == label)
-    local = np.full(labels.size, -1, np.int64)
-    local[members] = np.arange(members.size)
-    return local[src[inside]], local[dst[inside]], weight[inside]
+def _internal_edges(groups: list[np.ndarray], labels: np.ndarray, src, dst, weight) -> list[tuple]:
+    """For each of ``groups`` (the members of one label each), the edges with both ends in it, in edge order,
+    renumbered to positions in the group. One pass over the edges for all groups: a pass per group cost
+    (groups x edges), which grows as n^2 with the graph."""
+    inside = np.flatnonzero(labels[src] == labels[dst])
+    by_label = inside[np.argsort(labels[src[inside]], kind="stable")]  # stable: edge order within a label
+    label_of = labels[src[by_label]]
+    local = np.empty(labels.size, np.int64)  # groups are disjoint: each group's rows are written before read
+    out = []
+    for members in groups:
+        label = labels[members[0]]
+        lo, hi = np.searchsorted(label_of, [label, label + 1])
+        edges = by_label[lo:hi]
+        local[members] = np.arange(members.size)
+        out.append((local[src[edges]], local[dst[edges]], weight[edges]))
+    return out
 
 
 def _cut_in_traversal_order(n: int, src, dst, size: int) -> np.ndarray:
@@ -155,8 +164,8 @@ def leiden_membership(n: int, src, dst, weight, resolution: float = 1.0, objecti
         raise ValueError("Leiden needs non-negative edge weights")
     labels = _leiden(n, src, dst, weight, resolution, objective, seed)
     # Each oversize community is split on its own induced subgraph (its internal edges, local rows).
-    pending = [(members, *_internal_edges(members, labels, src, dst, weight))
-               for members in _groups(labels) if members.size > max_cluster_size]
+    oversize = [members for members in _groups(labels) if members.size > max_cluster_size]
+    pending = [(members, *edges) for members, edges in zip(oversize, _internal_edges(oversize, labels, src, dst, weight))]
     next_label = int(labels.max()) + 1 if n else 0
     while pending:
         members, s, d, w = pending.pop()
@@ -167,12 +176,12 @@ def leiden_membership(n: int, src, dst, weight, resolution: float = 1.0, objecti
             sub = _leiden(members.size, s, d, w, resolution * boost, objective, seed)
         if sub.max() == 0:
             sub = _cut_in_traversal_order(members.size, s, d, max_cluster_size)
-        for piece in _groups(sub):
+        pieces = _groups(sub)
+        for piece in pieces:
             labels[members[piece]] = next_label
             next_label += 1
-            if piece.size > max_cluster_size:
-                ps, pd, pw = _internal_edges(piece, sub, s, d, w)
-                pending.append((members[piece], ps, pd, pw))
+        big = [piece for piece in pieces if piece.size > max_cluster_size]
+        pending.extend((members[piece], *edges) for piece, edges in zip(big, _internal_edges(big, sub, s, d, w)))
     return _relabel(labels)
 
 
