@@ -89,14 +89,15 @@ class VectorLists:
         return self._grouped
 
     def scores(self, query: np.ndarray, rows_of: Callable[[np.ndarray], np.ndarray],
-               nprobe: int = QUERY_NPROBE) -> np.ndarray:
+               nprobe: int | None = None) -> np.ndarray:
         """Every row's inner product with one query, as an exact scan would give it for the rows of the query's
         ``nprobe`` nearest lists. Every other row gets its list centroid's inner product, capped at the lowest
-        exact one, so an estimate never outranks a row that was measured. Costs ``nprobe`` lists' rows and one
+        exact one, so an estimate never outranks a row that was measured (``nprobe``: :data:`QUERY_NPROBE`). Costs ``nprobe`` lists' rows and one
         gather over the rows, not a product with every row."""
         q = np.asarray(query, np.float32).ravel()
         near = self.centroids @ q
         nlist = len(self.centroids)
+        nprobe = QUERY_NPROBE if nprobe is None else nprobe
         probed = np.argpartition(-near, nprobe - 1)[:nprobe] if nprobe < nlist else np.arange(nlist)
         order, bounds = self.grouped()
         members = np.sort(np.concatenate([order[bounds[i]:bounds[i + 1]] for i in probed.tolist()]))

@@ -94,12 +94,14 @@ class IndexReading:
         order = self.state.chunk_order
         return self.cached("chunk_position", lambda: {c: i for i, c in enumerate(order)})
 
-    def chunk_dense_scores(self, query_vec: np.ndarray) -> np.ndarray:
-        """Cosine of the query with every chunk, in :attr:`chunk_order`."""
+    def chunk_dense_scores(self, query_vec: np.ndarray, exact: np.ndarray | None = None) -> np.ndarray:
+        """Cosine of the query with every chunk, in :attr:`chunk_order`. A large chunk table answers through its
+        lists (``VectorTable.scores``); ``exact``: chunk positions whose cosine must be exact anyway (the BM25
+        leaders a hybrid score fuses it with)."""
         order, vectors = self.state.chunk_order, self.state.chunk_vectors
-        by_row = vectors.scores(query_vec)
         rows = self.cached("chunk_vector_rows", lambda: np.fromiter(
             (vectors.row(c) for c in order), np.int64, len(order)))
+        by_row = vectors.scores(query_vec, None if exact is None else rows[exact])
         return by_row[rows]
 
     def cached(self, name: str, build: Callable[[], Any]) -> Any:

@@ -230,14 +230,19 @@ class VectorTable:
         rows = part[np.lexsort((part, -sims[part]))]
         return rows, sims[rows]
 
-    def scores(self, query: np.ndarray) -> np.ndarray:
+    def scores(self, query: np.ndarray, exact_rows: np.ndarray | None = None) -> np.ndarray:
         """Cosine of the query with every row, in row order: a matrix-vector product per block; for a listed table,
-        exact on the rows of the query's nearest lists and a capped estimate elsewhere (``VectorLists.scores``)."""
+        exact on the rows of the query's nearest lists and on ``exact_rows`` (rows another signal ranks high, whose
+        cosine is fused with it), a capped estimate elsewhere (``VectorLists.scores``)."""
         if not self.ids:
             return np.zeros(0, np.float32)
         q = normalize_rows(query)[0]
         if self.listed:
-            return self.lists.scores(q, self.at)
+            out = self.lists.scores(q, self.at)
+            if exact_rows is not None and len(exact_rows):
+                rows = np.unique(np.asarray(exact_rows, np.int64))
+                out[rows] = self.at(rows) @ q
+            return out
         blocks = self._all_blocks()
         if len(blocks) == 1:
             return blocks[0] @ q

@@ -22,7 +22,7 @@ import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from .base import GraphIndexRetriever, MethodConfig, chunk_node, evidence_node, param
-from .query_scores import dense_scores
+from .query_scores import bm25_leaders, bm25_scores, dense_scores, listed_chunks
 from .scoring import hybrid, minmax, top_k
 
 if TYPE_CHECKING:  # imported where HippoRAG runs: dense, BM25 and hybrid need no PageRank (scipy's csgraph)
@@ -82,8 +82,10 @@ class HybridRetriever(_ScoredChunksRetriever):
     score_meaning = "average of the chunk's min-max-scaled dense and BM25 scores over all chunks (AGRAG Eq. 21)"
 
     def chunk_scores(self, query_bundle: QueryBundle) -> np.ndarray:
-        dense = self.index.chunk_dense_scores(self.query_vector(query_bundle))
-        return hybrid(dense, self.index.bm25.scores(query_bundle.query_str))
+        question = query_bundle.query_str
+        leaders = bm25_leaders(self.index, question) if listed_chunks(self.index) else None
+        dense = self.index.chunk_dense_scores(self.query_vector(query_bundle), leaders)
+        return hybrid(dense, bm25_scores(self.index, question))
 
 
 class HippoRAGConfig(MethodConfig):

@@ -14,7 +14,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-__all__ = ["bm25_scores", "dense_scores", "shared_query_scores"]
+__all__ = ["bm25_leaders", "bm25_scores", "dense_scores", "listed_chunks", "shared_query_scores"]
 
 _MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("graphrag_query_scores", default=None)
 
@@ -46,9 +46,31 @@ def _memoised(index, kind: str, question: str, compute: Callable[[], np.ndarray]
     return hit[2]
 
 
+#: On a chunk table large enough to keep vector lists, the BM25 leaders whose dense cosine is computed exactly
+#: (far more than any method fuses: the hybrid score of a chunk BM25 ranks high must not rest on an estimate).
+BM25_LEADERS = 256
+
+
 def dense_scores(index, question: str) -> np.ndarray:
-    """Cosine of the question's embedding with every chunk, in ``index.chunk_order``."""
-    return _memoised(index, "dense", question, lambda: index.chunk_dense_scores(index.embed_query(question)))
+    """Cosine of the question's embedding with every chunk, in ``index.chunk_order`` (on a listed chunk table:
+    exact near the query and for the BM25 leaders, estimated elsewhere; ``VectorTable.scores``)."""
+    def compute() -> np.ndarray:
+        exact = bm25_leaders(index, question) if listed_chunks(index) else None
+        return index.chunk_dense_scores(index.embed_query(question), exact)
+
+    return _memoised(index, "dense", question, compute)
+
+
+def listed_chunks(index) -> bool:
+    """Whether the index's chunk vectors answer through lists (a large table; ``VectorTable.listed``)."""
+    return bool(getattr(getattr(index, "chunk_vectors", None), "listed", False))
+
+
+def bm25_leaders(index, question: str) -> np.ndarray:
+    """Positions (in ``index.chunk_order``) of the question's :data:`BM25_LEADERS` best chunks by BM25."""
+    scores = bm25_scores(index, question)
+    k = min(BM25_LEADERS, scores.size)
+    return np.argpartition(-scores, k - 1)[:k] if 0 < k < scores.size else np.arange(scores.size)
 
 
 def bm25_scores(index, question: str) -> np.ndarray:

@@ -142,3 +142,33 @@ def test_lists_follow_adds_and_removes_and_a_restore():
     assert table.listed and len(table.lists) == 3000
     nearest = np.argmax(x @ table.lists.centroids.T, axis=1)
     assert (table.lists.lists == nearest).mean() > 0.99
+
+
+def test_on_a_listed_chunk_table_the_bm25_leaders_dense_cosines_are_exact(monkeypatch):
+    """Hybrid fuses dense with BM25: a chunk BM25 ranks first must not carry an estimated cosine."""
+    from llama_index_graphrag_suite.methods import query_scores
+    from llama_index_graphrag_suite.methods.baselines import HybridRetriever
+    from llama_index_graphrag_suite.methods.query_scores import bm25_scores, dense_scores, shared_query_scores
+
+    monkeypatch.setattr(vectors, "LISTED_MIN_ROWS", 5)
+    monkeypatch.setattr(vector_lists, "QUERY_NPROBE", 1)  # read one list: most chunks get an estimate
+    monkeypatch.setattr(query_scores, "BM25_LEADERS", 2)
+    config = IndexConfig(entities="statistical", entity_threshold=0.1)
+    index = GraphRAGIndex.from_documents(_docs(), embed_model=HashEmbedding(dim=64), config=config)
+    assert index.chunk_vectors.listed
+    question = "Who sculpted The Copper Hare?"
+    query = index.embed_query(question)
+    index.chunk_vectors.lists, lists = None, index.chunk_vectors.lists
+    exact = index.chunk_dense_scores(query)
+    index.chunk_vectors.lists = lists
+    leaders = np.argsort(-bm25_scores(index, question), kind="stable")[:2]
+    with shared_query_scores():
+        got = dense_scores(index, question)
+    assert np.allclose(got[leaders], exact[leaders], atol=1e-6)
+    assert not np.allclose(got, exact, atol=1e-6)  # the others were estimated
+    from llama_index.core import QueryBundle
+
+    from llama_index_graphrag_suite.methods.scoring import hybrid
+
+    fused = HybridRetriever(index, top_k=1).chunk_scores(QueryBundle(question))  # the hybrid baseline reads them too
+    assert np.allclose(fused, hybrid(got, bm25_scores(index, question)))
