@@ -27,7 +27,8 @@ whole-graph searches give, ties included:
   the same distances, nearest terminals and predecessors, ties included (the Fibonacci heap's order among
   equal distances depends on what it holds, so this matters when costs repeat).
 * **Large searches.** A search that reads more than 1/8 of all row entries prices the whole graph once and
-  runs scipy on it instead (a per-terminal search then still runs on the subgraph within its own bound).
+  runs scipy on it instead (a per-terminal search then still runs on the subgraph within its own bound when
+  that bound is small next to the reach; otherwise it is the whole-graph search to the reach itself).
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ _GROWTH = 1.4  # next Voronoi search radius when a search was too small
 # A bounded search that reads more than this share of all row entries runs on the whole priced graph
 # instead (scipy's Dijkstra on all of it costs less than building a subgraph of most of it).
 _WHOLE_GRAPH_SHARE = 0.125
+# A path expansion (one terminal's search) tries the subgraph within its own bound while it reads at most
+# this share of the entries; past it, the whole graph is priced (once per query) and searched instead.
+_PATH_SHARE = 1 / 32
+# On the priced whole graph, a terminal whose own bound is at least this share of the reach runs the
+# reference search itself (Dijkstra to the reach on the whole graph: one search instead of two and a subgraph).
+_WHOLE_REACH = 0.5
 _SLACK = 1e-9  # relative and absolute margin on search bounds (float sums of one path in two orders)
 
 
@@ -268,15 +275,16 @@ def steiner_tree(costs, terminals, symmetric: bool = False,
     reach = float(mst1.data.max()) * (1 + _SLACK) + _SLACK
     preds: dict[int, tuple[_Subgraph | _Whole, np.ndarray]] = {}
     whole = sub1 if isinstance(sub1, _Whole) else None  # set once the whole graph is priced
+    path_budget = max(int(graph.indices.size * _PATH_SHARE), 1)
     for s in sources:
         own = min(max(w for i, w in zip(rows, weights) if i == s) * (1 + _SLACK) + _SLACK, reach)
-        nodes = ball(graph, terms[[s]], own, max_entries=big) if whole is None else None
+        nodes = ball(graph, terms[[s]], own, max_entries=path_budget) if whole is None else None
         if nodes is None and whole is None:
             whole = _Whole(graph)
         if nodes is not None:
             sub = _Subgraph(graph, nodes)
-        elif own >= reach:
-            sub = whole  # this terminal's own search is the whole search
+        elif own >= reach * _WHOLE_REACH:
+            sub = whole  # the reference search itself: on the whole graph to `reach`
         else:  # the whole graph is priced: Dijkstra finds the area within `own` faster than the label pass
             dist = dijkstra(whole.matrix, indices=[int(terms[s])], limit=own)
             sub = _Subgraph(graph, np.flatnonzero(np.isfinite(dist)))
