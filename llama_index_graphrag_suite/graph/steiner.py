@@ -79,6 +79,15 @@ def as_cost_graph(costs, symmetric: bool = False) -> CostGraph:
 
 # ---------------------------------------------------------------------------------------- bounded searches
 
+def _sorted_set(nodes: np.ndarray, num_nodes: int) -> np.ndarray:
+    """The distinct ``nodes``, sorted: by sorting when they are few, else by marking (a pass over every node)."""
+    if nodes.size * 32 < num_nodes:
+        return np.unique(nodes)
+    mark = np.zeros(num_nodes, bool)
+    mark[nodes] = True
+    return np.flatnonzero(mark)
+
+
 class Ball:
     """The nodes within a limit of the nearest of ``sources`` (what Dijkstra with that limit reaches), for a
     limit that may grow: :meth:`grow` continues from the last search instead of starting again.
@@ -110,16 +119,13 @@ class Ball:
         now = self._pending_c <= limit
         v, cand = self._pending_v[now], self._pending_c[now]
         later_v, later_c = [self._pending_v[~now]], [self._pending_c[~now]]
-        changed = np.zeros(graph.num_nodes, bool)
         while v.size:
             better = cand < dist[v]
             v, cand = v[better], cand[better]
             if not v.size:
                 break
             np.minimum.at(dist, v, cand)
-            changed[v] = True
-            frontier = np.flatnonzero(changed)
-            changed[frontier] = False
+            frontier = _sorted_set(v, graph.num_nodes)  # the nodes whose distance fell
             entries, owner, costs = graph.gather(frontier)
             self.entries_read += entries.size
             if self.max_entries is not None and self.entries_read > self.max_entries:
@@ -168,10 +174,7 @@ class _Subgraph:
     def __init__(self, graph: CostGraph, nodes: np.ndarray):
         entries, owner, data = graph.gather(nodes)
         cols = graph.indices[entries]
-        mark = np.zeros(graph.num_nodes, bool)
-        mark[nodes] = True
-        mark[cols] = True
-        glob = np.flatnonzero(mark)  # sorted: relabelling keeps every order scipy sees
+        glob = _sorted_set(np.concatenate([nodes, cols]), graph.num_nodes)  # sorted: scipy sees the same orders
         local = np.empty(graph.num_nodes, np.int32)
         local[glob] = np.arange(glob.size, dtype=np.int32)
         counts = np.zeros(glob.size, np.int64)

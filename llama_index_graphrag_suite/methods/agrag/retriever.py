@@ -229,7 +229,14 @@ class AGRAGRetriever(GraphIndexRetriever):
         with stage("agrag.steiner"):  # Eq. 14 edge costs (priced where the search reads them), then the Steiner tree
             costs = graph.pairs.query(self._slot_costs(graph, q, hyb, fact_sims))
             tree = steiner_tree(costs, terminals)
-        evidence["steiner_edges"] = [self._edge_json(u, v, c, graph, costs) for u, v, c in tree]
+        described: dict[tuple, dict] = {}  # the Steiner edges come back in the MCMI subgraph: described once
+
+        def edge_json(u: int, v: int, c: float) -> dict:
+            if (u, v, c) not in described:
+                described[u, v, c] = self._edge_json(u, v, c, graph, costs)
+            return described[u, v, c]
+
+        evidence["steiner_edges"] = [edge_json(u, v, c) for u, v, c in tree]
         if not cfg.mcmi:
             sub_nodes = sorted(set(terminals) | {x for u, v, _ in tree for x in (u, v)})
             sub_edges, ratio, added, stopped = tree, None, [], "no_mcmi"
@@ -239,7 +246,7 @@ class AGRAGRetriever(GraphIndexRetriever):
             sub_nodes, sub_edges, ratio = result.nodes, result.edges, result.ratio
             added, stopped = result.added, result.stopped
         pseudo = snap.num_nodes
-        edges_json = [self._edge_json(u, v, c, graph, costs) for u, v, c in sub_edges if pseudo not in (u, v)]
+        edges_json = [edge_json(u, v, c) for u, v, c in sub_edges if pseudo not in (u, v)]
         evidence.update(
             terminals=[snap.node_ids[t] for t in terminals],
             mcmi_nodes=[snap.node_ids[x] for x in sub_nodes if x != pseudo],
