@@ -175,7 +175,7 @@ class PairCostIndex:
         # Symmetric CSR: every pair twice (lo->hi and hi->lo), rows sorted, columns sorted within a row.
         rows = np.concatenate([pair_lo, pair_hi]).astype(np.int64)
         cols = np.concatenate([pair_hi, pair_lo])
-        entry_order = np.lexsort((cols, rows))
+        entry_order = np.argsort(rows * num_nodes + cols)  # by row, then column: one key, all distinct
         del rows
         npairs = pair_lo.size
         pair_of_entry = np.concatenate([np.arange(npairs), np.arange(npairs)])[entry_order]
