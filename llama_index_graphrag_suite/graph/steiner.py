@@ -281,16 +281,20 @@ def steiner_tree(costs, terminals, symmetric: bool = False,
     path_budget = max(int(graph.indices.size * _PATH_SHARE), 1)
     for s in sources:
         own = min(max(w for i, w in zip(rows, weights) if i == s) * (1 + _SLACK) + _SLACK, reach)
-        nodes = ball(graph, terms[[s]], own, max_entries=path_budget) if whole is None else None
-        if nodes is None and whole is None:
-            whole = _Whole(graph)
+        far = own >= reach * _WHOLE_REACH
+        # The label pass finds a small area sooner than Dijkstra on the whole graph (which sets up every node);
+        # once the whole graph is priced it gets a smaller budget, and none when the reference search runs.
+        budget = path_budget if whole is None else None if far else max(path_budget // 8, 1)
+        nodes = ball(graph, terms[[s]], own, max_entries=budget) if budget is not None else None
         if nodes is not None:
             sub = _Subgraph(graph, nodes)
-        elif own >= reach * _WHOLE_REACH:
-            sub = whole  # the reference search itself: on the whole graph to `reach`
-        else:  # the whole graph is priced: Dijkstra finds the area within `own` faster than the label pass
-            dist = dijkstra(whole.matrix, indices=[int(terms[s])], limit=own)
-            sub = _Subgraph(graph, np.flatnonzero(np.isfinite(dist)))
+        else:
+            whole = whole if whole is not None else _Whole(graph)
+            if far:
+                sub = whole  # the reference search itself: on the whole graph to `reach`
+            else:  # Dijkstra finds a large area within `own` sooner than the label pass
+                dist = dijkstra(whole.matrix, indices=[int(terms[s])], limit=own)
+                sub = _Subgraph(graph, np.flatnonzero(np.isfinite(dist)))
         _, pred = dijkstra(sub.matrix, indices=[int(sub.local[terms[s]])], return_predecessors=True, limit=reach)
         preds[s] = (sub, pred[0])
     g3: dict[tuple[int, int], float] = {}
