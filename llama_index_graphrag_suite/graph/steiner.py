@@ -99,13 +99,15 @@ class Ball:
     """
 
     def __init__(self, graph: CostGraph, sources: np.ndarray, resumable: bool = True,
-                 max_entries: int | None = None):
+                 max_entries: int | None = None, dist: np.ndarray | None = None):
         self.graph, self.resumable = graph, resumable
         # past this many row entries read, grow() gives up (returns None): a whole-graph search is cheaper
         self.max_entries = max_entries
         self.entries_read = 0
         self.exceeded = False
-        self.dist = np.full(graph.num_nodes, np.inf)
+        # one distance per node, all inf: given (``dist``, e.g. by an earlier search's release()) or new
+        self.dist = np.full(graph.num_nodes, np.inf) if dist is None else dist
+        self._reached: list[np.ndarray] = []  # the nodes given a distance, round by round
         self._pending_v = np.unique(np.asarray(sources, np.int64))  # candidates beyond the last limit
         self._pending_c = np.zeros(self._pending_v.size)
         self.limit = -1.0
@@ -126,6 +128,7 @@ class Ball:
                 break
             np.minimum.at(dist, v, cand)
             frontier = _sorted_set(v, graph.num_nodes)  # the nodes whose distance fell
+            self._reached.append(frontier)
             entries, owner, costs = graph.gather(frontier)
             self.entries_read += entries.size
             if self.max_entries is not None and self.entries_read > self.max_entries:
@@ -145,14 +148,33 @@ class Ball:
             order = np.lexsort((self._pending_c, self._pending_v))
             first = np.r_[True, self._pending_v[order][1:] != self._pending_v[order][:-1]]
             self._pending_v, self._pending_c = self._pending_v[order][first], self._pending_c[order][first]
-        return np.flatnonzero(dist <= limit)
+        # every node given a distance is within the limit: no pass over every node to find them
+        return self._reached_nodes()
+
+    def _reached_nodes(self) -> np.ndarray:
+        if not self._reached:
+            return np.empty(0, np.int64)
+        if len(self._reached) > 1:
+            self._reached = [_sorted_set(np.concatenate(self._reached), self.graph.num_nodes)]
+        return self._reached[0].astype(np.int64, copy=False)
+
+    def release(self) -> np.ndarray:
+        """The distance array, all inf again (for another search on the same graph); this search ends."""
+        self.dist[self._reached_nodes()] = np.inf
+        self._reached, self.exceeded = [], True
+        return self.dist
 
 
 def ball(graph: CostGraph, sources: np.ndarray, limit: float,
-         max_entries: int | None = None) -> np.ndarray | None:
+         max_entries: int | None = None, dist: np.ndarray | None = None) -> np.ndarray | None:
     """Sorted nodes within ``limit`` of the nearest of ``sources`` (see :class:`Ball`); None past
-    ``max_entries`` row entries read."""
-    return Ball(graph, sources, resumable=False, max_entries=max_entries).grow(limit)
+    ``max_entries`` row entries read. ``dist`` (all inf, one per node) is used and given back all inf."""
+    search = Ball(graph, sources, resumable=False, max_entries=max_entries, dist=dist)
+    try:
+        return search.grow(limit)
+    finally:
+        if dist is not None:
+            search.release()
 
 
 class _Whole:
@@ -279,13 +301,14 @@ def steiner_tree(costs, terminals, symmetric: bool = False,
     preds: dict[int, tuple[_Subgraph | _Whole, np.ndarray]] = {}
     whole = sub1 if isinstance(sub1, _Whole) else None  # set once the whole graph is priced
     path_budget = max(int(graph.indices.size * _PATH_SHARE), 1)
+    scratch = near.release()  # one distance array per query, not one per search
     for s in sources:
         own = min(max(w for i, w in zip(rows, weights) if i == s) * (1 + _SLACK) + _SLACK, reach)
         far = own >= reach * _WHOLE_REACH
         # The label pass finds a small area sooner than Dijkstra on the whole graph (which sets up every node);
         # once the whole graph is priced it gets a smaller budget, and none when the reference search runs.
         budget = path_budget if whole is None else None if far else max(path_budget // 8, 1)
-        nodes = ball(graph, terms[[s]], own, max_entries=budget) if budget is not None else None
+        nodes = ball(graph, terms[[s]], own, max_entries=budget, dist=scratch) if budget is not None else None
         if nodes is not None:
             sub = _Subgraph(graph, nodes)
         else:
