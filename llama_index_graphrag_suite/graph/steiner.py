@@ -235,10 +235,8 @@ def _terminal_mst(graph: CostGraph, terms: np.ndarray, near: Ball, limit: float)
     su, sv = nearest_l[lu], nearest_l[lv]
     cross = (u < v) & (sv >= 0) & (su != sv)
     lu, lv, c, su, sv = lu[cross], lv[cross], c[cross], su[cross], sv[cross]
-    pos = np.full(sub.glob.size, -1, dtype=np.int64)
-    pos[loc] = np.arange(k)
-    g1 = np.full((k, k), np.inf)
-    np.minimum.at(g1, (pos[su], pos[sv]), dist_l[lu] + c + dist_l[lv])
+    g1 = np.full((k, k), np.inf)  # by terminal position: `loc` is sorted and holds every nearest terminal
+    np.minimum.at(g1, (np.searchsorted(loc, su), np.searchsorted(loc, sv)), dist_l[lu] + c + dist_l[lv])
     g1 = np.minimum(g1, g1.T)
     mst = minimum_spanning_tree(sp.csr_matrix(np.where(np.isfinite(g1), g1, 0.0))).tocoo()
     if mst.nnz < k - 1:
