@@ -184,11 +184,14 @@ def test_steiner_tree_on_query_costs_equals_the_whole_graph_reference(seed):
         assert steiner_tree(pairs.query(w), terminals, first_radius=2.0) == expected
 
 
+@pytest.mark.parametrize("whole_reach", [0.0, 0.5, 2.0])  # path searches: whole graph to the reach / by bound / never
 @pytest.mark.parametrize("seed", range(8))
-def test_steiner_tree_whole_graph_fallback_gives_the_same_tree(seed, monkeypatch):
+def test_steiner_tree_whole_graph_fallback_gives_the_same_tree(seed, whole_reach, monkeypatch):
     rng, n, pairs, w, _ = random_instance(1000 + seed, n_range=(150, 600))
     full, _ = pairs.matrix(pairs.edge_costs(w))
     monkeypatch.setattr(steiner_module, "_WHOLE_GRAPH_SHARE", 0.01)  # nearly every search runs on the whole graph
+    monkeypatch.setattr(steiner_module, "_PATH_SHARE", 0.01)
+    monkeypatch.setattr(steiner_module, "_WHOLE_REACH", whole_reach)
     for _ in range(2):
         terminals = rng.choice(n, size=int(rng.integers(2, 10)), replace=False).tolist()
         assert steiner_tree(pairs.query(w), terminals) == reference_steiner_tree(full, terminals)

@@ -138,3 +138,22 @@ def test_cost_bound_on_alive_nodes():
         assert flow.touched < n  # pruning stops well before the whole graph
     search = flow_paths(g, list(range(20)), alpha=alpha, theta=theta)
     assert search.alive <= 20 / ((1 - alpha) * theta)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_flow_graph_from_edges_keeps_one_entry_per_neighbour_named_by_the_smallest_edge_id(seed):
+    """Parallel edges both ways, self-loops and shuffled ids: the CSR a sort by (row, column, id) gives."""
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(1, 30)), int(rng.integers(0, 200))
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    ids = rng.permutation(10 * m + 1)[:m]
+    graph = FlowGraph.from_edges(n, src, dst, ids)
+    rows, cols, eids = np.r_[src, dst], np.r_[dst, src], np.r_[ids, ids]
+    best: dict[tuple[int, int], int] = {}
+    for r, c, e in zip(rows.tolist(), cols.tolist(), eids.tolist()):
+        if r != c:
+            best[r, c] = min(best.get((r, c), e), e)
+    expected = sorted(best)
+    assert [(r, c) for r in range(n) for c in graph.neighbours(r).tolist()] == expected
+    assert graph.edge_ids.tolist() == [best[k] for k in expected]
+    assert graph.indptr[-1] == len(expected) and graph.indptr.size == n + 1

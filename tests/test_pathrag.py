@@ -409,3 +409,31 @@ def test_key_phrase_vectors_are_remembered_by_batch(index):
     finally:
         object.__delattr__(model, "get_text_embedding_batch")
     assert calls == [tuple(phrases), tuple(phrases[:1])] and (first == again).all()
+
+
+def test_pair_edges_list_what_the_neighbour_matrix_lists_for_relations_and_synonyms():
+    """Parallel relation edges both ways, synonyms, a self-loop and contains edges: the edges ``edge_record``
+    reads for a pair are those ``snap.neighbours_of(u)`` gives, in the same order, without the contains edges."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from llama_index_graphrag_suite.graph.snapshot import CONTAINS, GraphSnapshot
+    from llama_index_graphrag_suite.methods.pathrag.render import _pair_edges
+
+    rng = np.random.default_rng(3)
+    rel = (rng.integers(0, 6, 40), rng.integers(0, 6, 40))  # six entities: many parallel and reversed edges
+    rel[1][:3] = rel[0][:3]  # self-loops
+    con = (rng.integers(6, 9, 12), rng.integers(0, 6, 12))
+    syn = (rng.integers(0, 6, 8), rng.integers(0, 6, 8), rng.random(8))
+    snap = GraphSnapshot.from_edges([f"n{i}" for i in range(9)], 6, rel, con, syn)
+    memo: dict = {}
+    index = SimpleNamespace(snapshot=snap, cached=lambda name, build: memo.setdefault(name, build()))
+    seen = 0
+    for u in range(9):
+        rows, eids = snap.neighbours_of(u)
+        for v in range(9):
+            expected = [e for e in eids[rows == v].tolist() if snap.edge_kind[e] != CONTAINS]
+            assert _pair_edges(index, u, v) == expected
+            seen += len(expected)
+    assert seen > 80 and list(memo) == ["pathrag.pair_edges"]

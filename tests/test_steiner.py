@@ -74,3 +74,32 @@ def test_parallel_edges_keep_the_cheapest_and_small_cases():
     split = sp.csr_matrix(([1.0], ([0], [1])), shape=(3, 3))
     with pytest.raises(ValueError, match="not connected"):
         steiner_tree(split, [0, 2])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_bounded_search_on_a_lent_distance_array_finds_dijkstras_nodes_and_gives_it_back_all_inf(seed):
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import dijkstra
+
+    from llama_index_graphrag_suite.graph.costs import CSRCosts
+    from llama_index_graphrag_suite.graph.steiner import Ball, ball, symmetric_min
+
+    rng = np.random.default_rng(seed)
+    n, m = 200, 600
+    costs = symmetric_min(sp.coo_matrix((np.round(rng.random(m), 1), (rng.integers(0, n, m), rng.integers(0, n, m))),
+                                        shape=(n, n)))
+    graph = CSRCosts(costs)
+    scratch = np.full(n, np.inf)
+    for limit in (0.0, 0.3, 0.7, 1.5):
+        sources = rng.choice(n, 3, replace=False)
+        expected = np.flatnonzero(dijkstra(costs, indices=sources, min_only=True, limit=limit) <= limit)
+        np.testing.assert_array_equal(ball(graph, sources, limit), expected)
+        np.testing.assert_array_equal(ball(graph, sources, limit, dist=scratch), expected)
+        assert np.isinf(scratch).all()
+        assert ball(graph, sources, limit, max_entries=1, dist=scratch) is None or expected.size <= 3
+        assert np.isinf(scratch).all()
+    near = Ball(graph, [0, 1])  # a growing search reports every node within the last limit
+    for limit in (0.2, 0.5, 0.9):
+        expected = np.flatnonzero(dijkstra(costs, indices=[0, 1], min_only=True, limit=limit) <= limit)
+        np.testing.assert_array_equal(near.grow(limit), expected)
+    assert np.isinf(near.release()).all() and near.grow(2.0) is None

@@ -175,7 +175,7 @@ class PairCostIndex:
         # Symmetric CSR: every pair twice (lo->hi and hi->lo), rows sorted, columns sorted within a row.
         rows = np.concatenate([pair_lo, pair_hi]).astype(np.int64)
         cols = np.concatenate([pair_hi, pair_lo])
-        entry_order = np.lexsort((cols, rows))
+        entry_order = np.argsort(rows * num_nodes + cols)  # by row, then column: one key, all distinct
         del rows
         npairs = pair_lo.size
         pair_of_entry = np.concatenate([np.arange(npairs), np.arange(npairs)])[entry_order]
@@ -200,6 +200,10 @@ class PairCostIndex:
         self._entry_a = pair_a[pair_of_entry]
         self._entry_b = pair_b[pair_of_entry]
         del pair_of_entry
+        # Most entries read one slot twice (a fact edge its fact, a contains edge its chunk, a multi-edge pair
+        # its minimum): pricing reads slot a everywhere and the second slot only where it differs (min(x, x) = x).
+        self._two_slots = self._entry_a != self._entry_b
+        self._two_slot_entries = np.flatnonzero(self._two_slots)
         # The edges of the multi-edge pairs, grouped by pair, for the per-query minimum.
         self._multi_pairs = multi
         multi_sizes = sizes[multi]
@@ -309,8 +313,13 @@ class QueryCosts(CostGraph):
         weakref.finalize(self, index._return_buffer, self._data)
 
     def entry_costs(self, entries: np.ndarray) -> np.ndarray:
-        s = self._stored
-        return np.minimum(s[self.index._entry_a[entries]], s[self.index._entry_b[entries]])
+        s, index = self._stored, self.index
+        costs = s[index._entry_a[entries]]
+        two = index._two_slots[entries]
+        if two.any():
+            both = entries[two]
+            costs[two] = np.minimum(costs[two], s[index._entry_b[both]])
+        return costs
 
     def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         rows = np.asarray(rows, np.int64)
@@ -331,11 +340,14 @@ class QueryCosts(CostGraph):
         """The whole cost matrix: every row not priced yet is priced now. It shares this object's entry
         buffer, which goes back to the index (for another query) when this object goes."""
         if not self._priced.all():
-            # every entry, in slices: no index arrays, and temporaries small enough to stay in cache
+            # every entry, in slices: no index arrays, and temporaries small enough to stay in cache; the
+            # minimum with the second slot only where it is another slot (min(x, x) is x)
             s, a, b, data = self._stored, self.index._entry_a, self.index._entry_b, self._data
             for lo in range(0, data.size, _BLOCK):
                 hi = min(lo + _BLOCK, data.size)
-                np.minimum(s[a[lo:hi]], s[b[lo:hi]], out=data[lo:hi])
+                np.take(s, a[lo:hi], out=data[lo:hi])
+            two = self.index._two_slot_entries
+            data[two] = np.minimum(data[two], s[b[two]])
             self._priced[:] = True
         n = self.num_nodes
         return sp.csr_matrix((self._data, self.indices, self.index._indptr32), shape=(n, n), copy=False)

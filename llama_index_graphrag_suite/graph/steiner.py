@@ -27,7 +27,8 @@ whole-graph searches give, ties included:
   the same distances, nearest terminals and predecessors, ties included (the Fibonacci heap's order among
   equal distances depends on what it holds, so this matters when costs repeat).
 * **Large searches.** A search that reads more than 1/8 of all row entries prices the whole graph once and
-  runs scipy on it instead (a per-terminal search then still runs on the subgraph within its own bound).
+  runs scipy on it instead (a per-terminal search then still runs on the subgraph within its own bound when
+  that bound is small next to the reach; otherwise it is the whole-graph search to the reach itself).
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ _GROWTH = 1.4  # next Voronoi search radius when a search was too small
 # A bounded search that reads more than this share of all row entries runs on the whole priced graph
 # instead (scipy's Dijkstra on all of it costs less than building a subgraph of most of it).
 _WHOLE_GRAPH_SHARE = 0.125
+# A path expansion (one terminal's search) tries the subgraph within its own bound while it reads at most
+# this share of the entries; past it, the whole graph is priced (once per query) and searched instead.
+_PATH_SHARE = 1 / 32
+# On the priced whole graph, a terminal whose own bound is at least this share of the reach runs the
+# reference search itself (Dijkstra to the reach on the whole graph: one search instead of two and a subgraph).
+_WHOLE_REACH = 0.5
 _SLACK = 1e-9  # relative and absolute margin on search bounds (float sums of one path in two orders)
 
 
@@ -72,6 +79,15 @@ def as_cost_graph(costs, symmetric: bool = False) -> CostGraph:
 
 # ---------------------------------------------------------------------------------------- bounded searches
 
+def _sorted_set(nodes: np.ndarray, num_nodes: int) -> np.ndarray:
+    """The distinct ``nodes``, sorted: by sorting when they are few, else by marking (a pass over every node)."""
+    if nodes.size * 32 < num_nodes:
+        return np.unique(nodes)
+    mark = np.zeros(num_nodes, bool)
+    mark[nodes] = True
+    return np.flatnonzero(mark)
+
+
 class Ball:
     """The nodes within a limit of the nearest of ``sources`` (what Dijkstra with that limit reaches), for a
     limit that may grow: :meth:`grow` continues from the last search instead of starting again.
@@ -83,13 +99,15 @@ class Ball:
     """
 
     def __init__(self, graph: CostGraph, sources: np.ndarray, resumable: bool = True,
-                 max_entries: int | None = None):
+                 max_entries: int | None = None, dist: np.ndarray | None = None):
         self.graph, self.resumable = graph, resumable
         # past this many row entries read, grow() gives up (returns None): a whole-graph search is cheaper
         self.max_entries = max_entries
         self.entries_read = 0
         self.exceeded = False
-        self.dist = np.full(graph.num_nodes, np.inf)
+        # one distance per node, all inf: given (``dist``, e.g. by an earlier search's release()) or new
+        self.dist = np.full(graph.num_nodes, np.inf) if dist is None else dist
+        self._reached: list[np.ndarray] = []  # the nodes given a distance, round by round
         self._pending_v = np.unique(np.asarray(sources, np.int64))  # candidates beyond the last limit
         self._pending_c = np.zeros(self._pending_v.size)
         self.limit = -1.0
@@ -103,16 +121,14 @@ class Ball:
         now = self._pending_c <= limit
         v, cand = self._pending_v[now], self._pending_c[now]
         later_v, later_c = [self._pending_v[~now]], [self._pending_c[~now]]
-        changed = np.zeros(graph.num_nodes, bool)
         while v.size:
             better = cand < dist[v]
             v, cand = v[better], cand[better]
             if not v.size:
                 break
             np.minimum.at(dist, v, cand)
-            changed[v] = True
-            frontier = np.flatnonzero(changed)
-            changed[frontier] = False
+            frontier = _sorted_set(v, graph.num_nodes)  # the nodes whose distance fell
+            self._reached.append(frontier)
             entries, owner, costs = graph.gather(frontier)
             self.entries_read += entries.size
             if self.max_entries is not None and self.entries_read > self.max_entries:
@@ -132,14 +148,33 @@ class Ball:
             order = np.lexsort((self._pending_c, self._pending_v))
             first = np.r_[True, self._pending_v[order][1:] != self._pending_v[order][:-1]]
             self._pending_v, self._pending_c = self._pending_v[order][first], self._pending_c[order][first]
-        return np.flatnonzero(dist <= limit)
+        # every node given a distance is within the limit: no pass over every node to find them
+        return self._reached_nodes()
+
+    def _reached_nodes(self) -> np.ndarray:
+        if not self._reached:
+            return np.empty(0, np.int64)
+        if len(self._reached) > 1:
+            self._reached = [_sorted_set(np.concatenate(self._reached), self.graph.num_nodes)]
+        return self._reached[0].astype(np.int64, copy=False)
+
+    def release(self) -> np.ndarray:
+        """The distance array, all inf again (for another search on the same graph); this search ends."""
+        self.dist[self._reached_nodes()] = np.inf
+        self._reached, self.exceeded = [], True
+        return self.dist
 
 
 def ball(graph: CostGraph, sources: np.ndarray, limit: float,
-         max_entries: int | None = None) -> np.ndarray | None:
+         max_entries: int | None = None, dist: np.ndarray | None = None) -> np.ndarray | None:
     """Sorted nodes within ``limit`` of the nearest of ``sources`` (see :class:`Ball`); None past
-    ``max_entries`` row entries read."""
-    return Ball(graph, sources, resumable=False, max_entries=max_entries).grow(limit)
+    ``max_entries`` row entries read. ``dist`` (all inf, one per node) is used and given back all inf."""
+    search = Ball(graph, sources, resumable=False, max_entries=max_entries, dist=dist)
+    try:
+        return search.grow(limit)
+    finally:
+        if dist is not None:
+            search.release()
 
 
 class _Whole:
@@ -161,10 +196,7 @@ class _Subgraph:
     def __init__(self, graph: CostGraph, nodes: np.ndarray):
         entries, owner, data = graph.gather(nodes)
         cols = graph.indices[entries]
-        mark = np.zeros(graph.num_nodes, bool)
-        mark[nodes] = True
-        mark[cols] = True
-        glob = np.flatnonzero(mark)  # sorted: relabelling keeps every order scipy sees
+        glob = _sorted_set(np.concatenate([nodes, cols]), graph.num_nodes)  # sorted: scipy sees the same orders
         local = np.empty(graph.num_nodes, np.int32)
         local[glob] = np.arange(glob.size, dtype=np.int32)
         counts = np.zeros(glob.size, np.int64)
@@ -203,10 +235,8 @@ def _terminal_mst(graph: CostGraph, terms: np.ndarray, near: Ball, limit: float)
     su, sv = nearest_l[lu], nearest_l[lv]
     cross = (u < v) & (sv >= 0) & (su != sv)
     lu, lv, c, su, sv = lu[cross], lv[cross], c[cross], su[cross], sv[cross]
-    pos = np.full(sub.glob.size, -1, dtype=np.int64)
-    pos[loc] = np.arange(k)
-    g1 = np.full((k, k), np.inf)
-    np.minimum.at(g1, (pos[su], pos[sv]), dist_l[lu] + c + dist_l[lv])
+    g1 = np.full((k, k), np.inf)  # by terminal position: `loc` is sorted and holds every nearest terminal
+    np.minimum.at(g1, (np.searchsorted(loc, su), np.searchsorted(loc, sv)), dist_l[lu] + c + dist_l[lv])
     g1 = np.minimum(g1, g1.T)
     mst = minimum_spanning_tree(sp.csr_matrix(np.where(np.isfinite(g1), g1, 0.0))).tocoo()
     if mst.nnz < k - 1:
@@ -268,18 +298,24 @@ def steiner_tree(costs, terminals, symmetric: bool = False,
     reach = float(mst1.data.max()) * (1 + _SLACK) + _SLACK
     preds: dict[int, tuple[_Subgraph | _Whole, np.ndarray]] = {}
     whole = sub1 if isinstance(sub1, _Whole) else None  # set once the whole graph is priced
+    path_budget = max(int(graph.indices.size * _PATH_SHARE), 1)
+    scratch = near.release()  # one distance array per query, not one per search
     for s in sources:
         own = min(max(w for i, w in zip(rows, weights) if i == s) * (1 + _SLACK) + _SLACK, reach)
-        nodes = ball(graph, terms[[s]], own, max_entries=big) if whole is None else None
-        if nodes is None and whole is None:
-            whole = _Whole(graph)
+        far = own >= reach * _WHOLE_REACH
+        # The label pass finds a small area sooner than Dijkstra on the whole graph (which sets up every node);
+        # once the whole graph is priced it gets a smaller budget, and none when the reference search runs.
+        budget = path_budget if whole is None else None if far else max(path_budget // 8, 1)
+        nodes = ball(graph, terms[[s]], own, max_entries=budget, dist=scratch) if budget is not None else None
         if nodes is not None:
             sub = _Subgraph(graph, nodes)
-        elif own >= reach:
-            sub = whole  # this terminal's own search is the whole search
-        else:  # the whole graph is priced: Dijkstra finds the area within `own` faster than the label pass
-            dist = dijkstra(whole.matrix, indices=[int(terms[s])], limit=own)
-            sub = _Subgraph(graph, np.flatnonzero(np.isfinite(dist)))
+        else:
+            whole = whole if whole is not None else _Whole(graph)
+            if far:
+                sub = whole  # the reference search itself: on the whole graph to `reach`
+            else:  # Dijkstra finds a large area within `own` sooner than the label pass
+                dist = dijkstra(whole.matrix, indices=[int(terms[s])], limit=own)
+                sub = _Subgraph(graph, np.flatnonzero(np.isfinite(dist)))
         _, pred = dijkstra(sub.matrix, indices=[int(sub.local[terms[s]])], return_predecessors=True, limit=reach)
         preds[s] = (sub, pred[0])
     g3: dict[tuple[int, int], float] = {}

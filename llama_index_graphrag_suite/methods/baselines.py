@@ -28,7 +28,41 @@ from .scoring import hybrid, minmax, top_k
 if TYPE_CHECKING:  # imported where HippoRAG runs: dense, BM25 and hybrid need no PageRank (scipy's csgraph)
     from ..graph.ppr import Transition
 
-__all__ = ["BM25Retriever", "DenseRetriever", "HippoRAGConfig", "HippoRAGRetriever", "HybridRetriever"]
+__all__ = ["BM25Retriever", "DenseRetriever", "HippoRAGConfig", "HippoRAGRetriever", "HybridRetriever",
+           "facts_from_cosines"]
+
+
+def _facts_of_text_row(index) -> tuple[np.ndarray, np.ndarray]:
+    """Per snapshot (cached): fact positions (in ``fact_ids``) grouped by fact-text row, in table order, and
+    each row's bounds in that grouping (the facts sharing a text, as ``index.facts_by_text`` lists them)."""
+    def build() -> tuple[np.ndarray, np.ndarray]:
+        rows = np.asarray(index.fact_text_rows, np.int64)
+        order = np.argsort(rows, kind="stable")
+        return order, np.searchsorted(rows[order], np.arange(len(index.fact_vectors) + 1))
+
+    return index.cached("facts_of_text_row", build)
+
+
+def facts_from_cosines(index, fact_sims: np.ndarray, k: int) -> list[tuple[str, float]]:
+    """``index.search_facts(query, k)`` (the same facts, order and scores) from ``fact_sims``, the query's
+    cosines with every fact text (``index.fact_vectors.scores(query)``): a method that needs those cosines
+    anyway (min-max scaling, edge costs) reads the fact table once per query, not twice."""
+    if k <= 0 or not index.facts:
+        return []
+    fact_ids = index.fact_ids
+    order, bounds = _facts_of_text_row(index)
+    n = min(k, fact_sims.size)  # VectorTable.search(query, min(k, rows)): the top rows, best first, ties by row
+    if n <= 0:
+        return []
+    part = np.argpartition(-fact_sims, n - 1)[:n] if n < fact_sims.size else np.arange(fact_sims.size)
+    rows = part[np.lexsort((part, -fact_sims[part]))]
+    out: list[tuple[str, float]] = []
+    for row, sim in zip(rows.tolist(), fact_sims[rows].tolist()):
+        for position in order[bounds[row]:bounds[row + 1]].tolist():
+            out.append((fact_ids[position], float(sim)))
+            if len(out) == k:
+                return out
+    return out
 
 
 class _ScoredChunksRetriever(GraphIndexRetriever):
@@ -147,11 +181,12 @@ class HippoRAGRetriever(GraphIndexRetriever):
         index = self.index
         query_vec = self.query_vector(query_bundle)
         dense = dense_scores(index, query_bundle.query_str)
-        mapped = index.search_facts(query_vec, self.config.linking_top_k)
+        # one cosine per distinct fact text, read once: the mapped facts and the min-max scaling's bounds
+        every_fact = index.fact_vectors.scores(query_vec) if index.facts else np.zeros(0, np.float32)
+        mapped = facts_from_cosines(index, every_fact, self.config.linking_top_k)
         if not mapped:
             return self._dense_fallback(dense)
 
-        every_fact = index.fact_vectors.scores(query_vec)  # one cosine per distinct fact text
         lo, hi = float(every_fact.min()), float(every_fact.max())
         sims = np.array([sim for _, sim in mapped])
         fact_scores = (sims - lo) / (hi - lo) if hi - lo > 1e-12 else np.ones_like(sims)

@@ -45,6 +45,7 @@ from ...graph.snapshot import CHUNK, CONTAINS, EDGE_KIND_NAMES, RELATION, SYNONY
 from ...graph.steiner import steiner_tree
 from ...tracing import stage
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
+from ..baselines import facts_from_cosines
 from ..query_scores import bm25_scores, dense_scores
 from ..scoring import hybrid, top_k
 from .config import AGRAGConfig
@@ -158,38 +159,13 @@ class AGRAGRetriever(GraphIndexRetriever):
                     kept[match[2]] = None
         return [mapped[i] for i in sorted(kept)]
 
-    def _facts_of_text_row(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per snapshot (cached): fact positions (in ``fact_ids``) grouped by fact-text row, in table order,
-        and each row's bounds in that grouping (the facts sharing a text, as ``index.facts_by_text`` lists them)."""
-        def build() -> tuple[np.ndarray, np.ndarray]:
-            rows = np.asarray(self.index.fact_text_rows, np.int64)
-            order = np.argsort(rows, kind="stable")
-            return order, np.searchsorted(rows[order], np.arange(len(self.index.fact_vectors) + 1))
-
-        return self.index.cached("agrag.facts_of_text_row", build)
-
     def _search_facts(self, fact_sims: np.ndarray | None, k: int) -> list[tuple[str, float]]:
         """``index.search_facts`` (the same facts, order and scores) from the cosines with every fact text,
         which Eq. 14 then reuses instead of a second pass over the fact table (checked in
         tests/test_agrag_costs.py)."""
-        index = self.index
-        if k <= 0 or not index.facts:
+        if fact_sims is None:
             return []
-        table, fact_ids = index.fact_vectors, index.fact_ids
-        order, bounds = self._facts_of_text_row()
-        # VectorTable.search(query, min(k, rows)): the top rows, best first, ties by row
-        n = min(k, len(table))
-        if n <= 0:
-            return []
-        part = np.argpartition(-fact_sims, n - 1)[:n] if n < fact_sims.size else np.arange(fact_sims.size)
-        rows = part[np.lexsort((part, -fact_sims[part]))]
-        out: list[tuple[str, float]] = []
-        for row, sim in zip(rows.tolist(), fact_sims[rows].tolist()):
-            for position in order[bounds[row]:bounds[row + 1]].tolist():
-                out.append((fact_ids[position], float(sim)))
-                if len(out) == k:
-                    return out
-        return out
+        return facts_from_cosines(self.index, fact_sims, k)
 
     def _slot_costs(self, graph: _Graph, query_vec: np.ndarray, hybrid_scores: np.ndarray,
                     fact_sims: np.ndarray | None = None) -> np.ndarray:
@@ -253,7 +229,14 @@ class AGRAGRetriever(GraphIndexRetriever):
         with stage("agrag.steiner"):  # Eq. 14 edge costs (priced where the search reads them), then the Steiner tree
             costs = graph.pairs.query(self._slot_costs(graph, q, hyb, fact_sims))
             tree = steiner_tree(costs, terminals)
-        evidence["steiner_edges"] = [self._edge_json(u, v, c, graph, costs) for u, v, c in tree]
+        described: dict[tuple, dict] = {}  # the Steiner edges come back in the MCMI subgraph: described once
+
+        def edge_json(u: int, v: int, c: float) -> dict:
+            if (u, v, c) not in described:
+                described[u, v, c] = self._edge_json(u, v, c, graph, costs)
+            return described[u, v, c]
+
+        evidence["steiner_edges"] = [edge_json(u, v, c) for u, v, c in tree]
         if not cfg.mcmi:
             sub_nodes = sorted(set(terminals) | {x for u, v, _ in tree for x in (u, v)})
             sub_edges, ratio, added, stopped = tree, None, [], "no_mcmi"
@@ -263,7 +246,7 @@ class AGRAGRetriever(GraphIndexRetriever):
             sub_nodes, sub_edges, ratio = result.nodes, result.edges, result.ratio
             added, stopped = result.added, result.stopped
         pseudo = snap.num_nodes
-        edges_json = [self._edge_json(u, v, c, graph, costs) for u, v, c in sub_edges if pseudo not in (u, v)]
+        edges_json = [edge_json(u, v, c) for u, v, c in sub_edges if pseudo not in (u, v)]
         evidence.update(
             terminals=[snap.node_ids[t] for t in terminals],
             mcmi_nodes=[snap.node_ids[x] for x in sub_nodes if x != pseudo],

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+
+import numpy as np
 from typing import Any, Sequence
 
 from ...graph.flow_paths import Path
-from ...graph.snapshot import RELATION, SYNONYM
+from ...graph.snapshot import CONTAINS, RELATION, SYNONYM
 from ...index.lazy_store import holds_outside_data
 from ...llm.usage import count_tokens
 from ...text import normalize_entity, phrase_segments, split_sentences, word_spans
@@ -99,9 +101,8 @@ def path_record(index, path: Path, max_edge_texts: int) -> dict:
 def edge_record(index, u: int, v: int) -> dict:
     """Every snapshot edge joining u and v: its facts (relation edges) or its synonym score."""
     snap = index.snapshot
-    rows, eids = snap.neighbours_of(u)
     out: dict[str, Any] = {"u": snap.node_ids[u], "v": snap.node_ids[v], "facts": []}
-    for e in eids[rows == v].tolist():
+    for e in _pair_edges(index, u, v):
         if snap.edge_kind[e] == RELATION:
             f = index.facts[index.fact_ids[snap.edge_fact[e]]]
             out["facts"].append({"id": f.id, "subject": f.subject, "predicate": f.predicate, "object": f.object, "text": f.text})
@@ -109,6 +110,27 @@ def edge_record(index, u: int, v: int) -> dict:
             out["synonym"] = round(float(snap.edge_weight[e]), 6)
     out["kind"] = "relation" if out["facts"] else "synonym"
     return out
+
+
+def _pair_edges(index, u: int, v: int) -> list[int]:
+    """The relation and synonym edges joining u and v, in the order ``snap.neighbours_of(u)`` lists them (those
+    from u in edge order, then those to u; a self-loop twice). Per snapshot, only these two kinds are sorted by
+    node pair, once (cached): the whole neighbour matrix holds every contains edge too, twice."""
+    snap = index.snapshot
+
+    def build() -> tuple[np.ndarray, np.ndarray]:
+        edges = np.flatnonzero(snap.edge_kind != CONTAINS)
+        src, dst = snap.edge_src[edges].astype(np.int64), snap.edge_dst[edges].astype(np.int64)
+        keys = np.minimum(src, dst) * snap.num_nodes + np.maximum(src, dst)
+        order = np.argsort(keys, kind="stable")  # grouped by pair, edge ids ascending within one
+        return keys[order], edges[order]
+
+    keys, edges = index.cached("pathrag.pair_edges", build)
+    key = min(u, v) * snap.num_nodes + max(u, v)
+    found = edges[np.searchsorted(keys, key, "left"):np.searchsorted(keys, key, "right")].tolist()
+    if u == v:
+        return found + found
+    return [e for e in found if snap.edge_src[e] == u] + [e for e in found if snap.edge_src[e] != u]
 
 
 def _edge_text(edge: dict, max_edge_texts: int) -> str:
