@@ -117,8 +117,9 @@ class HybridRetriever(_ScoredChunksRetriever):
 
     def chunk_scores(self, query_bundle: QueryBundle) -> np.ndarray:
         question = query_bundle.query_str
-        leaders = bm25_leaders(self.index, question) if listed_chunks(self.index) else None
-        dense = self.index.chunk_dense_scores(self.query_vector(query_bundle), leaders)
+        query = self.query_vector(query_bundle)
+        dense = (self.index.chunk_dense_scores(query, bm25_leaders(self.index, question)) if listed_chunks(self.index)
+                 else self.index.chunk_dense_scores(query))
         return hybrid(dense, bm25_scores(self.index, question))
 
 

@@ -55,8 +55,10 @@ def dense_scores(index, question: str) -> np.ndarray:
     """Cosine of the question's embedding with every chunk, in ``index.chunk_order`` (on a listed chunk table:
     exact near the query and for the BM25 leaders, estimated elsewhere; ``VectorTable.scores``)."""
     def compute() -> np.ndarray:
-        exact = bm25_leaders(index, question) if listed_chunks(index) else None
-        return index.chunk_dense_scores(index.embed_query(question), exact)
+        query = index.embed_query(question)
+        if not listed_chunks(index):
+            return index.chunk_dense_scores(query)
+        return index.chunk_dense_scores(query, bm25_leaders(index, question))
 
     return _memoised(index, "dense", question, compute)
 
