@@ -98,11 +98,19 @@ class IndexReading:
         """Cosine of the query with every chunk, in :attr:`chunk_order`. A large chunk table answers through its
         lists (``VectorTable.scores``); ``exact``: chunk positions whose cosine must be exact anyway (the BM25
         leaders a hybrid score fuses it with)."""
-        order, vectors = self.state.chunk_order, self.state.chunk_vectors
-        rows = self.cached("chunk_vector_rows", lambda: np.fromiter(
-            (vectors.row(c) for c in order), np.int64, len(order)))
-        by_row = vectors.scores(query_vec, None if exact is None else rows[exact])
+        rows = self._chunk_vector_rows()
+        by_row = self.state.chunk_vectors.scores(query_vec, None if exact is None else rows[exact])
         return by_row[rows]
+
+    def chunk_dense_at(self, query_vec: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """The exact cosines of the query with the chunks at ``positions`` of :attr:`chunk_order` (on a listed
+        chunk table :meth:`chunk_dense_scores` estimates chunks far from the query)."""
+        return self.state.chunk_vectors.scores_at(query_vec, self._chunk_vector_rows()[positions])
+
+    def _chunk_vector_rows(self) -> np.ndarray:
+        order, vectors = self.state.chunk_order, self.state.chunk_vectors
+        return self.cached("chunk_vector_rows", lambda: np.fromiter(
+            (vectors.row(c) for c in order), np.int64, len(order)))
 
     def cached(self, name: str, build: Callable[[], Any]) -> Any:
         """Memo for structures retrievers derive from the snapshot (transition matrices, cost layouts): built once

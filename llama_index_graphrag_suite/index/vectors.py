@@ -248,6 +248,14 @@ class VectorTable:
             return blocks[0] @ q
         return np.concatenate([b @ q for b in blocks])
 
+    def scores_at(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The exact cosines of the query with ``rows``: on a listed table read for those rows alone (its
+        :meth:`scores` would give estimates for rows far from the query), else :meth:`scores` at them."""
+        rows = np.asarray(rows, np.int64)
+        if not self.listed:
+            return self.scores(query)[rows]
+        return self.at(rows) @ normalize_rows(query)[0]
+
     def unsaved(self) -> tuple[list[str], np.ndarray]:
         """The rows after :attr:`saved_rows` (what a save appends to the saved version's rows)."""
         start = self.saved_rows

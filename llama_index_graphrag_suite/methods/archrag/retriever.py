@@ -62,7 +62,7 @@ from ...graph.ppr import personalized_pagerank, transition_matrix
 from ...graph.snapshot import RELATION
 from ...tracing import stage, traced
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
-from ..query_scores import bm25_scores, dense_scores
+from ..query_scores import bm25_scores, dense_scores, listed_chunks
 from ..scoring import blended
 from .config import ArchRAGConfig, ChunkRanking, RelationScope
 from .hierarchy import ArchRAGHierarchy
@@ -153,7 +153,7 @@ class ArchRAGRetriever(GraphIndexRetriever):
         if not found or max_relations == 0:
             return []
         positions = np.fromiter(found, np.int64, len(found))
-        sims = index.fact_vectors.scores(query_vec)[index.fact_text_rows[positions]]
+        sims = index.fact_vectors.scores_at(query_vec, index.fact_text_rows[positions])
         order = np.lexsort((positions, -sims))[:max_relations]
         return [(index.fact_ids[positions[i]], float(sims[i])) for i in order.tolist()]
 
@@ -228,6 +228,10 @@ class ArchRAGRetriever(GraphIndexRetriever):
         """The chunks the retrieved items point to, ranked by ``chunk_ranking``, and the evidence node."""
         index, cfg, order = self.index, self.config, self.index.chunk_order
         best, best_item = self._chunk_scores(items, dense)
+        if listed_chunks(index):  # the items' chunks are ranked by their cosine too: exact, not estimated
+            candidates = np.flatnonzero(np.isfinite(best))
+            dense = dense.copy()
+            dense[candidates] = index.chunk_dense_at(self.query_vector(query_bundle), candidates)
         if cfg.chunk_ranking == ChunkRanking.PPR_REFINE:
             score = self._ppr_refine(items)
             ranked = np.lexsort((np.arange(dense.size), -dense, -score))[: self.top_k]
