@@ -126,6 +126,8 @@ def test_a_listed_table_scores_the_rows_near_the_query_exactly_and_the_others_be
     assert (rows == top).all() and np.allclose(sims, exact[top])
     every = table.lists.scores(x[7], table.at, nprobe=len(table.lists.centroids))
     assert np.allclose(every, exact, atol=1e-6)  # probing every list is the exact scan
+    far = np.flatnonzero(~measured)[:50]
+    assert np.allclose(table.scores_at(x[7], far), exact[far], atol=1e-6)  # rows asked for by number: exact
 
 
 def test_lists_follow_adds_and_removes_and_a_restore():
