@@ -427,7 +427,15 @@ def render(runs: list[dict]) -> str:
               "statistical passages, its JSON was 145.5 of a version folder's 305 MB: benchmarks/results/lazy_store.md). Since "
               "index format 2 every vector table is memory-mapped from its segments on load (index/tables.py).",
               "- --requery measures retrieval again on the kept indexes; on a loaded machine p50 can be twice what it "
-              "is on an idle one, so compare runs made under the same load (the run notes say which).", ""]
+              "is on an idle one, so compare runs made under the same load (the run notes say which).",
+              "- At 300,000 passages every vector table has 100,000+ rows, so queries read them through their lists "
+              "(index/vectors.py), and the graph has 1,000,000+ entries, so a PageRank on few nodes is a local push "
+              "(graph/ppr_push.py). Their recall cost there, each switched off in turn on the same loaded index "
+              "(studies/perf/scale_approximations.py, 100 questions): dense 5.3 -> 3.5 (lists), archrag 43.3 -> 42.2 "
+              "(lists; 42.5 after its exact item and relation cosines), agrag 43.3 -> 43.0 (lists), a2rag 74.7 -> "
+              "73.8 (0.5 push, 0.3 lists); hipporag, hybrid, bm25 and pathrag unchanged. On the same day the code "
+              "before both (04f369f) timed p50 dense 95.5, hybrid 105.8, hipporag 1296, agrag 1936, pathrag 151, "
+              "archrag 87.6, a2rag 192 ms on this index (a busier machine: two other jobs ran).", ""]
     lines += ["## Larger runs", "",
               "100k passages with the bundled MiniLM and spaCy NER takes about an hour here; `--keep DIR` keeps each "
               "size's corpus and index, and `--requery` times the methods again on them with later code (the build "
