@@ -71,8 +71,12 @@ class GraphIndexReader(Protocol):
     def chunk_position(self) -> dict[str, int]:
         """Chunk id -> its position in :attr:`chunk_order`."""
 
-    def chunk_dense_scores(self, query_vec: np.ndarray) -> np.ndarray:
-        """Cosine of the query with every chunk, in :attr:`chunk_order`."""
+    def chunk_dense_scores(self, query_vec: np.ndarray, exact: np.ndarray | None = None) -> np.ndarray:
+        """Cosine of the query with every chunk, in :attr:`chunk_order` (a large chunk table: exact near the query
+        and at the positions ``exact``, estimated elsewhere; ``VectorTable.scores``)."""
+
+    def chunk_dense_at(self, query_vec: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """The exact cosines of the query with the chunks at ``positions`` of :attr:`chunk_order`."""
 
     def embed_query(self, query: str) -> np.ndarray:
         """The query's unit vector with :attr:`embed_model` (recent queries are remembered)."""
