@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Any, Sequence
 
 import numpy as np
-from typing import Any, Sequence
 
 from ...graph.flow_paths import Path
 from ...graph.snapshot import CONTAINS, RELATION, SYNONYM
