@@ -437,3 +437,25 @@ def test_pair_edges_list_what_the_neighbour_matrix_lists_for_relations_and_synon
             assert _pair_edges(index, u, v) == expected
             seen += len(expected)
     assert seen > 80 and list(memo) == ["pathrag.pair_edges"]
+
+
+def test_a_listed_entity_table_gives_the_exact_nodes_when_every_list_is_probed(index, monkeypatch):
+    """A large entity table's node retrieval reads each keyword's nearest lists (no pass over every name);
+    probing every list is the exact search."""
+    from llama_index_graphrag_suite.graph import vector_lists
+    from llama_index_graphrag_suite.graph.vector_lists import train_lists
+
+    retriever = PathRAGRetriever(index)
+    keywords = ["Ada Lorne", "Marlow", "Who sculpted The Copper Hare?"]
+    exact = retriever.retrieve_nodes(keywords, keywords[-1])
+    table = index.entity_vectors
+    table.lists = train_lists(table.vectors())
+    table.lists.moves = table.moves
+    try:
+        assert table.listed
+        monkeypatch.setattr(vector_lists, "QUERY_NPROBE", len(table.lists.centroids))
+        listed = retriever.retrieve_nodes(keywords, keywords[-1])
+        assert [r for r, _ in listed] == [r for r, _ in exact]
+        assert [s for _, s in listed] == pytest.approx([s for _, s in exact], abs=1e-6)
+    finally:
+        table.lists = None

@@ -55,6 +55,7 @@ from typing import Any, Sequence
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from ...graph import vector_lists
 from ...graph.flow_paths import FlowGraph, flow_paths
 from ...index.vectors import normalize_rows
 from ...llm.errors import LLMUnavailableError
@@ -231,13 +232,19 @@ class PathRAGRetriever(GraphIndexRetriever):
             vectors.append(index.embed_query(question))
         if not vectors:
             return []
-        # One pass over the name vectors for every keyword (a matrix product instead of one mat-vec each: the
-        # table is read once); each keyword's top n as VectorTable.search picks it (ties by row).
-        sims_all = index.entity_vectors.vectors() @ normalize_rows(np.stack(vectors)).T
-        rankings = []
-        for sims in sims_all.T:
-            rows = top_rows(sims, n)
-            rankings.append(list(zip(graph.entity_rows[rows].tolist(), sims[rows].tolist())))
+        queries, table = normalize_rows(np.stack(vectors)), index.entity_vectors
+        if table.listed:  # a large table: each keyword's top n among the rows of its nearest lists
+            sims_k, rows_k = table.lists.search(queries, table.at, n, nprobe=vector_lists.QUERY_NPROBE)
+            rankings = [list(zip(graph.entity_rows[rows[rows >= 0]].tolist(), sims[rows >= 0].tolist()))
+                        for sims, rows in zip(sims_k, rows_k)]
+        else:
+            # One pass over the name vectors for every keyword (a matrix product instead of one mat-vec each: the
+            # table is read once); each keyword's top n as VectorTable.search picks it (ties by row).
+            sims_all = table.vectors() @ queries.T
+            rankings = []
+            for sims in sims_all.T:
+                rows = top_rows(sims, n)
+                rankings.append(list(zip(graph.entity_rows[rows].tolist(), sims[rows].tolist())))
         chosen: dict[int, float] = {}
         for rank in range(n):
             for ranking in rankings:
