@@ -164,9 +164,10 @@ def personalized_pagerank(
 
     if transition.fast is not None:
         f = transition.fast
-        seeds = np.flatnonzero(p)
-        if f.indices.size >= PUSH_MIN_NNZ and seeds.size <= PUSH_MAX_RESET_SHARE * n:
-            return _pushed(f, seeds, p[seeds], damping)
+        if f.indices.size >= PUSH_MIN_NNZ:  # a large graph: the push when the reset sits on few nodes
+            seeds = np.flatnonzero(p)
+            if seeds.size <= PUSH_MAX_RESET_SHARE * n:
+                return _pushed(f, seeds, p[seeds], damping)
         y = solve(f, p[f.order], damping, tol, max_iter)
         x = np.empty(n)
         x[f.order] = np.maximum(y, 0.0)  # the Chebyshev extrapolation may leave tiny negatives on far nodes

@@ -22,7 +22,7 @@ import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from .base import GraphIndexRetriever, MethodConfig, chunk_node, evidence_node, param
-from .query_scores import bm25_leaders, bm25_scores, dense_scores, listed_chunks
+from .query_scores import bm25_scores, dense_scores, fusable_dense
 from .scoring import hybrid, minmax, top_k
 
 if TYPE_CHECKING:  # imported where HippoRAG runs: dense, BM25 and hybrid need no PageRank (scipy's csgraph)
@@ -117,9 +117,7 @@ class HybridRetriever(_ScoredChunksRetriever):
 
     def chunk_scores(self, query_bundle: QueryBundle) -> np.ndarray:
         question = query_bundle.query_str
-        query = self.query_vector(query_bundle)
-        dense = (self.index.chunk_dense_scores(query, bm25_leaders(self.index, question)) if listed_chunks(self.index)
-                 else self.index.chunk_dense_scores(query))
+        dense = fusable_dense(self.index, question, self.query_vector(query_bundle))
         return hybrid(dense, bm25_scores(self.index, question))
 
 

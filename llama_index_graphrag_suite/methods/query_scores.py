@@ -14,7 +14,9 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-__all__ = ["bm25_leaders", "bm25_scores", "dense_scores", "listed_chunks", "shared_query_scores"]
+from .scoring import top_k
+
+__all__ = ["bm25_scores", "dense_scores", "fusable_dense", "listed_chunks", "shared_query_scores"]
 
 _MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("graphrag_query_scores", default=None)
 
@@ -54,25 +56,20 @@ BM25_LEADERS = 256
 def dense_scores(index, question: str) -> np.ndarray:
     """Cosine of the question's embedding with every chunk, in ``index.chunk_order`` (on a listed chunk table:
     exact near the query and for the BM25 leaders, estimated elsewhere; ``VectorTable.scores``)."""
-    def compute() -> np.ndarray:
-        query = index.embed_query(question)
-        if not listed_chunks(index):
-            return index.chunk_dense_scores(query)
-        return index.chunk_dense_scores(query, bm25_leaders(index, question))
+    return _memoised(index, "dense", question, lambda: fusable_dense(index, question, index.embed_query(question)))
 
-    return _memoised(index, "dense", question, compute)
+
+def fusable_dense(index, question: str, query_vec: np.ndarray) -> np.ndarray:
+    """The cosine of ``query_vec`` with every chunk, exact wherever it is fused with BM25: on a listed chunk table
+    the question's :data:`BM25_LEADERS` chunks by BM25 are read exactly (``VectorTable.scores``)."""
+    if not listed_chunks(index):
+        return index.chunk_dense_scores(query_vec)
+    return index.chunk_dense_scores(query_vec, top_k(bm25_scores(index, question), BM25_LEADERS))
 
 
 def listed_chunks(index) -> bool:
     """Whether the index's chunk vectors answer through lists (a large table; ``VectorTable.listed``)."""
     return bool(getattr(getattr(index, "chunk_vectors", None), "listed", False))
-
-
-def bm25_leaders(index, question: str) -> np.ndarray:
-    """Positions (in ``index.chunk_order``) of the question's :data:`BM25_LEADERS` best chunks by BM25."""
-    scores = bm25_scores(index, question)
-    k = min(BM25_LEADERS, scores.size)
-    return np.argpartition(-scores, k - 1)[:k] if 0 < k < scores.size else np.arange(scores.size)
 
 
 def bm25_scores(index, question: str) -> np.ndarray:
