@@ -140,3 +140,32 @@ def test_registered_and_validates_parameters(multi_hop_index):
     for bad in ({"linking_top_k": 0}, {"damping": 1.0}, {"passage_node_weight": -0.1}):
         with pytest.raises(ValueError):
             HippoRAGRetriever(multi_hop_index, **bad)
+
+
+def test_large_graph_weighs_only_the_densest_passages(multi_hop_index, monkeypatch):
+    """On a graph where the local push answers (``Transition.pushes``), only PASSAGE_RESET_TOP passages get a
+    passage weight, the densest ones; elsewhere every passage does (HippoRAG 2)."""
+    import numpy as np
+
+    from llama_index_graphrag_suite.graph import ppr
+    from llama_index_graphrag_suite.methods import baselines
+    from llama_index_graphrag_suite.methods.query_scores import dense_scores
+
+    resets = []
+    solve = ppr.personalized_pagerank
+    monkeypatch.setattr(ppr, "personalized_pagerank", lambda t, reset, **kw: resets.append(reset) or solve(t, reset, **kw))
+    retriever = HippoRAGRetriever(multi_hop_index, top_k=6)
+    retriever.retrieve(QUERY)
+    rows = retriever._graph().chunk_rows
+    seeds = split(retriever.retrieve(QUERY))[1][0].node.metadata["evidence"]["seed_entities"]
+    dense = dense_scores(multi_hop_index, QUERY)
+    assert np.count_nonzero(resets[0][rows]) == np.count_nonzero(dense > dense.min())  # every passage above the least
+
+    monkeypatch.setattr(ppr.Transition, "pushes", property(lambda self: True))
+    monkeypatch.setattr(baselines, "PASSAGE_RESET_TOP", 2)
+    nodes = retriever.retrieve(QUERY)
+    weighed = set(np.flatnonzero(resets[-1][rows]).tolist())
+    assert weighed == set(np.argsort(-dense)[:2].tolist())
+    snapshot = multi_hop_index.snapshot
+    assert {s: resets[-1][snapshot.row(s)] for s in seeds} == pytest.approx(seeds)  # the entity seeds as before
+    assert len(split(nodes)[0]) == 6

@@ -94,6 +94,12 @@ class Transition:
     def matrix_t(self) -> sp.csr_matrix:
         return self.plain if self.plain is not None else self.fast.adjacency_t()
 
+    @property
+    def pushes(self) -> bool:
+        """Whether a reset on few nodes is answered by the local push here (a graph of :data:`PUSH_MIN_NNZ`+
+        entries); a caller may then keep its reset sparse on purpose."""
+        return self.fast is not None and self.fast.indices.size >= PUSH_MIN_NNZ
+
 
 def transition_matrix(adjacency: sp.spmatrix | sp.sparray) -> Transition:
     """Row-normalise a weighted adjacency matrix for :func:`personalized_pagerank` (built once, reused).
@@ -164,7 +170,7 @@ def personalized_pagerank(
 
     if transition.fast is not None:
         f = transition.fast
-        if f.indices.size >= PUSH_MIN_NNZ:  # a large graph: the push when the reset sits on few nodes
+        if transition.pushes:  # a large graph: the push when the reset sits on few nodes
             seeds = np.flatnonzero(p)
             if seeds.size <= PUSH_MAX_RESET_SHARE * n:
                 return _pushed(f, seeds, p[seeds], damping)

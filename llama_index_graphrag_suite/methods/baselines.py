@@ -31,6 +31,13 @@ if TYPE_CHECKING:  # imported where HippoRAG runs: dense, BM25 and hybrid need n
 __all__ = ["BM25Retriever", "DenseRetriever", "HippoRAGConfig", "HippoRAGRetriever", "HybridRetriever",
            "facts_from_cosines"]
 
+#: On a graph large enough for the local PageRank push (``Transition.pushes``: a million stored entries, far
+#: above any shared benchmark's), only this many passages, the densest, get a passage weight: HippoRAG 2 weighs
+#: every passage, which makes the walk global (a pass over the whole graph per step, about 0.25 s at 300,000
+#: passages), and on a listed chunk table most of those weights are centroid estimates anyway. Its cost in
+#: recall is measured in studies/perf/hipporag_reset.py.
+PASSAGE_RESET_TOP = 1000
+
 
 def _facts_of_text_row(index) -> tuple[np.ndarray, np.ndarray]:
     """Per snapshot (cached): fact positions (in ``fact_ids``) grouped by fact-text row, in table order, and
@@ -153,7 +160,8 @@ class HippoRAGRetriever(GraphIndexRetriever):
        is in, of fact score / number of chunks containing the entity, so a rare entity counts more;
        the ``linking_top_k`` heaviest entities are kept as seeds.
     3. Passage weights: min-max dense score x ``passage_node_weight`` (0.05) for every chunk, so the
-       dense signal breaks ties without swamping the graph.
+       dense signal breaks ties without swamping the graph (on a graph large enough for the local push,
+       for the :data:`PASSAGE_RESET_TOP` densest chunks only).
     4. PPR with ``damping`` (probability of following an edge; 0.5) on the weighted snapshot
        adjacency, reset = entity weights + passage weights; chunks ranked by their PPR score.
 
@@ -203,7 +211,9 @@ class HippoRAGRetriever(GraphIndexRetriever):
         snapshot = index.snapshot
         reset = np.zeros(snapshot.num_nodes)
         reset[snapshot.rows(seeds)] = list(seeds.values())
-        reset[graph.chunk_rows] += minmax(dense) * self.config.passage_node_weight
+        passage_weights = minmax(dense) * self.config.passage_node_weight
+        weighed = top_k(dense, PASSAGE_RESET_TOP) if graph.transition.pushes else slice(None)
+        reset[graph.chunk_rows[weighed]] += passage_weights[weighed]
         ppr = personalized_pagerank(graph.transition, reset, damping=self.config.damping)
         chunk_scores = ppr[graph.chunk_rows]
 
