@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .records import EntityRecord, entity_attributes
 from .row_columns import RowColumns
@@ -29,12 +30,14 @@ class EntityColumns(RowColumns):
     order, and what each contains as in :class:`~.chunk_columns.ChunkColumns` (offsets, rows of ``keys``)."""
 
     def __init__(self, keys: list[str], surface: pa.Array, type_: pa.Array, attributes: pa.Array,
-                 chunk_ids: Sequence[str], link_offsets: np.ndarray, link_entities: np.ndarray) -> None:
-        super().__init__(keys, "entities")
+                 chunk_ids: Sequence[str], link_offsets: np.ndarray, link_entities: np.ndarray,
+                 key_array: pa.Array | None = None) -> None:
+        super().__init__(keys, "entities", key_array)
         self._surface, self._type = surface, type_
         self._attributes: dict[int, dict] = {}  # only the entities that have any (most have none)
-        for r, text in enumerate(attributes.to_pylist()):
-            if text:
+        filled = pc.fill_null(pc.greater(pc.binary_length(attributes), 0), False)
+        for r in np.flatnonzero(np.asarray(filled.to_numpy(zero_copy_only=False), bool)).tolist():
+            if text := attributes[r].as_py():
                 value = json.loads(text)
                 if not isinstance(value, dict) or entity_attributes(value) != value:
                     raise ValueError(f"entity {keys[r]!r} has attributes that are not a mapping of names to scalars")

@@ -18,13 +18,15 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .records import FactRecord, text_key
 from .row_columns import RowColumns
 
-__all__ = ["FactColumns", "FactsByText"]
+__all__ = ["TEXT_KEY", "FactColumns", "FactsByText"]
 
 COLUMNS = ("id", "subject", "predicate", "object", "text", "kind", "chunks")
+TEXT_KEY = "text_key"  # saved beside them: ``records.text_key(text)``, so a load need not hash every fact's text
 _HEX = np.full(256, 255, np.uint8)
 _HEX[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16, dtype=np.uint8)
 
@@ -56,12 +58,15 @@ class FactColumns(RowColumns):
         ids = self._cols["id"]
         found = _id_values(ids)
         # ids of the usual form need no Python object each; others are looked up in the base class's dict
-        super().__init__(None if found is not None else ids.to_pylist(), "facts")
+        super().__init__(None if found is not None else ids.to_pylist(), "facts", key_array=ids)
         self._values, self._rows = found if found is not None else (None, None)
         if self._values is not None and len(self._values) > 1 and not (np.diff(self._values) > 0).all():
             raise ValueError("the facts table lists a key twice")
-        self._text_keys: list[str] | None = None
+        # the text keys as saved (versions saved before the facts table held them: computed when first asked)
+        names = table.column_names
+        self._text_keys: pa.Array | None = table.column(TEXT_KEY).combine_chunks() if TEXT_KEY in names else None
         self._text_rows: tuple[Any, int, np.ndarray] | None = None  # (vector table, its moves, rows): see text_rows
+        self._end_rows: dict[str, tuple[pa.Array, np.ndarray]] = {}  # see end_rows
 
     def __len__(self) -> int:
         return len(self._cols["id"])
@@ -94,24 +99,42 @@ class FactColumns(RowColumns):
         """The fact ids in table order, as a sequence read from the id column (no list of every id)."""
         return FactIds(self._cols["id"])
 
-    def text_keys(self) -> list[str]:
-        """``records.text_key`` of every fact's text, in table order (kept until :meth:`text_rows`: a load's checks
-        and then its derived lookups both read them)."""
+    def text_keys(self) -> pa.Array:
+        """``records.text_key`` of every fact's text, in table order, as an Arrow string array: the saved column
+        (read from the vector table's ids once a load found the rows, so the column need not stay in memory), or
+        computed from the texts for a version saved without it."""
         if self._text_keys is None:
-            self._text_keys = [text_key(t) for t in self._cols["text"].to_pylist()]
+            kept = self._text_rows
+            if kept is not None and kept[1] == kept[0].moves and not (kept[2] < 0).any():
+                self._text_keys = kept[0].id_array().take(pa.array(kept[2]))
+            else:
+                self._text_keys = pa.array([text_key(t) for t in self._cols["text"].to_pylist()], pa.string())
         return self._text_keys
 
     def text_rows(self, vectors: Any) -> np.ndarray:
         """The row in ``vectors`` (the fact-text ``VectorTable``) of every fact's text, in table order (-1: a text
         it no longer holds, a fact a change removed); kept while the table's rows stay where they are (an insert only
-        appends), so a change's derive does not hash every fact's text again."""
+        appends), so a change's derive does not look every fact's text up again."""
         kept = self._text_rows
         if kept is not None and kept[0] is vectors and kept[1] == vectors.moves:
             return kept[2]
-        rows = np.fromiter(map(vectors.find, self.text_keys()), np.int64, len(self))
+        rows = vectors.rows_in(self.text_keys())
         rows.flags.writeable = False
         self._text_keys = None
         self._text_rows = (vectors, vectors.moves, rows)
+        return rows
+
+    def end_rows(self, end: str, keys: pa.Array, forget: bool = False) -> np.ndarray:
+        """The row in ``keys`` (the entity keys, an Arrow array) of every fact's ``end`` ("subject" or "object"), -1
+        for a name that is not among them: one hash join, kept for the same ``keys`` until asked with ``forget`` (a
+        load's checks and then its graph snapshot read the same rows)."""
+        kept = self._end_rows.pop(end, None) if forget else self._end_rows.get(end)
+        if kept is not None and kept[0] is keys:
+            return kept[1]
+        rows = np.asarray(pc.index_in(self._cols[end], value_set=keys).fill_null(-1).to_numpy(zero_copy_only=False),
+                          np.int64)
+        if not forget:
+            self._end_rows[end] = (keys, rows)
         return rows
 
     def to_dict(self, intern: dict[str, str] | None = None) -> dict[str, FactRecord]:
@@ -125,8 +148,8 @@ class FactColumns(RowColumns):
         return out
 
     def arrow(self) -> pa.Table:
-        """The columns as a table (what a save writes when no fact changed)."""
-        return pa.table(dict(self._cols))
+        """The columns as a table, text keys last (what a save writes when no fact changed)."""
+        return pa.table({**self._cols, TEXT_KEY: self.text_keys()})
 
     def _find(self, fid: Any) -> int:
         if self._values is None:
