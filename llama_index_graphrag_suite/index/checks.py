@@ -116,9 +116,10 @@ def check_tables(index, rows: dict[str, list[str]], where: str) -> None:
         for cid in f.chunks:
             if cid not in chunks:
                 fail(f"fact {fid!r} links missing chunk {cid!r}")
-    for name in index.synonyms.used_names():
-        if name not in entities:
-            fail(f"a synonym pair is on unknown entity {name!r}")
+    names = pa.array(index.synonyms.used_names(), pa.string())
+    at = _first_missing(names, _keys(entities))
+    if at is not None:
+        fail(f"a synonym pair is on unknown entity {names[at].as_py()!r}")
     texts = facts.text_keys() if columnar else pa.array([text_key(f.text) for f in facts.values()], pa.string())
     expected = {"chunks": _keys(chunks), "entities": _keys(entities), "facts": texts}
     for name, table in (("chunks", index.chunk_vectors), ("entities", index.entity_vectors), ("facts", index.fact_vectors)):

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from .records import FactRecord, text_key
 from .row_columns import RowColumns
 
-__all__ = ["TEXT_KEY", "FactColumns", "FactsByText"]
+__all__ = ["TEXT_KEY", "FactColumns", "FactsByText", "with_text_keys"]
 
 COLUMNS = ("id", "subject", "predicate", "object", "text", "kind", "chunks")
 TEXT_KEY = "text_key"  # saved beside them: ``records.text_key(text)``, so a load need not hash every fact's text
@@ -61,7 +61,8 @@ class FactColumns(RowColumns):
         super().__init__(None if found is not None else ids.to_pylist(), "facts", key_array=ids)
         self._values, self._rows = found if found is not None else (None, None)
         if self._values is not None and len(self._values) > 1 and not (np.diff(self._values) > 0).all():
-            raise ValueError("the facts table lists a key twice")
+            twice = ids[int(self._rows[int(np.flatnonzero(np.diff(self._values) == 0)[0])])].as_py()
+            raise ValueError(f"the facts table lists a key twice ({twice!r})")
         # the text keys as saved (versions saved before the facts table held them: computed when first asked)
         names = table.column_names
         self._text_keys: pa.Array | None = table.column(TEXT_KEY).combine_chunks() if TEXT_KEY in names else None
@@ -162,6 +163,20 @@ class FactColumns(RowColumns):
             return -1
         at = int(np.searchsorted(self._values, value))
         return int(self._rows[at]) if at < len(self._values) and self._values[at] == value else -1
+
+
+def with_text_keys(segments: list[pa.Table]) -> list[pa.Table]:
+    """The facts segments, each with its text keys where some segment has them (one saved before they were saved
+    gets them computed; gone rows have none). When none has them, the folded table's are computed (``FactColumns``)."""
+    if all(TEXT_KEY not in t.column_names for t in segments):
+        return segments
+    out = []
+    for t in segments:
+        if TEXT_KEY not in t.column_names:
+            gone, texts = t.column("gone").to_pylist(), t.column("text").to_pylist()
+            t = t.append_column(TEXT_KEY, pa.array([None if g else text_key(x) for g, x in zip(gone, texts)], pa.string()))
+        out.append(t)
+    return out
 
 
 class FactIds(Sequence):

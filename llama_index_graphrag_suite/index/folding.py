@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["any_gone", "columns", "fold", "fold_rows", "folded", "folded_table"]
+__all__ = ["any_gone", "columns", "first_duplicate", "fold", "fold_rows", "folded", "folded_table"]
 
 
 def _key_codes(tables: list[pa.Table], key_columns: tuple[str, ...]) -> tuple[np.ndarray, int]:
@@ -50,7 +50,7 @@ def fold_rows(tables: list[pa.Table], key_columns: tuple[str, ...]) -> np.ndarra
                            for t in tables])
     first = int(lengths[0])
     if first and not gone[:first].any() and np.bincount(codes[:first], minlength=n_keys).max() > 1:
-        raise ValueError(f"a table segment lists a key twice ({_first_duplicate(_key_list(tables[0], key_columns))!r})")
+        raise ValueError(f"a table segment lists a key twice ({first_duplicate(_key_list(tables[0], key_columns))!r})")
     segment = np.repeat(np.arange(len(tables)), lengths)
     # a change's time: segment after segment; in one, its removals (in row order) and then its sets
     time = 2 * starts[segment] + np.where(gone, 0, lengths[segment]) + np.arange(n) - starts[segment]
@@ -79,7 +79,7 @@ def fold(tables: list[pa.Table], key_columns: tuple[str, ...]) -> dict[Any, tupl
     return {keys[g]: (s, g - int(starts[s])) for g, s in zip(rows.tolist(), segment.tolist())}
 
 
-def _first_duplicate(keys: list) -> Any:
+def first_duplicate(keys: list) -> Any:
     seen: set = set()
     return next((k for k in keys if k in seen or seen.add(k)), None)  # add() returns None: a first sighting
 
@@ -94,19 +94,20 @@ def folded(tables: list[pa.Table], key_columns: tuple[str, ...], names: tuple[st
     return _key_list(table, key_columns), {c: table.column(c).to_pylist() for c in names}
 
 
-def folded_table(tables: list[pa.Table], key: str, schema: pa.Schema) -> pa.Table:
+def folded_table(tables: list[pa.Table], key: str, schema: pa.Schema, checked: bool = False) -> pa.Table:
     """A table's rows in its folded order (see :func:`fold`) as one Arrow table (``schema``'s when empty); rows
-    are copied only when the fold moves or drops some (segments that only add rows are joined as they are)."""
+    are copied only when the fold moves or drops some (segments that only add rows are joined as they are).
+    ``checked``: the caller refuses a key listed twice itself (a whole table is then not hashed here too)."""
     if not tables:
         return schema.empty_table()
-    return _folded_concat(tables, (key,))
+    return _folded_concat(tables, (key,), checked)
 
 
-def _folded_concat(tables: list[pa.Table], key_columns: tuple[str, ...]) -> pa.Table:
+def _folded_concat(tables: list[pa.Table], key_columns: tuple[str, ...], checked: bool = False) -> pa.Table:
     if len(tables) == 1 and not any_gone(tables[0]):
         keys = tables[0].column(key_columns[0]) if len(key_columns) == 1 else None
-        if keys is not None and pc.count_distinct(keys).as_py() != len(keys):
-            raise ValueError(f"a table segment lists a key twice ({_first_duplicate(keys.to_pylist())!r})")
+        if keys is not None and not checked and pc.count_distinct(keys).as_py() != len(keys):
+            raise ValueError(f"a table segment lists a key twice ({first_duplicate(keys.to_pylist())!r})")
         if keys is not None:
             return tables[0]
     rows = fold_rows(tables, key_columns)

@@ -8,6 +8,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from .folding import first_duplicate
+
 __all__ = ["CACHED", "RowColumns"]
 
 CACHED = 4096  # records kept after a read (a query reads tens to hundreds)
@@ -22,7 +24,7 @@ class RowColumns(Mapping):
         self._keys = keys
         self._row = None if keys is None else dict(zip(keys, range(len(keys))))
         if keys is not None and len(self._row) != len(keys):
-            raise ValueError(f"the {table} table lists a key twice")
+            raise ValueError(f"the {table} table lists a key twice ({first_duplicate(keys)!r})")
         self._cache: dict[int, Any] = {}
         self._key_array = key_array  # the keys as read (Arrow), for checks and lookups of many keys at once
 

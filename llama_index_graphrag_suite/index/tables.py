@@ -45,8 +45,8 @@ from ..graph.vector_lists import VectorLists
 from .bm25 import BM25Table, Vocabulary
 from .chunk_columns import ChunkColumns
 from .entity_columns import EntityColumns
-from .fact_columns import TEXT_KEY, FactColumns
-from .folding import any_gone, fold_rows, folded, folded_table
+from .fact_columns import TEXT_KEY, FactColumns, with_text_keys
+from .folding import any_gone, first_duplicate, fold_rows, folded, folded_table
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
 from .synonym_pairs import SynonymPairs, read_segments as read_synonyms, whole_table as whole_synonyms
 from .vectors import VectorTable
@@ -300,18 +300,20 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     entries = manifest["tables"]
     out = LoadedTables()
 
-    entities = folded_table([read(s) for s in entries["entities"]], "key", SCHEMAS["entities"])
+    entities = folded_table([read(s) for s in entries["entities"]], "key", SCHEMAS["entities"], checked=True)
     key_array = entities.column("key").combine_chunks()
     keys = key_array.to_pylist()
     canonical = dict(zip(keys, keys))  # one string object per entity key, however often rows name it
 
     chunk_tables = [read(s) for s in entries["chunks"]]
-    chunks = folded_table(chunk_tables, "id", SCHEMAS["chunks"])
+    chunks = folded_table(chunk_tables, "id", SCHEMAS["chunks"], checked=True)
     chunk_array = chunks.column("id").combine_chunks()
     chunk_ids = chunk_array.to_pylist()
     links = folded_table([read(s) for s in entries["chunk_links"]], "id", SCHEMAS["chunk_links"])
     link_array = links.column("id").combine_chunks()
     if not link_array.equals(chunk_array):
+        if pc.count_distinct(chunk_array).as_py() != len(chunk_array):
+            raise ValueError(f"the chunks table lists a key twice ({first_duplicate(chunk_ids)!r})")
         where = pc.index_in(chunk_array, value_set=link_array)
         if len(link_array) != len(chunk_array) or where.null_count or pc.count_distinct(link_array).as_py() != len(link_array):
             raise ValueError("the chunk_links table does not list the chunks of the chunks table")
@@ -321,7 +323,8 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     out.entities = EntityColumns(keys, *(entities.column(c).combine_chunks() for c in ("surface", "type", "attributes")),
                                  chunk_ids, offsets, codes, key_array=key_array)  # an entity's chunks: those whose links name it
 
-    out.facts = FactColumns(folded_table(_with_text_keys([read(s) for s in entries["facts"]]), "id", SCHEMAS["facts"]))
+    out.facts = FactColumns(folded_table(with_text_keys([read(s) for s in entries["facts"]]), "id", SCHEMAS["facts"],
+                                         checked=True))
 
     out.synonyms = read_synonyms([read(s) for s in entries["synonyms"]], canonical)
 
@@ -376,20 +379,6 @@ def _link_codes(linked: pa.ListArray, keys: pa.Array, chunk_ids: list[str]) -> t
         cid = chunk_ids[int(np.searchsorted(offsets - offsets[0], at, side="right")) - 1]
         raise ValueError(f"chunk {cid!r} contains unknown entity {flat[at].as_py()!r}")
     return offsets - offsets[0], codes
-
-
-def _with_text_keys(segments: list[pa.Table]) -> list[pa.Table]:
-    """The facts segments, each with its text keys where some segment has them (one saved before they were saved
-    gets them computed; gone rows have none). When none has them, the folded table's are computed (``FactColumns``)."""
-    if all(TEXT_KEY not in t.column_names for t in segments):
-        return segments
-    out = []
-    for t in segments:
-        if TEXT_KEY not in t.column_names:
-            gone, texts = t.column("gone").to_pylist(), t.column("text").to_pylist()
-            t = t.append_column(TEXT_KEY, pa.array([None if g else text_key(x) for g, x in zip(gone, texts)], _STR))
-        out.append(t)
-    return out
 
 
 def _bm25_counts(tables: list[pa.Table], n_terms: int) -> sp.csr_matrix:

@@ -104,7 +104,7 @@ CASES = [
     ("chunk_links", _chunk_naming_an_unknown_entity, "contains unknown entity 'nobody at all'"),
     ("facts", _fact_on_unknown_entity, "is on unknown entity 'nobody at all'"),
     ("facts", _fact_in_a_missing_chunk, "links missing chunk 'ghost#0'"),
-    ("chunks", _duplicate_row, "a table segment lists a key twice ('p-ada#0')"),
+    ("chunks", _duplicate_row, "lists a key twice ('p-ada#0')"),
     ("vectors:entities", _duplicate_vector_id, "the entities vector ids list"),
     ("vectors:chunks", _extra_vector_id, "'ghost#0' has a vector but no row"),
     ("chunk_links", _links_of_a_chunk_that_is_not_there, "does not list the chunks of the chunks table"),
