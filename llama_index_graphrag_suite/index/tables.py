@@ -236,7 +236,7 @@ def read_statistics(segment_folder: Path, manifest: dict, max_ngram: int) -> Any
 
     if "ngrams" not in manifest:
         return None
-    keys, c = folded([pq.read_table(segment_folder / s) for s in manifest["ngrams"]], ("key",), ("df",))
+    keys, c = folded([read_segment(segment_folder / s) for s in manifest["ngrams"]], ("key",), ("df",))
     stats = EntityStatistics(max_ngram, int(manifest["ngram_chunks"]), Counter(dict(zip(keys, c["df"]))))
     stats.saved = True
     return stats
@@ -282,6 +282,13 @@ class LoadedTables:
     duplicates: list[str] = field(default_factory=list)  # "table: key" read twice within one segment
 
 
+def read_segment(path: Path) -> pa.Table:
+    """A Parquet segment as one Arrow table, each column one array (``read_table`` splits a large column into
+    batches that the columns' readers would copy together again)."""
+    with pq.ParquetFile(path) as f:
+        return f.read()
+
+
 def listed_segments(manifest: dict) -> set[str]:
     """Every segment name a format-2 manifest's tables, vocabulary, statistics and vectors refer to."""
     names = {n for parts in manifest["tables"].values() for n in parts}
@@ -296,7 +303,7 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     unlisted = listed_segments(manifest) - set(manifest.get("segments", {}))
     if unlisted:
         raise ValueError(f"the manifest refers to segment {sorted(unlisted)[0]!r} without listing its checksum")
-    read = lambda name: pq.read_table(segment_folder / name)  # noqa: E731
+    read = lambda name: read_segment(segment_folder / name)  # noqa: E731
     entries = manifest["tables"]
     out = LoadedTables()
 
