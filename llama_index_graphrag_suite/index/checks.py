@@ -71,6 +71,7 @@ def _check_fact_columns(facts: FactColumns, entities, chunks, fail) -> None:
             fail(f"fact {ids[row].as_py()!r} is on unknown entity {facts.arrow_column(end)[row].as_py()!r}")
     lists = facts.arrow_column("chunks")
     at = _first_missing(pc.list_flatten(lists), known_chunks)
+    lists = lists.combine_chunks() if at is not None and isinstance(lists, pa.ChunkedArray) else lists  # parents
     if at is not None:
         row = int(pc.list_parent_indices(lists)[at].as_py())
         fail(f"fact {ids[row].as_py()!r} links missing chunk {pc.list_flatten(lists)[at].as_py()!r}")
@@ -185,7 +186,7 @@ def check_vector_rows(index, where: str) -> np.ndarray:
         vecs, at = fresh[at:at + 2], at + 2
         if pair[0] == pair[1]:
             continue
-        sims = vecs @ table.rows_of(ids).T  # fresh probe x stored row
+        sims = vecs @ table.at(np.array([0, len(table) - 1])).T  # fresh probe x stored row (the ids' rows)
         if sims[0, 0] < sims[0, 1] or sims[1, 1] < sims[1, 0]:
             raise CorruptIndexError(f"corrupt index at {where}: the vector ids do not match the vectors' rows "
                                     f"({ids[0]!r} is nearer the vector stored for {ids[1]!r})")

@@ -43,10 +43,18 @@ class EntityColumns(RowColumns):
                     raise ValueError(f"entity {keys[r]!r} has attributes that are not a mapping of names to scalars")
                 self._attributes[r] = value
         self._chunk_ids = chunk_ids
-        chunk_rows = np.repeat(np.arange(len(chunk_ids), dtype=np.int32), np.diff(link_offsets))
-        order = np.argsort(link_entities, kind="stable")  # the chunks of an entity in table order
-        self._chunks = chunk_rows[order]
-        self._bounds = np.searchsorted(np.asarray(link_entities)[order], np.arange(len(keys) + 1))
+        self._links = (link_offsets, link_entities)
+        self._grouped: tuple[np.ndarray, np.ndarray] | None = None  # see _groups
+
+    def _groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk rows grouped by entity, bounds per entity row): sorted when an entity's record is first made, not
+        on load (the graph snapshot reads the links as they are)."""
+        if self._grouped is None:
+            offsets, entities = self._links
+            chunk_rows = np.repeat(np.arange(len(self._chunk_ids), dtype=np.int32), np.diff(offsets))
+            order = np.argsort(entities, kind="stable")  # the chunks of an entity in table order
+            self._grouped = chunk_rows[order], np.searchsorted(np.asarray(entities)[order], np.arange(len(self) + 1))
+        return self._grouped
 
     def column(self, name: str) -> list:
         """``surface`` or ``type`` of every entity in table order, as a Python list."""
@@ -57,7 +65,8 @@ class EntityColumns(RowColumns):
 
     def _make(self, row: int) -> EntityRecord:
         ids = self._chunk_ids
-        chunks = {ids[c] for c in self._chunks[self._bounds[row]:self._bounds[row + 1]].tolist()}
+        grouped, bounds = self._groups()
+        chunks = {ids[c] for c in grouped[bounds[row]:bounds[row + 1]].tolist()}
         return EntityRecord(self._keys[row], self._surface[row].as_py(), chunks, self._type[row].as_py() or "",
                             dict(self._attributes.get(row, {})))
 

@@ -54,8 +54,10 @@ class FactColumns(RowColumns):
     """See the module docstring. ``table``: the folded facts table (columns :data:`COLUMNS`, ids distinct)."""
 
     def __init__(self, table: pa.Table) -> None:
-        self._cols = {c: table.column(c).combine_chunks() for c in COLUMNS}
-        ids = self._cols["id"]
+        # the columns as read (a table of several row groups: several chunks each, not copied together); the ids
+        # in one array (their buffers are read as numbers below)
+        self._cols = {c: table.column(c) for c in COLUMNS}
+        ids = self._cols["id"] = table.column("id").combine_chunks()
         found = _id_values(ids)
         # ids of the usual form need no Python object each; others are looked up in the base class's dict
         super().__init__(None if found is not None else ids.to_pylist(), "facts", key_array=ids)
@@ -65,7 +67,7 @@ class FactColumns(RowColumns):
             raise ValueError(f"the facts table lists a key twice ({twice!r})")
         # the text keys as saved (versions saved before the facts table held them: computed when first asked)
         names = table.column_names
-        self._text_keys: pa.Array | None = table.column(TEXT_KEY).combine_chunks() if TEXT_KEY in names else None
+        self._text_keys: pa.Array | None = table.column(TEXT_KEY) if TEXT_KEY in names else None
         self._text_rows: tuple[Any, int, np.ndarray] | None = None  # (vector table, its moves, rows): see text_rows
         self._end_rows: dict[str, tuple[pa.Array, np.ndarray]] = {}  # see end_rows
 
@@ -202,23 +204,31 @@ class FactsByText(Mapping):
     the facts' vector rows instead of a dict with a list per text."""
 
     def __init__(self, fact_ids: Sequence[str], text_rows: np.ndarray, text_ids: list[str], row_of: Any) -> None:
-        self._fact_ids, self._text_ids, self._row_of = fact_ids, text_ids, row_of
-        self._order = np.argsort(text_rows, kind="stable")
-        self._bounds = np.searchsorted(np.asarray(text_rows)[self._order], np.arange(len(text_ids) + 1))
+        self._fact_ids, self._text_ids, self._row_of, self._text_rows = fact_ids, text_ids, row_of, text_rows
+        self._grouped: tuple[np.ndarray, np.ndarray] | None = None  # see _groups
+
+    def _groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """(fact positions by text row, bounds per text row): sorted on first use, not on load (most queries map
+        fact texts through the vector rows without this table)."""
+        if self._grouped is None:
+            order = np.argsort(self._text_rows, kind="stable")
+            self._grouped = order, np.searchsorted(np.asarray(self._text_rows)[order], np.arange(len(self._text_ids) + 1))
+        return self._grouped
 
     def __getitem__(self, key: str) -> list[str]:
         try:
             row = self._row_of(key)
         except KeyError:
             raise KeyError(key) from None
-        found = self._order[self._bounds[row]:self._bounds[row + 1]].tolist()
+        order, bounds = self._groups()
+        found = order[bounds[row]:bounds[row + 1]].tolist()
         if not found:
             raise KeyError(key)
         return [self._fact_ids[p] for p in found]
 
     def __iter__(self) -> Iterator[str]:
-        counts = np.diff(self._bounds)
+        counts = np.diff(self._groups()[1])
         return (self._text_ids[r] for r in np.flatnonzero(counts).tolist())
 
     def __len__(self) -> int:
-        return int(np.count_nonzero(np.diff(self._bounds)))
+        return int(np.count_nonzero(np.diff(self._groups()[1])))

@@ -211,9 +211,10 @@ def whole_table(pairs: SynonymPairs, schema: Any) -> Any:
                      "gone": pa.array(np.zeros(len(a), bool)), "score": pa.array(score, pa.float32())}, schema=schema)
 
 
-def read_segments(tables: list, canonical: dict[str, str]) -> SynonymPairs:
+def read_segments(tables: list, keys: list[str] = (), key_array=None) -> SynonymPairs:
     """The pairs a version's ``synonyms`` segments fold to (``tables.py``, ``folding.py``: gone rows remove, others
-    set), read as columns."""
+    set), read as columns; a name that is an entity key (``keys``, and as the Arrow array ``key_array``) is that
+    key's string object (one per key, however often pairs name it)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -228,6 +229,9 @@ def read_segments(tables: list, canonical: dict[str, str]) -> SynonymPairs:
     n = len(table)
     both = pc.dictionary_encode(pa.concat_arrays([table.column("a").combine_chunks(), table.column("b").combine_chunks()]))
     codes = np.asarray(both.indices, np.int32)
-    names = [canonical.get(k, k) for k in both.dictionary.to_pylist()]
+    names = both.dictionary.to_pylist()
+    if key_array is not None:
+        at = pc.index_in(both.dictionary, value_set=key_array).fill_null(-1).to_numpy(zero_copy_only=False).tolist()
+        names = [keys[r] if r >= 0 else k for r, k in zip(at, names)]
     score = np.asarray(table.column("score").fill_null(0.0).to_numpy(), np.float32)
     return SynonymPairs.from_columns(names, codes[:n], codes[n:], score)

@@ -310,7 +310,6 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     entities = folded_table([read(s) for s in entries["entities"]], "key", SCHEMAS["entities"], checked=True)
     key_array = entities.column("key").combine_chunks()
     keys = key_array.to_pylist()
-    canonical = dict(zip(keys, keys))  # one string object per entity key, however often rows name it
 
     chunk_tables = [read(s) for s in entries["chunks"]]
     chunks = folded_table(chunk_tables, "id", SCHEMAS["chunks"], checked=True)
@@ -333,7 +332,7 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     out.facts = FactColumns(folded_table(with_text_keys([read(s) for s in entries["facts"]]), "id", SCHEMAS["facts"],
                                          checked=True))
 
-    out.synonyms = read_synonyms([read(s) for s in entries["synonyms"]], canonical)
+    out.synonyms = read_synonyms([read(s) for s in entries["synonyms"]], keys, key_array)
 
     vocab = Vocabulary.of([t for name in manifest["vocabulary"] for t in read(name).column("term").to_pylist()])
     vocab.saved = len(vocab)

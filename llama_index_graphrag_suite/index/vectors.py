@@ -47,7 +47,7 @@ class VectorTable:
         self._blocks: list[np.ndarray] = [b for b in (blocks or []) if len(b)]
         self._ram: np.ndarray | None = None  # the growing block (capacity may exceed its rows)
         self._ram_rows = 0
-        self._row = dict(zip(self.ids, range(len(self.ids))))
+        self._row_of: dict[str, int] | None = None  # id -> row, made when first asked (see _row)
         # the ids as an Arrow array (a load passes the one it read), for lookups of many ids at once (rows_in)
         self._id_array = (self.ids, len(self.ids), id_array) if id_array is not None else None
         if id_array is not None and len(id_array) != len(self.ids):
@@ -65,6 +65,14 @@ class VectorTable:
         """How many times rows moved (a remove, a restore): rows read before stay valid while it is unchanged."""
         self.lists: VectorLists | None = None
         """The rows' lists when the table keeps them (:meth:`ensure_lists`); :attr:`listed` says if they fit."""
+
+    @property
+    def _row(self) -> dict[str, int]:
+        """Id -> row, made on first use: a load finds the rows it needs by Arrow joins (:meth:`rows_in`), so a table
+        read only by row (most queries) never holds a dict of its ids."""
+        if self._row_of is None:
+            self._row_of = dict(zip(self.ids, range(len(self.ids))))
+        return self._row_of
 
     @property
     def listed(self) -> bool:
@@ -177,7 +185,7 @@ class VectorTable:
         merged = np.concatenate(fresh) if len(fresh) > 1 else (fresh[0] if fresh else np.zeros((0, self.dim), np.float32))
         self._blocks, self._ram, self._ram_rows = held, np.array(merged, np.float32), len(merged)
         self.ids = list(ids)
-        self._row = dict(zip(self.ids, range(len(self.ids))))
+        self._row_of = None
         self._joined = None
         self.moves += 1
 
@@ -235,7 +243,7 @@ class VectorTable:
         """The table as it was at ``checkpoint``: how a failed change's removals are undone."""
         ids, self._blocks, self._ram, self._ram_rows, self.saved_rows, lists = checkpoint
         self.ids = list(ids)
-        self._row = dict(zip(self.ids, range(len(self.ids))))
+        self._row_of = None
         self._joined = None
         self.moves += 1
         self.lists = None if lists is None else VectorLists(lists.centroids, lists.lists, self.moves)
