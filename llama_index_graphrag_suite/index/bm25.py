@@ -43,6 +43,16 @@ class Vocabulary:
         for t in terms:
             self.add(t)
 
+    @classmethod
+    def of(cls, terms: list[str]) -> "Vocabulary":
+        """The vocabulary of ``terms`` in order (a saved one: each term once), built in one pass."""
+        vocab = cls()
+        vocab._id = dict(zip(terms, range(len(terms))))
+        if len(vocab._id) != len(terms):  # a term twice: keep the first id of each, as add() would
+            return cls(terms)
+        vocab.terms = list(terms)
+        return vocab
+
     def __len__(self) -> int:
         return len(self.terms)
 

@@ -31,9 +31,12 @@ from .chunk_columns import ChunkColumns
 from .entity_columns import EntityColumns
 from .fact_columns import FactColumns
 from .records import text_key
+from .row_columns import RowColumns
 from .storage import CorruptIndexError
 
 __all__ = ["check_snapshot", "check_tables", "check_vector_rows"]
+
+KEY_PROBES = 64  # saved fact text keys checked against their texts on each load
 
 
 def _duplicate(ids: Iterable[str]) -> str | None:
@@ -52,23 +55,41 @@ def _first_missing(values: pa.Array, known: pa.Array) -> int | None:
     return int(pc.index(inside, False).as_py())
 
 
+def _keys(table) -> pa.Array:
+    """A table's keys in order as an Arrow string array (the loaded columns keep the one they read)."""
+    return table.key_array() if isinstance(table, RowColumns) else pa.array(list(table), pa.string())
+
+
 def _check_fact_columns(facts: FactColumns, entities, chunks, fail) -> None:
     """Every fact's ends among the entities and its chunks among the chunks, column by column."""
-    known_entities, known_chunks = pa.array(list(entities), pa.string()), pa.array(list(chunks), pa.string())
+    known_entities, known_chunks = _keys(entities), _keys(chunks)
     ids = facts.arrow_column("id")
     for end in ("subject", "object"):
-        row = _first_missing(facts.arrow_column(end), known_entities)
-        if row is not None:
+        missing = np.flatnonzero(facts.end_rows(end, known_entities) < 0)  # kept for the graph snapshot's edges
+        if missing.size:
+            row = int(missing[0])
             fail(f"fact {ids[row].as_py()!r} is on unknown entity {facts.arrow_column(end)[row].as_py()!r}")
     lists = facts.arrow_column("chunks")
     at = _first_missing(pc.list_flatten(lists), known_chunks)
+    lists = lists.combine_chunks() if at is not None and isinstance(lists, pa.ChunkedArray) else lists  # parents
     if at is not None:
         row = int(pc.list_parent_indices(lists)[at].as_py())
         fail(f"fact {ids[row].as_py()!r} links missing chunk {pc.list_flatten(lists)[at].as_py()!r}")
 
 
+def _check_text_keys(facts: FactColumns, fail) -> None:
+    """A few saved text keys against their texts (every fact's key is not hashed again on each load: a table whose
+    keys are wrong but whose checksums hold is caught where these rows are, as a reordered vector table is)."""
+    n = len(facts)
+    keys, texts = facts.text_keys(), facts.arrow_column("text")
+    for row in sorted({int(r) for r in np.linspace(0, n - 1, min(n, KEY_PROBES))}):
+        if keys[row].as_py() != text_key(texts[row].as_py() or ""):
+            fail(f"fact {facts.arrow_column('id')[row].as_py()!r} has a text key that is not its text's")
+
+
 def check_tables(index, rows: dict[str, list[str]], where: str) -> None:
-    """``rows``: the ids as read, per table (``chunks``, ``entities``, ``facts``), before dicts merged duplicates."""
+    """``rows``: the ids as read, per table (``chunks``, ``entities``, ``facts``), before dicts merged duplicates
+    (a format-2 version's tables fold to distinct keys: none to give)."""
     def fail(what: str) -> None:
         raise CorruptIndexError(f"corrupt index at {where}: {what}")
 
@@ -88,6 +109,7 @@ def check_tables(index, rows: dict[str, list[str]], where: str) -> None:
     columnar = isinstance(facts, FactColumns)  # a loaded version's facts: checked column by column
     if columnar:
         _check_fact_columns(facts, entities, chunks, fail)
+        _check_text_keys(facts, fail)
     for fid, f in ({} if columnar else facts).items():
         for end in (f.subject, f.object):
             if end not in entities:
@@ -95,20 +117,55 @@ def check_tables(index, rows: dict[str, list[str]], where: str) -> None:
         for cid in f.chunks:
             if cid not in chunks:
                 fail(f"fact {fid!r} links missing chunk {cid!r}")
-    for name in index.synonyms.used_names():
-        if name not in entities:
-            fail(f"a synonym pair is on unknown entity {name!r}")
-    texts = facts.text_keys() if columnar else (text_key(f.text) for f in facts.values())
-    expected = {"chunks": set(chunks), "entities": set(entities), "facts": set(texts)}
+    names = pa.array(index.synonyms.used_names(), pa.string())
+    at = _first_missing(names, _keys(entities))
+    if at is not None:
+        fail(f"a synonym pair is on unknown entity {names[at].as_py()!r}")
+    texts = facts.text_keys() if columnar else pa.array([text_key(f.text) for f in facts.values()], pa.string())
+    expected = {"chunks": _keys(chunks), "entities": _keys(entities), "facts": texts}
     for name, table in (("chunks", index.chunk_vectors), ("entities", index.entity_vectors), ("facts", index.fact_vectors)):
-        have = set(table.ids)
-        if len(have) != len(table.ids):
+        if name == "facts" and columnar:  # the rows the index's derive reads anyway (kept by the facts)
+            problem = _same_text_ids(table, texts, facts.text_rows(table))
+        else:
+            problem = _same_ids(table.id_array(), expected[name])
+        if problem == "twice":
             fail(f"the {name} vector ids list {_duplicate(table.ids)!r} twice")
-        if have != expected[name]:
-            extra, missing = have - expected[name], expected[name] - have
-            odd = sorted(extra)[0] if extra else sorted(missing)[0]
+        if problem is not None:
+            extra, odd = problem
             fail(f"the {name} vector ids do not match the {name} table ({odd!r} "
                  f"{'has a vector but no row' if extra else 'has no vector'})")
+
+
+def _same_text_ids(table, texts: pa.Array, rows: np.ndarray):
+    """:func:`_same_ids` of the fact vector table and the facts' text keys ``texts``, from the row of each text in
+    the table (``rows``, -1: none)."""
+    have = table.id_array()
+    if pc.count_distinct(have, mode="all").as_py() != len(have):
+        return "twice"
+    used = np.zeros(len(have), bool)
+    used[rows[rows >= 0]] = True
+    if not used.all():
+        return True, pc.min(have.filter(pa.array(~used))).as_py()
+    if (rows < 0).any():
+        return False, pc.min(texts.filter(pa.array(rows < 0))).as_py()
+    return None
+
+
+def _same_ids(have: pa.Array, expected: pa.Array):
+    """None when the vector ids ``have`` are distinct and, as a set, ``expected``; else "twice" (an id listed twice),
+    or (True, an id with no row) or (False, an expected id with no vector), the least one of its kind, as the set
+    comparison this replaces named it."""
+    if have.equals(expected):  # the usual case: the same ids in the same order
+        return None
+    if pc.count_distinct(have, mode="all").as_py() != len(have):
+        return "twice"
+    extra = pc.filter(have, pc.invert(pc.fill_null(pc.is_in(have, value_set=expected), False)))
+    if len(extra):
+        return True, pc.min(extra).as_py()
+    missing = pc.filter(expected, pc.invert(pc.fill_null(pc.is_in(expected, value_set=have), False)))
+    if len(missing):
+        return False, pc.min(missing).as_py()
+    return None
 
 
 def check_vector_rows(index, where: str) -> np.ndarray:
@@ -129,7 +186,7 @@ def check_vector_rows(index, where: str) -> np.ndarray:
         vecs, at = fresh[at:at + 2], at + 2
         if pair[0] == pair[1]:
             continue
-        sims = vecs @ table.rows_of(ids).T  # fresh probe x stored row
+        sims = vecs @ table.at(np.array([0, len(table) - 1])).T  # fresh probe x stored row (the ids' rows)
         if sims[0, 0] < sims[0, 1] or sims[1, 1] < sims[1, 0]:
             raise CorruptIndexError(f"corrupt index at {where}: the vector ids do not match the vectors' rows "
                                     f"({ids[0]!r} is nearer the vector stored for {ids[1]!r})")

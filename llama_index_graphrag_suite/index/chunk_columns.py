@@ -29,11 +29,11 @@ class ChunkColumns(RowColumns):
     ``link_offsets[i]:link_offsets[i + 1]``, in its link order."""
 
     def __init__(self, ids: list[str], table: pa.Table, link_offsets: np.ndarray, link_entities: np.ndarray,
-                 entity_keys: Sequence[str]) -> None:
-        super().__init__(ids, "chunks")
+                 entity_keys: Sequence[str], key_array: pa.Array | None = None) -> None:
+        super().__init__(ids, "chunks", key_array)
         if len(table) != len(ids) or len(link_offsets) != len(ids) + 1:
             raise ValueError("the chunks table and its links differ in length")
-        self._cols = {c: table.column(c).combine_chunks() for c in COLUMNS}
+        self._cols = {c: table.column(c) for c in COLUMNS}  # as read: several row groups stay several chunks
         self._offsets, self._links, self._entity_keys = link_offsets, link_entities, entity_keys
 
     def column(self, name: str) -> list:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .records import EntityRecord, entity_attributes
 from .row_columns import RowColumns
@@ -29,21 +30,31 @@ class EntityColumns(RowColumns):
     order, and what each contains as in :class:`~.chunk_columns.ChunkColumns` (offsets, rows of ``keys``)."""
 
     def __init__(self, keys: list[str], surface: pa.Array, type_: pa.Array, attributes: pa.Array,
-                 chunk_ids: Sequence[str], link_offsets: np.ndarray, link_entities: np.ndarray) -> None:
-        super().__init__(keys, "entities")
+                 chunk_ids: Sequence[str], link_offsets: np.ndarray, link_entities: np.ndarray,
+                 key_array: pa.Array | None = None) -> None:
+        super().__init__(keys, "entities", key_array)
         self._surface, self._type = surface, type_
         self._attributes: dict[int, dict] = {}  # only the entities that have any (most have none)
-        for r, text in enumerate(attributes.to_pylist()):
-            if text:
+        filled = pc.fill_null(pc.greater(pc.binary_length(attributes), 0), False)
+        for r in np.flatnonzero(np.asarray(filled.to_numpy(zero_copy_only=False), bool)).tolist():
+            if text := attributes[r].as_py():
                 value = json.loads(text)
                 if not isinstance(value, dict) or entity_attributes(value) != value:
                     raise ValueError(f"entity {keys[r]!r} has attributes that are not a mapping of names to scalars")
                 self._attributes[r] = value
         self._chunk_ids = chunk_ids
-        chunk_rows = np.repeat(np.arange(len(chunk_ids), dtype=np.int32), np.diff(link_offsets))
-        order = np.argsort(link_entities, kind="stable")  # the chunks of an entity in table order
-        self._chunks = chunk_rows[order]
-        self._bounds = np.searchsorted(np.asarray(link_entities)[order], np.arange(len(keys) + 1))
+        self._links = (link_offsets, link_entities)
+        self._grouped: tuple[np.ndarray, np.ndarray] | None = None  # see _groups
+
+    def _groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk rows grouped by entity, bounds per entity row): sorted when an entity's record is first made, not
+        on load (the graph snapshot reads the links as they are)."""
+        if self._grouped is None:
+            offsets, entities = self._links
+            chunk_rows = np.repeat(np.arange(len(self._chunk_ids), dtype=np.int32), np.diff(offsets))
+            order = np.argsort(entities, kind="stable")  # the chunks of an entity in table order
+            self._grouped = chunk_rows[order], np.searchsorted(np.asarray(entities)[order], np.arange(len(self) + 1))
+        return self._grouped
 
     def column(self, name: str) -> list:
         """``surface`` or ``type`` of every entity in table order, as a Python list."""
@@ -54,7 +65,8 @@ class EntityColumns(RowColumns):
 
     def _make(self, row: int) -> EntityRecord:
         ids = self._chunk_ids
-        chunks = {ids[c] for c in self._chunks[self._bounds[row]:self._bounds[row + 1]].tolist()}
+        grouped, bounds = self._groups()
+        chunks = {ids[c] for c in grouped[bounds[row]:bounds[row + 1]].tolist()}
         return EntityRecord(self._keys[row], self._surface[row].as_py(), chunks, self._type[row].as_py() or "",
                             dict(self._attributes.get(row, {})))
 

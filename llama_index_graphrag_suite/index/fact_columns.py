@@ -18,13 +18,15 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .records import FactRecord, text_key
 from .row_columns import RowColumns
 
-__all__ = ["FactColumns", "FactsByText"]
+__all__ = ["TEXT_KEY", "FactColumns", "FactsByText", "with_text_keys"]
 
 COLUMNS = ("id", "subject", "predicate", "object", "text", "kind", "chunks")
+TEXT_KEY = "text_key"  # saved beside them: ``records.text_key(text)``, so a load need not hash every fact's text
 _HEX = np.full(256, 255, np.uint8)
 _HEX[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16, dtype=np.uint8)
 
@@ -52,16 +54,22 @@ class FactColumns(RowColumns):
     """See the module docstring. ``table``: the folded facts table (columns :data:`COLUMNS`, ids distinct)."""
 
     def __init__(self, table: pa.Table) -> None:
-        self._cols = {c: table.column(c).combine_chunks() for c in COLUMNS}
-        ids = self._cols["id"]
+        # the columns as read (a table of several row groups: several chunks each, not copied together); the ids
+        # in one array (their buffers are read as numbers below)
+        self._cols = {c: table.column(c) for c in COLUMNS}
+        ids = self._cols["id"] = table.column("id").combine_chunks()
         found = _id_values(ids)
         # ids of the usual form need no Python object each; others are looked up in the base class's dict
-        super().__init__(None if found is not None else ids.to_pylist(), "facts")
+        super().__init__(None if found is not None else ids.to_pylist(), "facts", key_array=ids)
         self._values, self._rows = found if found is not None else (None, None)
         if self._values is not None and len(self._values) > 1 and not (np.diff(self._values) > 0).all():
-            raise ValueError("the facts table lists a key twice")
-        self._text_keys: list[str] | None = None
+            twice = ids[int(self._rows[int(np.flatnonzero(np.diff(self._values) == 0)[0])])].as_py()
+            raise ValueError(f"the facts table lists a key twice ({twice!r})")
+        # the text keys as saved (versions saved before the facts table held them: computed when first asked)
+        names = table.column_names
+        self._text_keys: pa.Array | None = table.column(TEXT_KEY) if TEXT_KEY in names else None
         self._text_rows: tuple[Any, int, np.ndarray] | None = None  # (vector table, its moves, rows): see text_rows
+        self._end_rows: dict[str, tuple[pa.Array, np.ndarray]] = {}  # see end_rows
 
     def __len__(self) -> int:
         return len(self._cols["id"])
@@ -94,24 +102,42 @@ class FactColumns(RowColumns):
         """The fact ids in table order, as a sequence read from the id column (no list of every id)."""
         return FactIds(self._cols["id"])
 
-    def text_keys(self) -> list[str]:
-        """``records.text_key`` of every fact's text, in table order (kept until :meth:`text_rows`: a load's checks
-        and then its derived lookups both read them)."""
+    def text_keys(self) -> pa.Array:
+        """``records.text_key`` of every fact's text, in table order, as an Arrow string array: the saved column
+        (read from the vector table's ids once a load found the rows, so the column need not stay in memory), or
+        computed from the texts for a version saved without it."""
         if self._text_keys is None:
-            self._text_keys = [text_key(t) for t in self._cols["text"].to_pylist()]
+            kept = self._text_rows
+            if kept is not None and kept[1] == kept[0].moves and not (kept[2] < 0).any():
+                self._text_keys = kept[0].id_array().take(pa.array(kept[2]))
+            else:
+                self._text_keys = pa.array([text_key(t) for t in self._cols["text"].to_pylist()], pa.string())
         return self._text_keys
 
     def text_rows(self, vectors: Any) -> np.ndarray:
         """The row in ``vectors`` (the fact-text ``VectorTable``) of every fact's text, in table order (-1: a text
         it no longer holds, a fact a change removed); kept while the table's rows stay where they are (an insert only
-        appends), so a change's derive does not hash every fact's text again."""
+        appends), so a change's derive does not look every fact's text up again."""
         kept = self._text_rows
         if kept is not None and kept[0] is vectors and kept[1] == vectors.moves:
             return kept[2]
-        rows = np.fromiter(map(vectors.find, self.text_keys()), np.int64, len(self))
+        rows = vectors.rows_in(self.text_keys())
         rows.flags.writeable = False
         self._text_keys = None
         self._text_rows = (vectors, vectors.moves, rows)
+        return rows
+
+    def end_rows(self, end: str, keys: pa.Array, forget: bool = False) -> np.ndarray:
+        """The row in ``keys`` (the entity keys, an Arrow array) of every fact's ``end`` ("subject" or "object"), -1
+        for a name that is not among them: one hash join, kept for the same ``keys`` until asked with ``forget`` (a
+        load's checks and then its graph snapshot read the same rows)."""
+        kept = self._end_rows.pop(end, None) if forget else self._end_rows.get(end)
+        if kept is not None and kept[0] is keys:
+            return kept[1]
+        rows = np.asarray(pc.index_in(self._cols[end], value_set=keys).fill_null(-1).to_numpy(zero_copy_only=False),
+                          np.int64)
+        if not forget:
+            self._end_rows[end] = (keys, rows)
         return rows
 
     def to_dict(self, intern: dict[str, str] | None = None) -> dict[str, FactRecord]:
@@ -125,8 +151,8 @@ class FactColumns(RowColumns):
         return out
 
     def arrow(self) -> pa.Table:
-        """The columns as a table (what a save writes when no fact changed)."""
-        return pa.table(dict(self._cols))
+        """The columns as a table, text keys last (what a save writes when no fact changed)."""
+        return pa.table({**self._cols, TEXT_KEY: self.text_keys()})
 
     def _find(self, fid: Any) -> int:
         if self._values is None:
@@ -139,6 +165,20 @@ class FactColumns(RowColumns):
             return -1
         at = int(np.searchsorted(self._values, value))
         return int(self._rows[at]) if at < len(self._values) and self._values[at] == value else -1
+
+
+def with_text_keys(segments: list[pa.Table]) -> list[pa.Table]:
+    """The facts segments, each with its text keys where some segment has them (one saved before they were saved
+    gets them computed; gone rows have none). When none has them, the folded table's are computed (``FactColumns``)."""
+    if all(TEXT_KEY not in t.column_names for t in segments):
+        return segments
+    out = []
+    for t in segments:
+        if TEXT_KEY not in t.column_names:
+            gone, texts = t.column("gone").to_pylist(), t.column("text").to_pylist()
+            t = t.append_column(TEXT_KEY, pa.array([None if g else text_key(x) for g, x in zip(gone, texts)], pa.string()))
+        out.append(t)
+    return out
 
 
 class FactIds(Sequence):
@@ -164,23 +204,31 @@ class FactsByText(Mapping):
     the facts' vector rows instead of a dict with a list per text."""
 
     def __init__(self, fact_ids: Sequence[str], text_rows: np.ndarray, text_ids: list[str], row_of: Any) -> None:
-        self._fact_ids, self._text_ids, self._row_of = fact_ids, text_ids, row_of
-        self._order = np.argsort(text_rows, kind="stable")
-        self._bounds = np.searchsorted(np.asarray(text_rows)[self._order], np.arange(len(text_ids) + 1))
+        self._fact_ids, self._text_ids, self._row_of, self._text_rows = fact_ids, text_ids, row_of, text_rows
+        self._grouped: tuple[np.ndarray, np.ndarray] | None = None  # see _groups
+
+    def _groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """(fact positions by text row, bounds per text row): sorted on first use, not on load (most queries map
+        fact texts through the vector rows without this table)."""
+        if self._grouped is None:
+            order = np.argsort(self._text_rows, kind="stable")
+            self._grouped = order, np.searchsorted(np.asarray(self._text_rows)[order], np.arange(len(self._text_ids) + 1))
+        return self._grouped
 
     def __getitem__(self, key: str) -> list[str]:
         try:
             row = self._row_of(key)
         except KeyError:
             raise KeyError(key) from None
-        found = self._order[self._bounds[row]:self._bounds[row + 1]].tolist()
+        order, bounds = self._groups()
+        found = order[bounds[row]:bounds[row + 1]].tolist()
         if not found:
             raise KeyError(key)
         return [self._fact_ids[p] for p in found]
 
     def __iter__(self) -> Iterator[str]:
-        counts = np.diff(self._bounds)
+        counts = np.diff(self._groups()[1])
         return (self._text_ids[r] for r in np.flatnonzero(counts).tolist())
 
     def __len__(self) -> int:
-        return int(np.count_nonzero(np.diff(self._bounds)))
+        return int(np.count_nonzero(np.diff(self._groups()[1])))

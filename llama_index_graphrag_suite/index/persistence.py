@@ -32,6 +32,9 @@ from .records import entity_attributes
 from .storage import (
     KEEP_VERSIONS,
     SEGMENTS,
+    VERIFY_AGE_NS,
+    remember_verified,
+    verified_record,
     check_segments,
     MANIFEST,
     CorruptIndexError,
@@ -244,7 +247,7 @@ def _load(cls, persist_dir, embed_model, llm, store_arg, show_progress, version)
         state.dim = dim
         if "tables" in manifest:  # segments shared by versions (tables.py)
             loaded, snapshot = read_tables(Path(persist_dir) / SEGMENTS, manifest, dim), None
-            rows = {"chunks": list(loaded.chunks), "entities": list(loaded.entities), "facts": list(loaded.facts)}
+            rows = {}  # folding gives each key one row (a whole segment listing one twice is refused there)
         else:  # format 1: whole JSON tables and vector files in the version folder
             loaded, rows, snapshot = read_format_1(folder, missing, dim)
         state.chunks, state.entities, state.facts = loaded.chunks, loaded.entities, loaded.facts
@@ -325,8 +328,11 @@ def _verify(folder: Path, manifest: dict, persist_dir) -> set[str]:
     (paths relative to the version folder).
 
     A missing table or a checksum that differs raises CorruptIndexError: only what can be computed
-    again from the tables (``DERIVED_FILES``, method artefacts) may be absent.
+    again from the tables (``DERIVED_FILES``, method artefacts) may be absent. A file recorded as verified and
+    unchanged since is not hashed again, as for segments (``storage.VERIFIED``).
     """
+    root = Path(persist_dir)
+    known, fresh, now = verified_record(root), {}, time.time_ns()
     missing = set()
     for name, digest in manifest["files"].items():
         path = folder / name
@@ -338,8 +344,17 @@ def _verify(folder: Path, manifest: dict, persist_dir) -> set[str]:
                 missing.add(name)
                 continue
             raise CorruptIndexError(f"corrupt index at {persist_dir}: {name} is missing")
+        st, key = path.stat(), f"{folder.name}/{name}"
+        stamp = [st.st_size, st.st_mtime_ns, st.st_ino, digest]
+        if known.get(key) == stamp:
+            continue
         if sha256_file(path) != digest:
             raise CorruptIndexError(f"corrupt index at {persist_dir}: {name} does not match its checksum")
+        if now - st.st_mtime_ns >= VERIFY_AGE_NS:
+            fresh[key] = stamp
+    if fresh and (root / SEGMENTS).is_dir():  # kept: segments, and the files of versions still there
+        kept = {k: v for k, v in {**known, **fresh}.items() if "/" not in k or (root / k.split("/", 1)[0]).is_dir()}
+        remember_verified(root, kept)
     return missing
 
 

@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import numpy as np
+import pyarrow as pa
 
 from ..extractors.entity_stats import EntityStatistics
 from ..graph.snapshot import GraphSnapshot
 from .artefacts import ArtefactMemo
+from .row_columns import RowColumns
 from .state import READ_FIELDS, IndexState
 from .vectors import normalize_rows
 
@@ -108,9 +110,17 @@ class IndexReading:
         return self.state.chunk_vectors.scores_at(query_vec, self._chunk_vector_rows()[positions])
 
     def _chunk_vector_rows(self) -> np.ndarray:
-        order, vectors = self.state.chunk_order, self.state.chunk_vectors
-        return self.cached("chunk_vector_rows", lambda: np.fromiter(
-            (vectors.row(c) for c in order), np.int64, len(order)))
+        order, vectors, chunks = self.state.chunk_order, self.state.chunk_vectors, self.state.chunks
+
+        def build() -> np.ndarray:  # one Arrow join (a loaded table's ids are an Arrow array already)
+            loaded = isinstance(chunks, RowColumns) and chunks.key_list() == order
+            ids = chunks.key_array() if loaded else pa.array(order, pa.string())
+            rows = vectors.rows_in(ids)
+            if (rows < 0).any():
+                raise KeyError(order[int(np.flatnonzero(rows < 0)[0])])
+            return rows
+
+        return self.cached("chunk_vector_rows", build)
 
     def cached(self, name: str, build: Callable[[], Any]) -> Any:
         """Memo for structures retrievers derive from the snapshot (transition matrices, cost layouts): built once

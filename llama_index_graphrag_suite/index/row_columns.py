@@ -6,6 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import pyarrow as pa
+
+from .folding import first_duplicate
+
 __all__ = ["CACHED", "RowColumns"]
 
 CACHED = 4096  # records kept after a read (a query reads tens to hundreds)
@@ -16,12 +20,23 @@ class RowColumns(Mapping):
     makes a row's record (:meth:`_make`) and a copy of one (:meth:`_copy`). A subclass without a key list (None)
     gives its own ``__len__``, ``__iter__`` and :meth:`_find`."""
 
-    def __init__(self, keys: list[str] | None, table: str) -> None:
+    def __init__(self, keys: list[str] | None, table: str, key_array: pa.Array | None = None) -> None:
         self._keys = keys
-        self._row = None if keys is None else {k: r for r, k in enumerate(keys)}
+        self._row = None if keys is None else dict(zip(keys, range(len(keys))))
         if keys is not None and len(self._row) != len(keys):
-            raise ValueError(f"the {table} table lists a key twice")
+            raise ValueError(f"the {table} table lists a key twice ({first_duplicate(keys)!r})")
         self._cache: dict[int, Any] = {}
+        self._key_array = key_array  # the keys as read (Arrow), for checks and lookups of many keys at once
+
+    def key_list(self) -> list[str] | None:
+        """The keys in table order as the list this table was made with (None: a subclass without one)."""
+        return self._keys
+
+    def key_array(self) -> pa.Array:
+        """The keys in table order as an Arrow string array."""
+        if self._key_array is None:
+            self._key_array = pa.array(self._keys if self._keys is not None else list(self), pa.string())
+        return self._key_array
 
     def _find(self, key: Any) -> int:
         """The row of ``key``, or -1."""

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..config import IndexConfig
 from ..extractors.entity_stats import EntityStatistics
@@ -39,6 +41,7 @@ from .fact_columns import FactColumns, FactsByText
 from .locking import ReadWriteLock
 from .pending import DocumentOps
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
+from .row_columns import RowColumns
 from .row_overlay import RowOverlay, table_column
 from .synonym_pairs import SynonymPairs
 from .vectors import VectorTable
@@ -183,8 +186,13 @@ class IndexState:
             self.fact_ids = list(self.facts)
             self.fact_text_rows = np.fromiter(
                 (vectors.row(text_key(self.facts[f].text)) for f in self.fact_ids), np.int64, len(self.fact_ids))
-        self.entity_vector_rows = np.fromiter(
-            (self.entity_vectors.row(k) for k in self.entities), np.int64, len(self.entities)) if self.entity_vectors else np.zeros(0, np.int64)
+        if not self.entity_vectors:
+            self.entity_vector_rows = np.zeros(0, np.int64)
+        elif isinstance(self.entities, RowColumns):  # a loaded version's: one lookup of the key column
+            self.entity_vector_rows = _found(self.entity_vectors.rows_in(self.entities.key_array()), self.entities.key_array())
+        else:
+            self.entity_vector_rows = np.fromiter(
+                (self.entity_vectors.row(k) for k in self.entities), np.int64, len(self.entities))
         self.snapshot = snapshot if snapshot is not None else self.build_snapshot()
         # BM25 keeps the rows of chunks it has and tokenises only new ones (bm25.py)
         self.bm25 = (self.bm25.updated(self.chunk_order, lambda c: self.chunks[c].text) if self.bm25 is not None
@@ -215,22 +223,46 @@ class IndexState:
         # ~36 bytes each against 4-8 in an array); the same arrays as the per-edge loop (tests/test_scale_memory.py).
         entity_ids = list(self.entities)
         node_ids = entity_ids + self.chunk_order
-        row = {n: i for i, n in enumerate(node_ids)}
         n_ent, n_facts, n_chunks = len(entity_ids), len(self.facts), len(self.chunk_order)
-        sizes, targets = contains_rows(self.chunks, row)
-        contains = (np.repeat(np.arange(n_ent, n_ent + n_chunks), sizes), targets)
         names, a, b, score = self.synonyms.columns()
-        name_rows = np.fromiter((row.get(k, -1) for k in names), np.int64, len(names))
+        if _columnar(self.chunks, self.entities, self.facts):  # a loaded version: lookups of whole columns
+            entities = self.entities.key_array()
+            offsets, codes, _ = self.chunks.links()
+            sizes, targets = np.diff(offsets), codes.astype(np.int64)
+            name_rows = _rows_in(pa.array(names, pa.string()), entities)
+            ends = [_found(self.facts.end_rows(end, entities, forget=True), self.facts.arrow_column(end))
+                    for end in ("subject", "object")]
+        else:
+            row = {n: i for i, n in enumerate(node_ids)}
+            sizes, targets = contains_rows(self.chunks, row)
+            name_rows = np.fromiter((row.get(k, -1) for k in names), np.int64, len(names))
+            ends = [np.fromiter(map(row.__getitem__, table_column(self.facts, end)), np.int64, n_facts)
+                    for end in ("subject", "object")]
+        contains = (np.repeat(np.arange(n_ent, n_ent + n_chunks), sizes), targets)
         a, b = name_rows[a], name_rows[b]
         if (a < 0).any() or (b < 0).any():
             raise ValueError("a synonym pair names an entity the index does not have")
-        return GraphSnapshot.from_edges(
-            node_ids, n_ent,
-            relations=(np.fromiter(map(row.__getitem__, table_column(self.facts, "subject")), np.int64, n_facts),
-                       np.fromiter(map(row.__getitem__, table_column(self.facts, "object")), np.int64, n_facts)),
-            contains=contains,
-            synonyms=(a, b, score),
-        )
+        return GraphSnapshot.from_edges(node_ids, n_ent, relations=tuple(ends), contains=contains, synonyms=(a, b, score))
+
+
+def _columnar(chunks, entities, facts) -> bool:
+    """Whether the tables are a loaded version's columns, the chunks' links naming the entities table's own keys
+    (so a chunk's entity codes are entity rows)."""
+    return (isinstance(chunks, ChunkColumns) and isinstance(entities, EntityColumns) and isinstance(facts, FactColumns)
+            and chunks.links()[2] is entities.key_list())
+
+
+def _rows_in(values: pa.Array, keys: pa.Array) -> np.ndarray:
+    """The row in ``keys`` of each of ``values`` (-1: none), by one hash join in Arrow."""
+    return pc.index_in(values, value_set=keys).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _found(rows: np.ndarray, keys: pa.Array) -> np.ndarray:
+    """``rows`` when every key was found; else KeyError naming the first missing one (as a dict lookup would)."""
+    missing = np.flatnonzero(rows < 0)
+    if missing.size:
+        raise KeyError(keys[int(missing[0])].as_py())
+    return rows
 
 
 def _overlay_text_rows(facts: RowOverlay, vectors: VectorTable) -> np.ndarray:

@@ -213,7 +213,8 @@ def _remove_unlisted_segments(root: Path) -> None:
             path.unlink(missing_ok=True)
 
 
-# segments/.verified.json: segment name -> [size, mtime_ns, inode, sha256] of files a load hashed and found whole.
+# segments/.verified.json: segment name (or version/file path) -> [size, mtime_ns, inode, sha256] of files a load
+# hashed and found whole.
 # A load hashes a segment again only when its file is not the one recorded (size, modification time, inode): a
 # 100,000-passage index holds 800 MB of segments, a quarter of its load time when hashed on every load. Only files
 # last written VERIFY_AGE_NS before the check are recorded, so a later write always shows in the modification
@@ -222,7 +223,7 @@ VERIFIED = ".verified.json"
 VERIFY_AGE_NS = 2_000_000_000
 
 
-def _verified(root: Path) -> dict:
+def verified_record(root: Path) -> dict:
     try:
         known = json.loads((root / SEGMENTS / VERIFIED).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -230,7 +231,7 @@ def _verified(root: Path) -> dict:
     return known if isinstance(known, dict) else {}
 
 
-def _remember_verified(root: Path, known: dict) -> None:
+def remember_verified(root: Path, known: dict) -> None:
     """Write the record of verified segments (best effort: a read-only index is hashed on every load)."""
     tmp = root / SEGMENTS / f".{VERIFIED}.{os.getpid()}.tmp"
     try:
@@ -247,7 +248,7 @@ def check_segments(root: Path, manifest: dict, verify: bool = True) -> None:
     segments = manifest.get("segments", {})
     if not isinstance(segments, dict) or not all(isinstance(v, str) for v in segments.values()):
         raise CorruptIndexError(f"corrupt index at {root}: {MANIFEST} has a malformed segment list")
-    known = _verified(root) if verify else {}
+    known = verified_record(root) if verify else {}
     fresh, now = {}, time.time_ns()
     for name, digest in segments.items():
         path = root / SEGMENTS / name
@@ -267,7 +268,7 @@ def check_segments(root: Path, manifest: dict, verify: bool = True) -> None:
             fresh[name] = stamp
     if fresh:
         listed = {p.name for p in (root / SEGMENTS).iterdir()}
-        _remember_verified(root, {k: v for k, v in {**known, **fresh}.items() if k in listed})
+        remember_verified(root, {k: v for k, v in {**known, **fresh}.items() if k in listed or "/" in k})  # "/": files of versions
 
 
 def _point_current(root: Path, name: str) -> None:

@@ -211,30 +211,27 @@ def whole_table(pairs: SynonymPairs, schema: Any) -> Any:
                      "gone": pa.array(np.zeros(len(a), bool)), "score": pa.array(score, pa.float32())}, schema=schema)
 
 
-def read_segments(tables: list, canonical: dict[str, str]) -> SynonymPairs:
-    """The pairs a version's ``synonyms`` segments fold to (``tables.py``): the first segment, usually the whole
-    table, is read as columns; later ones (a save's changes) row by row: gone rows remove, others set."""
+def read_segments(tables: list, keys: list[str] = (), key_array=None) -> SynonymPairs:
+    """The pairs a version's ``synonyms`` segments fold to (``tables.py``, ``folding.py``: gone rows remove, others
+    set), read as columns; a name that is an entity key (``keys``, and as the Arrow array ``key_array``) is that
+    key's string object (one per key, however often pairs name it)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    later = list(tables)
-    pairs = SynonymPairs()
-    if later and not pc.any(later[0].column("gone")).as_py():
-        first = later.pop(0)
-        n = len(first)
-        both = pc.dictionary_encode(pa.concat_arrays([first.column("a").combine_chunks(),
-                                                      first.column("b").combine_chunks()]))
-        codes = np.asarray(both.indices, np.int32)
-        names = [canonical.get(k, k) for k in both.dictionary.to_pylist()]
-        score = np.asarray(first.column("score").fill_null(0.0).to_numpy(), np.float32)
-        pairs = SynonymPairs.from_columns(names, codes[:n], codes[n:], score)
-    for t in later:
-        a, b = t.column("a").to_pylist(), t.column("b").to_pylist()
-        gone, score = t.column("gone").to_pylist(), t.column("score").to_pylist()
-        for x, y, g in zip(a, b, gone):
-            if g:
-                pairs.pop((x, y), None)
-        for x, y, g, s in zip(a, b, gone, score):
-            if not g:
-                pairs[(canonical.get(x, x), canonical.get(y, y))] = s
-    return pairs
+    from .folding import fold_rows
+
+    if not tables:
+        return SynonymPairs()
+    if len(tables) == 1 and not pc.any(tables[0].column("gone")).as_py():
+        table = tables[0]  # the whole table: its rows as they are (a pair listed twice is refused by from_columns)
+    else:
+        table = pa.concat_tables(tables).take(pa.array(fold_rows(tables, ("a", "b")), pa.int64()))
+    n = len(table)
+    both = pc.dictionary_encode(pa.concat_arrays([table.column("a").combine_chunks(), table.column("b").combine_chunks()]))
+    codes = np.asarray(both.indices, np.int32)
+    names = both.dictionary.to_pylist()
+    if key_array is not None:
+        at = pc.index_in(both.dictionary, value_set=key_array).fill_null(-1).to_numpy(zero_copy_only=False).tolist()
+        names = [keys[r] if r >= 0 else k for r, k in zip(at, names)]
+    score = np.asarray(table.column("score").fill_null(0.0).to_numpy(), np.float32)
+    return SynonymPairs.from_columns(names, codes[:n], codes[n:], score)

@@ -36,6 +36,7 @@ from typing import Any, Iterable
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import scipy.sparse as sp
 
@@ -44,9 +45,9 @@ from ..graph.vector_lists import VectorLists
 from .bm25 import BM25Table, Vocabulary
 from .chunk_columns import ChunkColumns
 from .entity_columns import EntityColumns
-from .fact_columns import FactColumns
-from .folding import any_gone, fold, folded, folded_table
-from .records import ChunkRecord, EntityRecord, FactRecord
+from .fact_columns import TEXT_KEY, FactColumns, with_text_keys
+from .folding import any_gone, first_duplicate, fold_rows, folded, folded_table
+from .records import ChunkRecord, EntityRecord, FactRecord, text_key
 from .synonym_pairs import SynonymPairs, read_segments as read_synonyms, whole_table as whole_synonyms
 from .vectors import VectorTable
 
@@ -65,7 +66,7 @@ SCHEMAS = {
     "chunk_links": pa.schema([("id", _STR), ("gone", pa.bool_()), ("entities", _LIST_STR)]),
     "entities": pa.schema([("key", _STR), ("gone", pa.bool_()), ("surface", _STR), ("type", _STR), ("attributes", _STR)]),
     "facts": pa.schema([("id", _STR), ("gone", pa.bool_()), ("subject", _STR), ("predicate", _STR), ("object", _STR),
-                        ("text", _STR), ("kind", _STR), ("chunks", _LIST_STR)]),
+                        ("text", _STR), ("kind", _STR), ("chunks", _LIST_STR), (TEXT_KEY, _STR)]),
     "synonyms": pa.schema([("a", _STR), ("b", _STR), ("gone", pa.bool_()), ("score", pa.float32())]),
     "vocabulary": pa.schema([("term", _STR)]),
     "ngrams": pa.schema([("key", _STR), ("gone", pa.bool_()), ("df", pa.int32())]),
@@ -138,6 +139,7 @@ def _rows(state: Any, table: str, keys: Iterable[Any], gone: Iterable[Any]) -> p
         for name in ("subject", "predicate", "object", "text", "kind"):
             cols[name] = [None] * n_gone + [getattr(f, name) for f in recs]
         cols["chunks"] = [None] * n_gone + [sorted(f.chunks) for f in recs]
+        cols[TEXT_KEY] = [None] * n_gone + [text_key(f.text) for f in recs]
     else:  # synonyms
         pairs = gone + keys
         cols = {"a": [p[0] for p in pairs], "b": [p[1] for p in pairs], "gone": flags,
@@ -234,7 +236,7 @@ def read_statistics(segment_folder: Path, manifest: dict, max_ngram: int) -> Any
 
     if "ngrams" not in manifest:
         return None
-    keys, c = folded([pq.read_table(segment_folder / s) for s in manifest["ngrams"]], ("key",), ("df",))
+    keys, c = folded([read_segment(segment_folder / s) for s in manifest["ngrams"]], ("key",), ("df",))
     stats = EntityStatistics(max_ngram, int(manifest["ngram_chunks"]), Counter(dict(zip(keys, c["df"]))))
     stats.saved = True
     return stats
@@ -280,6 +282,13 @@ class LoadedTables:
     duplicates: list[str] = field(default_factory=list)  # "table: key" read twice within one segment
 
 
+def read_segment(path: Path) -> pa.Table:
+    """A Parquet segment as one Arrow table, each column one array (``read_table`` splits a large column into
+    batches that the columns' readers would copy together again)."""
+    with pq.ParquetFile(path) as f:
+        return f.read()
+
+
 def listed_segments(manifest: dict) -> set[str]:
     """Every segment name a format-2 manifest's tables, vocabulary, statistics and vectors refer to."""
     names = {n for parts in manifest["tables"].values() for n in parts}
@@ -294,45 +303,47 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     unlisted = listed_segments(manifest) - set(manifest.get("segments", {}))
     if unlisted:
         raise ValueError(f"the manifest refers to segment {sorted(unlisted)[0]!r} without listing its checksum")
-    read = lambda name: pq.read_table(segment_folder / name)  # noqa: E731
+    read = lambda name: read_segment(segment_folder / name)  # noqa: E731
     entries = manifest["tables"]
     out = LoadedTables()
 
-    entities = folded_table([read(s) for s in entries["entities"]], "key", SCHEMAS["entities"])
-    keys = entities.column("key").to_pylist()
-    canonical = {k: k for k in keys}  # one string object per entity key, however often rows name it
+    entities = folded_table([read(s) for s in entries["entities"]], "key", SCHEMAS["entities"], checked=True)
+    key_array = entities.column("key").combine_chunks()
+    keys = key_array.to_pylist()
 
     chunk_tables = [read(s) for s in entries["chunks"]]
-    chunks = folded_table(chunk_tables, "id", SCHEMAS["chunks"])
-    chunk_ids = chunks.column("id").to_pylist()
+    chunks = folded_table(chunk_tables, "id", SCHEMAS["chunks"], checked=True)
+    chunk_array = chunks.column("id").combine_chunks()
+    chunk_ids = chunk_array.to_pylist()
     links = folded_table([read(s) for s in entries["chunk_links"]], "id", SCHEMAS["chunk_links"])
-    link_ids = links.column("id").to_pylist()
-    if link_ids != chunk_ids:
-        if len(link_ids) != len(chunk_ids) or set(link_ids) != set(chunk_ids):
+    link_array = links.column("id").combine_chunks()
+    if not link_array.equals(chunk_array):
+        if pc.count_distinct(chunk_array).as_py() != len(chunk_array):
+            raise ValueError(f"the chunks table lists a key twice ({first_duplicate(chunk_ids)!r})")
+        where = pc.index_in(chunk_array, value_set=link_array)
+        if len(link_array) != len(chunk_array) or where.null_count or pc.count_distinct(link_array).as_py() != len(link_array):
             raise ValueError("the chunk_links table does not list the chunks of the chunks table")
-        where = {cid: i for i, cid in enumerate(link_ids)}
-        links = links.take(pa.array([where[cid] for cid in chunk_ids], pa.int64()))
-    offsets, codes = _link_codes(links.column("entities").combine_chunks(), keys, chunk_ids)
-    out.chunks = ChunkColumns(chunk_ids, chunks, offsets, codes, keys)
+        links = links.take(where)
+    offsets, codes = _link_codes(links.column("entities").combine_chunks(), key_array, chunk_ids)
+    out.chunks = ChunkColumns(chunk_ids, chunks, offsets, codes, keys, key_array=chunk_array)
     out.entities = EntityColumns(keys, *(entities.column(c).combine_chunks() for c in ("surface", "type", "attributes")),
-                                 chunk_ids, offsets, codes)  # an entity's chunks: those whose links name it
+                                 chunk_ids, offsets, codes, key_array=key_array)  # an entity's chunks: those whose links name it
 
-    out.facts = FactColumns(folded_table([read(s) for s in entries["facts"]], "id", SCHEMAS["facts"]))
+    out.facts = FactColumns(folded_table(with_text_keys([read(s) for s in entries["facts"]]), "id", SCHEMAS["facts"],
+                                         checked=True))
 
-    out.synonyms = read_synonyms([read(s) for s in entries["synonyms"]], canonical)
+    out.synonyms = read_synonyms([read(s) for s in entries["synonyms"]], keys, key_array)
 
-    vocab = Vocabulary()
-    for name in manifest["vocabulary"]:
-        for term in read(name).column("term").to_pylist():
-            vocab.add(term)
+    vocab = Vocabulary.of([t for name in manifest["vocabulary"] for t in read(name).column("term").to_pylist()])
     vocab.saved = len(vocab)
     out.bm25 = BM25Table(ids=chunk_ids, vocab=vocab, counts=_bm25_counts(chunk_tables, len(vocab)))
 
     for name in VECTOR_TABLES:
         ids: list[str] = []
-        blocks = []
+        blocks, id_arrays = [], []
         for ids_segment, matrix_segment, used in manifest["vectors"][name]:
-            part_ids = read(ids_segment).column("id").to_pylist()
+            id_array = read(ids_segment).column("id").combine_chunks().cast(_STR)  # no rows: saved as nulls
+            part_ids = id_array.to_pylist()
             matrix = np.load(segment_folder / matrix_segment, mmap_mode="r", allow_pickle=False)
             if matrix.ndim != 2 or matrix.shape[1] != dim or matrix.dtype != np.float32 or len(part_ids) != len(matrix):
                 raise ValueError(f"{matrix_segment}: a {matrix.dtype} matrix of shape {matrix.shape} for "
@@ -341,7 +352,9 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
                 raise ValueError(f"{matrix_segment}: {used} rows used of {len(part_ids)}")
             ids += part_ids[:used]
             blocks.append(matrix[:used])
-        out.vectors[name] = VectorTable(dim, ids, blocks)
+            id_arrays.append(id_array.slice(0, int(used)))
+        id_array = pa.concat_arrays(id_arrays) if id_arrays else None
+        out.vectors[name] = VectorTable(dim, ids, blocks, id_array=id_array)
     for name, (centroids_segment, lists_segment) in _vector_lists(manifest).items():
         table = out.vectors[name]
         centroids = np.load(segment_folder / centroids_segment, allow_pickle=False)
@@ -362,23 +375,22 @@ def _vector_lists(manifest: dict) -> dict[str, list[str]]:
     return lists
 
 
-def _link_codes(linked: pa.ListArray, keys: list[str], chunk_ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _link_codes(linked: pa.ListArray, keys: pa.Array, chunk_ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """What each chunk contains as (offsets per chunk, rows of ``keys``); ValueError naming an unknown entity."""
     offsets = np.asarray(linked.offsets, np.int64)
-    flat = linked.values.slice(offsets[0], offsets[-1] - offsets[0]).to_pylist()
-    row = {k: r for r, k in enumerate(keys)}
-    codes = np.fromiter((row.get(k, -1) for k in flat), np.int32, len(flat))
+    flat = linked.values.slice(offsets[0], offsets[-1] - offsets[0])
+    codes = np.asarray(pc.index_in(flat, value_set=keys).fill_null(-1).to_numpy(zero_copy_only=False), np.int32)
     if (codes < 0).any():
         at = int(np.flatnonzero(codes < 0)[0])
         cid = chunk_ids[int(np.searchsorted(offsets - offsets[0], at, side="right")) - 1]
-        raise ValueError(f"chunk {cid!r} contains unknown entity {flat[at]!r}")
+        raise ValueError(f"chunk {cid!r} contains unknown entity {flat[at].as_py()!r}")
     return offsets - offsets[0], codes
 
 
 def _bm25_counts(tables: list[pa.Table], n_terms: int) -> sp.csr_matrix:
     """The chunk x term count matrix, rows in the folded order of the chunks table, from the segments' saved rows
     (no tokenising)."""
-    blocks, offsets = [], [0]
+    blocks = []
     for t in tables:
         terms, counts = t.column("terms").combine_chunks(), t.column("counts").combine_chunks()
         indptr = np.asarray(terms.offsets, np.int64)
@@ -390,12 +402,12 @@ def _bm25_counts(tables: list[pa.Table], n_terms: int) -> sp.csr_matrix:
             raise ValueError("a chunk's BM25 row names a term the vocabulary does not have")
         # gone rows have null lists: their offsets repeat, so they are empty rows here
         blocks.append(sp.csr_matrix((data, indices, indptr - indptr[0]), shape=(len(t), n_terms)))
-        offsets.append(offsets[-1] + len(t))
     if not blocks:
         return sp.csr_matrix((0, n_terms), dtype=np.float32)
     if len(tables) == 1 and not any_gone(tables[0]):
         return blocks[0]
     stacked = sp.vstack(blocks, format="csr")
-    at = fold(tables, ("id",))
-    rows = np.fromiter((offsets[s] + r for s, r in at.values()), np.int64, len(at))
+    rows = fold_rows(tables, ("id",))
+    if len(rows) == stacked.shape[0] and (rows == np.arange(len(rows))).all():
+        return stacked  # only new chunks were added
     return stacked[rows]

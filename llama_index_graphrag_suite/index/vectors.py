@@ -14,6 +14,8 @@ exactly.
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..graph.vector_lists import VectorLists, train_lists
 
@@ -38,13 +40,18 @@ class VectorTable:
     be reading the same version): a change copies what it must into the RAM block.
     """
 
-    def __init__(self, dim: int, ids: list[str] | None = None, blocks: list[np.ndarray] | None = None):
+    def __init__(self, dim: int, ids: list[str] | None = None, blocks: list[np.ndarray] | None = None,
+                 id_array: pa.Array | None = None):
         self.dim = dim
         self.ids: list[str] = list(ids or [])
         self._blocks: list[np.ndarray] = [b for b in (blocks or []) if len(b)]
         self._ram: np.ndarray | None = None  # the growing block (capacity may exceed its rows)
         self._ram_rows = 0
-        self._row = {i: r for r, i in enumerate(self.ids)}
+        self._row_of: dict[str, int] | None = None  # id -> row, made when first asked (see _row)
+        # the ids as an Arrow array (a load passes the one it read), for lookups of many ids at once (rows_in)
+        self._id_array = (self.ids, len(self.ids), id_array) if id_array is not None else None
+        if id_array is not None and len(id_array) != len(self.ids):
+            raise ValueError(f"vector table has {len(id_array)} ids in its array but {len(self.ids)} in its list")
         rows = sum(len(b) for b in self._blocks)
         if rows != len(self.ids):
             raise ValueError(f"vector table has {rows} rows but {len(self.ids)} ids")
@@ -58,6 +65,14 @@ class VectorTable:
         """How many times rows moved (a remove, a restore): rows read before stay valid while it is unchanged."""
         self.lists: VectorLists | None = None
         """The rows' lists when the table keeps them (:meth:`ensure_lists`); :attr:`listed` says if they fit."""
+
+    @property
+    def _row(self) -> dict[str, int]:
+        """Id -> row, made on first use: a load finds the rows it needs by Arrow joins (:meth:`rows_in`), so a table
+        read only by row (most queries) never holds a dict of its ids."""
+        if self._row_of is None:
+            self._row_of = dict(zip(self.ids, range(len(self.ids))))
+        return self._row_of
 
     @property
     def listed(self) -> bool:
@@ -93,6 +108,19 @@ class VectorTable:
     def find(self, id_: str) -> int:
         """The row of ``id_``, or -1."""
         return self._row.get(id_, -1)
+
+    def id_array(self) -> pa.Array:
+        """The ids in row order as an Arrow string array (kept while the ids stay as they are)."""
+        kept = self._id_array
+        if kept is None or kept[0] is not self.ids or kept[1] != len(self.ids):
+            kept = self._id_array = (self.ids, len(self.ids), pa.array(self.ids, pa.string()))
+        return kept[2]
+
+    def rows_in(self, ids: pa.Array) -> np.ndarray:
+        """The row of each of ``ids`` (an Arrow string array), -1 for one the table does not hold: one hash join in
+        Arrow instead of a dict lookup per id."""
+        found = pc.index_in(ids, value_set=self.id_array())
+        return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
 
     def _all_blocks(self) -> list[np.ndarray]:
         ram = [self._ram[:self._ram_rows]] if self._ram_rows else []
@@ -157,7 +185,7 @@ class VectorTable:
         merged = np.concatenate(fresh) if len(fresh) > 1 else (fresh[0] if fresh else np.zeros((0, self.dim), np.float32))
         self._blocks, self._ram, self._ram_rows = held, np.array(merged, np.float32), len(merged)
         self.ids = list(ids)
-        self._row = {i: r for r, i in enumerate(self.ids)}
+        self._row_of = None
         self._joined = None
         self.moves += 1
 
@@ -215,7 +243,7 @@ class VectorTable:
         """The table as it was at ``checkpoint``: how a failed change's removals are undone."""
         ids, self._blocks, self._ram, self._ram_rows, self.saved_rows, lists = checkpoint
         self.ids = list(ids)
-        self._row = {i: r for r, i in enumerate(self.ids)}
+        self._row_of = None
         self._joined = None
         self.moves += 1
         self.lists = None if lists is None else VectorLists(lists.centroids, lists.lists, self.moves)

@@ -95,16 +95,21 @@ def _synonym_on_unknown_entity(rows):
     rows.append({**(rows[0] if rows else {"b": "x", "gone": False, "score": 0.9}), "a": "nobody at all"})
 
 
+def _text_key_of_another_fact(rows):
+    rows[0]["text_key"] = next(r["text_key"] for r in rows if r["text_key"] != rows[0]["text_key"])
+
+
 CASES = [
     ("vectors:entities", _reverse, "the vector ids do not match the vectors' rows"),
     ("chunk_links", _chunk_naming_an_unknown_entity, "contains unknown entity 'nobody at all'"),
     ("facts", _fact_on_unknown_entity, "is on unknown entity 'nobody at all'"),
     ("facts", _fact_in_a_missing_chunk, "links missing chunk 'ghost#0'"),
-    ("chunks", _duplicate_row, "a table segment lists a key twice ('p-ada#0')"),
+    ("chunks", _duplicate_row, "lists a key twice ('p-ada#0')"),
     ("vectors:entities", _duplicate_vector_id, "the entities vector ids list"),
     ("vectors:chunks", _extra_vector_id, "'ghost#0' has a vector but no row"),
     ("chunk_links", _links_of_a_chunk_that_is_not_there, "does not list the chunks of the chunks table"),
     ("synonyms", _synonym_on_unknown_entity, "synonym pair"),
+    ("facts", _text_key_of_another_fact, "has a text key that is not its text's"),
 ]
 
 
@@ -140,3 +145,29 @@ def test_a_manifest_that_points_at_a_file_it_lists_no_checksum_for_is_corrupt(sa
     (version / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(CorruptIndexError, match="without listing its checksum"):
         GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+
+
+def test_facts_saved_without_text_keys_load_and_take_keyed_segments_after_them(saved, tmp_path):
+    """A version saved before the facts table held its text keys: they are computed on load; a save after an insert
+    appends a segment with keys over the old one, and both read back as one table."""
+    from conftest import CORPUS
+
+    import pyarrow.parquet as pq
+
+    folder, version = _copy(saved, tmp_path)
+    manifest = json.loads((version / "manifest.json").read_text())
+    (segment,) = manifest["tables"]["facts"]
+    path = folder / "segments" / segment
+    pq.write_table(pq.read_table(path).drop_columns(["text_key"]), path)  # as an older version wrote it
+    manifest["segments"][segment] = sha256_file(path)
+    (version / "manifest.json").write_text(json.dumps(manifest))
+    reference = GraphRAGIndex.load(saved, embed_model=HashEmbedding(dim=64))
+    old = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    assert list(old.fact_text_rows) == list(reference.fact_text_rows)
+    old.insert([make_document("extra", "Ada Lorne met Ben Hale in Paris.", "Extra")])
+    old.persist(folder)
+    again = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    assert len(json.loads((folder / json.loads((folder / CURRENT).read_text())["version"] / "manifest.json")
+                          .read_text())["tables"]["facts"]) == 2
+    assert list(again.fact_text_rows) == list(old.fact_text_rows) and list(again.fact_ids) == list(old.fact_ids)
+    assert CORPUS  # the saved fixture's corpus

@@ -63,7 +63,7 @@ def test_the_saved_table_reads_back_with_later_changes():
     first = whole_table(pairs, SCHEMAS["synonyms"])
     change = pa.Table.from_pydict({"a": ["c", "a", "f"], "b": ["d", "b", "g"], "gone": [True, False, False],
                                    "score": [None, 0.1, 0.6]}, schema=SCHEMAS["synonyms"])
-    back = read_segments([first, change], {})
+    back = read_segments([first, change])
     assert list(back.items()) == [(("a", "b"), pytest.approx(0.1)), (("b", "e"), pytest.approx(0.7)),
                                   (("f", "g"), pytest.approx(0.6))]
 
@@ -72,4 +72,4 @@ def test_a_pair_listed_twice_in_a_segment_is_an_error():
     twice = pa.Table.from_pydict({"a": ["a", "a"], "b": ["b", "b"], "gone": [False, False], "score": [0.9, 0.8]},
                                  schema=SCHEMAS["synonyms"])
     with pytest.raises(ValueError, match="twice"):
-        read_segments([twice], {})
+        read_segments([twice])

@@ -57,3 +57,37 @@ def test_a_save_keeps_the_record(tmp_path):
     loaded.insert(docs[3:])
     loaded.persist(folder)
     assert (folder / SEGMENTS / VERIFIED).exists()
+
+
+def test_a_versions_own_files_are_hashed_once_too(tmp_path, monkeypatch):
+    """The files a version folder lists (method artefacts, provenance) are recorded like segments: a later load
+    hashes none of them, and one changed since is still caught."""
+    import json
+
+    from llama_index_graphrag_suite.fileio import sha256_file
+    from llama_index_graphrag_suite.index import persistence
+
+    docs = [make_document(i, text, title) for i, title, text in CORPUS]
+    index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=64), config=IndexConfig(entities="statistical"))
+    folder = tmp_path / "idx"
+    version = index.persist(folder)
+    blob = version / "artefacts" / "demo" / "blob.bin"  # as a method's saved artefact would be
+    blob.parent.mkdir(parents=True)
+    blob.write_bytes(b"0123456789" * 100)
+    manifest = json.loads((version / "manifest.json").read_text())
+    manifest["files"]["artefacts/demo/blob.bin"] = sha256_file(blob)
+    (version / "manifest.json").write_text(json.dumps(manifest))
+    past = time.time() - 60
+    for path in [*(folder / SEGMENTS).iterdir(), blob]:
+        os.utime(path, (past, past))
+    hashed = []
+    real = persistence.sha256_file
+    monkeypatch.setattr(persistence, "sha256_file", lambda p: hashed.append(p.name) or real(p))
+    GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    assert hashed == ["blob.bin"]
+    hashed.clear()
+    GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    assert hashed == []
+    blob.write_bytes(b"9876543210" * 100)  # same size, another content
+    with pytest.raises(CorruptIndexError, match="blob.bin does not match its checksum"):
+        GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))

@@ -1,0 +1,69 @@
+"""Seconds to load a saved index (``GraphRAGIndex.load``) and the process's peak RSS after it, fresh processes.
+
+Each run is a new Python process that imports the package (not timed), loads the index read-only with the hash
+embedding (``embed_model="hash"``, what the synthetic scale indexes are built with) and prints the wall seconds
+of the ``load`` call, its process CPU seconds (every thread's: steadier than wall time on a busy machine) and
+``resource.getrusage`` peak RSS. With ``--old`` and ``--new`` (folders holding the
+package, put first on ``PYTHONPATH``) the runs alternate old, new, old, ... so both see the same machine load;
+the table gives the median and range per tree.
+
+    python studies/perf/load_time.py /work/scratch/keep3/index-100000 --old /work/main --new /work/wtL --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+CHILD = """
+import json, resource, sys, time
+from llama_index_graphrag_suite.index.graph_index import GraphRAGIndex
+t, cpu = time.perf_counter(), time.process_time()
+index = GraphRAGIndex.load(sys.argv[1], embed_model="hash")
+seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
+print(json.dumps({"seconds": seconds, "cpu": cpu, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "chunks": len(index.chunks), "facts": len(index.facts)}))
+"""
+
+
+def run_once(tree: str, index: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=tree, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", CHILD, index], cwd=tree, env=env, capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(f"load from {tree} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("index", help="the index folder (only read)")
+    ap.add_argument("--old", help="a code tree to compare with (a folder holding llama_index_graphrag_suite)")
+    ap.add_argument("--new", default=str(Path(__file__).resolve().parents[2]), help="the code tree measured (this one)")
+    ap.add_argument("--runs", type=int, default=3, help="fresh processes per tree")
+    args = ap.parse_args()
+    trees = {"old": args.old, "new": args.new} if args.old else {"new": args.new}
+    runs: dict[str, list[dict]] = {name: [] for name in trees}
+    for i in range(args.runs):
+        for name, tree in trees.items():
+            r = run_once(tree, args.index)
+            runs[name].append(r)
+            print(f"run {i + 1} {name}: load {r['seconds']:.2f} s (CPU {r['cpu']:.2f} s), peak RSS {r['rss_mb']:.0f} MB",
+                  flush=True)
+    print(f"\n{args.index}: {runs['new'][0]['chunks']} chunks, {runs['new'][0]['facts']} facts; {args.runs} runs each")
+    print("| tree | load s (median) | range | CPU s (median) | peak RSS MB (median) |")
+    print("|---|---|---|---|---|")
+    for name, tree in trees.items():
+        s = [r["seconds"] for r in runs[name]]
+        rss = statistics.median(r["rss_mb"] for r in runs[name])
+        cpu = statistics.median(r["cpu"] for r in runs[name])
+        print(f"| {name} ({tree}) | {statistics.median(s):.2f} | {min(s):.2f}-{max(s):.2f} | {cpu:.2f} | {rss:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
