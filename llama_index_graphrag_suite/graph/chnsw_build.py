@@ -21,6 +21,7 @@ import numpy as np
 from .chnsw_search import CHNSWSearch, unit_rows
 
 NEIGHBOUR_RULES = ("heuristic", "nearest")
+FINITE_BLOCK = 65_536  # rows checked for NaN at once (a whole mask is a quarter of the layer's size again)
 BUILDERS = ("faiss", "insertion")
 
 __all__ = ["BUILDERS", "CHNSWBuild", "NEIGHBOUR_RULES", "faiss_layers"]
@@ -58,7 +59,7 @@ class CHNSWBuild(CHNSWSearch):
     """Construction methods of :class:`graph.chnsw.CHNSW` (the search methods it inserts with are inherited)."""
 
     @staticmethod
-    def _check_layers(layers: list[np.ndarray]) -> list[np.ndarray]:
+    def _check_layers(layers: list[np.ndarray], in_place: bool = False) -> list[np.ndarray]:
         if not isinstance(layers, (list, tuple)) or not layers:
             raise ValueError("layers must be a non-empty list of (n, dim) arrays, bottom layer first")
         out, dim = [], None
@@ -75,9 +76,9 @@ class CHNSWBuild(CHNSWSearch):
             elif arr.shape[1] != dim:
                 raise ValueError(f"layer {l}: dimension {arr.shape[1]} differs from layer 0's {dim}")
             arr = arr.astype(np.float32, copy=False)
-            if not np.isfinite(arr).all():
+            if not all(np.isfinite(arr[i:i + FINITE_BLOCK]).all() for i in range(0, arr.shape[0], FINITE_BLOCK)):
                 raise ValueError(f"layer {l} contains NaN or infinite values")
-            out.append(np.ascontiguousarray(unit_rows(arr)))
+            out.append(np.ascontiguousarray(unit_rows(arr, in_place=in_place and arr.flags.c_contiguous)))
         return out
 
     def _build(self, rng: np.random.Generator, refine_links: bool) -> None:

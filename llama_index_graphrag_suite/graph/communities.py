@@ -198,12 +198,25 @@ def next_layer_edges(membership: np.ndarray, src: np.ndarray, dst: np.ndarray) -
 # ---------------------------------------------------------------------------------------- hierarchy
 
 
+CENTROID_COLUMNS = 32  # dimensions summed at once in float64 (not a float64 copy of all the vectors)
+
+
 def centroids(vectors: np.ndarray, membership: np.ndarray, normalise: bool = True) -> np.ndarray:
-    """Mean vector of each community's members (unit length when ``normalise``)."""
+    """Mean vector of each community's members (unit length when ``normalise``).
+
+    The sums are a one-hot matrix product, a few dimensions at a time in float64: each community adds its
+    members in row order, as ``np.add.at`` did (the same numbers), at a fraction of its time and memory."""
+    import scipy.sparse as sp
+
+    membership = np.asarray(membership, np.int64)
     count = int(membership.max()) + 1 if membership.size else 0
-    sums = np.zeros((count, vectors.shape[1]), np.float64)
-    np.add.at(sums, membership, vectors)
-    means = sums / np.bincount(membership, minlength=count)[:, None]
+    n, dim = membership.size, vectors.shape[1]
+    onehot = sp.csr_matrix((np.ones(n), (membership, np.arange(n))), shape=(count, n))
+    means = np.empty((count, dim), np.float64)
+    for start in range(0, dim, CENTROID_COLUMNS):
+        means[:, start:start + CENTROID_COLUMNS] = onehot @ np.asarray(vectors[:, start:start + CENTROID_COLUMNS],
+                                                                       np.float64)
+    means /= np.bincount(membership, minlength=count)[:, None]
     if normalise:
         means /= np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)
     return means.astype(np.float32)
@@ -275,10 +288,10 @@ def calinski_harabasz(features: np.ndarray, labels: np.ndarray) -> float:
 def internal_strength(membership: np.ndarray, graph: AugmentedGraph) -> np.ndarray:
     """Each node's weighted degree counting only edges inside its own community (its centrality there)."""
     inside = membership[graph.src] == membership[graph.dst]
-    strength = np.zeros(membership.size)
-    np.add.at(strength, graph.src[inside], graph.weight[inside])
-    np.add.at(strength, graph.dst[inside], graph.weight[inside])
-    return strength
+    weight = graph.weight[inside]
+    # One bincount over the source ends, then the destination ends: the additions np.add.at made, in its order.
+    return np.bincount(np.r_[graph.src[inside], graph.dst[inside]], weights=np.r_[weight, weight],
+                       minlength=membership.size).astype(np.float64)
 
 
 def member_centroid_cosine(features: np.ndarray, labels: np.ndarray, min_size: int = 2) -> float:

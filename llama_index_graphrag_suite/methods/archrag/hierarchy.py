@@ -179,8 +179,11 @@ class ArchRAGHierarchy:
         timings["clustering_and_summaries"] = time.perf_counter() - t0
         timings["summaries_and_embedding"] = summarise_seconds[0]
         t0 = time.perf_counter()
-        chnsw = CHNSW.build([attr] + [layer.vectors for layer in layers], M=config.M,
-                            ef_construction=config.ef_construction, seed=config.seed, builder=config.chnsw_builder)
+        chnsw_layers = [attr] + [layer.vectors for layer in layers]
+        del attr  # the C-HNSW scales these rows to unit length in place and keeps them: no second copy
+        chnsw = CHNSW.build(chnsw_layers, M=config.M, ef_construction=config.ef_construction, seed=config.seed,
+                            builder=config.chnsw_builder, copy=False)
+        del chnsw_layers
         timings["chnsw"] = time.perf_counter() - t0
         timings["total"] = time.perf_counter() - started
         spent = usage.snapshot()
@@ -286,9 +289,13 @@ def _entity_sentences(index, entity_ids: list[str], ends: tuple) -> list[list[st
     return [sorted(c, key=lambda t: -c[t]) for c in counts]  # sorted() is stable: first seen wins ties
 
 
+SUM_BLOCK = 65_536  # entities whose sentence vectors are summed at once
+
+
 def _attribute_vectors(index, entity_ids: list[str], ends: tuple) -> np.ndarray:
     """normalise(name vector + normalise(mean sentence vector)); see the module docstring. In place where it can:
-    at 100,000 passages each copy of the entity vectors is 169 MB."""
+    at 100,000 passages each copy of the entity vectors is 169 MB. (A row's product and norms do not depend on
+    the other rows: blocks give the numbers the whole matrix gives.)"""
     table = index.entity_vectors
     out = np.asarray(table.vectors()[np.fromiter((table.row(k) for k in entity_ids), np.int64, len(entity_ids))],
                      np.float32)
@@ -310,9 +317,10 @@ def _attribute_vectors(index, entity_ids: list[str], ends: tuple) -> np.ndarray:
     incidence.data[:] = 1.0  # a sentence counts once per entity, however many of its relations it states
     incidence.sum_duplicates()
     incidence.data[:] = 1.0
-    sums = np.asarray(incidence @ texts, np.float32)
-    sums /= np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)  # entities without facts stay 0
-    out += sums
-    del sums
-    out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+    for start in range(0, out.shape[0], SUM_BLOCK):  # a block of entities at a time: no whole second copy
+        block = out[start:start + SUM_BLOCK]
+        sums = np.asarray(incidence[start:start + SUM_BLOCK] @ texts, np.float32)
+        sums /= np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)  # entities without facts stay 0
+        block += sums
+        block /= np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
     return out
