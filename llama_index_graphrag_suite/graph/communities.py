@@ -228,6 +228,7 @@ def build_hierarchy(
     dst: np.ndarray,
     params: HierarchyParams | None = None,
     community_vectors: Callable[[int, np.ndarray, np.ndarray, AugmentedGraph], np.ndarray] | None = None,
+    layer_search: Callable[[int, np.ndarray], Callable | None] | None = None,
 ) -> list[CommunityLayer]:
     """Algorithm 1: the community layers above the bottom graph (entities), lowest first.
 
@@ -235,6 +236,9 @@ def build_hierarchy(
     ``community_vectors(layer, membership, member_vectors, graph)`` returns one vector per new community
     (layer numbers start at 1; ``graph`` is the clustered graph, for centrality); it is where the caller
     summarises the communities and embeds the summaries. Default: the normalised centroid of the members.
+    ``layer_search(layer, vectors)`` (layer 0 = the bottom nodes) may return the KNN step's neighbour search for
+    that layer (see :func:`.knn_augment.knn_augment`'s ``nearest``), having scaled ``vectors`` to unit rows in
+    place; None keeps the default search.
     """
     params = params or HierarchyParams()
     community_vectors = community_vectors or (lambda layer, membership, below, graph: centroids(below, membership))
@@ -242,8 +246,9 @@ def build_hierarchy(
     src, dst = unique_pairs(src, dst, x.shape[0])
     layers: list[CommunityLayer] = []
     while len(layers) < params.max_layers and x.shape[0] >= params.min_nodes:
+        nearest = layer_search(len(layers), x) if layer_search is not None and params.augment else None
         graph = knn_augment(x, src, dst, k=params.knn_k, threshold=params.knn_threshold,
-                            percentile=params.knn_percentile, augment=params.augment)
+                            percentile=params.knn_percentile, augment=params.augment, nearest=nearest)
         membership = leiden_membership(x.shape[0], graph.src, graph.dst, graph.weight, params.resolution,
                                        params.objective, params.max_cluster_size, params.seed)
         count = int(membership.max()) + 1

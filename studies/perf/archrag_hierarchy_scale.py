@@ -55,6 +55,8 @@ STEPS = [
     ("llama_index_graphrag_suite.graph.communities", "_leiden", "  leiden_calls"),
     ("llama_index_graphrag_suite.graph.communities", "next_layer_edges", "next_layer_edges"),
     ("llama_index_graphrag_suite.graph.chnsw", "faiss_layers", "  chnsw_faiss_layers"),
+    ("llama_index_graphrag_suite.methods.archrag.hierarchy", "hnsw_layer", "hnsw_builds"),  # shared with the KNN
+    ("llama_index_graphrag_suite.graph.chnsw_build", "hnsw_layer", "hnsw_builds"),  # inside faiss_layers
 ]
 
 

@@ -42,7 +42,8 @@ import numpy as np
 import scipy.sparse as sp
 from llama_index.core.prompts import BasePromptTemplate
 
-from ...graph.chnsw import CHNSW
+from ...graph.chnsw import CHNSW, hnsw_layer, hnsw_search
+from ...graph.chnsw_search import unit_rows
 from ...graph.communities import build_hierarchy, centroids
 from ...graph.snapshot import RELATION
 from ...index.fact_columns import FactColumns
@@ -55,6 +56,11 @@ from .prompts import COMMUNITY_SUMMARY_PROMPT
 from .summaries import FactLookup, summarise_layer
 
 SUMMARY_KINDS = ("llm", "extractive")
+# From this many entities on, each layer's KNN step searches the faiss HNSW the C-HNSW keeps for that layer, built
+# once (as the authors' KNN step searches an HNSW), instead of an inverted-file index whose search grows as n·√n.
+# Below it the hierarchy is the one it always was (the shared data sets have fewer entities).
+SHARED_HNSW_ENTITIES = 100_000
+KNN_EF_SEARCH = 16  # faiss's default efSearch, which the authors' KNN index searches with
 
 __all__ = ["ArchRAGHierarchy", "SUMMARY_KINDS"]
 
@@ -174,16 +180,25 @@ class ArchRAGHierarchy:
             return vecs
 
         state_memberships: list[np.ndarray] = []
+        shared: dict[int, Any] = {}  # layer -> the HNSW its KNN step searched, reused by the C-HNSW
+
+        def layer_search(layer: int, x: np.ndarray):
+            if len(entity_ids) < SHARED_HNSW_ENTITIES or config.chnsw_builder != "faiss":
+                return None
+            shared[layer] = index_ = hnsw_layer(unit_rows(x, in_place=True), config.M, config.ef_construction)
+            return lambda rows, k: hnsw_search(index_, rows, k, KNN_EF_SEARCH)
+
         t0 = time.perf_counter()
-        layers = build_hierarchy(attr, src, dst, config.hierarchy_params(), community_vectors)
+        layers = build_hierarchy(attr, src, dst, config.hierarchy_params(), community_vectors, layer_search)
         timings["clustering_and_summaries"] = time.perf_counter() - t0
         timings["summaries_and_embedding"] = summarise_seconds[0]
         t0 = time.perf_counter()
         chnsw_layers = [attr] + [layer.vectors for layer in layers]
         del attr  # the C-HNSW scales these rows to unit length in place and keeps them: no second copy
         chnsw = CHNSW.build(chnsw_layers, M=config.M, ef_construction=config.ef_construction, seed=config.seed,
-                            builder=config.chnsw_builder, copy=False)
-        del chnsw_layers
+                            builder=config.chnsw_builder, copy=False,
+                            prebuilt={l: shared[l] for l in range(len(chnsw_layers)) if l in shared})
+        del chnsw_layers, shared
         timings["chnsw"] = time.perf_counter() - t0
         timings["total"] = time.perf_counter() - started
         spent = usage.snapshot()
@@ -323,4 +338,7 @@ def _attribute_vectors(index, entity_ids: list[str], ends: tuple) -> np.ndarray:
         sums /= np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)  # entities without facts stay 0
         block += sums
         block /= np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
+    # A table of several blocks joined its rows into a cached copy for this read: the hierarchy's read was the only
+    # one, so do not keep a second copy of every sentence vector (it is joined again if something needs it).
+    index.fact_vectors.forget_joined()
     return out
