@@ -90,13 +90,18 @@ def _partition_type(objective: str):
     return leidenalg.CPMVertexPartition if objective == "cpm" else leidenalg.RBConfigurationVertexPartition
 
 
+EDGE_CHUNK = 1 << 20  # edges handed to igraph at once (it makes Python pairs of what it is given)
+
+
 def _leiden(n: int, src, dst, weight, resolution: float, objective: str, seed: int) -> np.ndarray:
     import igraph as ig
     import leidenalg
 
-    graph = ig.Graph(n=n, edges=np.c_[src, dst].tolist(), directed=False)
+    graph = ig.Graph(n=n, directed=False)
+    for start in range(0, len(src), EDGE_CHUNK):  # the same edges in the same order as one list, less memory
+        graph.add_edges(np.c_[src[start:start + EDGE_CHUNK], dst[start:start + EDGE_CHUNK]])
     part = leidenalg.find_partition(
-        graph, _partition_type(objective), weights=list(map(float, weight)), n_iterations=2,
+        graph, _partition_type(objective), weights=np.asarray(weight, np.float64), n_iterations=2,
         seed=seed, resolution_parameter=resolution,
     )
     return np.asarray(part.membership, np.int64)
