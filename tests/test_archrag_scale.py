@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llama_index_graphrag_suite.graph.chnsw import CHNSW, faiss_layers, hnsw_layer, hnsw_search
+from llama_index_graphrag_suite.graph.chnsw import CHNSW, faiss_layers, hnsw_layer, hnsw_rows, hnsw_search
 from llama_index_graphrag_suite.graph.chnsw_search import unit_rows
 from llama_index_graphrag_suite.graph.communities import (AugmentedGraph, HierarchyParams, build_hierarchy, centroids,
                                                           internal_strength)
@@ -170,3 +170,15 @@ def test_attribute_vectors_in_blocks_are_the_whole_matrix(small_index, monkeypat
     whole = module._attribute_vectors(small_index, ids, ends)
     monkeypatch.setattr(module, "SUM_BLOCK", 3)
     assert module._attribute_vectors(small_index, ids, ends).tobytes() == whole.tobytes()
+
+
+def test_hnsw_rows_share_the_index_memory_and_keep_it_alive():
+    import gc
+
+    x = unit_rows(_clustered(300, seed=8))
+    rows = hnsw_rows(hnsw_layer(x, 8, 16))  # the index itself is referenced only through the array
+    gc.collect()
+    assert rows.dtype == np.float32 and rows.shape == x.shape and rows.tobytes() == x.tobytes()
+    assert not rows.flags.writeable
+    with pytest.raises(ValueError):
+        rows[0, 0] = 1.0

@@ -68,14 +68,14 @@ import threading
 
 import numpy as np
 
-from .chnsw_build import BUILDERS, NEIGHBOUR_RULES, CHNSWBuild, faiss_layers, hnsw_layer, hnsw_search
+from .chnsw_build import BUILDERS, NEIGHBOUR_RULES, CHNSWBuild, faiss_layers, hnsw_layer, hnsw_rows, hnsw_search
 from .chnsw_io import (ARRAYS_FILE, FORMAT_VERSION, META_FILE, CHNSWNotFoundError, CorruptCHNSWError, read_chnsw,
                        save_chnsw)
 from .chnsw_search import EXACT_LAYER_SIZE, EXPAND_BATCH
 
 __all__ = [
     "ARRAYS_FILE", "CHNSW", "CHNSWNotFoundError", "CorruptCHNSWError", "EXACT_LAYER_SIZE", "EXPAND_BATCH",
-    "FORMAT_VERSION", "META_FILE", "NEIGHBOUR_RULES", "faiss_layers", "hnsw_layer", "hnsw_search",
+    "FORMAT_VERSION", "META_FILE", "NEIGHBOUR_RULES", "faiss_layers", "hnsw_layer", "hnsw_rows", "hnsw_search",
 ]
 
 

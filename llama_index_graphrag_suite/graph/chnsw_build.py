@@ -24,7 +24,7 @@ NEIGHBOUR_RULES = ("heuristic", "nearest")
 FINITE_BLOCK = 65_536  # rows checked for NaN at once (a whole mask is a quarter of the layer's size again)
 BUILDERS = ("faiss", "insertion")
 
-__all__ = ["BUILDERS", "CHNSWBuild", "NEIGHBOUR_RULES", "faiss_layers", "hnsw_layer", "hnsw_search"]
+__all__ = ["BUILDERS", "CHNSWBuild", "NEIGHBOUR_RULES", "faiss_layers", "hnsw_layer", "hnsw_rows", "hnsw_search"]
 
 
 def hnsw_layer(x: np.ndarray, M: int, ef_construction: int):
@@ -40,6 +40,27 @@ def hnsw_layer(x: np.ndarray, M: int, ef_construction: int):
     finally:
         faiss.omp_set_num_threads(threads)
     return index
+
+
+class _StoredRows:
+    """The rows a faiss flat-storage index holds, offered to numpy without a copy; numpy keeps this object (and
+    through it the index, which owns the memory) alive as the array's base."""
+
+    def __init__(self, index):
+        import faiss
+
+        flat = faiss.rev_swig_ptr(faiss.downcast_index(index.storage).get_xb(), index.ntotal * index.d)
+        self._index = index
+        self.__array_interface__ = {"shape": (index.ntotal, index.d), "typestr": "<f4", "version": 3,
+                                    "data": (flat.__array_interface__["data"][0], True)}  # read-only
+
+
+def hnsw_rows(index) -> np.ndarray:
+    """The unit rows an :func:`hnsw_layer` index stores, as a read-only float32 array sharing its memory: the
+    layer's vectors need not be kept twice (the array keeps the index alive)."""
+    if index.ntotal == 0:
+        return np.zeros((0, index.d), np.float32)
+    return np.asarray(_StoredRows(index))
 
 
 SEARCH_BATCH = 65_536  # query rows searched at once (bounded result buffers)

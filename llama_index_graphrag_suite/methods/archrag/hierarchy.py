@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 from llama_index.core.prompts import BasePromptTemplate
 
-from ...graph.chnsw import CHNSW, hnsw_layer, hnsw_search
+from ...graph.chnsw import CHNSW, hnsw_layer, hnsw_rows, hnsw_search
 from ...graph.chnsw_search import unit_rows
 from ...graph.communities import build_hierarchy, centroids
 from ...graph.snapshot import RELATION
@@ -181,12 +181,17 @@ class ArchRAGHierarchy:
 
         state_memberships: list[np.ndarray] = []
         shared: dict[int, Any] = {}  # layer -> the HNSW its KNN step searched, reused by the C-HNSW
+        share = len(entity_ids) >= SHARED_HNSW_ENTITIES and config.chnsw_builder == "faiss"
+        if share:  # the entities' HNSW first: from then on its stored rows are the attribute vectors (one copy)
+            shared[0] = hnsw_layer(unit_rows(attr, in_place=True), config.M, config.ef_construction)
+            attr = hnsw_rows(shared[0])
 
         def layer_search(layer: int, x: np.ndarray):
-            if len(entity_ids) < SHARED_HNSW_ENTITIES or config.chnsw_builder != "faiss":
+            if not share:
                 return None
-            shared[layer] = index_ = hnsw_layer(unit_rows(x, in_place=True), config.M, config.ef_construction)
-            return lambda rows, k: hnsw_search(index_, rows, k, KNN_EF_SEARCH)
+            if layer not in shared:
+                shared[layer] = hnsw_layer(unit_rows(x, in_place=True), config.M, config.ef_construction)
+            return lambda rows, k, index_=shared[layer]: hnsw_search(index_, rows, k, KNN_EF_SEARCH)
 
         t0 = time.perf_counter()
         layers = build_hierarchy(attr, src, dst, config.hierarchy_params(), community_vectors, layer_search)
