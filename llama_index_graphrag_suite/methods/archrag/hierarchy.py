@@ -23,6 +23,11 @@ hierarchy fields of :class:`ArchRAGConfig`:
   members' own text, whose vectors the centroid already averages, and embedding ~2,800 extractive
   summaries took 655 s of the 790 s build on the 2wiki index (shared machine), against the 5-minute budget.
 * **C-HNSW** over ``[entities, layer-1 communities, layer-2, ...]`` (:class:`graph.chnsw.CHNSW`).
+* **Large indexes** (``SHARED_HNSW_ENTITIES`` entities or more, faiss builder): each layer's faiss HNSW is built
+  when the layer's vectors are known, the KNN step searches it (as the authors' KNN step searches a faiss HNSW;
+  the inverted-file search it replaces grows as n·√n), and the C-HNSW takes it over instead of building it again.
+  The entities' HNSW is built first and its stored rows serve as the attribute vectors, held once. Smaller
+  indexes get the hierarchy they always had (``studies/perf/archrag_hierarchy_scale.py`` measures both).
 
 Index-time cost (``cost``): communities per layer, summary LLM calls/tokens/failures, seconds per step.
 Built once per saved index version: the first process that needs it adds it to the version it was built for
