@@ -151,6 +151,8 @@ class ArchRAGHierarchy:
         entity_ids = list(index.entities)
         ends = _fact_columns(index)
         sentences = _entity_sentences(index, entity_ids, ends)
+        texts = [_first(sentences[i], 2) for i in range(len(entity_ids))]  # member "descriptions", layer 0
+        del sentences  # every entity's sentence list: not needed past its first two
         attr = _attribute_vectors(index, entity_ids, ends)
         del ends
         timings["attribute_vectors"] = time.perf_counter() - started
@@ -161,7 +163,6 @@ class ArchRAGHierarchy:
 
         usage = LLMUsage()
         names = [index.entities[k].surface for k in entity_ids]
-        texts = [_first(sentences[i], 2) for i in range(len(entity_ids))]  # member "descriptions", layer 0
         state = {"names": names, "texts": texts, "titles": [], "summaries": [], "fallbacks": 0}
         facts_between = FactLookup(index, entity_ids) if llm is not None else None
         summarise_seconds = [0.0]
