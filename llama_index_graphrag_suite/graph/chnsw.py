@@ -68,14 +68,14 @@ import threading
 
 import numpy as np
 
-from .chnsw_build import BUILDERS, NEIGHBOUR_RULES, CHNSWBuild, faiss_layers
+from .chnsw_build import BUILDERS, NEIGHBOUR_RULES, CHNSWBuild, faiss_layers, hnsw_layer, hnsw_rows, hnsw_search
 from .chnsw_io import (ARRAYS_FILE, FORMAT_VERSION, META_FILE, CHNSWNotFoundError, CorruptCHNSWError, read_chnsw,
                        save_chnsw)
 from .chnsw_search import EXACT_LAYER_SIZE, EXPAND_BATCH
 
 __all__ = [
     "ARRAYS_FILE", "CHNSW", "CHNSWNotFoundError", "CorruptCHNSWError", "EXACT_LAYER_SIZE", "EXPAND_BATCH",
-    "FORMAT_VERSION", "META_FILE", "NEIGHBOUR_RULES",
+    "FORMAT_VERSION", "META_FILE", "NEIGHBOUR_RULES", "faiss_layers", "hnsw_layer", "hnsw_rows", "hnsw_search",
 ]
 
 
@@ -142,7 +142,8 @@ class CHNSW(CHNSWBuild):
     # ------------------------------------------------------------------ build
     @classmethod
     def build(cls, layers: list[np.ndarray], M: int = 16, ef_construction: int = 64, seed: int = 0,
-              neighbour_rule: str = "heuristic", refine_links: bool = True, builder: str = "faiss") -> "CHNSW":
+              neighbour_rule: str = "heuristic", refine_links: bool = True, builder: str = "faiss",
+              copy: bool = True, prebuilt: dict | None = None) -> "CHNSW":
         """Build the index over ``layers``: by one faiss HNSW per layer (``builder="faiss"``) or by inserting every
         node top-down through the query procedure (``"insertion"``, Algorithm 3; see ``chnsw_build.py``).
 
@@ -150,7 +151,11 @@ class CHNSW(CHNSWBuild):
         makes (16, HNSW's usual value; a node holds at most ``2M``); ``ef_construction`` = candidate list
         size while inserting (64: recall ≥ 0.95 per layer in the tests at modest build cost); ``seed`` fixes
         the top-layer entry node and (insertion) the insertion order, so builds repeat exactly.
-        ``neighbour_rule`` and ``refine_links`` are the insertion builder's.
+        ``neighbour_rule`` and ``refine_links`` are the insertion builder's. ``copy=False``: the caller gives
+        ``layers`` up, and each float32 C-contiguous one is scaled to unit rows in place and kept as the index's own
+        (one copy of the entity vectors less at build time; the same numbers as with a copy). ``prebuilt`` (faiss
+        builder): layer -> a ``chnsw_build.hnsw_layer`` index built over exactly that layer's unit rows with these
+        ``M`` and ``ef_construction`` (ArchRAG's KNN step searched it); reused, and its rows are kept as given.
         """
         if neighbour_rule not in NEIGHBOUR_RULES:
             raise ValueError(f"neighbour_rule must be one of {NEIGHBOUR_RULES}, got {neighbour_rule!r}")
@@ -163,12 +168,14 @@ class CHNSW(CHNSWBuild):
             raise ValueError(f"M must be an integer in [1, 1024], got {M!r}")
         if not isinstance(ef_construction, (int, np.integer)) or ef_construction < 1:
             raise ValueError(f"ef_construction must be a positive integer, got {ef_construction!r}")
-        vectors = cls._check_layers(layers)
+        if prebuilt and builder != "faiss":
+            raise ValueError("prebuilt layer indexes need builder='faiss'")
+        vectors = cls._check_layers(layers, in_place=not copy, as_given=frozenset(prebuilt or ()))
         rng = np.random.default_rng(seed)
         top = len(vectors) - 1
         entry = int(rng.integers(vectors[top].shape[0]))
         if builder == "faiss":
-            links, down = faiss_layers(vectors, int(M), int(ef_construction))
+            links, down = faiss_layers(vectors, int(M), int(ef_construction), prebuilt)
             return cls(vectors=vectors, links=links, down=down, entry=entry, M=M, ef_construction=ef_construction,
                        seed=seed, neighbour_rule=neighbour_rule)
         index = cls(

@@ -21,24 +21,76 @@ import numpy as np
 from .chnsw_search import CHNSWSearch, unit_rows
 
 NEIGHBOUR_RULES = ("heuristic", "nearest")
+FINITE_BLOCK = 65_536  # rows checked for NaN at once (a whole mask is a quarter of the layer's size again)
 BUILDERS = ("faiss", "insertion")
 
-__all__ = ["BUILDERS", "CHNSWBuild", "NEIGHBOUR_RULES", "faiss_layers"]
+__all__ = ["BUILDERS", "CHNSWBuild", "NEIGHBOUR_RULES", "faiss_layers", "hnsw_layer", "hnsw_rows", "hnsw_search"]
 
 
-def faiss_layers(layers: list[np.ndarray], M: int, ef_construction: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+def hnsw_layer(x: np.ndarray, M: int, ef_construction: int):
+    """A faiss ``IndexHNSWFlat`` (inner product) over one layer's unit rows, as the faiss builder makes it."""
+    import faiss
+
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)  # HNSW insertion in several threads depends on their timing
+    try:
+        index = faiss.IndexHNSWFlat(x.shape[1], M, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = ef_construction
+        index.add(x)
+    finally:
+        faiss.omp_set_num_threads(threads)
+    return index
+
+
+class _StoredRows:
+    """The rows a faiss flat-storage index holds, offered to numpy without a copy; numpy keeps this object (and
+    through it the index, which owns the memory) alive as the array's base."""
+
+    def __init__(self, index):
+        import faiss
+
+        flat = faiss.rev_swig_ptr(faiss.downcast_index(index.storage).get_xb(), index.ntotal * index.d)
+        self._index = index
+        self.__array_interface__ = {"shape": (index.ntotal, index.d), "typestr": "<f4", "version": 3,
+                                    "data": (flat.__array_interface__["data"][0], True)}  # read-only
+
+
+def hnsw_rows(index) -> np.ndarray:
+    """The unit rows an :func:`hnsw_layer` index stores, as a read-only float32 array sharing its memory: the
+    layer's vectors need not be kept twice (the array keeps the index alive)."""
+    if index.ntotal == 0:
+        return np.zeros((0, index.d), np.float32)
+    return np.asarray(_StoredRows(index))
+
+
+SEARCH_BATCH = 65_536  # query rows searched at once (bounded result buffers)
+
+
+def hnsw_search(index, queries: np.ndarray, k: int, ef: int) -> tuple[np.ndarray, np.ndarray]:
+    """(similarities, rows) of each query's ``k`` nearest rows in a :func:`hnsw_layer` index, best first."""
+    index.hnsw.efSearch = ef
+    parts = [index.search(queries[start:start + SEARCH_BATCH], k) for start in range(0, queries.shape[0], SEARCH_BATCH)]
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def faiss_layers(layers: list[np.ndarray], M: int, ef_construction: int, prebuilt: dict | None = None
+                 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """(links, down) per layer from one faiss HNSW per layer: a node's links are its bottom-level neighbours
-    there (``2M`` slots, -1 padded), its inter-layer link the nearest node one layer down (layer 0: all -1)."""
+    there (``2M`` slots, -1 padded), its inter-layer link the nearest node one layer down (layer 0: all -1).
+    ``prebuilt``: layer -> its :func:`hnsw_layer` index, already built over exactly these rows (not built again)."""
     import faiss
 
     threads = faiss.omp_get_max_threads()
     indexes, links = [], []
     faiss.omp_set_num_threads(1)  # HNSW insertion in several threads depends on their timing
     try:
-        for x in layers:
-            index = faiss.IndexHNSWFlat(x.shape[1], M, faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efConstruction = ef_construction
-            index.add(x)
+        for layer, x in enumerate(layers):
+            index = (prebuilt or {}).get(layer)
+            if index is None:
+                index = hnsw_layer(x, M, ef_construction)
+            elif (index.ntotal != x.shape[0] or index.d != x.shape[1] or index.hnsw.nb_neighbors(0) != 2 * M
+                  or index.hnsw.efConstruction != ef_construction):
+                raise ValueError(f"the prebuilt HNSW of layer {layer} was built over other rows or settings")
             hnsw = index.hnsw
             offsets = faiss.vector_to_array(hnsw.offsets).astype(np.int64)
             neighbours = faiss.vector_to_array(hnsw.neighbors)
@@ -58,7 +110,8 @@ class CHNSWBuild(CHNSWSearch):
     """Construction methods of :class:`graph.chnsw.CHNSW` (the search methods it inserts with are inherited)."""
 
     @staticmethod
-    def _check_layers(layers: list[np.ndarray]) -> list[np.ndarray]:
+    def _check_layers(layers: list[np.ndarray], in_place: bool = False, as_given: frozenset = frozenset()
+                      ) -> list[np.ndarray]:
         if not isinstance(layers, (list, tuple)) or not layers:
             raise ValueError("layers must be a non-empty list of (n, dim) arrays, bottom layer first")
         out, dim = [], None
@@ -75,9 +128,12 @@ class CHNSWBuild(CHNSWSearch):
             elif arr.shape[1] != dim:
                 raise ValueError(f"layer {l}: dimension {arr.shape[1]} differs from layer 0's {dim}")
             arr = arr.astype(np.float32, copy=False)
-            if not np.isfinite(arr).all():
+            if not all(np.isfinite(arr[i:i + FINITE_BLOCK]).all() for i in range(0, arr.shape[0], FINITE_BLOCK)):
                 raise ValueError(f"layer {l} contains NaN or infinite values")
-            out.append(np.ascontiguousarray(unit_rows(arr)))
+            if l in as_given:  # the rows a prebuilt index holds: already unit rows, kept bit for bit
+                out.append(np.ascontiguousarray(arr))
+                continue
+            out.append(np.ascontiguousarray(unit_rows(arr, in_place=in_place and arr.flags.c_contiguous)))
         return out
 
     def _build(self, rng: np.random.Generator, refine_links: bool) -> None:

@@ -23,10 +23,15 @@ _POSITIONS = np.arange(1 << 14, dtype=np.intp)  # 0, 1, 2, ... for de-duplicatio
 __all__ = ["CHNSWSearch", "EXACT_LAYER_SIZE", "EXPAND_BATCH", "unit_rows"]
 
 
-def unit_rows(vectors: np.ndarray) -> np.ndarray:
-    """Rows (or one vector) scaled to unit length, float32; zero rows stay zero."""
+def unit_rows(vectors: np.ndarray, in_place: bool = False) -> np.ndarray:
+    """Rows (or one vector) scaled to unit length, float32; zero rows stay zero. ``in_place``: a writeable float32
+    array is scaled where it is (the same numbers as a copy: one division per entry either way)."""
     norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
-    return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    norms = np.where(norms > 0, norms, 1.0)
+    if in_place and vectors.dtype == np.float32 and vectors.flags.writeable:
+        vectors /= norms
+        return vectors
+    return (vectors / norms).astype(np.float32, copy=False)
 
 
 class CHNSWSearch:

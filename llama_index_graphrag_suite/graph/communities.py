@@ -90,13 +90,18 @@ def _partition_type(objective: str):
     return leidenalg.CPMVertexPartition if objective == "cpm" else leidenalg.RBConfigurationVertexPartition
 
 
+EDGE_CHUNK = 1 << 20  # edges handed to igraph at once (it makes Python pairs of what it is given)
+
+
 def _leiden(n: int, src, dst, weight, resolution: float, objective: str, seed: int) -> np.ndarray:
     import igraph as ig
     import leidenalg
 
-    graph = ig.Graph(n=n, edges=np.c_[src, dst].tolist(), directed=False)
+    graph = ig.Graph(n=n, directed=False)
+    for start in range(0, len(src), EDGE_CHUNK):  # the same edges in the same order as one list, less memory
+        graph.add_edges(np.c_[src[start:start + EDGE_CHUNK], dst[start:start + EDGE_CHUNK]])
     part = leidenalg.find_partition(
-        graph, _partition_type(objective), weights=list(map(float, weight)), n_iterations=2,
+        graph, _partition_type(objective), weights=np.asarray(weight, np.float64), n_iterations=2,
         seed=seed, resolution_parameter=resolution,
     )
     return np.asarray(part.membership, np.int64)
@@ -198,12 +203,25 @@ def next_layer_edges(membership: np.ndarray, src: np.ndarray, dst: np.ndarray) -
 # ---------------------------------------------------------------------------------------- hierarchy
 
 
+CENTROID_COLUMNS = 32  # dimensions summed at once in float64 (not a float64 copy of all the vectors)
+
+
 def centroids(vectors: np.ndarray, membership: np.ndarray, normalise: bool = True) -> np.ndarray:
-    """Mean vector of each community's members (unit length when ``normalise``)."""
+    """Mean vector of each community's members (unit length when ``normalise``).
+
+    The sums are a one-hot matrix product, a few dimensions at a time in float64: each community adds its
+    members in row order, as ``np.add.at`` did (the same numbers), at a fraction of its time and memory."""
+    import scipy.sparse as sp
+
+    membership = np.asarray(membership, np.int64)
     count = int(membership.max()) + 1 if membership.size else 0
-    sums = np.zeros((count, vectors.shape[1]), np.float64)
-    np.add.at(sums, membership, vectors)
-    means = sums / np.bincount(membership, minlength=count)[:, None]
+    n, dim = membership.size, vectors.shape[1]
+    onehot = sp.csr_matrix((np.ones(n), (membership, np.arange(n))), shape=(count, n))
+    means = np.empty((count, dim), np.float64)
+    for start in range(0, dim, CENTROID_COLUMNS):
+        means[:, start:start + CENTROID_COLUMNS] = onehot @ np.asarray(vectors[:, start:start + CENTROID_COLUMNS],
+                                                                       np.float64)
+    means /= np.bincount(membership, minlength=count)[:, None]
     if normalise:
         means /= np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)
     return means.astype(np.float32)
@@ -215,6 +233,7 @@ def build_hierarchy(
     dst: np.ndarray,
     params: HierarchyParams | None = None,
     community_vectors: Callable[[int, np.ndarray, np.ndarray, AugmentedGraph], np.ndarray] | None = None,
+    layer_search: Callable[[int, np.ndarray], Callable | None] | None = None,
 ) -> list[CommunityLayer]:
     """Algorithm 1: the community layers above the bottom graph (entities), lowest first.
 
@@ -222,6 +241,9 @@ def build_hierarchy(
     ``community_vectors(layer, membership, member_vectors, graph)`` returns one vector per new community
     (layer numbers start at 1; ``graph`` is the clustered graph, for centrality); it is where the caller
     summarises the communities and embeds the summaries. Default: the normalised centroid of the members.
+    ``layer_search(layer, vectors)`` (layer 0 = the bottom nodes) may return the KNN step's neighbour search for
+    that layer (see :func:`.knn_augment.knn_augment`'s ``nearest``), having scaled ``vectors`` to unit rows in
+    place; None keeps the default search.
     """
     params = params or HierarchyParams()
     community_vectors = community_vectors or (lambda layer, membership, below, graph: centroids(below, membership))
@@ -229,8 +251,9 @@ def build_hierarchy(
     src, dst = unique_pairs(src, dst, x.shape[0])
     layers: list[CommunityLayer] = []
     while len(layers) < params.max_layers and x.shape[0] >= params.min_nodes:
+        nearest = layer_search(len(layers), x) if layer_search is not None and params.augment else None
         graph = knn_augment(x, src, dst, k=params.knn_k, threshold=params.knn_threshold,
-                            percentile=params.knn_percentile, augment=params.augment)
+                            percentile=params.knn_percentile, augment=params.augment, nearest=nearest)
         membership = leiden_membership(x.shape[0], graph.src, graph.dst, graph.weight, params.resolution,
                                        params.objective, params.max_cluster_size, params.seed)
         count = int(membership.max()) + 1
@@ -275,10 +298,10 @@ def calinski_harabasz(features: np.ndarray, labels: np.ndarray) -> float:
 def internal_strength(membership: np.ndarray, graph: AugmentedGraph) -> np.ndarray:
     """Each node's weighted degree counting only edges inside its own community (its centrality there)."""
     inside = membership[graph.src] == membership[graph.dst]
-    strength = np.zeros(membership.size)
-    np.add.at(strength, graph.src[inside], graph.weight[inside])
-    np.add.at(strength, graph.dst[inside], graph.weight[inside])
-    return strength
+    weight = graph.weight[inside]
+    # One bincount over the source ends, then the destination ends: the additions np.add.at made, in its order.
+    return np.bincount(np.r_[graph.src[inside], graph.dst[inside]], weights=np.r_[weight, weight],
+                       minlength=membership.size).astype(np.float64)
 
 
 def member_centroid_cosine(features: np.ndarray, labels: np.ndarray, min_size: int = 2) -> float:

@@ -24,6 +24,7 @@ Pure: numpy and faiss only; node ids are rows ``0..n-1``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import faiss
 import numpy as np
@@ -122,6 +123,7 @@ def knn_augment(
     augment: bool = True,
     min_weight: float = 1e-3,
     approx_rows: int | None = None,
+    nearest: Callable[[np.ndarray, int], tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> AugmentedGraph:
     """Algorithm 1, lines 3-5: add KNN edges above the threshold, weight all edges by attribute cosine.
 
@@ -131,8 +133,10 @@ def knn_augment(
     ``augment=False`` only reweights the existing edges (the "without KNN" ablation).
     ``approx_rows``: from this many nodes on the neighbours come from the synonym search's inverted-file index
     (default :func:`.synonyms.approx_min_rows`; 0 = always exact).
+    ``nearest(vectors, k)``: the neighbour search to use instead, ``(similarities, rows)`` of each row's ``k``
+    nearest, best first; ``vectors`` must then be float32 unit rows already (they are used as given, no copy).
     """
-    x = _unit(vectors)
+    x = np.ascontiguousarray(vectors, np.float32) if nearest is not None else _unit(vectors)
     n = x.shape[0]
     if not 0.0 <= percentile <= 100.0:
         raise ValueError("percentile must be in [0, 100]")
@@ -148,7 +152,10 @@ def knn_augment(
     if k < 1:
         raise ValueError("k must be at least 1")
     search = min(n, int(search_factor * k) + 2)  # +1 for the node itself, +1 as the authors' code
-    sims, nbrs = _nearest(x, search, approx_min_rows() if approx_rows is None else approx_rows)
+    if nearest is not None:
+        sims, nbrs = nearest(x, search)
+    else:
+        sims, nbrs = _nearest(x, search, approx_min_rows() if approx_rows is None else approx_rows)
 
     block = _block_rows(search)
     if threshold is None:

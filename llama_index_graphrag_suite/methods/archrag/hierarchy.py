@@ -23,6 +23,11 @@ hierarchy fields of :class:`ArchRAGConfig`:
   members' own text, whose vectors the centroid already averages, and embedding ~2,800 extractive
   summaries took 655 s of the 790 s build on the 2wiki index (shared machine), against the 5-minute budget.
 * **C-HNSW** over ``[entities, layer-1 communities, layer-2, ...]`` (:class:`graph.chnsw.CHNSW`).
+* **Large indexes** (``SHARED_HNSW_ENTITIES`` entities or more, faiss builder): each layer's faiss HNSW is built
+  when the layer's vectors are known, the KNN step searches it (as the authors' KNN step searches a faiss HNSW;
+  the inverted-file search it replaces grows as n·√n), and the C-HNSW takes it over instead of building it again.
+  The entities' HNSW is built first and its stored rows serve as the attribute vectors, held once. Smaller
+  indexes get the hierarchy they always had (``studies/perf/archrag_hierarchy_scale.py`` measures both).
 
 Index-time cost (``cost``): communities per layer, summary LLM calls/tokens/failures, seconds per step.
 Built once per saved index version: the first process that needs it adds it to the version it was built for
@@ -42,7 +47,8 @@ import numpy as np
 import scipy.sparse as sp
 from llama_index.core.prompts import BasePromptTemplate
 
-from ...graph.chnsw import CHNSW
+from ...graph.chnsw import CHNSW, hnsw_layer, hnsw_rows, hnsw_search
+from ...graph.chnsw_search import unit_rows
 from ...graph.communities import build_hierarchy, centroids
 from ...graph.snapshot import RELATION
 from ...index.fact_columns import FactColumns
@@ -55,6 +61,11 @@ from .prompts import COMMUNITY_SUMMARY_PROMPT
 from .summaries import FactLookup, summarise_layer
 
 SUMMARY_KINDS = ("llm", "extractive")
+# From this many entities on, each layer's KNN step searches the faiss HNSW the C-HNSW keeps for that layer, built
+# once (as the authors' KNN step searches an HNSW), instead of an inverted-file index whose search grows as n·√n.
+# Below it the hierarchy is the one it always was (the shared data sets have fewer entities).
+SHARED_HNSW_ENTITIES = 100_000
+KNN_EF_SEARCH = 16  # faiss's default efSearch, which the authors' KNN index searches with
 
 __all__ = ["ArchRAGHierarchy", "SUMMARY_KINDS"]
 
@@ -140,6 +151,8 @@ class ArchRAGHierarchy:
         entity_ids = list(index.entities)
         ends = _fact_columns(index)
         sentences = _entity_sentences(index, entity_ids, ends)
+        texts = [_first(sentences[i], 2) for i in range(len(entity_ids))]  # member "descriptions", layer 0
+        del sentences  # every entity's sentence list: not needed past its first two
         attr = _attribute_vectors(index, entity_ids, ends)
         del ends
         timings["attribute_vectors"] = time.perf_counter() - started
@@ -150,7 +163,6 @@ class ArchRAGHierarchy:
 
         usage = LLMUsage()
         names = [index.entities[k].surface for k in entity_ids]
-        texts = [_first(sentences[i], 2) for i in range(len(entity_ids))]  # member "descriptions", layer 0
         state = {"names": names, "texts": texts, "titles": [], "summaries": [], "fallbacks": 0}
         facts_between = FactLookup(index, entity_ids) if llm is not None else None
         summarise_seconds = [0.0]
@@ -174,13 +186,30 @@ class ArchRAGHierarchy:
             return vecs
 
         state_memberships: list[np.ndarray] = []
+        shared: dict[int, Any] = {}  # layer -> the HNSW its KNN step searched, reused by the C-HNSW
+        share = len(entity_ids) >= SHARED_HNSW_ENTITIES and config.chnsw_builder == "faiss"
+        if share:  # the entities' HNSW first: from then on its stored rows are the attribute vectors (one copy)
+            shared[0] = hnsw_layer(unit_rows(attr, in_place=True), config.M, config.ef_construction)
+            attr = hnsw_rows(shared[0])
+
+        def layer_search(layer: int, x: np.ndarray):
+            if not share:
+                return None
+            if layer not in shared:
+                shared[layer] = hnsw_layer(unit_rows(x, in_place=True), config.M, config.ef_construction)
+            return lambda rows, k, index_=shared[layer]: hnsw_search(index_, rows, k, KNN_EF_SEARCH)
+
         t0 = time.perf_counter()
-        layers = build_hierarchy(attr, src, dst, config.hierarchy_params(), community_vectors)
+        layers = build_hierarchy(attr, src, dst, config.hierarchy_params(), community_vectors, layer_search)
         timings["clustering_and_summaries"] = time.perf_counter() - t0
         timings["summaries_and_embedding"] = summarise_seconds[0]
         t0 = time.perf_counter()
-        chnsw = CHNSW.build([attr] + [layer.vectors for layer in layers], M=config.M,
-                            ef_construction=config.ef_construction, seed=config.seed, builder=config.chnsw_builder)
+        chnsw_layers = [attr] + [layer.vectors for layer in layers]
+        del attr  # the C-HNSW scales these rows to unit length in place and keeps them: no second copy
+        chnsw = CHNSW.build(chnsw_layers, M=config.M, ef_construction=config.ef_construction, seed=config.seed,
+                            builder=config.chnsw_builder, copy=False,
+                            prebuilt={l: shared[l] for l in range(len(chnsw_layers)) if l in shared})
+        del chnsw_layers, shared
         timings["chnsw"] = time.perf_counter() - t0
         timings["total"] = time.perf_counter() - started
         spent = usage.snapshot()
@@ -286,9 +315,13 @@ def _entity_sentences(index, entity_ids: list[str], ends: tuple) -> list[list[st
     return [sorted(c, key=lambda t: -c[t]) for c in counts]  # sorted() is stable: first seen wins ties
 
 
+SUM_BLOCK = 65_536  # entities whose sentence vectors are summed at once
+
+
 def _attribute_vectors(index, entity_ids: list[str], ends: tuple) -> np.ndarray:
     """normalise(name vector + normalise(mean sentence vector)); see the module docstring. In place where it can:
-    at 100,000 passages each copy of the entity vectors is 169 MB."""
+    at 100,000 passages each copy of the entity vectors is 169 MB. (A row's product and norms do not depend on
+    the other rows: blocks give the numbers the whole matrix gives.)"""
     table = index.entity_vectors
     out = np.asarray(table.vectors()[np.fromiter((table.row(k) for k in entity_ids), np.int64, len(entity_ids))],
                      np.float32)
@@ -310,9 +343,13 @@ def _attribute_vectors(index, entity_ids: list[str], ends: tuple) -> np.ndarray:
     incidence.data[:] = 1.0  # a sentence counts once per entity, however many of its relations it states
     incidence.sum_duplicates()
     incidence.data[:] = 1.0
-    sums = np.asarray(incidence @ texts, np.float32)
-    sums /= np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)  # entities without facts stay 0
-    out += sums
-    del sums
-    out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+    for start in range(0, out.shape[0], SUM_BLOCK):  # a block of entities at a time: no whole second copy
+        block = out[start:start + SUM_BLOCK]
+        sums = np.asarray(incidence[start:start + SUM_BLOCK] @ texts, np.float32)
+        sums /= np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)  # entities without facts stay 0
+        block += sums
+        block /= np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
+    # A table of several blocks joined its rows into a cached copy for this read: the hierarchy's read was the only
+    # one, so do not keep a second copy of every sentence vector (it is joined again if something needs it).
+    index.fact_vectors.forget_joined()
     return out
