@@ -98,11 +98,18 @@ class SegmentWriter:
         pq.write_table(table, tmp, compression="zstd")
         return self._commit(tmp, name)
 
-    def matrix(self, matrix: np.ndarray) -> str:
+    def matrix(self, matrix: np.ndarray | list[np.ndarray]) -> str:
+        """One ``.npy`` of float32 rows, as ``np.save`` writes it, from an array or from a list of row blocks written
+        one after another (a table's mapped segments are not joined in memory to be written whole)."""
+        blocks = [matrix] if isinstance(matrix, np.ndarray) else matrix
         name = f"{uuid.uuid4().hex}.npy"
         tmp = self.folder / f".{name}.tmp"
         with open(tmp, "wb") as f:
-            np.save(f, np.ascontiguousarray(matrix, np.float32), allow_pickle=False)
+            shape = (sum(len(b) for b in blocks), blocks[0].shape[1])
+            np.lib.format.write_array_header_1_0(f, {"descr": "<f4", "fortran_order": False, "shape": shape})
+            for block in blocks:
+                for lo in range(0, len(block), 1 << 16):
+                    f.write(np.ascontiguousarray(block[lo:lo + (1 << 16)], np.float32).data)
         return self._commit(tmp, name)
 
 
@@ -195,7 +202,7 @@ def write_tables(state: Any, writer: SegmentWriter, base: dict | None, stats: An
         table: VectorTable = getattr(state, VECTOR_TABLES[name])
         parts = _kept_parts(base["vectors"][name], table.saved_rows) if base_tables else None
         if parts is None or len(parts) >= MAX_SEGMENTS:
-            parts, ids, matrix = [], table.ids, table.vectors()
+            parts, ids, matrix = [], table.ids, table.blocks() or table.vectors()
         else:
             ids, matrix = table.unsaved()
         if ids or not parts:

@@ -122,6 +122,10 @@ class VectorTable:
         found = pc.index_in(ids, value_set=self.id_array())
         return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
 
+    def blocks(self) -> list[np.ndarray]:
+        """The rows in order as the blocks that hold them (mapped segments, then the RAM block), not joined."""
+        return self._all_blocks()
+
     def _all_blocks(self) -> list[np.ndarray]:
         ram = [self._ram[:self._ram_rows]] if self._ram_rows else []
         return self._blocks + ram

@@ -240,3 +240,20 @@ def test_an_index_without_saved_statistics_computes_them(tmp_path):
     stats = old.entity_statistics()
     assert (stats.n_chunks, dict(stats.doc_freq)) == (index.entity_statistics().n_chunks,
                                                       dict(index.entity_statistics().doc_freq))
+
+
+def test_a_matrix_written_from_blocks_is_the_file_np_save_writes(tmp_path):
+    """A compaction writes a vector table's mapped blocks one after another, never joined in memory: the file is
+    byte for byte the one ``np.save`` writes from the joined rows."""
+    import io
+
+    from llama_index_graphrag_suite.index.tables import SegmentWriter
+
+    rng = np.random.default_rng(0)
+    blocks = [rng.random((n, 8), dtype=np.float32) for n in (3, 70_000, 0, 5)]
+    writer = SegmentWriter(tmp_path)
+    name = writer.matrix(blocks)
+    expected = io.BytesIO()
+    np.save(expected, np.concatenate(blocks), allow_pickle=False)
+    assert (tmp_path / "segments" / name).read_bytes() == expected.getvalue()
+    np.testing.assert_array_equal(np.load(tmp_path / "segments" / name, mmap_mode="r"), np.concatenate(blocks))
