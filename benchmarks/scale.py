@@ -412,9 +412,11 @@ def render(runs: list[dict]) -> str:
             lines += targets(rows)
         elif rows[-1]["n"] >= TARGET_N:  # one size, the target's own: measured, not carried
             skip = "prepare.archrag" not in rows[-1]["stage_cpu_seconds"]  # then leave it out of every size
-            curve = [dict(r, index_cpu_seconds=r["index_cpu_seconds"] - skip * r["stage_cpu_seconds"].get(
-                "prepare.archrag", 0.0)) for other in runs if (other["embed"], other["entities"]) ==
-                (run["embed"], run["entities"]) for r in other["rows"]]
+            curve = [r for other in runs if (other["embed"], other["entities"]) == (run["embed"], run["entities"])
+                     for r in other["rows"]]
+            if skip:
+                curve = [dict(r, index_cpu_seconds=r["index_cpu_seconds"]
+                              - r["stage_cpu_seconds"].get("prepare.archrag", 0.0)) for r in curve]
             lines += targets(rows, curve) + ["", "The growth exponent above is fitted over the rows of every run of this "
                                              "setting on this page (different commits and build modes: one insert "
                                              "below 300,000, batches, whose CPU includes each batch's save and load, "

@@ -124,9 +124,6 @@ class VectorTable:
 
     def blocks(self) -> list[np.ndarray]:
         """The rows in order as the blocks that hold them (mapped segments, then the RAM block), not joined."""
-        return self._all_blocks()
-
-    def _all_blocks(self) -> list[np.ndarray]:
         ram = [self._ram[:self._ram_rows]] if self._ram_rows else []
         return self._blocks + ram
 
@@ -171,7 +168,7 @@ class VectorTable:
     def _select(self, keep: np.ndarray, first: int) -> list[np.ndarray]:
         """Blocks holding the rows ``keep`` marks: whole blocks before row ``first`` stay as they are (mapped
         ones stay mapped); the rows from the first block touched on are copied into one RAM block."""
-        blocks, out, start = self._all_blocks(), [], 0
+        blocks, out, start = self.blocks(), [], 0
         while blocks and start + len(blocks[0]) <= first:
             out.append(blocks.pop(0))
             start += len(out[-1])
@@ -205,7 +202,7 @@ class VectorTable:
         self._joined = None
 
     def _joined_rows(self) -> np.ndarray:
-        blocks = self._all_blocks()
+        blocks = self.blocks()
         if len(blocks) == 1:
             return blocks[0]
         if not blocks:
@@ -224,13 +221,13 @@ class VectorTable:
         out = np.empty((len(rows), self.dim), np.float32)
         start = 0
         if rows.size and np.all(rows[1:] >= rows[:-1]):  # sorted (a list search's rows): each block's part is a slice
-            for block in self._all_blocks():
+            for block in self.blocks():
                 lo, hi = np.searchsorted(rows, [start, start + len(block)])
                 if hi > lo:
                     out[lo:hi] = block[rows[lo:hi] - start]
                 start += len(block)
             return out
-        for block in self._all_blocks():
+        for block in self.blocks():
             inside = (rows >= start) & (rows < start + len(block))
             if inside.any():
                 out[inside] = block[rows[inside] - start]
@@ -275,7 +272,7 @@ class VectorTable:
                 rows = np.unique(np.asarray(exact_rows, np.int64))
                 out[rows] = self.at(rows) @ q
             return out
-        blocks = self._all_blocks()
+        blocks = self.blocks()
         if len(blocks) == 1:
             return blocks[0] @ q
         return np.concatenate([b @ q for b in blocks])
@@ -294,7 +291,7 @@ class VectorTable:
         if start == len(self.ids):
             return [], np.zeros((0, self.dim), np.float32)
         tail, offset = [], 0
-        for block in self._all_blocks():  # only the blocks that hold rows after the saved ones are read
+        for block in self.blocks():  # only the blocks that hold rows after the saved ones are read
             if offset + len(block) > start:
                 tail.append(block[max(start - offset, 0):])
             offset += len(block)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -23,6 +22,8 @@ import numpy as np
 
 from llama_index_graphrag_suite.graph.vector_lists import QUERY_NPROBE
 from llama_index_graphrag_suite.index.graph_index import GraphRAGIndex
+
+from _report import kept_share, print_and_write  # studies/perf/_report.py (this folder is on sys.path)
 
 TABLES = ("chunk_vectors", "entity_vectors", "fact_vectors")
 
@@ -58,15 +59,10 @@ def main() -> None:
                 start = time.perf_counter()
                 listed = table.scores(q)
                 listed_ms.append(1000 * (time.perf_counter() - start))
-                top = set(np.argsort(-exact, kind="stable")[:10].tolist())
-                kept.append(len(top & set(np.argsort(-listed, kind="stable")[:10].tolist())) / 10)
+                kept.append(kept_share(exact, listed, 10))
         lines.append(f"| {name} | {len(table):,} | {len(lists.centroids):,} | {made:.1f} | "
                      f"{statistics.median(exact_ms):.1f} | {statistics.median(listed_ms):.1f} | {np.mean(kept):.3f} |")
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        args.out.write_text(f"# Query scores through vector lists\n\n`python {' '.join(sys.argv)}`\n\n"
-                            f"{text}\n")
+    print_and_write(lines, args.out, "Query scores through vector lists")
 
 
 if __name__ == "__main__":

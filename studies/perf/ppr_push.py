@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -23,6 +22,8 @@ from llama_index_graphrag_suite.graph import ppr
 from llama_index_graphrag_suite.graph.ppr import personalized_pagerank, transition_matrix
 from llama_index_graphrag_suite.graph.ppr_push import forward_push
 from llama_index_graphrag_suite.index.graph_index import GraphRAGIndex
+
+from _report import kept_share, print_and_write  # studies/perf/_report.py (this folder is on sys.path)
 
 
 def main() -> None:
@@ -65,15 +66,10 @@ def main() -> None:
             times.append(1000 * (time.perf_counter() - start))
             reads.append(entries)
             for k, kept in ((5, kept5), (20, kept20)):
-                top = set(np.argsort(-truth, kind="stable")[:k].tolist())
-                kept.append(len(top & set(np.argsort(-scores, kind="stable")[:k].tolist())) / k)
+                kept.append(kept_share(truth, scores, k))
         lines.append(f"| push, eps {eps:g} | {statistics.median(times):.1f} | {statistics.median(reads):,.0f} | "
                      f"{np.mean(kept5):.3f} | {np.mean(kept20):.3f} |")
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        args.out.write_text(f"# Local PageRank push against the global solver\n\n`python {' '.join(sys.argv)}`\n\n"
-                            f"{text}\n")
+    print_and_write(lines, args.out, "Local PageRank push against the global solver")
 
 
 if __name__ == "__main__":
