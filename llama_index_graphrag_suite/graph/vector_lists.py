@@ -7,6 +7,11 @@ between inserts: centroids from a spherical k-means on a sample, each row's near
 the index. A query scans the rows of its ``nprobe`` nearest lists only, and a new row costs one search among the
 centroids. Plain arrays in and out; the rows are read through a function, so memory-mapped vectors stay on disk
 until a list is read.
+
+A table's rows lie in the order they were added, so one list's rows are scattered over the whole table: reading
+them touches a page per row. :class:`PackedRows` keeps the rows a second time, list by list (saved beside the
+lists, ``index/listed_io.py``): a list is then one contiguous slice. Rows added since it was written (the tail)
+are read from the table; rows removed since stay in it, marked gone.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Callable
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-__all__ = ["VectorLists", "train_lists"]
+__all__ = ["PackedRows", "VectorLists", "train_lists"]
 
 TRAIN_PER_LIST = 16  # k-means sample rows per list (as the synonym search's inverted file, graph/synonyms.py)
 NITER = 5
@@ -57,6 +62,33 @@ def train_lists(vectors: np.ndarray, nlist: int | None = None, seed: int = SEED)
     return VectorLists(centroids, _nearest_centroid(centroids, vectors))
 
 
+@dataclass(frozen=True)
+class PackedRows:
+    """The rows of lists stored list by list: list ``l``'s entries are ``matrix[bounds[l]:bounds[l + 1]]``, entry
+    ``i`` the table's row ``rows[i]`` (-1: removed since). ``segment``/``rows_segment``: the saved files they were
+    read from or written to (a save that changes neither names them again instead of writing them)."""
+
+    matrix: np.ndarray
+    bounds: np.ndarray
+    rows: np.ndarray
+    segment: str | None = None
+    rows_segment: str | None = None
+    gone: bool = False  # whether some entries are marked removed
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def kept(self, keep: np.ndarray) -> "PackedRows":
+        """The entries renumbered after the rows ``keep`` does not mark were removed (theirs marked gone)."""
+        new_row = np.cumsum(keep, dtype=np.int64) - 1
+        rows = np.full(len(self.rows), -1, np.int64)
+        alive = np.flatnonzero(self.rows >= 0)
+        old = self.rows[alive]
+        stays = keep[old]
+        rows[alive[stays]] = new_row[old[stays]]
+        return PackedRows(self.matrix, self.bounds, rows, self.segment, None, bool((rows < 0).any()))
+
+
 @dataclass
 class VectorLists:
     """``centroids`` (lists x dim) and ``lists`` (the list of each row, in row order); ``moves``: the caller's
@@ -65,20 +97,73 @@ class VectorLists:
     centroids: np.ndarray
     lists: np.ndarray
     moves: int = 0
+    packed: PackedRows | None = field(default=None, repr=False, compare=False)
+    """The rows again, list by list (:class:`PackedRows`), when a save wrote them or a load read them."""
     _grouped: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    _tail: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.lists)
 
     def extended(self, vectors: np.ndarray) -> "VectorLists":
-        """These lists with rows ``vectors`` appended (each in its nearest list)."""
+        """These lists with rows ``vectors`` appended (each in its nearest list; outside :attr:`packed`)."""
         return VectorLists(self.centroids, np.concatenate([self.lists, _nearest_centroid(self.centroids, vectors)]),
-                           self.moves)
+                           self.moves, self.packed)
 
     def kept(self, keep: np.ndarray, moves: int) -> "VectorLists":
         """These lists over the rows ``keep`` (a boolean mask) marks, after the others were removed: each row stays
         in its list, so removing rows never needs new centroids."""
-        return VectorLists(self.centroids, self.lists[keep], moves)
+        packed = None if self.packed is None else self.packed.kept(keep)
+        return VectorLists(self.centroids, self.lists[keep], moves, packed)
+
+    def moved(self, moves: int) -> "VectorLists":
+        """These lists (and packed rows) for a table whose row moves count is now ``moves`` (a restore)."""
+        return VectorLists(self.centroids, self.lists, moves, self.packed)
+
+    def with_packed(self, matrix: np.ndarray, segment: str | None = None) -> "VectorLists":
+        """These lists with ``matrix``: the rows in the order of :meth:`grouped` (what a save wrote)."""
+        order, bounds = self.grouped()
+        if matrix.shape[0] != len(order):
+            raise ValueError(f"{matrix.shape[0]} packed rows for lists of {len(order)} rows")
+        return VectorLists(self.centroids, self.lists, self.moves,
+                           PackedRows(matrix, bounds, order.astype(np.int64), segment))
+
+    def tail(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(order, bounds)`` as :meth:`grouped` gives them, for the rows :attr:`packed` does not hold (all rows
+        when there is none): rows added since the packed rows were written."""
+        if self._tail is None:
+            if self.packed is None:
+                self._tail = self.grouped()
+            else:
+                outside = np.ones(len(self.lists), bool)
+                outside[self.packed.rows[self.packed.rows >= 0]] = False
+                rows = np.flatnonzero(outside)
+                order = rows[np.argsort(self.lists[rows], kind="stable")]
+                self._tail = (order, np.searchsorted(self.lists[order], np.arange(len(self.centroids) + 1)))
+        return self._tail
+
+    def list_rows(self, lists: np.ndarray, rows_of: Callable[[np.ndarray], np.ndarray]
+                  ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``[(rows, vectors)]`` holding every row of ``lists``: a contiguous slice of :attr:`packed` per list
+        (gone entries dropped), and the other rows (all of them without packed rows) read by ``rows_of`` at once,
+        in row order."""
+        out, packed = [], self.packed
+        if packed is not None:
+            for i in lists.tolist():
+                lo, hi = int(packed.bounds[i]), int(packed.bounds[i + 1])
+                if hi > lo:
+                    rows, vectors = packed.rows[lo:hi], packed.matrix[lo:hi]
+                    if packed.gone:
+                        alive = rows >= 0
+                        rows, vectors = rows[alive], vectors[alive]
+                    if len(rows):
+                        out.append((rows, vectors))
+        order, bounds = self.tail()
+        rest = [order[bounds[i]:bounds[i + 1]] for i in lists.tolist()]
+        rest = np.sort(np.concatenate(rest)) if rest else np.empty(0, np.int64)
+        if rest.size:
+            out.append((rest, rows_of(rest)))
+        return out
 
     def grouped(self) -> tuple[np.ndarray, np.ndarray]:
         """``(order, bounds)``: the rows sorted by list, and list ``l``'s rows ``order[bounds[l]:bounds[l + 1]]``
@@ -95,18 +180,50 @@ class VectorLists:
         exact one, so an estimate never outranks a row that was measured (``nprobe``: :data:`QUERY_NPROBE`). Costs ``nprobe`` lists' rows and one
         gather over the rows, not a product with every row."""
         q = np.asarray(query, np.float32).ravel()
-        near = self.centroids @ q
-        nlist = len(self.centroids)
-        nprobe = QUERY_NPROBE if nprobe is None else nprobe
-        probed = np.argpartition(-near, nprobe - 1)[:nprobe] if nprobe < nlist else np.arange(nlist)
-        order, bounds = self.grouped()
-        members = np.sort(np.concatenate([order[bounds[i]:bounds[i + 1]] for i in probed.tolist()]))
+        near, probed = self._probe(q, nprobe)
+        members, exact = self.probed_scores(q, probed, rows_of)
+        if members.size:  # one gather over the rows: each list's estimate, capped at the lowest exact cosine
+            np.minimum(near, exact.min(), out=near)
         out = near[self.lists]
-        if members.size:
-            exact = rows_of(members) @ q
-            np.minimum(out, exact.min(), out=out)
-            out[members] = exact
+        out[members] = exact
         return out
+
+    def top(self, query: np.ndarray, k: int, rows_of: Callable[[np.ndarray], np.ndarray],
+            nprobe: int | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(rows, sims)``: the ``k`` rows :meth:`scores` ranks highest (ties by row), read from the probed lists
+        alone, with no estimate for the other rows: every estimate is at most the lowest exact cosine, so when the
+        k-th best exact cosine is above it no estimate can enter the top k. None when it is not (or fewer than
+        ``k + 1`` rows were probed): the caller ranks :meth:`scores` instead."""
+        q = np.asarray(query, np.float32).ravel()
+        rows, sims = self.probed_scores(q, self._probe(q, nprobe)[1], rows_of)
+        if not 0 < k < len(rows):
+            return None
+        kth = np.partition(sims, len(sims) - k)[len(sims) - k]
+        if kth <= sims.min():
+            return None
+        tied = np.flatnonzero(sims >= kth)  # every row tied with the k-th too, so ties go by row
+        best = tied[np.lexsort((rows[tied], -sims[tied]))][:k]
+        return rows[best], sims[best]
+
+    def _probe(self, q: np.ndarray, nprobe: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """The centroids' inner products with ``q`` and the ``nprobe`` (:data:`QUERY_NPROBE`) lists nearest it."""
+        near = self.centroids @ q
+        nlist = len(near)
+        nprobe = QUERY_NPROBE if nprobe is None else nprobe
+        return near, np.argpartition(-near, nprobe - 1)[:nprobe] if nprobe < nlist else np.arange(nlist)
+
+    def probed_scores(self, q: np.ndarray, probed: np.ndarray, rows_of: Callable[[np.ndarray], np.ndarray]
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, cosines)``: the exact inner product of ``q`` with every row of the lists ``probed`` (rows in
+        no particular order)."""
+        # one small product per list: one BLAS thread (see search)
+        with threadpool_limits(limits=1, user_api="blas"):
+            parts = [(rows, vectors @ q) for rows, vectors in self.list_rows(probed, rows_of)]
+        if not parts:
+            return np.empty(0, np.int64), np.empty(0, np.float32)
+        if len(parts) == 1:
+            return parts[0]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
     def search(self, queries: np.ndarray, rows_of: Callable[[np.ndarray], np.ndarray], k: int,
                nprobe: int | None = None, floor: float | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -125,7 +242,6 @@ class VectorLists:
         nprobe = min(NPROBE if nprobe is None else nprobe, nlist)
         probed = np.argpartition(-(q @ self.centroids.T), nprobe - 1, axis=1)[:, :nprobe] if nprobe < nlist else \
             np.tile(np.arange(nlist), (len(q), 1))
-        order, bounds = self.grouped()
         pair_query = np.repeat(np.arange(len(q)), probed.shape[1])
         pair_list = probed.ravel()
         by_list = np.argsort(pair_list, kind="stable")
@@ -133,11 +249,12 @@ class VectorLists:
         starts = np.flatnonzero(np.r_[True, pair_list[1:] != pair_list[:-1]])
         found_q, found_r, found_s = [], [], []
         for a, b in zip(starts.tolist(), np.r_[starts[1:], len(pair_list)].tolist()):
-            members = order[bounds[pair_list[a]]:bounds[pair_list[a] + 1]]
-            if not len(members):
+            found = self.list_rows(pair_list[a:a + 1], rows_of)
+            if not found:
                 continue
+            members = np.concatenate([f[0] for f in found]) if len(found) > 1 else found[0][0]
             who = pair_query[a:b]
-            sims = q[who] @ rows_of(members).T  # (queries probing this list) x (its rows)
+            sims = np.hstack([q[who] @ f[1].T for f in found])  # (queries probing this list) x (its rows)
             if floor is not None:  # most rows of a list are far from a query: keep the few above the floor
                 at_q, at_r = np.nonzero(sims > floor)
                 found_q.append(who[at_q])

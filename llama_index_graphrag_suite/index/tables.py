@@ -41,11 +41,11 @@ import pyarrow.parquet as pq
 import scipy.sparse as sp
 
 from ..fileio import sha256_file
-from ..graph.vector_lists import VectorLists
 from .bm25 import BM25Table, Vocabulary
 from .chunk_columns import ChunkColumns
 from .entity_columns import EntityColumns
 from .fact_columns import TEXT_KEY, FactColumns, with_text_keys
+from .listed_io import read_vector_lists, vector_lists_segments, write_vector_lists
 from .folding import any_gone, first_duplicate, fold_rows, folded, folded_table
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
 from .synonym_pairs import SynonymPairs, read_segments as read_synonyms, whole_table as whole_synonyms
@@ -198,10 +198,12 @@ def write_tables(state: Any, writer: SegmentWriter, base: dict | None, stats: An
     if len(vocab) > start or not vocab_segments:
         vocab_segments.append(writer.table(pa.Table.from_pydict({"term": vocab.terms[start:]}, schema=SCHEMAS["vocabulary"])))
     out["vocabulary"] = vocab_segments
+    whole = set()
     for name in VECTOR_TABLES:
         table: VectorTable = getattr(state, VECTOR_TABLES[name])
         parts = _kept_parts(base["vectors"][name], table.saved_rows) if base_tables else None
         if parts is None or len(parts) >= MAX_SEGMENTS:
+            whole.add(name)
             parts, ids, matrix = [], table.ids, table.blocks() or table.vectors()
         else:
             ids, matrix = table.unsaved()
@@ -209,11 +211,8 @@ def write_tables(state: Any, writer: SegmentWriter, base: dict | None, stats: An
             parts.append([writer.table(pa.Table.from_pydict({"id": list(ids)})), writer.matrix(matrix), len(ids)])
         out["vectors"][name] = parts
     out.update(_write_statistics(stats, writer, base if base_tables else None))
-    listed = {name: getattr(state, attr) for name, attr in VECTOR_TABLES.items() if getattr(state, attr).listed}
-    if listed:  # a large table's lists (vectors.py): centroids and every row's list
-        out["vector_lists"] = {name: [writer.matrix(t.lists.centroids),
-                                      writer.table(pa.table({"list": pa.array(t.lists.lists, pa.int32())}))]
-                               for name, t in listed.items()}
+    tables = {name: getattr(state, attr) for name, attr in VECTOR_TABLES.items()}
+    out.update(write_vector_lists(tables, writer, base if base_tables else None, whole))  # large tables' lists
     return out
 
 
@@ -300,7 +299,7 @@ def listed_segments(manifest: dict) -> set[str]:
     """Every segment name a format-2 manifest's tables, vocabulary, statistics and vectors refer to."""
     names = {n for parts in manifest["tables"].values() for n in parts}
     names |= set(manifest["vocabulary"]) | set(manifest.get("ngrams", []))
-    names |= {n for parts in _vector_lists(manifest).values() for n in parts}
+    names |= vector_lists_segments(manifest)
     return names | {n for parts in manifest["vectors"].values() for p in parts for n in p[:2]}
 
 
@@ -362,24 +361,8 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
             id_arrays.append(id_array.slice(0, int(used)))
         id_array = pa.concat_arrays(id_arrays) if id_arrays else None
         out.vectors[name] = VectorTable(dim, ids, blocks, id_array=id_array)
-    for name, (centroids_segment, lists_segment) in _vector_lists(manifest).items():
-        table = out.vectors[name]
-        centroids = np.load(segment_folder / centroids_segment, allow_pickle=False)
-        lists = read(lists_segment).column("list").to_numpy().astype(np.int32)
-        if centroids.ndim != 2 or centroids.shape[1] != dim or len(lists) != len(table) or (
-                len(lists) and not 0 <= lists.min() <= lists.max() < len(centroids)):
-            raise ValueError(f"{lists_segment}: the {name} vector lists do not fit the {name} vectors")
-        table.lists = VectorLists(centroids, lists, table.moves)
+    read_vector_lists(segment_folder, manifest, out.vectors, read)
     return out
-
-
-def _vector_lists(manifest: dict) -> dict[str, list[str]]:
-    """The manifest's vector lists by table (versions saved before every large table kept lists name only the
-    entity table's, as ``entity_lists``)."""
-    lists = dict(manifest.get("vector_lists", {}))
-    if "entity_lists" in manifest:
-        lists.setdefault("entities", manifest["entity_lists"])
-    return lists
 
 
 def _link_codes(linked: pa.ListArray, keys: pa.Array, chunk_ids: list[str]) -> tuple[np.ndarray, np.ndarray]:

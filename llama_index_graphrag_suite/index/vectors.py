@@ -247,13 +247,17 @@ class VectorTable:
         self._row_of = None
         self._joined = None
         self.moves += 1
-        self.lists = None if lists is None else VectorLists(lists.centroids, lists.lists, self.moves)
+        self.lists = None if lists is None else lists.moved(self.moves)
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k rows and cosines for one query vector, best first (ties by row)."""
         k = min(k, len(self.ids))
         if k <= 0:
             return np.empty(0, np.int64), np.empty(0, np.float32)
+        if self.listed:  # the top of the exact rows, unless the k-th of them ties with the estimates' cap
+            found = self.lists.top(normalize_rows(query)[0], k, self.at)
+            if found is not None:
+                return found
         sims = self.scores(query)
         part = np.argpartition(-sims, k - 1)[:k] if k < sims.size else np.arange(sims.size)
         rows = part[np.lexsort((part, -sims[part]))]
