@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-__all__ = ["PackedRows", "VectorLists", "train_lists"]
+__all__ = ["PackedRows", "VectorLists", "row_products", "train_lists"]
 
 TRAIN_PER_LIST = 16  # k-means sample rows per list (as the synonym search's inverted file, graph/synonyms.py)
 NITER = 5
@@ -31,6 +31,14 @@ NPROBE = 16
 QUERY_NPROBE = 32  # lists a query's scores read exactly (studies/perf/listed_query_scores.py)
 SEED = 1234
 ASSIGN_BLOCK = 65_536
+
+
+def row_products(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Each row's inner product with ``q``, summed the same way wherever the row sits in ``vectors``. A BLAS
+    matrix-vector product rounds the last rows of a matrix differently from the others, so one row read from the
+    packed rows and from the table would differ in the last bit, and rows whose cosines are equal (the same
+    words under the hash embedding) would fall out of their tie by where they happened to lie."""
+    return np.einsum("ij,j->i", vectors, q)
 
 
 def _nearest_centroid(centroids: np.ndarray, vectors: np.ndarray) -> np.ndarray:
@@ -216,9 +224,7 @@ class VectorLists:
                       ) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, cosines)``: the exact inner product of ``q`` with every row of the lists ``probed`` (rows in
         no particular order)."""
-        # one small product per list: one BLAS thread (see search)
-        with threadpool_limits(limits=1, user_api="blas"):
-            parts = [(rows, vectors @ q) for rows, vectors in self.list_rows(probed, rows_of)]
+        parts = [(rows, row_products(vectors, q)) for rows, vectors in self.list_rows(probed, rows_of)]
         if not parts:
             return np.empty(0, np.int64), np.empty(0, np.float32)
         if len(parts) == 1:

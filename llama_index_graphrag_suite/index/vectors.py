@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..graph.vector_lists import VectorLists, train_lists
+from ..graph.vector_lists import VectorLists, row_products, train_lists
 
 #: From this many rows on a table keeps lists (:meth:`VectorTable.ensure_lists`) and queries read through them.
 LISTED_MIN_ROWS = 100_000
@@ -274,7 +274,7 @@ class VectorTable:
             out = self.lists.scores(q, self.at)
             if exact_rows is not None and len(exact_rows):
                 rows = np.unique(np.asarray(exact_rows, np.int64))
-                out[rows] = self.at(rows) @ q
+                out[rows] = row_products(self.at(rows), q)
             return out
         blocks = self.blocks()
         if len(blocks) == 1:
@@ -287,7 +287,7 @@ class VectorTable:
         rows = np.asarray(rows, np.int64)
         if not self.listed:
             return self.scores(query)[rows]
-        return self.at(rows) @ normalize_rows(query)[0]
+        return row_products(self.at(rows), normalize_rows(query)[0])
 
     def unsaved(self) -> tuple[list[str], np.ndarray]:
         """The rows after :attr:`saved_rows` (what a save appends to the saved version's rows)."""

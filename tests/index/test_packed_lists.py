@@ -12,7 +12,7 @@ from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.graph import vector_lists
-from llama_index_graphrag_suite.graph.vector_lists import VectorLists, train_lists
+from llama_index_graphrag_suite.graph.vector_lists import VectorLists, row_products, train_lists
 from llama_index_graphrag_suite.index import listed_io, rows, vectors
 from llama_index_graphrag_suite.index.vectors import LISTED_MIN_ROWS, VectorTable
 
@@ -39,11 +39,11 @@ def assert_same_answers(table: VectorTable, plain: VectorTable, queries: np.ndar
         got, want = table.scores(q), plain.scores(q)
         near = plain.lists.centroids @ q
         probed = np.isin(plain.lists.lists, np.argsort(-near)[:vector_lists.QUERY_NPROBE])
-        assert np.allclose(got, want, rtol=0, atol=1e-6)  # the same cosines (up to float rounding)
+        assert np.array_equal(got, want)  # the same cosines, to the last bit (row_products)
         assert got[~probed].max(initial=-2) <= got[probed].min()  # estimates below every measured row
         rows, sims = table.search(q, k)
         want_rows, want_sims = plain.search(q, k)
-        assert rows.tolist() == want_rows.tolist() and np.allclose(sims, want_sims, atol=1e-6)
+        assert rows.tolist() == want_rows.tolist() and np.array_equal(sims, want_sims)
 
 
 def test_packed_rows_give_the_same_scores_and_top_rows_on_a_table_of_listed_size():
@@ -89,7 +89,7 @@ def test_a_query_without_packed_rows_reads_the_table_as_before():
     assert table.lists.packed is None
     for q in x[:5]:
         members = np.isin(table.lists.lists, np.argsort(-(table.lists.centroids @ q))[:vector_lists.QUERY_NPROBE])
-        assert np.array_equal(table.scores(q)[members], (x[members] @ q))  # one product over the sorted rows
+        assert np.array_equal(table.scores(q)[members], row_products(x[members], q))
 
 
 def _docs():
@@ -107,6 +107,21 @@ def _check(index):
         assert table.listed
         queries = table.vectors()[::3]
         assert_same_answers(table, unpacked(table), queries, k=3)
+
+
+def test_a_row_has_one_cosine_wherever_it_is_read_from():
+    x = clustered(3000, seed=6)
+    q = x[0]
+    once = row_products(x, q)
+    for step in (1, 3, 7, 64, 777):  # BLAS rounds a matrix's last rows its own way: these do not
+        assert np.array_equal(np.concatenate([row_products(x[i:i + step], q) for i in range(0, len(x), step)]), once)
+    x[2001] = x[5]  # twins: the same cosine, so they rank by row, packed or not
+    table = VectorTable(32, [f"r{i}" for i in range(len(x))], [x])
+    table.lists = train_lists(x)
+    table.lists.moves = table.moves
+    for way in (table, packed(unpacked(table))):
+        assert way.scores(x[5])[5] == way.scores(x[5])[2001]
+        assert way.search(x[5], 2)[0].tolist() == [5, 2001]
 
 
 def test_saves_write_packed_rows_once_and_loads_inserts_and_deletes_keep_them_right(tmp_path, monkeypatch):
