@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from .records import FactRecord, text_key
 from .row_columns import RowColumns
+from .segment_files import one_array
 
 __all__ = ["TEXT_KEY", "FactColumns", "FactsByText", "with_text_keys"]
 
@@ -57,7 +58,7 @@ class FactColumns(RowColumns):
         # the columns as read (a table of several row groups: several chunks each, not copied together); the ids
         # in one array (their buffers are read as numbers below)
         self._cols = {c: table.column(c) for c in COLUMNS}
-        ids = self._cols["id"] = table.column("id").combine_chunks()
+        ids = self._cols["id"] = one_array(table.column("id"))
         found = _id_values(ids)
         # ids of the usual form need no Python object each; others are looked up in the base class's dict
         super().__init__(None if found is not None else ids.to_pylist(), "facts", key_array=ids)
