@@ -81,5 +81,10 @@ class ProvenanceFile(MutableSequence):
     def __iter__(self):
         return iter(self.records())
 
+    def __eq__(self, other: object) -> bool:  # as the list it stands for
+        return self.records() == (other.records() if isinstance(other, ProvenanceFile) else other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a list
+
     def __repr__(self) -> str:
         return f"ProvenanceFile({self.path}, {'unread' if self.unread else f'{len(self)} records'})"

@@ -189,7 +189,7 @@ class IndexState:
         if not self.entity_vectors:
             self.entity_vector_rows = np.zeros(0, np.int64)
         elif isinstance(self.entities, RowColumns):  # a loaded version's: one lookup of the key column
-            self.entity_vector_rows = _found(self.entity_vectors.rows_in(self.entities.key_array()), self.entities.key_array())
+            self.entity_vector_rows = _found(self.entities.vector_rows(self.entity_vectors), self.entities.key_array())
         else:
             self.entity_vector_rows = np.fromiter(
                 (self.entity_vectors.row(k) for k in self.entities), np.int64, len(self.entities))

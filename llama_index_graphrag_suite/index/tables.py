@@ -274,7 +274,8 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     chunks = folded_table(chunk_tables, "id", SCHEMAS["chunks"], checked=True)
     chunk_array = one_array(chunks.column("id"))
     chunk_ids = chunk_array.to_pylist()
-    links = folded_table([read(s) for s in entries["chunk_links"]], "id", SCHEMAS["chunk_links"])
+    links = folded_table([read(s) for s in entries["chunk_links"]], "id", SCHEMAS["chunk_links"],
+                         checked=True)  # the same keys as the chunks, or checked below
     link_array = one_array(links.column("id"))
     if not link_array.equals(chunk_array):
         if pc.count_distinct(chunk_array).as_py() != len(chunk_array):
