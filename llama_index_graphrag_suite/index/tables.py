@@ -298,22 +298,27 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     vocab.saved = len(vocab)
     out.bm25 = BM25Table(ids=chunk_ids, vocab=vocab, counts=_bm25_counts(chunk_tables, len(vocab)))
 
+    # a vector table whose ids are its table's keys in order (the usual case for chunks and entities) shares
+    # their string objects instead of making its own
+    same = {"chunks": (chunk_array, chunk_ids), "entities": (key_array, keys)}
     for name in VECTOR_TABLES:
-        ids: list[str] = []
         blocks, id_arrays = [], []
         for ids_segment, matrix_segment, used in manifest["vectors"][name]:
             id_array = one_array(read(ids_segment).column("id")).cast(_STR)  # no rows: saved as nulls
-            part_ids = id_array.to_pylist()
             matrix = np.load(segment_folder / matrix_segment, mmap_mode="r", allow_pickle=False)
-            if matrix.ndim != 2 or matrix.shape[1] != dim or matrix.dtype != np.float32 or len(part_ids) != len(matrix):
+            if matrix.ndim != 2 or matrix.shape[1] != dim or matrix.dtype != np.float32 or len(id_array) != len(matrix):
                 raise ValueError(f"{matrix_segment}: a {matrix.dtype} matrix of shape {matrix.shape} for "
-                                 f"{len(part_ids)} ids, expected (rows, {dim}) float32")
-            if not 0 <= int(used) <= len(part_ids):
-                raise ValueError(f"{matrix_segment}: {used} rows used of {len(part_ids)}")
-            ids += part_ids[:used]
+                                 f"{len(id_array)} ids, expected (rows, {dim}) float32")
+            if not 0 <= int(used) <= len(id_array):
+                raise ValueError(f"{matrix_segment}: {used} rows used of {len(id_array)}")
             blocks.append(matrix[:used])
             id_arrays.append(id_array.slice(0, int(used)))
         id_array = pa.concat_arrays(id_arrays) if id_arrays else None
+        keys_array, key_list = same.get(name, (None, None))
+        if id_array is not None and keys_array is not None and id_array.equals(keys_array):
+            ids = list(key_list)  # a list of its own (an insert appends to it), of the same strings
+        else:
+            ids = id_array.to_pylist() if id_array is not None else []
         out.vectors[name] = VectorTable(dim, ids, blocks, id_array=id_array)
     for name, (centroids_segment, lists_segment) in _vector_lists(manifest).items():
         table = out.vectors[name]
