@@ -135,15 +135,15 @@ def _folded(tables: list, key: tuple[str, ...]):
 def checksums(root: str | Path) -> dict[str, str]:
     """sha256 per table of the current version of the index saved at ``root`` (see the module docstring)."""
     import numpy as np
-    import pyarrow.parquet as pq
 
+    from llama_index_graphrag_suite.index.segment_files import read_segment
     from llama_index_graphrag_suite.index.storage import open_version
     from llama_index_graphrag_suite.index.tables import SEGMENTS
 
     root = Path(root)
     _, manifest = open_version(root)
     folder = root / SEGMENTS
-    read = lambda name: pq.read_table(folder / name)  # noqa: E731
+    read = lambda name: read_segment(folder / name)  # noqa: E731
     out: dict[str, str] = {}
     keys = {"entities": ("key",), "synonyms": ("a", "b")}
     for name, segments in sorted(manifest["tables"].items()) + [("ngrams", manifest["ngrams"])]:

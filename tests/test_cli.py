@@ -75,7 +75,7 @@ def test_bad_input_exits_nonzero_with_one_line(tmp_path, capsys, argv_factory, m
     src = tmp_path / "ok.jsonl"
     assert main(["index", str(src), "--out", str(tmp_path / "idx"), "--embed", "hash", "--quiet"]) == 0
     assert main(["index", str(src), "--out", str(tmp_path / "corrupt"), "--embed", "hash", "--quiet"]) == 0
-    segment = next((tmp_path / "corrupt" / "segments").glob("*.parquet"))
+    segment = next((tmp_path / "corrupt" / "segments").glob("*.arrow"))
     segment.write_text("[{")
     capsys.readouterr()
     code, out, err = run(capsys, *argv_factory(tmp_path), "--embed", "hash", "--quiet")

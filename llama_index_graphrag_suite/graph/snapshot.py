@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -29,10 +30,17 @@ class GraphSnapshot:
     edge_kind: np.ndarray  # int8
     edge_fact: np.ndarray  # int32 fact row for RELATION edges, -1 otherwise
     edge_weight: np.ndarray  # float32
-    _row: dict[str, int] = field(default_factory=dict, repr=False)
+    # node id -> row, or -1: a loaded index's tables answer from the key lookups they keep (no third dict of every
+    # entity and chunk); otherwise a dict made on first use
+    find: Callable[[str], int] | None = field(default=None, repr=False, compare=False)
+    _row: dict[str, int] | None = field(default=None, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        self._row = {n: i for i, n in enumerate(self.node_ids)}
+    def _find(self, node_id: str) -> int:
+        if self.find is not None:
+            return self.find(node_id)
+        if self._row is None:
+            self._row = {n: i for i, n in enumerate(self.node_ids)}
+        return self._row.get(node_id, -1)
 
     @property
     def num_nodes(self) -> int:
@@ -43,13 +51,16 @@ class GraphSnapshot:
         return int(self.edge_src.shape[0])
 
     def row(self, node_id: str) -> int:
-        return self._row[node_id]
+        row = self._find(node_id)
+        if row < 0:
+            raise KeyError(node_id)
+        return row
 
     def rows(self, node_ids) -> np.ndarray:
-        return np.fromiter((self._row[n] for n in node_ids), dtype=np.int64)
+        return np.fromiter(map(self.row, node_ids), dtype=np.int64)
 
     def has(self, node_id: str) -> bool:
-        return node_id in self._row
+        return self._find(node_id) >= 0
 
     @cached_property
     def neighbours(self) -> sp.csr_matrix:
@@ -97,10 +108,12 @@ class GraphSnapshot:
     @classmethod
     def from_edges(cls, node_ids: list[str], num_entities: int, relations: tuple[np.ndarray, np.ndarray],
                    contains: tuple[np.ndarray, np.ndarray],
-                   synonyms: tuple[np.ndarray, np.ndarray, np.ndarray]) -> "GraphSnapshot":
+                   synonyms: tuple[np.ndarray, np.ndarray, np.ndarray],
+                   find: Callable[[str], int] | None = None) -> "GraphSnapshot":
         """A snapshot from endpoint rows per edge kind, in edge order: relations (subject, object; edge i is
         fact row i), contains (chunk, entity), synonyms (a, b, cosine). Whole arrays are concatenated, so
-        building costs a few numpy calls, not Python objects per edge."""
+        building costs a few numpy calls, not Python objects per edge. ``find``: node id -> row (-1: none), when
+        the caller has such a lookup already."""
         rel_src, rel_dst = (np.asarray(a, np.int32) for a in relations)
         con_src, con_dst = (np.asarray(a, np.int32) for a in contains)
         syn_src, syn_dst = (np.asarray(a, np.int32) for a in synonyms[:2])
@@ -115,6 +128,7 @@ class GraphSnapshot:
                                       np.full(n_syn, SYNONYM, np.int8)]),
             edge_fact=np.concatenate([np.arange(n_rel, dtype=np.int32), np.full(n_con + n_syn, -1, np.int32)]),
             edge_weight=np.concatenate([np.ones(n_rel + n_con, np.float32), np.asarray(synonyms[2], np.float32)]),
+            find=find,
         )
 
     @classmethod

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .folding import columns, fold
+from .segment_files import read_segment
 from .tables import SEGMENTS, read_tables
 
 __all__ = ["entity_rows", "version_rows"]
@@ -47,8 +47,8 @@ def entity_rows(version_folder: Path) -> list[dict[str, Any]]:
             return [{"key": r["key"], "surface": r["surface"], "type": r.get("type", ""), "chunks": len(r["chunks"])}
                     for r in rows]
         folder = version_folder.parent / SEGMENTS
-        entity_tables = [pq.read_table(folder / s) for s in manifest["tables"]["entities"]]
-        link_tables = [pq.read_table(folder / s) for s in manifest["tables"]["chunk_links"]]
+        entity_tables = [read_segment(folder / s) for s in manifest["tables"]["entities"]]
+        link_tables = [read_segment(folder / s) for s in manifest["tables"]["chunk_links"]]
         at = fold(link_tables, ("id",))
         counts: dict[str, int] = {}
         for s, t in enumerate(link_tables):

@@ -126,6 +126,8 @@ def check_tables(index, rows: dict[str, list[str]], where: str) -> None:
     for name, table in (("chunks", index.chunk_vectors), ("entities", index.entity_vectors), ("facts", index.fact_vectors)):
         if name == "facts" and columnar:  # the rows the index's derive reads anyway (kept by the facts)
             problem = _same_text_ids(table, texts, facts.text_rows(table))
+        elif name == "entities" and isinstance(entities, EntityColumns):  # likewise (kept by the entities)
+            problem = _same_rows(table.id_array(), expected[name], entities.vector_rows(table))
         else:
             problem = _same_ids(table.id_array(), expected[name])
         if problem == "twice":
@@ -136,14 +138,25 @@ def check_tables(index, rows: dict[str, list[str]], where: str) -> None:
                  f"{'has a vector but no row' if extra else 'has no vector'})")
 
 
+def _same_rows(have: pa.Array, expected: pa.Array, rows: np.ndarray):
+    """:func:`_same_ids` from the row in ``have`` of each of ``expected`` (distinct keys; ``rows``, -1: none): when
+    they are a permutation of ``have``'s rows, both hold the same ids, each once (no count of distinct ids)."""
+    if have.equals(expected) or (len(rows) == len(have) and bool((rows >= 0).all())
+                                 and bool((np.bincount(rows, minlength=len(have)) == 1).all())):
+        return None
+    return _same_ids(have, expected)  # something is wrong: name it
+
+
 def _same_text_ids(table, texts: pa.Array, rows: np.ndarray):
     """:func:`_same_ids` of the fact vector table and the facts' text keys ``texts``, from the row of each text in
     the table (``rows``, -1: none)."""
     have = table.id_array()
-    if pc.count_distinct(have, mode="all").as_py() != len(have):
-        return "twice"
     used = np.zeros(len(have), bool)
     used[rows[rows >= 0]] = True
+    if used.all() and not (rows < 0).any():  # every row holds a fact's text: no id is there twice (an id's second
+        return None                          # row would be used by no fact), none is missing
+    if pc.count_distinct(have, mode="all").as_py() != len(have):
+        return "twice"
     if not used.all():
         return True, pc.min(have.filter(pa.array(~used))).as_py()
     if (rows < 0).any():
@@ -172,8 +185,9 @@ def check_vector_rows(index, where: str) -> np.ndarray:
     """Embed the first and last chunk texts and entity names again: each must be nearer its own row than the
     other's. Returns one of the fresh vectors (for the caller's dimension check)."""
     probes: list[tuple[object, list[str], list[str]]] = []  # (table, ids, texts)
-    for table, text_of in ((index.chunk_vectors, lambda i: index.chunks[i].text),
-                           (index.entity_vectors, lambda k: index.entities[k].surface)):
+    entities = index.entities
+    surface = entities.surface_of if isinstance(entities, EntityColumns) else lambda k: entities[k].surface
+    for table, text_of in ((index.chunk_vectors, lambda i: index.chunks[i].text), (index.entity_vectors, surface)):
         if len(table) >= 2:
             ids = [table.ids[0], table.ids[-1]]
             probes.append((table, ids, [text_of(i) for i in ids]))

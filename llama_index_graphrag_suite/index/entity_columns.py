@@ -63,6 +63,13 @@ class EntityColumns(RowColumns):
         values = (self._surface if name == "surface" else self._type).to_pylist()
         return values if name == "surface" else [t or "" for t in values]
 
+    def surface_of(self, key: str) -> str:
+        """The entity's surface form, read from its column (no record: that would group every entity's chunks)."""
+        row = self._find(key)
+        if row < 0:
+            raise KeyError(key)
+        return self._surface[row].as_py()
+
     def _make(self, row: int) -> EntityRecord:
         ids = self._chunk_ids
         grouped, bounds = self._groups()

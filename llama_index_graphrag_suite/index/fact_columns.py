@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from .records import FactRecord, text_key
 from .row_columns import RowColumns
+from .segment_files import one_array
 
 __all__ = ["TEXT_KEY", "FactColumns", "FactsByText", "with_text_keys"]
 
@@ -31,8 +32,8 @@ _HEX = np.full(256, 255, np.uint8)
 _HEX[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16, dtype=np.uint8)
 
 
-def _id_values(ids: pa.StringArray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(sorted 64-bit values, their rows) of ids that are all ``f-`` and 16 lower-case hex digits; else None."""
+def _id_values(ids: pa.StringArray) -> np.ndarray | None:
+    """The 64-bit values, in row order, of ids that are all ``f-`` and 16 lower-case hex digits; else None."""
     n = len(ids)
     if n == 0 or ids.null_count:
         return None
@@ -43,11 +44,8 @@ def _id_values(ids: pa.StringArray) -> tuple[np.ndarray, np.ndarray] | None:
     digits = _HEX[raw[:, 2:]]
     if not ((raw[:, 0] == ord("f")) & (raw[:, 1] == ord("-"))).all() or (digits == 255).any():
         return None
-    values = np.zeros(n, np.uint64)
-    for d in range(16):
-        values = (values << np.uint64(4)) | digits[:, d].astype(np.uint64)
-    order = np.argsort(values, kind="stable")
-    return values[order], order
+    # two hex digits a byte, eight bytes a big-endian 64-bit value
+    return ((digits[:, 0::2] << 4) | digits[:, 1::2]).view(">u8").ravel().astype(np.uint64)
 
 
 class FactColumns(RowColumns):
@@ -57,14 +55,18 @@ class FactColumns(RowColumns):
         # the columns as read (a table of several row groups: several chunks each, not copied together); the ids
         # in one array (their buffers are read as numbers below)
         self._cols = {c: table.column(c) for c in COLUMNS}
-        ids = self._cols["id"] = table.column("id").combine_chunks()
+        ids = self._cols["id"] = one_array(table.column("id"))
         found = _id_values(ids)
         # ids of the usual form need no Python object each; others are looked up in the base class's dict
         super().__init__(None if found is not None else ids.to_pylist(), "facts", key_array=ids)
-        self._values, self._rows = found if found is not None else (None, None)
-        if self._values is not None and len(self._values) > 1 and not (np.diff(self._values) > 0).all():
-            twice = ids[int(self._rows[int(np.flatnonzero(np.diff(self._values) == 0)[0])])].as_py()
-            raise ValueError(f"the facts table lists a key twice ({twice!r})")
+        self._values = found  # in row order; sorted with their rows on the first lookup (see _lookup)
+        self._sorted: tuple[np.ndarray, np.ndarray] | None = None
+        if found is not None and len(found) > 1:
+            ordered = np.sort(found)  # a plain sort is several times faster than the argsort a lookup needs
+            same = np.flatnonzero(ordered[1:] == ordered[:-1])
+            if same.size:
+                twice = ids[int(np.flatnonzero(found == ordered[same[0]])[0])].as_py()
+                raise ValueError(f"the facts table lists a key twice ({twice!r})")
         # the text keys as saved (versions saved before the facts table held them: computed when first asked)
         names = table.column_names
         self._text_keys: pa.Array | None = table.column(TEXT_KEY) if TEXT_KEY in names else None
@@ -163,8 +165,16 @@ class FactColumns(RowColumns):
             value = np.uint64(int(fid[2:], 16))
         except ValueError:
             return -1
-        at = int(np.searchsorted(self._values, value))
-        return int(self._rows[at]) if at < len(self._values) and self._values[at] == value else -1
+        values, rows = self._lookup()
+        at = int(np.searchsorted(values, value))
+        return int(rows[at]) if at < len(values) and values[at] == value else -1
+
+    def _lookup(self) -> tuple[np.ndarray, np.ndarray]:
+        """(the id values sorted, their rows): made on the first lookup by id, not on load."""
+        if self._sorted is None:
+            order = np.argsort(self._values)  # distinct values: any sort gives the same order
+            self._sorted = self._values[order], order
+        return self._sorted
 
 
 def with_text_keys(segments: list[pa.Table]) -> list[pa.Table]:

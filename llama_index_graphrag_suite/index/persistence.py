@@ -26,7 +26,7 @@ from . import build, pending, stores
 from .artefacts import ARTEFACTS
 from .checks import check_snapshot, check_tables, check_vector_rows
 from .legacy import read_format_1
-from .provenance import checked as checked_provenance
+from .provenance_file import ProvenanceFile
 from .lazy_store import LazySimplePropertyGraphStore, is_derived
 from .records import entity_attributes
 from .storage import (
@@ -185,8 +185,11 @@ def _persist(state, owner, persist_dir: str | Path, keep_versions: int) -> Path:
         listing = write_tables(state, writer, base, stats)
         checksums = {**(base or {}).get("segments", {}), **writer.written}
         listed = listed_segments(listing)
-        if state.provenance:
-            write_json(folder / PROVENANCE, state.provenance)
+        provenance = state.provenance
+        if isinstance(provenance, ProvenanceFile) and provenance.unread:  # as loaded: the same file
+            provenance.save(folder / PROVENANCE)
+        elif provenance:
+            write_json(folder / PROVENANCE, list(provenance))
         stores.save_store(store, folder, derived)  # a JSON file, a database file, or nothing (a server, a derived mirror)
         in_memory = state.artefacts.to_save(state.snapshot)
         for name, obj in in_memory.items():
@@ -268,8 +271,8 @@ def _load(cls, persist_dir, embed_model, llm, store_arg, show_progress, version)
             incomplete = {m.split("/")[1] for m in missing if m.startswith(f"{ARTEFACTS}/")}
             state.artefacts.saved = {p.name: p for p in (folder / ARTEFACTS).iterdir()
                                      if p.is_dir() and p.name not in incomplete}
-        if (folder / PROVENANCE).is_file():
-            state.provenance = checked_provenance(read_json(folder / PROVENANCE))
+        if (folder / PROVENANCE).is_file():  # checked against its checksum above; read when a change needs it
+            state.provenance = ProvenanceFile(folder / PROVENANCE, str(persist_dir))
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         if isinstance(exc, CorruptIndexError):
             raise

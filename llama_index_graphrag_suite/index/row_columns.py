@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from .folding import first_duplicate
@@ -27,6 +28,7 @@ class RowColumns(Mapping):
             raise ValueError(f"the {table} table lists a key twice ({first_duplicate(keys)!r})")
         self._cache: dict[int, Any] = {}
         self._key_array = key_array  # the keys as read (Arrow), for checks and lookups of many keys at once
+        self._vector_rows: tuple[Any, int, int, np.ndarray] | None = None  # see vector_rows
 
     def key_list(self) -> list[str] | None:
         """The keys in table order as the list this table was made with (None: a subclass without one)."""
@@ -37,6 +39,17 @@ class RowColumns(Mapping):
         if self._key_array is None:
             self._key_array = pa.array(self._keys if self._keys is not None else list(self), pa.string())
         return self._key_array
+
+    def vector_rows(self, vectors: Any) -> np.ndarray:
+        """The row in ``vectors`` (a ``VectorTable``) of every key, in table order (-1: none): one hash join, kept
+        while that table neither moves nor grows its rows (a load's checks and then its derive read the same rows)."""
+        kept = self._vector_rows
+        if kept is not None and kept[0] is vectors and kept[1:3] == (vectors.moves, len(vectors)):
+            return kept[3]
+        rows = vectors.rows_in(self.key_array())
+        rows.flags.writeable = False
+        self._vector_rows = (vectors, vectors.moves, len(vectors), rows)
+        return rows
 
     def _find(self, key: Any) -> int:
         """The row of ``key``, or -1."""

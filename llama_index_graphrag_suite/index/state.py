@@ -189,7 +189,7 @@ class IndexState:
         if not self.entity_vectors:
             self.entity_vector_rows = np.zeros(0, np.int64)
         elif isinstance(self.entities, RowColumns):  # a loaded version's: one lookup of the key column
-            self.entity_vector_rows = _found(self.entity_vectors.rows_in(self.entities.key_array()), self.entities.key_array())
+            self.entity_vector_rows = _found(self.entities.vector_rows(self.entity_vectors), self.entities.key_array())
         else:
             self.entity_vector_rows = np.fromiter(
                 (self.entity_vectors.row(k) for k in self.entities), np.int64, len(self.entities))
@@ -242,7 +242,9 @@ class IndexState:
         a, b = name_rows[a], name_rows[b]
         if (a < 0).any() or (b < 0).any():
             raise ValueError("a synonym pair names an entity the index does not have")
-        return GraphSnapshot.from_edges(node_ids, n_ent, relations=tuple(ends), contains=contains, synonyms=(a, b, score))
+        find = _node_finder(self.entities, self.chunks) if _columnar(self.chunks, self.entities, self.facts) else None
+        return GraphSnapshot.from_edges(node_ids, n_ent, relations=tuple(ends), contains=contains, synonyms=(a, b, score),
+                                        find=find)
 
 
 def _columnar(chunks, entities, facts) -> bool:
@@ -250,6 +252,18 @@ def _columnar(chunks, entities, facts) -> bool:
     (so a chunk's entity codes are entity rows)."""
     return (isinstance(chunks, ChunkColumns) and isinstance(entities, EntityColumns) and isinstance(facts, FactColumns)
             and chunks.links()[2] is entities.key_list())
+
+
+def _node_finder(entities: RowColumns, chunks: RowColumns):
+    """A snapshot's node id -> row (-1: none) from the loaded tables' own key lookups: entity rows, then chunk rows
+    (a chunk first, as the last of two equal ids in a dict of the node ids would be)."""
+    n_ent, chunk_row, entity_row = len(entities), chunks._find, entities._find
+
+    def find(node_id: str) -> int:
+        row = chunk_row(node_id)
+        return n_ent + row if row >= 0 else entity_row(node_id)
+
+    return find
 
 
 def _rows_in(values: pa.Array, keys: pa.Array) -> np.ndarray:

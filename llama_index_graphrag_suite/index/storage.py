@@ -5,7 +5,7 @@ Layout::
     DIR/CURRENT            {"version": "v-000003"}   (replaced atomically with os.replace)
     DIR/v-000003/manifest.json, provenance.json, a graph store's file, artefacts/
     DIR/v-000002/, DIR/v-000001/   older versions, kept for rollback (``keep``, default 3 in all)
-    DIR/segments/          the tables' Parquet and .npy segments, shared by the versions that list them
+    DIR/segments/          the tables' Arrow (older: Parquet) and .npy segments, shared by the versions that list them
                            (``tables.py``): a save adds the rows it changed, not the whole index
 
 A save writes its new segments (each whole, fsynced, then renamed) and a new version into a hidden
@@ -37,9 +37,12 @@ from filelock import FileLock, Timeout
 
 from ..fileio import sha256_file
 
-FORMAT_VERSION = 2  # 1: whole JSON tables and faiss files in every version folder (still read)
+# 1: whole JSON tables and faiss files in every version folder; 2: Parquet table segments; 3: Arrow IPC table
+# segments (``segment_files.py``). Older formats are still read; a library that reads only older ones refuses a
+# newer version with a clear message (IndexFormatError) instead of misreading it.
+FORMAT_VERSION = 3
 SEGMENTS = "segments"
-SEGMENT_NAME = re.compile(r"[0-9a-f]{32}\.(parquet|npy)")
+SEGMENT_NAME = re.compile(r"[0-9a-f]{32}\.(arrow|parquet|npy)")
 MANIFEST = "manifest.json"
 CURRENT = "CURRENT"
 LOCK = ".lock"

@@ -1,4 +1,4 @@
-"""The index's tables and vectors on disk: Parquet and ``.npy`` segments that versions share.
+"""The index's tables and vectors on disk: Arrow and ``.npy`` segments that versions share (``segment_files.py``).
 
 A version's manifest lists, per table, the segments it is made of, oldest first; the files live once in the
 index folder's ``segments/`` (``storage.py`` checks their checksums, keeps them while a kept version lists them,
@@ -7,7 +7,7 @@ a segment's ``gone`` rows remove keys, its other rows replace a key's row where 
 at the end (a new row, or one removed and added again, ``IndexState.unsaved``). So a save writes the rows changed
 since the version it extends, not the whole index, and every saved version reads back exactly as it was saved.
 
-Tables (one Parquet schema each)::
+Tables (one Arrow schema each)::
 
     chunks        id, doc_id, title, position, doc_hash, text, terms, counts   (a chunk's text and its BM25 row:
                                                                               written when the chunk is added)
@@ -27,8 +27,6 @@ written whole again (compaction).
 from __future__ import annotations
 
 import json
-import os
-import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,10 +35,8 @@ from typing import Any, Iterable
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 import scipy.sparse as sp
 
-from ..fileio import sha256_file
 from .bm25 import BM25Table, Vocabulary
 from .chunk_columns import ChunkColumns
 from .entity_columns import EntityColumns
@@ -48,12 +44,12 @@ from .fact_columns import TEXT_KEY, FactColumns, with_text_keys
 from .listed_io import read_vector_lists, vector_lists_segments, write_vector_lists
 from .folding import any_gone, first_duplicate, fold_rows, folded, folded_table
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
+from .segment_files import SEGMENTS, SegmentWriter, one_array, read_segment
 from .synonym_pairs import SynonymPairs, read_segments as read_synonyms, whole_table as whole_synonyms
 from .vectors import VectorTable
 
 __all__ = ["MAX_SEGMENTS", "SEGMENTS", "SegmentWriter", "read_tables", "write_tables"]
 
-SEGMENTS = "segments"
 MAX_SEGMENTS = 8  # segments a table may have before a save writes it whole again
 ROW_TABLES = ("chunks", "chunk_links", "entities", "facts", "synonyms")
 VECTOR_TABLES = {"chunks": "chunk_vectors", "entities": "entity_vectors", "facts": "fact_vectors"}  # -> state field
@@ -74,43 +70,6 @@ SCHEMAS = {
 # which table of IndexState.unsaved says what changed in each saved table
 _UNSAVED_OF = {"chunks": "chunks", "chunk_links": "chunks", "entities": "entities", "facts": "facts",
                "synonyms": "synonyms"}
-
-
-class SegmentWriter:
-    """Writes segment files into ``root/segments`` (each to a temporary name, fsynced, then renamed: a segment
-    file is always whole) and remembers their checksums for the manifest."""
-
-    def __init__(self, root: Path) -> None:
-        self.folder = Path(root) / SEGMENTS
-        self.folder.mkdir(exist_ok=True)
-        self.written: dict[str, str] = {}
-
-    def _commit(self, tmp: Path, name: str) -> str:
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.rename(tmp, self.folder / name)
-        self.written[name] = sha256_file(self.folder / name)
-        return name
-
-    def table(self, table: pa.Table) -> str:
-        name = f"{uuid.uuid4().hex}.parquet"
-        tmp = self.folder / f".{name}.tmp"
-        pq.write_table(table, tmp, compression="zstd")
-        return self._commit(tmp, name)
-
-    def matrix(self, matrix: np.ndarray | list[np.ndarray]) -> str:
-        """One ``.npy`` of float32 rows, as ``np.save`` writes it, from an array or from a list of row blocks written
-        one after another (a table's mapped segments are not joined in memory to be written whole)."""
-        blocks = [matrix] if isinstance(matrix, np.ndarray) else matrix
-        name = f"{uuid.uuid4().hex}.npy"
-        tmp = self.folder / f".{name}.tmp"
-        with open(tmp, "wb") as f:
-            shape = (sum(len(b) for b in blocks), blocks[0].shape[1])
-            np.lib.format.write_array_header_1_0(f, {"descr": "<f4", "fortran_order": False, "shape": shape})
-            for block in blocks:
-                for lo in range(0, len(block), 1 << 16):
-                    f.write(np.ascontiguousarray(block[lo:lo + (1 << 16)], np.float32).data)
-        return self._commit(tmp, name)
 
 
 # --- writing ------------------------------------------------------------------------------------------------------
@@ -288,13 +247,6 @@ class LoadedTables:
     duplicates: list[str] = field(default_factory=list)  # "table: key" read twice within one segment
 
 
-def read_segment(path: Path) -> pa.Table:
-    """A Parquet segment as one Arrow table, each column one array (``read_table`` splits a large column into
-    batches that the columns' readers would copy together again)."""
-    with pq.ParquetFile(path) as f:
-        return f.read()
-
-
 def listed_segments(manifest: dict) -> set[str]:
     """Every segment name a format-2 manifest's tables, vocabulary, statistics and vectors refer to."""
     names = {n for parts in manifest["tables"].values() for n in parts}
@@ -314,15 +266,16 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     out = LoadedTables()
 
     entities = folded_table([read(s) for s in entries["entities"]], "key", SCHEMAS["entities"], checked=True)
-    key_array = entities.column("key").combine_chunks()
+    key_array = one_array(entities.column("key"))
     keys = key_array.to_pylist()
 
     chunk_tables = [read(s) for s in entries["chunks"]]
     chunks = folded_table(chunk_tables, "id", SCHEMAS["chunks"], checked=True)
-    chunk_array = chunks.column("id").combine_chunks()
+    chunk_array = one_array(chunks.column("id"))
     chunk_ids = chunk_array.to_pylist()
-    links = folded_table([read(s) for s in entries["chunk_links"]], "id", SCHEMAS["chunk_links"])
-    link_array = links.column("id").combine_chunks()
+    links = folded_table([read(s) for s in entries["chunk_links"]], "id", SCHEMAS["chunk_links"],
+                         checked=True)  # the same keys as the chunks, or checked below
+    link_array = one_array(links.column("id"))
     if not link_array.equals(chunk_array):
         if pc.count_distinct(chunk_array).as_py() != len(chunk_array):
             raise ValueError(f"the chunks table lists a key twice ({first_duplicate(chunk_ids)!r})")
@@ -330,9 +283,9 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
         if len(link_array) != len(chunk_array) or where.null_count or pc.count_distinct(link_array).as_py() != len(link_array):
             raise ValueError("the chunk_links table does not list the chunks of the chunks table")
         links = links.take(where)
-    offsets, codes = _link_codes(links.column("entities").combine_chunks(), key_array, chunk_ids)
+    offsets, codes = _link_codes(one_array(links.column("entities")), key_array, chunk_ids)
     out.chunks = ChunkColumns(chunk_ids, chunks, offsets, codes, keys, key_array=chunk_array)
-    out.entities = EntityColumns(keys, *(entities.column(c).combine_chunks() for c in ("surface", "type", "attributes")),
+    out.entities = EntityColumns(keys, *(one_array(entities.column(c)) for c in ("surface", "type", "attributes")),
                                  chunk_ids, offsets, codes, key_array=key_array)  # an entity's chunks: those whose links name it
 
     out.facts = FactColumns(folded_table(with_text_keys([read(s) for s in entries["facts"]]), "id", SCHEMAS["facts"],
@@ -344,22 +297,27 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     vocab.saved = len(vocab)
     out.bm25 = BM25Table(ids=chunk_ids, vocab=vocab, counts=_bm25_counts(chunk_tables, len(vocab)))
 
+    # a vector table whose ids are its table's keys in order (the usual case for chunks and entities) shares
+    # their string objects instead of making its own
+    same = {"chunks": (chunk_array, chunk_ids), "entities": (key_array, keys)}
     for name in VECTOR_TABLES:
-        ids: list[str] = []
         blocks, id_arrays = [], []
         for ids_segment, matrix_segment, used in manifest["vectors"][name]:
-            id_array = read(ids_segment).column("id").combine_chunks().cast(_STR)  # no rows: saved as nulls
-            part_ids = id_array.to_pylist()
+            id_array = one_array(read(ids_segment).column("id")).cast(_STR)  # no rows: saved as nulls
             matrix = np.load(segment_folder / matrix_segment, mmap_mode="r", allow_pickle=False)
-            if matrix.ndim != 2 or matrix.shape[1] != dim or matrix.dtype != np.float32 or len(part_ids) != len(matrix):
+            if matrix.ndim != 2 or matrix.shape[1] != dim or matrix.dtype != np.float32 or len(id_array) != len(matrix):
                 raise ValueError(f"{matrix_segment}: a {matrix.dtype} matrix of shape {matrix.shape} for "
-                                 f"{len(part_ids)} ids, expected (rows, {dim}) float32")
-            if not 0 <= int(used) <= len(part_ids):
-                raise ValueError(f"{matrix_segment}: {used} rows used of {len(part_ids)}")
-            ids += part_ids[:used]
+                                 f"{len(id_array)} ids, expected (rows, {dim}) float32")
+            if not 0 <= int(used) <= len(id_array):
+                raise ValueError(f"{matrix_segment}: {used} rows used of {len(id_array)}")
             blocks.append(matrix[:used])
             id_arrays.append(id_array.slice(0, int(used)))
         id_array = pa.concat_arrays(id_arrays) if id_arrays else None
+        keys_array, key_list = same.get(name, (None, None))
+        if id_array is not None and keys_array is not None and id_array.equals(keys_array):
+            ids = list(key_list)  # a list of its own (an insert appends to it), of the same strings
+        else:
+            ids = id_array.to_pylist() if id_array is not None else []
         out.vectors[name] = VectorTable(dim, ids, blocks, id_array=id_array)
     read_vector_lists(segment_folder, manifest, out.vectors, read)
     return out
@@ -382,7 +340,7 @@ def _bm25_counts(tables: list[pa.Table], n_terms: int) -> sp.csr_matrix:
     (no tokenising)."""
     blocks = []
     for t in tables:
-        terms, counts = t.column("terms").combine_chunks(), t.column("counts").combine_chunks()
+        terms, counts = one_array(t.column("terms")), one_array(t.column("counts"))
         indptr = np.asarray(terms.offsets, np.int64)
         if not np.array_equal(indptr, np.asarray(counts.offsets, np.int64)):
             raise ValueError("a chunk's BM25 terms and counts differ in length")

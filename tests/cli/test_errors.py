@@ -23,7 +23,7 @@ def test_a_corrupt_index_is_exit_2(index_dir, tmp_path, capsys):
 
     broken = tmp_path / "broken"
     shutil.copytree(index_dir, broken)
-    segment = next(broken.glob("segments/*.parquet"))
+    segment = next(broken.glob("segments/*.arrow"))
     segment.write_bytes(segment.read_bytes()[:-10])
     assert main(["query", str(broken), QUESTION, "--embed", "hash", "--quiet"]) == 2
     err = capsys.readouterr().err.strip()

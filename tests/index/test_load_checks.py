@@ -16,6 +16,7 @@ from llama_index_graphrag_suite.cli import main
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.fileio import sha256_file
+from llama_index_graphrag_suite.index.segment_files import read_segment, write_arrow
 from llama_index_graphrag_suite.index.storage import CURRENT
 
 
@@ -39,11 +40,22 @@ def _copy(saved: Path, tmp_path: Path) -> tuple[Path, Path]:
     return target, target / json.loads((target / CURRENT).read_text())["version"]
 
 
+def _rewrite(path: Path, table) -> None:
+    """``table`` into the segment file ``path``, in its format, through a new file (a load may still map the old one)."""
+    import pyarrow.parquet as pq
+
+    tmp = path.with_name(f".{path.name}.tmp")
+    if path.suffix == ".parquet":
+        pq.write_table(table, tmp, compression="zstd")
+    else:
+        write_arrow(table, tmp)
+    tmp.replace(path)
+
+
 def _edit(version: Path, name: str, change) -> None:
     """Change the rows of table ``name`` (a vector table's ids: ``vectors:chunks``) in the version's one segment of
     it (a first save writes each table whole) and write the segment's new checksum into the manifest."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     manifest = json.loads((version / "manifest.json").read_text())
     if name.startswith("vectors:"):
@@ -51,10 +63,10 @@ def _edit(version: Path, name: str, change) -> None:
     else:
         (segment,) = manifest["tables"][name]
     path = version.parent / "segments" / segment
-    table = pq.read_table(path)
+    table = read_segment(path)
     rows = table.to_pylist()
     rows = change(rows) or rows
-    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+    _rewrite(path, pa.Table.from_pylist(rows, schema=table.schema))
     manifest["segments"][segment] = sha256_file(path)  # a valid checksum: only the meaning is wrong
     (version / "manifest.json").write_text(json.dumps(manifest))
 
@@ -152,14 +164,17 @@ def test_facts_saved_without_text_keys_load_and_take_keyed_segments_after_them(s
     appends a segment with keys over the old one, and both read back as one table."""
     from conftest import CORPUS
 
-    import pyarrow.parquet as pq
-
     folder, version = _copy(saved, tmp_path)
     manifest = json.loads((version / "manifest.json").read_text())
     (segment,) = manifest["tables"]["facts"]
     path = folder / "segments" / segment
-    pq.write_table(pq.read_table(path).drop_columns(["text_key"]), path)  # as an older version wrote it
-    manifest["segments"][segment] = sha256_file(path)
+    parquet = path.with_suffix(".parquet")  # as an older version wrote it: Parquet, no text keys
+    _rewrite(parquet, read_segment(path).drop_columns(["text_key"]))
+    path.unlink()
+    manifest["tables"]["facts"] = [parquet.name]
+    del manifest["segments"][segment]
+    manifest["segments"][parquet.name] = sha256_file(parquet)
+    manifest["format_version"] = 2
     (version / "manifest.json").write_text(json.dumps(manifest))
     reference = GraphRAGIndex.load(saved, embed_model=HashEmbedding(dim=64))
     old = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))

@@ -102,3 +102,14 @@ def test_a_change_holds_only_the_rows_it_reaches_as_records_and_a_save_reads_bac
     assert [e.to_json() for e in again.entities.values()] == [e.to_json() for e in built.entities.values()]
     assert [c.to_json() for c in again.chunks.values()] == [c.to_json() for c in built.chunks.values()]
     assert again.stats() == built.stats()
+
+
+def test_fact_ids_of_the_usual_form_are_found_by_value_and_one_listed_twice_is_refused():
+    ids = [fact_id(f"s{i}", "p", f"o{i}") for i in range(50)]
+    table = pa.table({"id": ids, "subject": ["a"] * 50, "predicate": ["p"] * 50, "object": ["b"] * 50,
+                      "text": [f"t{i}" for i in range(50)], "kind": ["llm"] * 50, "chunks": [["c"]] * 50})
+    facts = FactColumns(table)
+    assert [facts[f].text for f in reversed(ids)] == [f"t{i}" for i in reversed(range(50))]
+    twice = pa.table({c: table.column(c).take(list(range(50)) + [17]) for c in table.column_names})
+    with pytest.raises(ValueError, match=f"lists a key twice \\('{ids[17]}'\\)"):
+        FactColumns(twice)

@@ -13,6 +13,7 @@ from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.index.bm25 import BM25Table
+from llama_index_graphrag_suite.index.storage import FORMAT_VERSION
 from llama_index_graphrag_suite.index.tables import MAX_SEGMENTS
 from llama_index_graphrag_suite.registry import get_retriever
 
@@ -64,10 +65,10 @@ def test_a_save_after_an_insert_writes_only_the_new_rows_and_reads_back_identica
         assert segments[:len(base["tables"][table])] == base["tables"][table]  # the old segments are shared
     new = set(grown["segments"]) - set(base["segments"])
     assert len([s for s in grown["tables"]["chunks"] if s in new]) == 1  # one new chunk segment...
-    import pyarrow.parquet as pq
+    from llama_index_graphrag_suite.index.segment_files import read_segment
 
     (segment,) = [s for s in grown["tables"]["chunks"] if s in new]
-    rows = pq.read_table(tmp_path / "idx" / "segments" / segment).to_pylist()
+    rows = read_segment(tmp_path / "idx" / "segments" / segment).to_pylist()
     assert [r["id"] for r in rows if not r["gone"]] == ["x0#0"]  # ...of one row (after the key's "gone" mark: an
     # added key goes at the table's end even if an older version had it)
     for name, parts in grown["vectors"].items():  # vectors: the saved parts, then the new rows
@@ -148,7 +149,7 @@ def test_an_index_saved_in_format_1_loads_answers_the_same_and_is_saved_as_segme
     old.insert(EXTRA[:1])
     index.insert(EXTRA[:1])
     again = old.persist(tmp_path / "idx")
-    assert _manifest(again)["format_version"] == 2 and "tables" in _manifest(again)
+    assert _manifest(again)["format_version"] == FORMAT_VERSION and "tables" in _manifest(again)
     _same_index(index, GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=64)))
 
 

@@ -1,0 +1,64 @@
+"""A loaded version's insert records are read when a change first needs them (``provenance_file.py``)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from llama_index_graphrag_suite import CorruptIndexError, GraphRAGIndex, IndexConfig
+from llama_index_graphrag_suite.documents import make_document
+from llama_index_graphrag_suite.embeddings import HashEmbedding
+from llama_index_graphrag_suite.fileio import sha256_file
+from llama_index_graphrag_suite.index.provenance_file import ProvenanceFile
+
+from conftest import CORPUS
+
+DOCS = [make_document(i, text, title) for i, title, text in CORPUS]
+
+
+def _version(folder: Path) -> Path:
+    return folder / json.loads((folder / "CURRENT").read_text())["version"]
+
+
+@pytest.fixture
+def saved(tmp_path):
+    index = GraphRAGIndex.from_documents(DOCS[:5], embed_model=HashEmbedding(dim=64), config=IndexConfig(entities="statistical", entity_threshold=0.1))
+    index.insert(DOCS[5:])  # an insert that links older chunks: a record of what it changed
+    index.persist(tmp_path / "idx")
+    assert (_version(tmp_path / "idx") / "provenance.json").is_file()
+    return tmp_path / "idx"
+
+
+def test_records_are_read_on_first_use_and_a_save_links_the_unread_file(saved):
+    index = GraphRAGIndex.load(saved, embed_model=HashEmbedding(dim=64))
+    records = index.state.provenance
+    assert isinstance(records, ProvenanceFile) and records.unread
+    before = _version(saved) / "provenance.json"
+    index.persist(saved)  # nothing changed: the new version holds the same file, not a rewritten one
+    after = _version(saved) / "provenance.json"
+    assert after != before and after.stat().st_ino == before.stat().st_ino and records.unread
+    assert json.loads(after.read_text()) == list(records)  # read now
+    index.delete(DOCS[-1].doc_id)  # the delete reads the records and undoes the insert
+    assert DOCS[-1].doc_id not in {index.chunks[c].doc_id for c in index.chunk_order}
+
+
+def test_records_outlive_their_version_folder(saved):
+    """Another writer may prune the loaded version before this process's first change reads its records."""
+    index = GraphRAGIndex.load(saved, embed_model=HashEmbedding(dim=64))
+    expected = json.loads((_version(saved) / "provenance.json").read_text())
+    shutil.rmtree(_version(saved))
+    assert list(index.state.provenance) == expected
+
+
+def test_a_malformed_file_with_a_valid_checksum_is_a_corrupt_index_at_the_first_change(saved):
+    version = _version(saved)
+    (version / "provenance.json").write_text('[{"chunks": 3}]')
+    manifest = json.loads((version / "manifest.json").read_text())
+    manifest["files"]["provenance.json"] = sha256_file(version / "provenance.json")
+    (version / "manifest.json").write_text(json.dumps(manifest))
+    index = GraphRAGIndex.load(saved, embed_model=HashEmbedding(dim=64))  # a serving process never reads them
+    with pytest.raises(CorruptIndexError, match="corrupt index at .*provenance.json"):
+        index.delete(DOCS[-1].doc_id)
