@@ -194,7 +194,10 @@ def personalized_pagerank(
 def _pushed(f: SymmetricForm, seeds: np.ndarray, weights: np.ndarray, damping: float) -> np.ndarray:
     """The local push's scores in node order, summing to 1 (its shortfall is spread like the rest)."""
     y, _ = forward_push(f.indptr, f.indices, f.data, f.degree, f.position[seeds], weights, damping, PUSH_EPS)
-    x = y[f.position]
+    # back to node order: only the pushed positions hold mass, so they are scattered instead of every node gathered
+    reached = np.flatnonzero(y)
+    x = np.zeros(y.size)
+    x[f.order[reached]] = y[reached]
     return x / x.sum()
 
 

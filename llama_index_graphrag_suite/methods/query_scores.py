@@ -14,9 +14,9 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .scoring import top_k
+from .scoring import hybrid, top_k
 
-__all__ = ["bm25_scores", "dense_scores", "fusable_dense", "listed_chunks", "shared_query_scores"]
+__all__ = ["bm25_scores", "dense_scores", "fusable_dense", "hybrid_scores", "listed_chunks", "shared_query_scores"]
 
 _MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("graphrag_query_scores", default=None)
 
@@ -75,3 +75,10 @@ def listed_chunks(index) -> bool:
 def bm25_scores(index, question: str) -> np.ndarray:
     """BM25 score of every chunk for the question, in ``index.chunk_order``."""
     return _memoised(index, "bm25", question, lambda: index.bm25.scores(question))
+
+
+def hybrid_scores(index, question: str) -> np.ndarray:
+    """AGRAG's hybrid score (Eq. 21) of every chunk, in ``index.chunk_order``, from :func:`dense_scores` and
+    :func:`bm25_scores` (a guarded method and its guard fuse the same array: computed once per retrieval).
+    Read-only: callers share it."""
+    return _memoised(index, "hybrid", question, lambda: hybrid(dense_scores(index, question), bm25_scores(index, question)))
