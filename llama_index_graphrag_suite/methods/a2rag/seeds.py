@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -107,7 +108,7 @@ class SeedIndex:
     """Names of the graph's nodes, a word index over them, and relation labels (built once per snapshot)."""
 
     names: list[str]
-    name_rows: list[list[int]]  # snapshot rows each name stands for
+    name_rows: Sequence[list[int]]  # snapshot rows each name stands for (a RowLists: no list per name)
     exact: dict[str, int]  # name -> position in names
     by_word: dict[str, list[int]]  # word -> positions of names containing it
     predicates: list[str] = field(default_factory=list)
@@ -162,8 +163,32 @@ class SeedIndex:
                     predicates_by_word.setdefault(stem(w), []).append(i)
         exact = {n: i for i, n in enumerate(names)}
         exact.update((folded, exact[n]) for folded, n in accent_aliases(names).items())  # typed without accents
-        return cls(names, [rows_of[n] for n in names], exact, by_word, predicates,
+        return cls(names, RowLists([rows_of[n] for n in names]), exact, by_word, predicates,
                    predicates_by_word, predicate_words, end_bounds, end_rows, snap)
+
+
+class RowLists(Sequence):
+    """Lists of node rows as one array and bounds (a list of lists costs about 120 bytes per name; this, 12):
+    ``rows[i]`` is the i-th list again, as Python ints."""
+
+    def __init__(self, lists: list[list[int]]) -> None:
+        sizes = np.fromiter((len(x) for x in lists), np.int64, len(lists))
+        self._bounds = np.zeros(sizes.size + 1, np.int64)
+        np.cumsum(sizes, out=self._bounds[1:])
+        flat = np.fromiter((r for x in lists for r in x), np.int64, int(self._bounds[-1]))
+        self._rows = flat.astype(np.int32) if flat.size and flat.max() < 2**31 else flat
+
+    def __len__(self) -> int:
+        return self._bounds.size - 1
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._rows[self._bounds[i]:self._bounds[i + 1]].tolist()
 
 
 def _fact_predicates(index) -> tuple[list[str], np.ndarray]:
