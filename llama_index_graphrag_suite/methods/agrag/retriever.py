@@ -46,8 +46,7 @@ from ...graph.steiner import steiner_tree
 from ...tracing import stage
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..baselines import facts_from_cosines
-from ..query_scores import hybrid_scores
-from ..scoring import top_k
+from ..query_scores import hybrid_scores, top_ranked
 from ..shared_graph import chunk_rows as shared_chunk_rows, weighted_transition
 from .config import AGRAGConfig
 from .prompts import DEFAULT_PROMPTS
@@ -201,7 +200,7 @@ class AGRAGRetriever(GraphIndexRetriever):
         with stage("agrag.hybrid"):  # Eq. 20-21
             hyb = hybrid_scores(index, question)
             # ranked once for both uses: the k_r chunks fused with the subgraph's and, without graph retrieval, the answer
-            hybrid_rank = top_k(hyb, max(cfg.hybrid_top_k, 0 if cfg.graph_retrieval else self.top_k))
+            hybrid_rank = top_ranked(hyb, max(cfg.hybrid_top_k, 0 if cfg.graph_retrieval else self.top_k))
         evidence: dict[str, Any] = {"variant": self.variant or "full"}
         if not cfg.graph_retrieval:
             return self._finish([], hybrid_rank, hyb, None, evidence, "")
