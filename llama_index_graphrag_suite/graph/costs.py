@@ -285,8 +285,8 @@ class PairCostIndex:
 class QueryCosts(CostGraph):
     """One query's edge costs over a :class:`PairCostIndex`, priced per entry on demand (one thread).
 
-    Building it costs O(multi-edge pairs) (their per-query minima); every entry a search reads then costs two
-    lookups and its slots' ``max(w, 0) + ZERO_COST``. Entry costs are bit-identical to
+    Building it costs O(slots) (one pass over the slot vector and the multi-edge pairs); every entry a
+    search reads then costs two lookups. Entry costs are bit-identical to
     ``PairCostIndex.matrix(PairCostIndex.edge_costs(slot_costs))`` (min and ``max(., 0) + ZERO_COST``
     are monotone, so they commute).
     """
@@ -299,14 +299,12 @@ class QueryCosts(CostGraph):
         self.slot_costs = w
         self.indptr, self.indices = index.indptr, index.indices
         self.num_nodes = index.num_nodes
-        # Stored slot costs max(w, 0) + ZERO_COST are made where entries are priced, not for every slot up front
-        # (at 1,000,000 passages 9 million slots, 70 ms a query); the multi-edge pairs' minima, few, are made here.
-        self._multi = np.empty(0)
+        stored = np.maximum(w, 0.0) + ZERO_COST
         if index._multi_pairs.size:
             e = index._multi_edges
-            per_edge = np.minimum(self._stored_slots(index.slot_a[e]), self._stored_slots(index.slot_b[e]))
-            self._multi = np.minimum.reduceat(per_edge, index._multi_starts)
-        self._all_stored: np.ndarray | None = None
+            per_edge = np.minimum(stored[index.slot_a[e]], stored[index.slot_b[e]])
+            stored = np.concatenate([stored, np.minimum.reduceat(per_edge, index._multi_starts)])
+        self._stored = stored
         # Rows priced so far and their entry costs: searches read the same rows several times. The entry
         # buffer is borrowed from the index and given back when this object goes: a fresh 2 x pairs float64
         # array per query would be paged in (huge pages zeroed, sometimes compacted) wherever rows are
@@ -315,30 +313,13 @@ class QueryCosts(CostGraph):
         self._data = index._borrow_buffer()
         weakref.finalize(self, index._return_buffer, self._data)
 
-    def _stored_slots(self, slots: np.ndarray) -> np.ndarray:
-        """The stored costs of ``slots`` (a slot, or past ``num_slots`` a multi-edge pair's minimum)."""
-        w, first = self.slot_costs, self.index.num_slots
-        plain = slots < first
-        if plain.all():
-            return np.maximum(w[slots], 0.0) + ZERO_COST
-        out = np.empty(slots.size)
-        out[plain] = np.maximum(w[slots[plain]], 0.0) + ZERO_COST
-        out[~plain] = self._multi[slots[~plain] - first]
-        return out
-
-    def _stored(self) -> np.ndarray:
-        """Every stored cost, slots then the multi-edge pairs' minima (for pricing the whole graph)."""
-        if self._all_stored is None:
-            self._all_stored = np.concatenate([np.maximum(self.slot_costs, 0.0) + ZERO_COST, self._multi])
-        return self._all_stored
-
     def entry_costs(self, entries: np.ndarray) -> np.ndarray:
-        index = self.index
-        costs = self._stored_slots(index._entry_a[entries])
+        s, index = self._stored, self.index
+        costs = s[index._entry_a[entries]]
         two = index._two_slots[entries]
         if two.any():
             both = entries[two]
-            costs[two] = np.minimum(costs[two], self._stored_slots(index._entry_b[both]))
+            costs[two] = np.minimum(costs[two], s[index._entry_b[both]])
         return costs
 
     def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -362,7 +343,7 @@ class QueryCosts(CostGraph):
         if not self._priced.all():
             # every entry, in slices: no index arrays, and temporaries small enough to stay in cache; the
             # minimum with the second slot only where it is another slot (min(x, x) is x)
-            s, a, b, data = self._stored(), self.index._entry_a, self.index._entry_b, self._data
+            s, a, b, data = self._stored, self.index._entry_a, self.index._entry_b, self._data
             for lo in range(0, data.size, _BLOCK):
                 hi = min(lo + _BLOCK, data.size)
                 np.take(s, a[lo:hi], out=data[lo:hi])
