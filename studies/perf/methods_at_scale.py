@@ -9,7 +9,8 @@ after that query (anonymous and file-backed pages apart: memory-mapped vectors r
 the bytes of every structure it added to the index's per-snapshot memo (``index.cached``), field by field, and the
 CPU seconds of each further question (query embeddings computed beforehand, so excluded). A structure held by
 two memo entries (or two methods) counts once, where it first appears ("MB new"); the per-attribute figures count
-each attribute whole. ``--profile N`` prints
+each attribute whole. An array a structure only refers to (a small vector table held in memory) counts as its
+own; a memory-mapped one counts 0. ``--profile N`` prints
 cProfile's N most expensive functions per method (own time): what to cut next. At 1,000,000 passages run it under
 ``flock /work/scratch/m1.lock`` (the load alone takes several GB). Results: ``studies/perf/results/methods_at_scale.md``.
 """
@@ -50,8 +51,8 @@ def nbytes(obj, seen: set[int], depth: int = 0) -> int:
     seen.add(id(obj))
     if isinstance(obj, np.memmap):
         return 0
-    if isinstance(obj, np.ndarray):
-        return obj.nbytes if not isinstance(obj.base, np.ndarray) else 0
+    if isinstance(obj, np.ndarray):  # a view counts its base's buffer (once)
+        return obj.nbytes if not isinstance(obj.base, np.ndarray) else nbytes(obj.base, seen, depth + 1)
     if sp.issparse(obj):
         return sum(nbytes(getattr(obj, a), seen, depth + 1) for a in ("data", "indices", "indptr") if hasattr(obj, a))
     if isinstance(obj, (str, bytes, int, float)):
