@@ -16,7 +16,7 @@ import pytest
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
-from llama_index_graphrag_suite.graph.snapshot import RELATION
+from llama_index_graphrag_suite.graph.snapshot import RELATION, GraphSnapshot
 from llama_index_graphrag_suite.methods.a2rag import A2RAGRetriever
 from llama_index_graphrag_suite.methods.a2rag.seeds import (
     MAX_RELATION_SEEDS,
@@ -106,8 +106,13 @@ def test_retrieval_trace_lists_relation_seeds(retriever):
 
 def seed_index_of(facts: list[tuple[str, str, str]]) -> SeedIndex:
     """A SeedIndex over relation labels only (no names), built the way the retriever builds it."""
+    keys = sorted({k for s, _, o in facts for k in (s, o)})
+    row = {k: i for i, k in enumerate(keys)}
+    empty = (np.zeros(0, np.int32), np.zeros(0, np.int32))
+    snapshot = GraphSnapshot.from_edges(keys, len(keys), ([row[s] for s, _, _ in facts], [row[o] for _, _, o in facts]),
+                                        empty, (*empty, np.zeros(0, np.float32)))
     fake = SimpleNamespace(
-        snapshot=SimpleNamespace(has=lambda key: False), entities={}, chunks={},
+        snapshot=snapshot, entities={}, chunks={},
         facts={f"f{i}": SimpleNamespace(subject=s, predicate=p, object=o) for i, (s, p, o) in enumerate(facts)})
     return SeedIndex.build(fake)
 

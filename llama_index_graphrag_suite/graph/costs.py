@@ -164,7 +164,8 @@ class PairCostIndex:
         del key
         starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]) if order.size else np.empty(0, np.int64)
         del sorted_keys
-        self._bounds = np.r_[starts, order.size].astype(np.int64)  # pair p's edges: _order[_bounds[p]:_bounds[p + 1]]
+        # pair p's edges: _order[_bounds[p]:_bounds[p + 1]] (int32 while edge positions fit: half the bytes)
+        self._bounds = np.r_[starts, order.size].astype(np.int32 if order.size < 2**31 else np.int64)
         self._starts = self._bounds[:-1]  # first position of each pair in _order
         self._ends = self._bounds[1:]
         node_type = np.int32 if num_nodes < 2**31 else np.int64
@@ -183,9 +184,9 @@ class PairCostIndex:
         self._indices = cols[entry_order].astype(np.int32)
         del cols, entry_order
         counts = np.bincount(np.concatenate([pair_lo, pair_hi]).astype(np.int64), minlength=num_nodes)
-        self._indptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
-        # scipy's csgraph wants int32 indices and indptr (it copies others): for whole-matrix searches
-        self._indptr32 = self._indptr.astype(np.int32) if self._indptr[-1] < 2**31 else self._indptr
+        # scipy's csgraph wants int32 indices and indptr (it copies others): for whole-matrix searches; one array
+        indptr = np.r_[0, np.cumsum(counts)]
+        self._indptr = self._indptr32 = indptr.astype(np.int32 if indptr[-1] < 2**31 else np.int64)
         # Slots per entry: a one-edge pair reads its edge's two slots; a multi-edge pair reads slot
         # num_slots + m (both), where the per-query vector holds pair m's minimum.
         sizes = self._ends - starts

@@ -159,21 +159,22 @@ def personalized_pagerank(
     p = np.asarray(reset, dtype=np.float64).ravel()
     if p.shape != (n,):
         raise ValueError(f"reset has {p.shape[0]} entries for {n} nodes")
-    if not np.all(np.isfinite(p)) or p.min(initial=0.0) < 0:
+    # the checks read the nonzero entries only (NaN and inf are nonzero): a large graph's reset sits on a few
+    seeds = np.flatnonzero(p)
+    nonzero = p[seeds]
+    if not np.all(np.isfinite(nonzero)) or nonzero.min(initial=0.0) < 0:
         raise ValueError("reset must be finite and non-negative")
     total = p.sum()
     if total <= 0:
         raise ValueError("reset sums to 0: nothing to personalise on")
     if not 0.0 <= damping < 1.0:
         raise ValueError(f"damping must be in [0, 1), got {damping}")
+    if transition.pushes and seeds.size <= PUSH_MAX_RESET_SHARE * n:  # a large graph, a reset on few nodes
+        return _pushed(transition.fast, seeds, nonzero / total, damping)
     p = p / total
 
     if transition.fast is not None:
         f = transition.fast
-        if transition.pushes:  # a large graph: the push when the reset sits on few nodes
-            seeds = np.flatnonzero(p)
-            if seeds.size <= PUSH_MAX_RESET_SHARE * n:
-                return _pushed(f, seeds, p[seeds], damping)
         y = solve(f, p[f.order], damping, tol, max_iter)
         x = np.empty(n)
         x[f.order] = np.maximum(y, 0.0)  # the Chebyshev extrapolation may leave tiny negatives on far nodes
@@ -194,7 +195,10 @@ def personalized_pagerank(
 def _pushed(f: SymmetricForm, seeds: np.ndarray, weights: np.ndarray, damping: float) -> np.ndarray:
     """The local push's scores in node order, summing to 1 (its shortfall is spread like the rest)."""
     y, _ = forward_push(f.indptr, f.indices, f.data, f.degree, f.position[seeds], weights, damping, PUSH_EPS)
-    x = y[f.position]
+    # back to node order: only the pushed positions hold mass, so they are scattered instead of every node gathered
+    reached = np.flatnonzero(y)
+    x = np.zeros(y.size)
+    x[f.order[reached]] = y[reached]
     return x / x.sum()
 
 

@@ -38,10 +38,10 @@ def forward_push(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray | Non
     r = np.zeros(n)
     frontier = np.asarray(seeds, np.int64)
     r[frontier] = weights
-    threshold = eps * degree
     entries = 0
     while frontier.size:
-        push = frontier[r[frontier] > threshold[frontier]]
+        # the threshold eps * deg(u) of the frontier only: a whole-graph array per query cost more than the push
+        push = frontier[r[frontier] > eps * degree[frontier]]
         if not push.size:
             break
         mass = r[push]

@@ -24,6 +24,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from .base import GraphIndexRetriever, MethodConfig, chunk_node, evidence_node, param
 from .query_scores import bm25_scores, dense_scores, fusable_dense
 from .scoring import hybrid, minmax, top_k
+from .shared_graph import chunk_rows, weighted_transition
 
 if TYPE_CHECKING:  # imported where HippoRAG runs: dense, BM25 and hybrid need no PageRank (scipy's csgraph)
     from ..graph.ppr import Transition
@@ -176,11 +177,8 @@ class HippoRAGRetriever(GraphIndexRetriever):
     config_class = HippoRAGConfig
 
     def _graph(self) -> _Graph:
-        from ..graph.ppr import transition_matrix
-
-        def build() -> _Graph:
-            snapshot = self.index.snapshot
-            return _Graph(transition_matrix(snapshot.adjacency("weight")), snapshot.rows(self.index.chunk_order))
+        def build() -> _Graph:  # the transition matrix is AGRAG's too: one copy per snapshot
+            return _Graph(weighted_transition(self.index), chunk_rows(self.index))
 
         return self.index.cached("hipporag.graph", build)
 
@@ -211,9 +209,9 @@ class HippoRAGRetriever(GraphIndexRetriever):
         snapshot = index.snapshot
         reset = np.zeros(snapshot.num_nodes)
         reset[snapshot.rows(seeds)] = list(seeds.values())
-        passage_weights = minmax(dense) * self.config.passage_node_weight
-        weighed = top_k(dense, PASSAGE_RESET_TOP) if graph.transition.pushes else slice(None)
-        reset[graph.chunk_rows[weighed]] += passage_weights[weighed]
+        weighed = top_k(dense, PASSAGE_RESET_TOP) if graph.transition.pushes else None
+        passage_weights = minmax(dense, weighed) * self.config.passage_node_weight
+        reset[graph.chunk_rows if weighed is None else graph.chunk_rows[weighed]] += passage_weights
         ppr = personalized_pagerank(graph.transition, reset, damping=self.config.damping)
         chunk_scores = ppr[graph.chunk_rows]
 

@@ -14,9 +14,10 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .scoring import top_k
+from .scoring import hybrid, top_k
 
-__all__ = ["bm25_scores", "dense_scores", "fusable_dense", "listed_chunks", "shared_query_scores"]
+__all__ = ["bm25_scores", "dense_scores", "fusable_dense", "hybrid_scores", "listed_chunks", "shared_query_scores",
+           "top_ranked"]
 
 _MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("graphrag_query_scores", default=None)
 
@@ -75,3 +76,36 @@ def listed_chunks(index) -> bool:
 def bm25_scores(index, question: str) -> np.ndarray:
     """BM25 score of every chunk for the question, in ``index.chunk_order``."""
     return _memoised(index, "bm25", question, lambda: index.bm25.scores(question))
+
+
+def hybrid_scores(index, question: str) -> np.ndarray:
+    """AGRAG's hybrid score (Eq. 21) of every chunk, in ``index.chunk_order``, from :func:`dense_scores` and
+    :func:`bm25_scores` (a guarded method and its guard fuse the same array: computed once per retrieval).
+    Read-only: callers share it."""
+    return _memoised(index, "hybrid", question, lambda: _read_only(hybrid(dense_scores(index, question),
+                                                                         bm25_scores(index, question))))
+
+
+def _read_only(scores: np.ndarray) -> np.ndarray:
+    scores.flags.writeable = False  # shared by the retrieval's steps (and ranked once, top_ranked)
+    return scores
+
+
+#: How deep :func:`top_ranked` ranks an array the first time (a later call asking for more ranks again).
+RANK_DEPTH = 100
+
+
+def top_ranked(scores: np.ndarray, k: int) -> np.ndarray:
+    """``scoring.top_k(scores, k)`` for a read-only array several steps of one retrieval rank (the hybrid scores:
+    the method's ranking, its restart seeds, the guard's). Inside :func:`shared_query_scores` the array is ranked
+    once, to the deepest ``k`` asked (at least :data:`RANK_DEPTH`), and sliced: ``top_k(s, a)`` is
+    ``top_k(s, b)[:a]`` for ``a <= b``."""
+    memo = _MEMO.get()
+    if memo is None or scores.flags.writeable:
+        return top_k(scores, k)
+    k = max(int(k), 0)
+    key = ("ranked", id(scores))
+    hit = memo.get(key)
+    if hit is None or hit[0] is not scores or hit[1].size < min(k, scores.size):
+        hit = memo[key] = (scores, top_k(scores, max(k, RANK_DEPTH)))
+    return hit[1][:k]

@@ -18,15 +18,20 @@ def blended(dense: np.ndarray, sparse_of, sparse_weight: float) -> np.ndarray:
     return base if sparse_weight <= 0 else (1.0 - sparse_weight) * base + sparse_weight * minmax(sparse_of())
 
 
-def minmax(x: np.ndarray) -> np.ndarray:
-    """Scale to [0, 1]; a constant vector maps to zeros (it ranks nothing above anything)."""
-    x = np.asarray(x, dtype=np.float64)
+def minmax(x: np.ndarray, at: np.ndarray | None = None) -> np.ndarray:
+    """Scale to [0, 1] (float64); a constant vector maps to zeros (it ranks nothing above anything).
+
+    ``at``: only the entries at these positions, scaled by the whole vector's bounds (the same values as
+    ``minmax(x)[at]``, without a float64 copy of all of ``x``).
+    """
+    x = np.asarray(x)
+    part = np.asarray(x if at is None else x[at], dtype=np.float64)
     if x.size == 0:
-        return x
-    lo, hi = float(x.min()), float(x.max())
+        return part
+    lo, hi = float(x.min()), float(x.max())  # a float32 bound is exact in float64: the same bounds either way
     if hi - lo <= 1e-12:
-        return np.zeros_like(x)
-    return (x - lo) / (hi - lo)
+        return np.zeros_like(part)
+    return (part - lo) / (hi - lo)
 
 
 def hybrid(dense: np.ndarray, sparse: np.ndarray) -> np.ndarray:

@@ -16,7 +16,8 @@ import numpy as np
 from ...graph.disjoint_sets import DisjointSets
 from ...graph.snapshot import CONTAINS, RELATION, SYNONYM
 from ...index.bm25 import bm25_tokens
-from ..scoring import minmax, top_k
+from ..query_scores import top_ranked
+from ..scoring import minmax
 from .config import A2RAGConfig, ChunkRanking, GlobalOrder
 from .seeds import stem
 from .stages import A2RAGGraph, RetrievalState
@@ -85,7 +86,7 @@ def rank_chunks(index, g: A2RAGGraph, config: A2RAGConfig, top_k_chunks: int,
         graph_rank = cand[np.lexsort((cand, -st.hybrid[cand], -key))].tolist()
     else:
         graph_rank = sorted(support, key=lambda c: (-support[c], -st.hybrid[c], c))
-    hybrid_rank = top_k(st.hybrid, top_k_chunks + len(graph_rank)).tolist()
+    hybrid_rank = top_ranked(st.hybrid, top_k_chunks + len(graph_rank)).tolist()
     if config.chunk_ranking == ChunkRanking.RRF:
         fused: dict[int, float] = {}
         for ranked in (graph_rank, hybrid_rank[: max(top_k_chunks, 5)]):

@@ -41,8 +41,7 @@ from ...llm.usage import LLMUsage
 from ...llm.verdicts import yes_no
 from ...tracing import traced
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
-from ..query_scores import bm25_scores, dense_scores, shared_query_scores
-from ..scoring import hybrid
+from ..query_scores import dense_scores, hybrid_scores, shared_query_scores
 from . import evidence
 from .config import A2RAGConfig
 from .prompts import DEFAULT_PROMPTS, DOC_SUMMARY_TEMPLATE
@@ -232,7 +231,7 @@ class A2RAGRetriever(GraphIndexRetriever):
         question = query_bundle.query_str
         q = self.query_vector(query_bundle)
         dense = dense_scores(index, question)
-        hyb = hybrid(dense, bm25_scores(index, question))
+        hyb = hybrid_scores(index, question)
         node_sim = NodeSimilarity(g, q, dense)
         trace: dict[str, Any] = {"variant": self.variant or "full"}
         usage = LLMUsage()

@@ -32,11 +32,14 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ...llm.json_repair import parse_json_lenient
 from ...text import STOP_WORDS, accent_aliases, analyze, fold_accents, is_candidate_token, normalize_entity
+from ...graph.snapshot import RELATION
 from .config import A2RAGConfig
 
 log = logging.getLogger(__name__)
@@ -105,13 +108,27 @@ class SeedIndex:
     """Names of the graph's nodes, a word index over them, and relation labels (built once per snapshot)."""
 
     names: list[str]
-    name_rows: list[list[int]]  # snapshot rows each name stands for
+    name_rows: Sequence[list[int]]  # snapshot rows each name stands for (a RowLists: no list per name)
     exact: dict[str, int]  # name -> position in names
     by_word: dict[str, list[int]]  # word -> positions of names containing it
     predicates: list[str] = field(default_factory=list)
     predicates_by_word: dict[str, list[int]] = field(default_factory=dict)  # stemmed word -> predicate positions
     predicate_words: list[frozenset] = field(default_factory=list)  # stemmed words of each predicate
-    predicate_ends: list[frozenset] = field(default_factory=list)  # entity keys at either end of its relations
+    # the snapshot rows at either end of each predicate's relations: predicate i's are
+    # end_rows[end_bounds[i]:end_bounds[i + 1]], sorted (numbers, not a set of entity keys per label: at
+    # 1,000,000 passages those sets held 0.97 GB)
+    end_bounds: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
+    end_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    snapshot: Any = None  # whose rows end_rows are (anchors are looked up in it)
+
+    def anchor_rows(self, anchors) -> np.ndarray:
+        """The snapshot rows of the node ids ``anchors`` (ids the snapshot does not hold are left out)."""
+        snap = self.snapshot
+        return np.asarray(sorted({snap.row(a) for a in anchors if snap.has(a)}), np.int64)
+
+    def predicate_ends(self, label_pos: int) -> np.ndarray:
+        """Sorted snapshot rows of the entities at either end of the relations labelled ``predicates[label_pos]``."""
+        return self.end_rows[self.end_bounds[label_pos]:self.end_bounds[label_pos + 1]]
 
     @classmethod
     def build(cls, index, align_titles: bool = True, max_names_per_word: int = 200) -> "SeedIndex":
@@ -133,10 +150,9 @@ class SeedIndex:
                     by_word.setdefault(w, []).append(i)
         # A word in very many names ("film", "river") picks no particular node: not an index key.
         by_word = {w: ids for w, ids in by_word.items() if len(ids) <= max_names_per_word}
-        ends: dict[str, set[str]] = {}
-        for f in index.facts.values():
-            ends.setdefault(f.predicate, set()).update((f.subject, f.object))
-        predicates = sorted(ends)
+        labels, codes = _fact_predicates(index)
+        predicates = sorted(set(labels))
+        end_bounds, end_rows = _predicate_end_rows(snap, codes, _positions(labels, predicates))
         predicates_by_word: dict[str, list[int]] = {}
         predicate_words = []
         for i, label in enumerate(predicates):
@@ -147,8 +163,66 @@ class SeedIndex:
                     predicates_by_word.setdefault(stem(w), []).append(i)
         exact = {n: i for i, n in enumerate(names)}
         exact.update((folded, exact[n]) for folded, n in accent_aliases(names).items())  # typed without accents
-        return cls(names, [rows_of[n] for n in names], exact, by_word, predicates,
-                   predicates_by_word, predicate_words, [frozenset(ends[p]) for p in predicates])
+        return cls(names, RowLists([rows_of[n] for n in names]), exact, by_word, predicates,
+                   predicates_by_word, predicate_words, end_bounds, end_rows, snap)
+
+
+class RowLists(Sequence):
+    """Lists of node rows as one array and bounds (a list of lists costs about 120 bytes per name; this, 12):
+    ``rows[i]`` is the i-th list again, as Python ints."""
+
+    def __init__(self, lists: list[list[int]]) -> None:
+        sizes = np.fromiter((len(x) for x in lists), np.int64, len(lists))
+        self._bounds = np.zeros(sizes.size + 1, np.int64)
+        np.cumsum(sizes, out=self._bounds[1:])
+        flat = np.fromiter((r for x in lists for r in x), np.int64, int(self._bounds[-1]))
+        self._rows = flat.astype(np.int32) if flat.size and flat.max() < 2**31 else flat
+
+    def __len__(self) -> int:
+        return self._bounds.size - 1
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._rows[self._bounds[i]:self._bounds[i + 1]].tolist()
+
+
+def _fact_predicates(index) -> tuple[list[str], np.ndarray]:
+    """The distinct relation labels and, per fact row (``index.fact_ids`` order), its label's position among them."""
+    facts = index.facts
+    if hasattr(facts, "arrow_column"):  # a loaded version's columns: no record per fact
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        column = facts.arrow_column("predicate")
+        encoded = pc.dictionary_encode(column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column)
+        return encoded.dictionary.to_pylist(), np.asarray(encoded.indices.to_numpy(zero_copy_only=False), np.int64)
+    labels: dict[str, int] = {}
+    codes = np.fromiter((labels.setdefault(f.predicate, len(labels)) for f in facts.values()), np.int64, len(facts))
+    return list(labels), codes
+
+
+def _positions(labels: list[str], predicates: list[str]) -> list[int]:
+    where = {p: i for i, p in enumerate(predicates)}
+    return [where[x] for x in labels]
+
+
+def _predicate_end_rows(snap, codes: np.ndarray, position_of_code: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(bounds, rows): per predicate position, the sorted distinct snapshot rows at either end of its relation edges
+    (the snapshot's relation edge for fact row i joins its subject and object)."""
+    n_pred = len(position_of_code)
+    if not n_pred:
+        return np.zeros(1, np.int64), np.zeros(0, np.int64)
+    rel = np.flatnonzero(snap.edge_kind == RELATION)
+    pred = np.asarray(position_of_code, np.int64)[codes[snap.edge_fact[rel]]]
+    n = max(snap.num_nodes, 1)
+    keys = np.unique(np.concatenate([pred * n + snap.edge_src[rel], pred * n + snap.edge_dst[rel]]))
+    bounds = np.searchsorted(keys // n, np.arange(n_pred + 1))
+    return bounds.astype(np.int64), (keys % n).astype(np.int32 if n < 2**31 else np.int64)
 
 
 def align_mentions(seed_index: SeedIndex, mentions: list[Mention], node_similarity, config: A2RAGConfig,
@@ -239,6 +313,7 @@ def align_relations(seed_index: SeedIndex, phrases: list[str], min_score: float,
     from rapidfuzz import fuzz
 
     anchor_set = None if anchors is None else {str(a) for a in anchors}
+    anchor_rows = None if anchor_set is None else seed_index.anchor_rows(anchor_set)
     phrase_words = {stem(w) for phrase in phrases for w in normalize_entity(phrase).split()}
     out: dict[str, dict] = {}
     for phrase in phrases:
@@ -249,7 +324,7 @@ def align_relations(seed_index: SeedIndex, phrases: list[str], min_score: float,
         pool = set.union(*(set(seed_index.predicates_by_word.get(w, ())) for w in words))
         for i in sorted(pool):
             label = seed_index.predicates[i]
-            if anchor_set is not None and not _names_an_anchor(seed_index, i, anchor_set):
+            if anchor_set is not None and not _names_an_anchor(seed_index, i, anchor_set, anchor_rows):
                 continue
             score = 1.0 if words <= seed_index.predicate_words[i] else fuzz.token_set_ratio(p, normalize_entity(label)) / 100.0
             if score >= min_score and score > out.get(label, {}).get("score", -1):
@@ -263,9 +338,10 @@ def align_relations(seed_index: SeedIndex, phrases: list[str], min_score: float,
     return ranked[:max(0, max_relations)]
 
 
-def _names_an_anchor(seed_index: SeedIndex, label_pos: int, anchors: set[str]) -> bool:
+def _names_an_anchor(seed_index: SeedIndex, label_pos: int, anchors: set[str], anchor_rows: np.ndarray) -> bool:
     """Whether a relation with this label has an anchor at one end, or the label writes an anchor's name."""
-    if not anchors.isdisjoint(seed_index.predicate_ends[label_pos]):
+    ends = seed_index.predicate_ends(label_pos)
+    if anchor_rows.size and ends.size and np.isin(anchor_rows, ends, assume_unique=True).any():
         return True
     label = " " + normalize_entity(seed_index.predicates[label_pos]) + " "
     return any(len(a) >= 3 and f" {a} " in label for a in anchors)

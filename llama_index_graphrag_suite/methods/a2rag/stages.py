@@ -36,6 +36,7 @@ from ...graph.ppr import (
 from ...graph.snapshot import RELATION
 from ...llm.usage import LLMUsage
 from ...tracing import traced
+from ..query_scores import top_ranked
 from ..scoring import top_k
 from .config import A2RAGConfig, Stage
 from .seeds import Seed, SeedIndex
@@ -168,7 +169,7 @@ def _edge_between(snap, u: int, v: int) -> int:
 def stage_global(index, g: A2RAGGraph, config: A2RAGConfig, st: RetrievalState) -> None:
     """Eq. 9-12: degree-normalised PPR from the seeds (+ top hybrid chunks), top-L mapped back by π."""
     rows = list(dict.fromkeys(s.row for s in st.seeds))
-    best = top_k(st.hybrid, config.ppr_dense_seeds) if config.ppr_dense_seeds else np.empty(0, np.int64)
+    best = top_ranked(st.hybrid, config.ppr_dense_seeds) if config.ppr_dense_seeds else np.empty(0, np.int64)
     if config.ppr_dense_margin > 0 and st.hybrid.size:
         near = np.flatnonzero(st.hybrid >= config.ppr_dense_margin * st.hybrid.max())
         best = np.union1d(best, near)

@@ -31,6 +31,7 @@ from llama_index.core.prompts import BasePromptTemplate
 from ...embeddings import embed_model_name
 from ...index.vectors import normalize_rows
 from ...text import split_sentences
+from ..shared_graph import ChunkPositions, chunk_rows
 from .prompts import DOC_SUMMARY_PROMPT
 
 log = logging.getLogger(__name__)
@@ -189,17 +190,17 @@ def build_mapback(index) -> sp.csr_matrix:
     themselves. ``π(S) = union of rows S`` is ``mapback[S].indices``.
     """
     snap = index.snapshot
-    position = index.chunk_position
+    position = ChunkPositions(index)
     rows, cols = [], []
     for key, ent in index.entities.items():
         if snap.has(key):
             r = snap.row(key)
             for c in ent.chunks:
-                if c in position:
+                p = position.get(c)
+                if p is not None:
                     rows.append(r)
-                    cols.append(position[c])
-    for c, i in position.items():
-        rows.append(snap.row(c))
-        cols.append(i)
+                    cols.append(p)
+    rows.extend(chunk_rows(index).tolist())  # every chunk row lists itself
+    cols.extend(range(len(position)))
     data = np.ones(len(rows), np.float32)
     return sp.csr_matrix((data, (rows, cols)), shape=(snap.num_nodes, len(position)))

@@ -40,14 +40,14 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from ...graph.costs import PairCostIndex, QueryCosts
 from ...graph.disjoint_sets import DisjointSets
 from ...graph.mcmi import mcmi_expand
-from ...graph.ppr import personalized_pagerank, transition_matrix
+from ...graph.ppr import personalized_pagerank
 from ...graph.snapshot import CHUNK, CONTAINS, EDGE_KIND_NAMES, RELATION, SYNONYM
 from ...graph.steiner import steiner_tree
 from ...tracing import stage
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..baselines import facts_from_cosines
-from ..query_scores import bm25_scores, dense_scores
-from ..scoring import hybrid, top_k
+from ..query_scores import hybrid_scores, top_ranked
+from ..shared_graph import chunk_rows as shared_chunk_rows, weighted_transition
 from .config import AGRAGConfig
 from .prompts import DEFAULT_PROMPTS
 
@@ -98,7 +98,7 @@ class AGRAGRetriever(GraphIndexRetriever):
     def _graph(self) -> _Graph:
         def build() -> _Graph:
             index, snap = self.index, self.index.snapshot
-            chunk_rows = snap.rows(index.chunk_order)
+            chunk_rows = shared_chunk_rows(index)
             pseudo, nf = snap.num_nodes, len(index.fact_ids)
             src = np.concatenate([snap.edge_src, np.full(chunk_rows.size, pseudo)])
             dst = np.concatenate([snap.edge_dst, chunk_rows])
@@ -113,7 +113,7 @@ class AGRAGRetriever(GraphIndexRetriever):
             con_src, con_dst = snap.edge_src[con], snap.edge_dst[con]
             slot_a[con] = slot_b[con] = nf + np.where(snap.node_kind[con_src] == CHUNK, con_src, con_dst)
             pairs = PairCostIndex(src, dst, pseudo + 1, slot_a, slot_b, nf + pseudo + 1)
-            return _Graph(transition_matrix(snap.adjacency("weight")), pairs, chunk_rows, snap.num_edges, nf, pseudo)
+            return _Graph(weighted_transition(index), pairs, chunk_rows, snap.num_edges, nf, pseudo)
 
         return self.index.cached("agrag.graph", build)
 
@@ -198,9 +198,9 @@ class AGRAGRetriever(GraphIndexRetriever):
         question = query_bundle.query_str
         q = self.query_vector(query_bundle)
         with stage("agrag.hybrid"):  # Eq. 20-21
-            hyb = hybrid(dense_scores(index, question), bm25_scores(index, question))
+            hyb = hybrid_scores(index, question)
             # ranked once for both uses: the k_r chunks fused with the subgraph's and, without graph retrieval, the answer
-            hybrid_rank = top_k(hyb, max(cfg.hybrid_top_k, 0 if cfg.graph_retrieval else self.top_k))
+            hybrid_rank = top_ranked(hyb, max(cfg.hybrid_top_k, 0 if cfg.graph_retrieval else self.top_k))
         evidence: dict[str, Any] = {"variant": self.variant or "full"}
         if not cfg.graph_retrieval:
             return self._finish([], hybrid_rank, hyb, None, evidence, "")

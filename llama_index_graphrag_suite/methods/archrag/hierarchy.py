@@ -57,6 +57,7 @@ from ...index.storage import open_version, read_json, save_version, write_json
 from ...index.vectors import normalize_rows
 from ...llm.usage import LLMUsage
 from .config import ArchRAGConfig, CommunityVector
+from ..shared_graph import ChunkPositions
 from .prompts import COMMUNITY_SUMMARY_PROMPT
 from .summaries import FactLookup, summarise_layer
 
@@ -111,7 +112,7 @@ class ArchRAGHierarchy:
         """Sparse incidence: entity row -> chunk positions (``index.chunk_order``), and per community layer
         community -> chunk positions (the chunks of all entities under it)."""
         if self._chunk_maps is None:
-            position = index.chunk_position
+            position = ChunkPositions(index)
             rows, cols = [], []
             for r, key in enumerate(self.entity_ids):
                 rec = index.entities.get(key)

@@ -65,6 +65,7 @@ from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..query_scores import bm25_scores, dense_scores, listed_chunks
 from ..scoring import blended
 from .config import ArchRAGConfig, ChunkRanking, RelationScope
+from ..shared_graph import ChunkPositions
 from .hierarchy import ArchRAGHierarchy
 from .prompts import COMMUNITY_SUMMARY_PROMPT, DEFAULT_PROMPTS
 
@@ -170,7 +171,7 @@ class ArchRAGRetriever(GraphIndexRetriever):
     def _items(self, q: np.ndarray) -> list[dict[str, Any]]:
         h, index = self.hierarchy, self.index
         entity_chunks, community_chunks = h.chunk_maps(index)
-        position = index.chunk_position
+        position = ChunkPositions(index)
         items: list[dict[str, Any]] = []
         for layer, (rows, sims) in enumerate(self.search(q)):
             for row, sim in zip(rows.tolist(), sims.tolist()):

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..query_scores import bm25_scores, dense_scores
-from ..scoring import hybrid, top_k
+from ..query_scores import hybrid_scores, top_ranked
 from .config import TUNED_TOP_K, GuardConfig
 
 __all__ = ["WEIGHT_STEP", "fuse_rankings", "guard_weight", "hybrid_ranking", "in_own_order", "linked_hybrid",
@@ -96,4 +95,4 @@ def linked_hybrid(hybrid_rank: np.ndarray, coverage: np.ndarray, gain: float) ->
 
 def hybrid_ranking(index, question: str, depth: int) -> np.ndarray:
     """The top-``depth`` chunk positions by AGRAG's hybrid score (Eq. 21)."""
-    return top_k(hybrid(dense_scores(index, question), bm25_scores(index, question)), depth)
+    return top_ranked(hybrid_scores(index, question), depth)

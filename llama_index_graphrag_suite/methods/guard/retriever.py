@@ -19,6 +19,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..query_scores import shared_query_scores
 from .config import TUNED_TOP_K, GuardConfig
+from ..shared_graph import ChunkPositions
 from .fusion import fuse_rankings, guard_weight, hybrid_ranking, in_own_order, linked_hybrid
 from .signals import (corpus_name_density, entity_coverage, hub_chunks, name_trust, names_held, query_link,
                       written_in_names)
@@ -95,7 +96,7 @@ class HybridGuard(GraphIndexRetriever):
         """The method's chunks (best first, to its depth) fused with hybrid's ranking and cut to top_k, then the
         evidence node; and the guard's trace (weight and signals), also written into the nodes."""
         cfg, index, k = self.guard_config, self.index, self.top_k
-        position = index.chunk_position
+        position = ChunkPositions(index)
         graph_rank = np.fromiter((position[n.node.node_id] for n in chunks if n.node.node_id in position), np.int64)
         plain = hybrid_ranking(index, question, cfg.guard_depth)
         specific = hub_chunks(len(position), cfg.guard_hub_share, cfg.guard_hub_min)

@@ -67,6 +67,7 @@ from ..query_scores import bm25_scores, dense_scores
 from ..scoring import blended
 from ..scoring import top_k as top_indices
 from .config import ChunkRanking, PathRAGConfig
+from ..shared_graph import ChunkPositions
 from .prompts import DEFAULT_PROMPTS
 from .render import RenderedPath, node_source, path_record, render_paths
 
@@ -323,7 +324,7 @@ class PathRAGRetriever(GraphIndexRetriever):
         return ranked, {c: "path" if c in best else "dense" for c in ranked}, scores
 
     def _chunk_positions(self) -> dict[str, int]:
-        return self.index.chunk_position
+        return ChunkPositions(self.index)
 
     def _path_chunks(self, paths: list[dict], dense: np.ndarray) -> tuple[list[str], dict[str, float]]:
         """The chunks behind the paths' texts (the chunks stating each edge's facts and the chunk each node

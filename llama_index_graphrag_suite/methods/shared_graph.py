@@ -1,0 +1,79 @@
+"""Per-snapshot structures that several methods read, cached once on the index under one name each.
+
+HippoRAG 2 and AGRAG walk the same weighted transition matrix (Eq. 10 on ``snapshot.adjacency("weight")``):
+one copy serves both (at 1,000,000 passages it is 267 MB). Chunk positions are looked up through the
+snapshot's node rows (one int32 per node) rather than a dict of every chunk id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Iterable
+
+import numpy as np
+
+__all__ = ["ChunkPositions", "chunk_position_of_row", "chunk_positions", "chunk_rows", "weighted_transition"]
+
+
+def weighted_transition(index):
+    """:func:`~..graph.ppr.transition_matrix` of the snapshot's weighted adjacency (parallel edges summed)."""
+    from ..graph.ppr import transition_matrix  # scipy's csgraph: only where a walk runs
+
+    return index.cached("transition.weight", lambda: transition_matrix(index.snapshot.adjacency("weight")))
+
+
+def chunk_rows(index) -> np.ndarray:
+    """The snapshot row of every chunk, in ``index.chunk_order``."""
+    return index.cached("chunk_rows", lambda: index.snapshot.rows(index.chunk_order))
+
+
+def chunk_position_of_row(index) -> np.ndarray:
+    """Per snapshot row: the chunk's position in ``index.chunk_order``, -1 for entities (and chunks not in it)."""
+    def build() -> np.ndarray:
+        snap = index.snapshot
+        out = np.full(snap.num_nodes, -1, np.int32 if len(index.chunk_order) < 2**31 else np.int64)
+        out[chunk_rows(index)] = np.arange(len(index.chunk_order))
+        return out
+
+    return index.cached("chunk_position_of_row", build)
+
+
+def chunk_positions(index, chunk_ids: Iterable[str]) -> np.ndarray:
+    """Positions in ``index.chunk_order`` of the chunks ``chunk_ids`` (int64, -1 for an id that is no chunk)."""
+    snap, by_row = index.snapshot, chunk_position_of_row(index)
+    rows = [snap.row(c) if snap.has(c) else -1 for c in chunk_ids]
+    if not rows:
+        return np.empty(0, np.int64)
+    rows = np.asarray(rows, np.int64)
+    return np.where(rows >= 0, by_row[rows].astype(np.int64), -1)
+
+
+class ChunkPositions(Mapping):
+    """``index.chunk_position`` (chunk id -> position in ``index.chunk_order``) read through the snapshot's rows:
+    the same mapping without a dict of every chunk id (123 MB at 1,000,000 passages)."""
+
+    def __init__(self, index) -> None:
+        self._snap, self._by_row, self._order = index.snapshot, chunk_position_of_row(index), index.chunk_order
+
+    def get(self, chunk_id, default=None):
+        snap = self._snap
+        if isinstance(chunk_id, str) and snap.has(chunk_id):
+            position = int(self._by_row[snap.row(chunk_id)])
+            if position >= 0:
+                return position
+        return default
+
+    def __getitem__(self, chunk_id: str) -> int:
+        position = self.get(chunk_id)
+        if position is None:
+            raise KeyError(chunk_id)
+        return position
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return self.get(chunk_id) is not None
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
