@@ -1,0 +1,142 @@
+"""Does a batch of a batched build cost more when the index already built is larger?
+
+``index/batched.py`` builds a corpus ``--batch`` passages at a time: each batch is inserted, saved and loaded back.
+If every batch cost the same, the build's CPU time would grow linearly with the corpus; a stage whose per-batch
+cost grows with the index already built makes the whole build super-linear. This study builds the first
+``--passages`` passages of a synthetic corpus (``benchmarks/synth.py``; hash embedding, statistical entities, as
+the 1M scale run) in batches, in one process, and prints one JSON line per batch: the CPU seconds of each build
+stage (the index's timed stages), of the save and of the load that follow it, and the process's peak RSS so far;
+then the fitted growth of each stage's per-batch cost with the batch number.
+
+    PYTHONPATH=. python studies/perf/batch_growth.py --corpus /work/scratch/m1/synth-300000/corpus.jsonl \\
+        --passages 300000 --batch 50000 --out /tmp/growth.jsonl
+
+``--profile 2,6`` writes a cProfile of batches 2 and 6 (insert, save and load) next to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import itertools
+import json
+import math
+import resource
+import sys
+import tempfile
+from pathlib import Path
+
+
+def cpu_seconds() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def count_cpu(cls, name: str, into: dict[str, float], *, method: bool = True, context: bool = False) -> None:
+    """Wrap ``cls.name`` (a method, a classmethod or the index's stage context manager) so its CPU seconds are
+    added to ``into[key]``."""
+    original = getattr(cls, name)
+    if context:
+        @contextlib.contextmanager
+        def wrapped(self, stage: str):
+            start = cpu_seconds()
+            try:
+                with original(self, stage):
+                    yield
+            finally:
+                into[stage] = into.get(stage, 0.0) + cpu_seconds() - start
+        setattr(cls, name, wrapped)
+        return
+
+    def timed(*args, **kwargs):
+        start = cpu_seconds()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            into[name] = into.get(name, 0.0) + cpu_seconds() - start
+    setattr(cls, name, timed if method else staticmethod(timed))
+
+
+def slope(ys: list[float]) -> float:
+    """Least-squares slope of log(cost of batch k) over log(k): 0 when every batch costs the same."""
+    pts = [(math.log(k), math.log(y)) for k, y in enumerate(ys, 1) if y > 0]
+    if len(pts) < 2:
+        return float("nan")
+    mx, my = sum(x for x, _ in pts) / len(pts), sum(y for _, y in pts) / len(pts)
+    den = sum((x - mx) ** 2 for x, _ in pts)
+    return sum((x - mx) * (y - my) for x, y in pts) / den if den else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", required=True)
+    parser.add_argument("--passages", type=int, required=True)
+    parser.add_argument("--batch", type=int, required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--folder", default=None, help="where the index is built (default: a temporary folder)")
+    parser.add_argument("--profile", default="", help="cProfile these batch numbers (comma-separated)")
+    args = parser.parse_args()
+
+    from llama_index_graphrag_suite.config import IndexConfig
+    from llama_index_graphrag_suite.documents import iter_jsonl_documents
+    from llama_index_graphrag_suite.index.batched import build_in_batches
+    from llama_index_graphrag_suite.index.graph_index import GraphRAGIndex
+
+    cpu: dict[str, float] = {}
+    count_cpu(GraphRAGIndex, "_stage", cpu, context=True)
+    count_cpu(GraphRAGIndex, "persist", cpu)
+    original_load = GraphRAGIndex.load.__func__
+
+    def load(cls, *a, **k):
+        start = cpu_seconds()
+        try:
+            return original_load(cls, *a, **k)
+        finally:
+            cpu["load"] = cpu.get("load", 0.0) + cpu_seconds() - start
+    GraphRAGIndex.load = classmethod(load)
+
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rows: list[dict] = []
+    profiled = {int(k) for k in args.profile.split(",") if k}
+    profiler = cProfile.Profile() if profiled else None
+    state = {"cpu": cpu_seconds()}
+
+    def on_batch(number: int, held: int, seconds: float) -> None:
+        if profiler is not None and number in profiled:
+            profiler.disable()
+            profiler.dump_stats(str(out.with_suffix(f".batch{number}.prof")))
+            profiler.clear()
+        now = cpu_seconds()
+        row = {"batch": number, "passages": held, "wall_s": round(seconds, 1), "cpu_s": round(now - state["cpu"], 1),
+               "peak_rss_mb": round(peak_rss_mb()), "stages_cpu_s": {k: round(v, 1) for k, v in cpu.items()}}
+        state["cpu"] = now
+        cpu.clear()
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        with out.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+        if profiler is not None and number + 1 in profiled:
+            profiler.enable()
+
+    if profiler is not None and 1 in profiled:
+        profiler.enable()
+    docs = itertools.islice(iter_jsonl_documents(args.corpus), args.passages)
+    with contextlib.ExitStack() as stack:
+        folder = args.folder or stack.enter_context(tempfile.TemporaryDirectory(dir="/work/scratch"))
+        build_in_batches(docs, folder, args.batch, resume=False, embed_model="hash",
+                         config=IndexConfig(entities="statistical"), on_batch=on_batch)
+    names = sorted({k for r in rows for k in r["stages_cpu_s"]})
+    print("per-batch growth (log-log slope of a batch's CPU s over its number; 0 = flat):", file=sys.stderr)
+    for name in [*names, "cpu_s"]:
+        ys = [r["stages_cpu_s"].get(name, 0.0) if name != "cpu_s" else r["cpu_s"] for r in rows]
+        print(f"  {name:12s} {slope(ys):6.2f}   " + " ".join(f"{y:7.1f}" for y in ys), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
