@@ -12,6 +12,10 @@ then the fitted growth of each stage's per-batch cost with the batch number.
         --passages 300000 --batch 50000 --out /tmp/growth.jsonl
 
 ``--profile 2,6`` writes a cProfile of batches 2 and 6 (insert, save and load) next to ``--out``.
+
+``--into INDEX --offset K --passages N`` measures one later batch on a kept index instead (a copy: it is changed):
+the same figures for N passages from line K of ``--corpus`` inserted into it, saved and loaded again. Run on kept
+indexes of several sizes, it gives a batch's cost as a function of the index already built, without building them.
 """
 
 from __future__ import annotations
@@ -72,15 +76,63 @@ def slope(ys: list[float]) -> float:
     return sum((x - mx) * (y - my) for x, y in pts) / den if den else float("nan")
 
 
+def one_batch(args) -> None:
+    """``--into INDEX``: one later batch of a batched build, on a kept index of some size: load it, insert
+    ``--passages`` passages from ``--offset`` of ``--corpus`` (ids prefixed, so they are new), save, load again.
+    Prints one JSON line: CPU seconds of the first load, of reading the saved n-gram statistics (what a batch
+    of ``build_in_batches`` paid at its statistics step before the statistics were handed from batch to batch),
+    of each build stage, of the save and of the load after it; peak RSS."""
+    from llama_index_graphrag_suite.documents import document_key, make_document
+    from llama_index_graphrag_suite.index.build import entity_statistics
+    from llama_index_graphrag_suite.index.graph_index import GraphRAGIndex
+
+    cpu: dict[str, float] = {}
+    count_cpu(GraphRAGIndex, "_stage", cpu, context=True)
+    start = cpu_seconds()
+    index = GraphRAGIndex.load(args.into, embed_model="hash")
+    cpu["first_load"] = cpu_seconds() - start
+    size = len(index.chunks)
+    start = cpu_seconds()
+    entity_statistics(index.state)
+    cpu["stats_read"] = cpu_seconds() - start
+    docs = [make_document(f"x{args.offset}-{document_key(d)[0]}", d.text, d.metadata.get("title", ""))
+            for d in itertools.islice(iter_jsonl(args.corpus), args.offset, args.offset + args.passages)]
+    index.insert(docs)
+    start = cpu_seconds()
+    index.persist(args.into)
+    cpu["persist"] = cpu_seconds() - start
+    del index
+    start = cpu_seconds()
+    GraphRAGIndex.load(args.into, embed_model="hash")
+    cpu["load"] = cpu_seconds() - start
+    row = {"index_passages": size, "inserted": len(docs), "peak_rss_mb": round(peak_rss_mb()),
+           "cpu_s": {k: round(v, 2) for k, v in cpu.items()}}
+    print(json.dumps(row), flush=True)
+    with Path(args.out).open("a") as f:
+        f.write(json.dumps(row) + "\n")
+
+
+def iter_jsonl(path):
+    from llama_index_graphrag_suite.documents import iter_jsonl_documents
+
+    return iter_jsonl_documents(path)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", required=True)
     parser.add_argument("--passages", type=int, required=True)
-    parser.add_argument("--batch", type=int, required=True)
+    parser.add_argument("--batch", type=int, default=0)
     parser.add_argument("--out", required=True)
     parser.add_argument("--folder", default=None, help="where the index is built (default: a temporary folder)")
     parser.add_argument("--profile", default="", help="cProfile these batch numbers (comma-separated)")
+    parser.add_argument("--into", default=None, help="a kept index (a copy: it is changed): one batch into it")
+    parser.add_argument("--offset", type=int, default=0, help="with --into: the corpus line the batch starts at")
     args = parser.parse_args()
+    if args.into:
+        return one_batch(args)
+    if not args.batch:
+        parser.error("--batch is required for a build")
 
     from llama_index_graphrag_suite.config import IndexConfig
     from llama_index_graphrag_suite.documents import iter_jsonl_documents
