@@ -105,11 +105,61 @@ def one_batch(args) -> None:
     start = cpu_seconds()
     GraphRAGIndex.load(args.into, embed_model="hash")
     cpu["load"] = cpu_seconds() - start
+    from llama_index_graphrag_suite.index import batched
+
     row = {"index_passages": size, "inserted": len(docs), "peak_rss_mb": round(peak_rss_mb()),
+           "hands_over": hasattr(batched, "_hand_over"),  # build_in_batches then keeps the statistics: no read
            "cpu_s": {k: round(v, 2) for k, v in cpu.items()}}
     print(json.dumps(row), flush=True)
     with Path(args.out).open("a") as f:
         f.write(json.dumps(row) + "\n")
+
+
+def summarize(paths: list[str], batch: int, sizes: list[int]) -> None:
+    """``--summarize old.jsonl new.jsonl``: the rows of ``--into`` runs, side by side; per stage a least-squares
+    line ``a + b·n`` over the index sizes n (the part of a batch's cost that grows with the index already built
+    is ``b·n``); and what that carries to: a build of N passages in batches of ``--batch``, batch k (0-based)
+    costing ``a·batch/measured batch + b·k·batch``, and the growth exponent of those totals over ``--sizes``."""
+    runs = {p: [json.loads(x) for x in Path(p).read_text().splitlines() if x.strip()] for p in paths}
+    for path, rows in runs.items():
+        rows.sort(key=lambda r: r["index_passages"])
+        names = list(rows[0]["cpu_s"])
+        print(f"\n{path}: CPU s of one batch of {rows[0]['inserted']:,} passages into an index of n passages "
+              f"(batch: every row but {', '.join(skipped(rows[0]))})")
+        print("| stage | " + " | ".join(f"n={r['index_passages']:,}" for r in rows) + " | b: s per 100k indexed |")
+        print("|---|" + "---:|" * (len(rows) + 1))
+        fits = {}
+        for name in names + ["batch"]:
+            ys = [sum(v for k, v in r["cpu_s"].items() if k not in skipped(r)) if name == "batch" else r["cpu_s"][name]
+                  for r in rows]
+            xs = [r["index_passages"] for r in rows]
+            mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+            b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+            fits[name] = (my - b * mx, b)
+            print(f"| {name} | " + " | ".join(f"{y:.1f}" for y in ys) + f" | {b * 1e5:.2f} |")
+        print("| peak RSS MB | " + " | ".join(str(r["peak_rss_mb"]) for r in rows) + " | |")
+        a, b = fits["batch"]
+        scale = batch / rows[0]["inserted"]
+
+        def total(n: int) -> float:
+            count = math.ceil(n / batch)
+            return sum(a * min(batch, n - k * batch) / rows[0]["inserted"] + b * k * batch for k in range(count))
+        totals = [total(n) for n in sizes]
+        print(f"carried (batches of {batch:,}; batch cost a·{scale:.2f} + b·n): " +
+              ", ".join(f"{n:,}: {t:,.0f} s" for n, t in zip(sizes, totals)) +
+              f"; exponent {fit_exponent(sizes, totals):.2f}")
+
+
+def skipped(row: dict) -> tuple[str, ...]:
+    """What a batch of ``build_in_batches`` does not pay of a ``--into`` row: the first load (the previous batch's
+    load is the one it reads), and the statistics read when the code hands them from batch to batch."""
+    return ("first_load", "stats_read") if row.get("hands_over") else ("first_load",)
+
+
+def fit_exponent(xs: list[int], ys: list[float]) -> float:
+    pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys)]
+    mx, my = sum(x for x, _ in pts) / len(pts), sum(y for _, y in pts) / len(pts)
+    return sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
 
 
 def iter_jsonl(path):
@@ -120,15 +170,19 @@ def iter_jsonl(path):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", required=True)
-    parser.add_argument("--passages", type=int, required=True)
+    parser.add_argument("--corpus")
+    parser.add_argument("--passages", type=int, default=0)
     parser.add_argument("--batch", type=int, default=0)
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out")
     parser.add_argument("--folder", default=None, help="where the index is built (default: a temporary folder)")
     parser.add_argument("--profile", default="", help="cProfile these batch numbers (comma-separated)")
     parser.add_argument("--into", default=None, help="a kept index (a copy: it is changed): one batch into it")
     parser.add_argument("--offset", type=int, default=0, help="with --into: the corpus line the batch starts at")
+    parser.add_argument("--summarize", nargs="*", default=None, help="--into results (.jsonl) to tabulate and carry")
+    parser.add_argument("--sizes", default="10000,30000,100000,300000,1000000", help="with --summarize")
     args = parser.parse_args()
+    if args.summarize:
+        return summarize(args.summarize, args.batch or 100_000, [int(x) for x in args.sizes.split(",")])
     if args.into:
         return one_batch(args)
     if not args.batch:
