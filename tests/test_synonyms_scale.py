@@ -118,3 +118,18 @@ def test_eligible_rows_and_the_neighbour_cap_in_approximate_mode(vecs, exact):
     check_contract(vecs, capped)
     assert len(as_set(capped)) <= 2 * len(vecs)  # each row keeps at most 2 neighbours
     assert len(as_set(capped)) < len(as_set(exact))
+
+
+@pytest.mark.parametrize("approx_rows", [0, FORCED])
+def test_rows_in_blocks_give_the_pairs_of_one_matrix(vecs, approx_rows):
+    """A vector table's rows are searched as the blocks that hold them, never joined: the same pairs, exact or IVF."""
+    from llama_index_graphrag_suite.graph.synonyms import Blocks
+
+    rows = np.arange(len(vecs) - 900, len(vecs))[::-1]  # an insert's new names, in no particular order
+    whole = synonym_pairs(vecs, 0.8, 100, rows, approx_rows=approx_rows)
+    blocks = Blocks([vecs[:1000], vecs[1000:1001], vecs[1001:2500], vecs[2500:]])
+    split = synonym_pairs(blocks, 0.8, 100, rows, approx_rows=approx_rows)
+    assert whole[0].size > 100
+    for a, b in zip(whole, split):
+        np.testing.assert_array_equal(a, b)
+    assert np.array_equal(blocks[rows[:50]], vecs[rows[:50]])

@@ -57,22 +57,56 @@ def approx_min_rows() -> int:
         raise ValueError(f"{APPROX_ENV} must be a whole number of rows (0 = always exact), not {value!r}") from None
 
 
-def ivf_index(vectors: np.ndarray, nprobe: int | None = None, seed: int = IVF_SEED) -> faiss.IndexIVFFlat:
-    """An inner-product ``IndexIVFFlat`` over ``vectors`` (float32, C-contiguous), trained deterministically.
+class Blocks:
+    """Rows held as several blocks (a vector table's mapped segments and its RAM block), read without joining them
+    into one matrix: a copy of every row would cost as much memory as the table again."""
+
+    def __init__(self, blocks) -> None:
+        self.blocks = [b for b in (blocks if isinstance(blocks, (list, tuple)) else [blocks]) if len(b)]
+        self.starts = np.cumsum([0] + [len(b) for b in self.blocks])
+        self.shape = (int(self.starts[-1]), self.blocks[0].shape[1] if self.blocks else 0)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows) -> np.ndarray:
+        """The rows ``rows`` (any order), float32 and C-contiguous."""
+        rows = np.asarray(rows, np.int64)
+        out = np.empty((len(rows), self.shape[1]), np.float32)
+        which = np.searchsorted(self.starts, rows, side="right") - 1
+        for b in np.unique(which).tolist():
+            at = which == b
+            out[at] = self.blocks[b][rows[at] - self.starts[b]]
+        return out
+
+    def add_to(self, index) -> None:
+        """Add every row to a faiss ``index``, a block at a time (in row order: the ids are the row numbers)."""
+        for block in self.blocks:
+            for start in range(0, len(block), QUERY_BATCH):
+                index.add(np.ascontiguousarray(block[start:start + QUERY_BATCH], np.float32))
+
+
+def ivf_index(vectors, nprobe: int | None = None, seed: int = IVF_SEED) -> faiss.IndexIVFFlat:
+    """An inner-product ``IndexIVFFlat`` over ``vectors`` (a float32 matrix, or :class:`Blocks`), trained
+    deterministically.
 
     ``4·√n`` lists from a spherical k-means (the rows are unit vectors) on a seeded sample of
     ``IVF_TRAIN_PER_LIST`` rows per list, ``IVF_NITER`` iterations; ``nprobe`` lists searched (``IVF_NPROBE``).
     """
-    n, dim = vectors.shape
+    blocks = vectors if isinstance(vectors, Blocks) else Blocks(np.ascontiguousarray(vectors, np.float32))
+    n, dim = blocks.shape
     nlist = max(1, min(n, int(round(IVF_LISTS_PER_SQRT * math.sqrt(n)))))
     index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
     sample = min(n, IVF_TRAIN_PER_LIST * nlist)
-    train = vectors if sample == n else vectors[np.sort(np.random.default_rng(seed).choice(n, sample, replace=False))]
+    if sample == n and len(blocks.blocks) == 1:
+        train = np.ascontiguousarray(blocks.blocks[0], np.float32)  # a matrix trains on itself, not on a copy
+    else:
+        train = blocks[np.arange(n) if sample == n else np.sort(np.random.default_rng(seed).choice(n, sample, replace=False))]
     index.cp.seed, index.cp.niter, index.cp.spherical = seed, IVF_NITER, True
     index.cp.min_points_per_centroid = 1  # a small sample is deliberate: no warning
     index.cp.max_points_per_centroid = max(IVF_TRAIN_PER_LIST, math.ceil(sample / nlist))  # no second sampling
     index.train(train)
-    index.add(vectors)
+    blocks.add_to(index)
     index.nprobe = min(IVF_NPROBE if nprobe is None else nprobe, nlist)
     return index
 
@@ -91,7 +125,7 @@ def search_neighbours(index, vectors, rows, k, threshold, ok, batch=QUERY_BATCH)
 
 
 def synonym_pairs(
-    vectors: np.ndarray,
+    vectors,
     threshold: float = 0.8,
     max_per_node: int = 100,
     query_rows: np.ndarray | None = None,
@@ -100,7 +134,7 @@ def synonym_pairs(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pairs ``(i, j, cosine)`` with i < j and cosine(v_i, v_j) > threshold, each pair once.
 
-    ``vectors`` are L2-normalised rows. Each query row keeps at most ``max_per_node`` neighbours
+    ``vectors`` are L2-normalised rows: a matrix, or :class:`Blocks` (read a block at a time). Each query row keeps at most ``max_per_node`` neighbours
     (its nearest ones), found by one inner-product kNN search in faiss, not all pairs in Python.
     ``query_rows`` limits the search to some rows (e.g. the entities an insert added); their
     neighbours may be any row. ``eligible`` (bool per row, or a function of an array of rows giving one)
@@ -108,11 +142,11 @@ def synonym_pairs(
     rows and the neighbours found, not about every row. The search is exact for fewer than ``approx_rows`` query rows (default
     :func:`approx_min_rows`; 0 = always exact) and approximate (:func:`ivf_index`) from there on.
     """
+    vectors = vectors if isinstance(vectors, Blocks) else Blocks(np.ascontiguousarray(vectors, np.float32))
     n = vectors.shape[0]
     empty = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float32))
     if n < 2:
         return empty
-    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     if eligible is None:
         ok = lambda r: np.ones(len(r), bool)  # noqa: E731
     elif callable(eligible):
@@ -128,7 +162,7 @@ def synonym_pairs(
     limit = approx_min_rows() if approx_rows is None else approx_rows
     if limit <= 0 or rows.size < limit:
         index = faiss.IndexFlatIP(vectors.shape[1])
-        index.add(vectors)
+        vectors.add_to(index)
         src, dst, sim = search_neighbours(index, vectors, rows, k, threshold, ok, batch=rows.size)
     else:
         src, dst, sim = search_neighbours(ivf_index(vectors), vectors, rows, k, threshold, ok)

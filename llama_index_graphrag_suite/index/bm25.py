@@ -157,16 +157,19 @@ class BM25Table:
                 continue  # a word no chunk has: no chunk writes the name
             postings = sorted((cols.indices[cols.indptr[t]:cols.indptr[t + 1]] for t in terms), key=len)
             rows = postings[0]
-            for more in postings[1:]:
-                if not rows.size:
+            for more in postings[1:]:  # sorted, like rows: look the few rows up in the longer list, not merge them
+                if not rows.size or not more.size:
+                    rows = rows[:0]
                     break
-                rows = np.intersect1d(rows, more, assume_unique=True)
+                at = np.minimum(np.searchsorted(more, rows), more.size - 1)
+                rows = rows[more[at] == rows]
             found.append(rows)
         return np.unique(np.concatenate(found)).astype(np.int64) if found else np.zeros(0, np.int64)
 
     def _columns(self) -> sp.csc_matrix:
         if self._by_term is None:
             self._by_term = self.counts.tocsc()
+            self._by_term.sort_indices()  # rows_with_all looks rows up in each term's rows (a no-op when sorted)
         return self._by_term
 
     def scores(self, query: str) -> np.ndarray:

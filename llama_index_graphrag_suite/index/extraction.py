@@ -82,7 +82,9 @@ def extraction_for(config: IndexConfig, stats: EntityStatistics, vocabulary: dic
         terms = frozenset(k for k in new_keys if vocab.get(k, ("", ""))[1] == TERM_TYPE)
         names = new_keys - terms
         standalone = ner.standalone_names if with_ner else set()
-        matcher = NameMatcher(names, standalone=standalone)
+        # only the NER graph matches names (the statistical finder reads n-grams): a batch's ~100,000 new names
+        # make a matcher that is costly to build for nothing
+        matcher = NameMatcher(names, standalone=standalone) if with_ner else None
 
         def find(text: str, linked: Sequence[str] = ()) -> set[str]:
             found: set[str] = set()

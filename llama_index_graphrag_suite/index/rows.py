@@ -11,7 +11,7 @@ from llama_index.core.schema import TextNode
 
 from ..extractors.entity_resolution import keep_alias_pairs
 from ..extractors.statistical import CONTAINS, SYNONYM
-from ..graph.synonyms import approx_min_rows, listed_synonym_pairs, synonym_pairs
+from ..graph.synonyms import Blocks, approx_min_rows, listed_synonym_pairs, synonym_pairs
 from .bm25 import bm25_tokens
 from .chunking import DOC_HASH
 from .extraction import Extraction
@@ -144,9 +144,8 @@ def add_synonyms(state, new_entities: set[str]) -> None:
         src, dst, sim = listed_synonym_pairs(lists, table.at, rows, config.synonym_threshold,
                                              config.synonym_max_per_entity, eligible)
     else:
-        src, dst, sim = synonym_pairs(table.vectors(), config.synonym_threshold, config.synonym_max_per_entity, rows,
-                                      eligible)
-        table.forget_joined()
+        src, dst, sim = synonym_pairs(Blocks(table.blocks()), config.synonym_threshold, config.synonym_max_per_entity,
+                                      rows, eligible)
     # Not between names their words tell apart: two people sharing a surname, "sars cov" / "sars cov 2".
     src, dst, sim = keep_alias_pairs(ids, lambda k: getattr(state.entities.get(k), "type", ""), src, dst, sim)
     for i, j, s in zip(src.tolist(), dst.tolist(), sim.tolist()):

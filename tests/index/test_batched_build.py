@@ -44,6 +44,19 @@ def test_a_batched_build_is_the_sequence_of_its_inserts(tmp_path):
     assert index.loaded_version is not None
 
 
+def test_the_counts_a_batch_kept_are_the_ones_a_load_reads(tmp_path):
+    """Each batch hands its n-gram statistics to the next instead of reading them back: the same counts."""
+    from llama_index_graphrag_suite.index.build import entity_statistics
+
+    index = build_in_batches(iter(docs()), tmp_path / "idx", batch_size=2, embed_model=HashEmbedding(dim=64),
+                             config=CONFIG)
+    kept = index.state.entity_stats
+    assert kept is not None  # a plain load leaves them to be read on first use
+    fresh = entity_statistics(GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=64)).state)
+    assert fresh is not kept and fresh.n_chunks == kept.n_chunks == len(index.chunks)
+    assert dict(fresh.doc_freq) == dict(kept.doc_freq)
+
+
 def test_a_stopped_build_goes_on_where_it_stopped(tmp_path):
     class Stop(Exception):
         pass

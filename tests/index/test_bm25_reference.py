@@ -45,6 +45,19 @@ def test_rows_with_all_finds_the_chunks_writing_every_word_of_a_name():
     assert table.rows_with_all([bm25_tokens("Lasgel Ghost")]).tolist() == []  # a word no chunk has
 
 
+def test_rows_with_all_equals_reading_every_chunk_on_random_texts():
+    from llama_index_graphrag_suite.index.bm25 import BM25Table, bm25_tokens
+
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(40)]  # a few words in most texts, most in few (Zipf-like)
+    texts = [" ".join(rng.choice(words, size=12, p=np.r_[[0.3], np.full(39, 0.7 / 39)])) for _ in range(500)]
+    table = BM25Table(texts, ids=[str(i) for i in range(len(texts))])
+    names = [" ".join(rng.choice(words, size=int(rng.integers(1, 4)), replace=False)) for _ in range(60)]
+    groups = [bm25_tokens(n) for n in names]
+    want = sorted(r for r, t in enumerate(texts) if any(set(g) <= set(bm25_tokens(t)) for g in groups))
+    assert table.rows_with_all(groups).tolist() == want
+
+
 @pytest.mark.parametrize("entities", ["statistical", "ner"])
 def test_an_insert_links_the_same_older_chunks_through_bm25_as_by_reading_every_chunk(monkeypatch, entities):
     """The link step asks BM25's term columns which older chunks write every word of a new name (build.py); on a slice
