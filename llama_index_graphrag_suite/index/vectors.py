@@ -7,7 +7,8 @@ the saved version (:attr:`VectorTable.saved_rows` says how many leading rows are
 
 A large table (:data:`LISTED_MIN_ROWS` rows on) also keeps its rows grouped in lists around centroids
 (``graph/vector_lists.py``, saved with the index): a query then reads the rows of its nearest lists, not every
-row, so its cost stops growing with the table. Small tables, every shared benchmark's among them, are scanned
+row, so its cost stops growing with the table; saved again list by list (packed rows, ``index/listed_io.py``),
+each of those lists is one contiguous read. Small tables, every shared benchmark's among them, are scanned
 exactly.
 """
 
