@@ -178,8 +178,11 @@ def _persist(state, owner, persist_dir: str | Path, keep_versions: int) -> Path:
     root = Path(persist_dir)
     base = _base_manifest(state, root)
 
+    writers: list[SegmentWriter] = []
+
     def write(folder: Path) -> dict:
         writer = SegmentWriter(root)
+        writers.append(writer)
         # statistics not needed since the load are the base's; without a base they are read or fitted now
         stats = state.entity_stats if state.entity_stats is not None or base else build.entity_statistics(state)
         listing = write_tables(state, writer, base, stats)
@@ -213,12 +216,31 @@ def _persist(state, owner, persist_dir: str | Path, keep_versions: int) -> Path:
     }
     saved = save_version(persist_dir, write, manifest, keep=keep_versions, lock_held=True)
     saved_manifest = read_json(saved / MANIFEST)
+    listed = saved_manifest.get("segments", {})
+    for writer in writers:  # what the save hashed as it wrote: the next load need not hash it again
+        _remember_written(root, {n: d for n, d in writer.written.items() if listed.get(n) == d})
     state.origin = (Path(persist_dir).resolve(), version_token(saved, saved_manifest))
     mark_saved(state)
     state.pending.clear()
     artefacts = saved / ARTEFACTS
     state.artefacts.saved = {p.name: p for p in artefacts.iterdir()} if artefacts.is_dir() else {}
     return saved
+
+
+def _remember_written(root: Path, written: dict[str, str]) -> None:
+    """Record the segments a save just wrote (name -> the SHA-256 its writer hashed from the file) as verified
+    (``storage.VERIFIED``), under the rule a load follows: only files last written ``VERIFY_AGE_NS`` ago. A large
+    save runs for minutes, so most of its segments qualify and the first load after it hashes only the rest."""
+    now, fresh = time.time_ns(), {}
+    for name, digest in written.items():
+        try:
+            st = (root / SEGMENTS / name).stat()
+        except OSError:
+            continue
+        if now - st.st_mtime_ns >= VERIFY_AGE_NS:
+            fresh[name] = [st.st_size, st.st_mtime_ns, st.st_ino, digest]
+    if fresh:
+        remember_verified(root, {**verified_record(root), **fresh})
 
 
 def load(cls, persist_dir, embed_model, llm, store_arg, show_progress, version):

@@ -31,7 +31,7 @@ def test_a_second_load_hashes_nothing_and_a_changed_segment_is_still_caught(tmp_
     real = storage.sha256_file
     monkeypatch.setattr(storage, "sha256_file", lambda p: hashed.append(p.name) or real(p))
     GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
-    assert hashed and not (folder / SEGMENTS / VERIFIED).exists()  # just written: not recorded, hashed every time
+    assert hashed  # just written (a save of this size takes well under VERIFY_AGE_NS): hashed
     _age(folder)
     hashed.clear()
     GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
@@ -42,6 +42,31 @@ def test_a_second_load_hashes_nothing_and_a_changed_segment_is_still_caught(tmp_
     segment = sorted(p for p in (folder / SEGMENTS).iterdir() if p.suffix == ".npy")[0]
     data = bytearray(segment.read_bytes())
     data[-1] ^= 0xFF  # same size
+    segment.write_bytes(bytes(data))
+    with pytest.raises(CorruptIndexError, match="does not match its checksum"):
+        GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+
+
+def test_a_save_records_the_segments_it_hashed_as_it_wrote_them(tmp_path, monkeypatch):
+    """The segments a save wrote long enough ago (here: any age) are recorded with the checksums their writer took,
+    so the first load after the save hashes none of them; one changed since is still caught."""
+    from llama_index_graphrag_suite.index import persistence
+
+    monkeypatch.setattr(persistence, "VERIFY_AGE_NS", 0)
+    docs = [make_document(i, text, title) for i, title, text in CORPUS]
+    index = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=64), config=IndexConfig(entities="statistical"))
+    folder = tmp_path / "idx"
+    index.persist(folder)
+    segments = {p.name for p in (folder / SEGMENTS).iterdir() if p.name != VERIFIED}
+    hashed = []
+    real = storage.sha256_file
+    monkeypatch.setattr(storage, "sha256_file", lambda p: hashed.append(p.name) or real(p))
+    GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    assert segments and not segments & set(hashed)
+    segment = sorted(p for p in (folder / SEGMENTS).iterdir() if p.suffix == ".npy")[0]
+    data = bytearray(segment.read_bytes())
+    data[-1] ^= 0xFF  # same size, a new modification time
+    time.sleep(0.01)
     segment.write_bytes(bytes(data))
     with pytest.raises(CorruptIndexError, match="does not match its checksum"):
         GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
