@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
-__all__ = ["sha256_file"]
+__all__ = ["file_stamp", "sha256_file"]
 
 
 def sha256_file(path: str | Path) -> str:
@@ -15,3 +16,9 @@ def sha256_file(path: str | Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def file_stamp(st: os.stat_result, digest: str) -> list:
+    """``[size, mtime_ns, inode, sha256]``: what a record of verified files (``index/storage.py``, VERIFIED) keeps of a
+    file whose checksum was ``digest`` when it had the status ``st``; a file that no longer matches was changed."""
+    return [st.st_size, st.st_mtime_ns, st.st_ino, digest]

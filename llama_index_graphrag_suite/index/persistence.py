@@ -20,7 +20,7 @@ import pyarrow as pa
 from .._version import __version__
 from ..config import IndexConfig
 from ..embeddings import embed_model_name, manifest_embed_spec
-from ..fileio import sha256_file
+from ..fileio import file_stamp, sha256_file
 from ..graph.snapshot import GraphSnapshot
 from . import build, pending, stores
 from .artefacts import ARTEFACTS
@@ -238,7 +238,7 @@ def _remember_written(root: Path, written: dict[str, str]) -> None:
         except OSError:
             continue
         if now - st.st_mtime_ns >= VERIFY_AGE_NS:
-            fresh[name] = [st.st_size, st.st_mtime_ns, st.st_ino, digest]
+            fresh[name] = file_stamp(st, digest)
     if fresh:
         remember_verified(root, {**verified_record(root), **fresh})
 
@@ -370,7 +370,7 @@ def _verify(folder: Path, manifest: dict, persist_dir) -> set[str]:
                 continue
             raise CorruptIndexError(f"corrupt index at {persist_dir}: {name} is missing")
         st, key = path.stat(), f"{folder.name}/{name}"
-        stamp = [st.st_size, st.st_mtime_ns, st.st_ino, digest]
+        stamp = file_stamp(st, digest)
         if known.get(key) == stamp:
             continue
         if sha256_file(path) != digest:

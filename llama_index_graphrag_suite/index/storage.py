@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterator
 
 from filelock import FileLock, Timeout
 
-from ..fileio import sha256_file
+from ..fileio import file_stamp, sha256_file
 
 # 1: whole JSON tables and faiss files in every version folder; 2: Parquet table segments; 3: Arrow IPC table
 # segments (``segment_files.py``). Older formats are still read; a library that reads only older ones refuses a
@@ -262,7 +262,7 @@ def check_segments(root: Path, manifest: dict, verify: bool = True) -> None:
         if not verify:
             continue
         st = path.stat()
-        stamp = [st.st_size, st.st_mtime_ns, st.st_ino, digest]
+        stamp = file_stamp(st, digest)
         if known.get(name) == stamp:
             continue
         if sha256_file(path) != digest:
