@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import CLIError, add_common, add_set, add_version_option, build_llm, index_config, load_index
+from .common import (CLIError, EmbedModelLoader, add_common, add_set, add_version_option, build_llm, index_config,
+                     load_index)
 
 __all__ = ["add_commands", "cmd_ask", "cmd_demo", "cmd_query", "method_settings", "print_result"]
 
@@ -74,10 +75,11 @@ def print_answer(run, llm, stream: bool) -> str:
 
 def cmd_query(args) -> int:
     """The evidence, then (with ``--llm``) the answer, streamed with ``--stream``."""
+    embed = EmbedModelLoader(args)  # made on a thread meanwhile
     request = make_request(args, args.question)  # fails before paying for loading the index
     llm = build_llm(args)  # a bad --llm fails before the load too
     start = time.perf_counter()
-    index = load_index(args)
+    index = load_index(args, embed=embed)
     load_ms = (time.perf_counter() - start) * 1000
     from ..request import require_documents
     from ..runner import answer, run_request

@@ -101,6 +101,38 @@ def test_a_minilm_query_runs_without_torch(tmp_path):
                             str(index), "--entities", "statistical", "--quiet"], capture_output=True, text=True,
                            env=ENV, timeout=600, cwd=ROOT)
     assert built.returncode == 0, built.stderr
-    modules = _modules_after("from llama_index_graphrag_suite.cli import main\n"
-                             f"assert main(['query', {str(index)!r}, {QUESTION!r}, '--quiet']) == 0")
+    # the model is made once, on the loader's thread, while the main thread imports the method and reads the tables
+    modules = _modules_after("import threading\nfrom llama_index_graphrag_suite import embeddings\n"
+                             "from llama_index_graphrag_suite.cli import main\n"
+                             "made, resolve = [], embeddings.resolve_embed_model\n"
+                             "def recorded(spec=None, *a, **k):\n"
+                             "    if not isinstance(spec, embeddings.BaseEmbedding):\n"
+                             "        made.append(threading.current_thread().name)\n"
+                             "    return resolve(spec, *a, **k)\n"
+                             "embeddings.resolve_embed_model = recorded\n"
+                             f"assert main(['query', {str(index)!r}, {QUESTION!r}, '--quiet']) == 0\n"
+                             "assert made == ['embed-model'], made")
     assert "onnxruntime" in modules and _loaded(modules, ("torch", "transformers", "sentence_transformers")) == []
+
+
+def test_a_model_that_fails_on_the_loader_thread_is_left_to_the_load(demo_index, monkeypatch):
+    import argparse
+    import threading
+
+    from llama_index_graphrag_suite import embeddings
+    from llama_index_graphrag_suite.cli import common
+
+    resolve = embeddings.resolve_embed_model
+
+    def failing_on_the_thread(spec=None, *args, **kwargs):
+        if threading.current_thread().name == "embed-model":
+            raise RuntimeError("no model here")
+        return resolve(spec, *args, **kwargs)
+
+    monkeypatch.setattr(embeddings, "resolve_embed_model", failing_on_the_thread)
+    monkeypatch.setattr(common, "_check_saved_embed", lambda args: "all-MiniLM-L6-v2")  # a thread is started
+    args = argparse.Namespace(index_dir=str(demo_index), embed=None, version=None)
+    loader = common.EmbedModelLoader(args)
+    assert loader._thread is not None and loader.model() is None
+    index = common.load_index(args, embed=loader)  # the manifest's own model (hash), as without the loader
+    assert index.state.embed_model.class_name() == "HashEmbedding"
