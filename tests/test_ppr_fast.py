@@ -110,6 +110,18 @@ def test_the_scipy_fallback_gives_the_numba_result(monkeypatch, fast_everywhere,
 
 
 @needs_numba
+def test_the_numba_switch_off_takes_the_scipy_form_with_the_same_scores(monkeypatch, fast_everywhere):
+    adjacency = adjacency_of(random_graph(2, 200, 600, 20, "float32"))
+    reset = reset_of(2, adjacency.shape[0])
+    compiled = transition_matrix(adjacency)
+    monkeypatch.setenv(ppr_fast.NUMBA_ENV, "0")
+    switched_off = transition_matrix(adjacency)
+    assert compiled.fast.matrix is None and switched_off.fast.matrix is not None
+    np.testing.assert_allclose(personalized_pagerank(switched_off, reset), personalized_pagerank(compiled, reset),
+                               rtol=0, atol=1e-15)
+
+
+@needs_numba
 def test_values_are_stored_in_float32_only_when_exact(fast_everywhere):
     forms = {w: transition_matrix(adjacency_of(random_graph(2, 200, 600, 20, w))).fast for w in ("float32", "float64", "ones")}
     assert forms["float32"].data.dtype == np.float32

@@ -42,6 +42,11 @@ THREADS = _default_threads()
 #: second core gives back, and far more when another job holds that core (AGRAG's PageRank, 60 real-size resets
 #: on a shared 2-core machine: p50 11.5 ms with 2 threads, 7.3 ms with 1).
 PARALLEL_MIN_ENTRIES = 1_000_000
+#: Set to ``0`` to run the fast form on scipy although numba is installed. A process that answers one question
+#: (``graphrag-suite query`` sets it) would spend 0.3-0.4 s importing numba and loading its compiled kernels for
+#: solves that scipy does in milliseconds; the iteration and its float64 products are the same (on the five
+#: shared sets every PageRank method's top 5 and scores were identical either way).
+NUMBA_ENV = "GRAPHRAG_SUITE_NUMBA"
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,7 +104,8 @@ def symmetric_form(a: sp.csr_matrix, out_weight: np.ndarray, order: np.ndarray |
     row_chunks = np.searchsorted(b.indptr, np.linspace(0, b.nnz, _CHUNKS + 1), side="left")
     row_chunks[0], row_chunks[-1] = 0, n
     row_chunks = np.maximum.accumulate(row_chunks).astype(np.uint64)
-    if _kernels() is None:  # scipy fallback: float64 values (scipy would upcast float32 on every product)
+    kernels = _kernels() if os.environ.get(NUMBA_ENV, "1") != "0" else None
+    if kernels is None:  # scipy fallback: float64 values (scipy would upcast float32 on every product)
         return SymmetricForm(order, b.indptr, b.indices, b.data, inv, row_chunks, b)
     if b.nnz and np.all(b.data == 1.0):
         data = None
@@ -109,7 +115,7 @@ def symmetric_form(a: sp.csr_matrix, out_weight: np.ndarray, order: np.ndarray |
     # unsigned offsets: numba then emits no negative-index wrap-around test in the inner loop
     indices = b.indices.astype(np.uint32 if n <= 2**32 else np.uint64)
     form = SymmetricForm(order, b.indptr.astype(np.uint64), indices, data, inv, row_chunks, None)
-    _NumbaStep(form, _kernels()).warm_up()
+    _NumbaStep(form, kernels).warm_up()
     return form
 
 

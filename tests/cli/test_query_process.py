@@ -57,6 +57,21 @@ def test_a_hybrid_query_imports_no_model_library_nlp_pipeline_or_compiler(demo_i
     assert "scipy.sparse.csgraph" not in modules  # PageRank's ordering: HippoRAG's, not the baselines'
 
 
+@pytest.mark.parametrize("numba", ["", "1"])
+def test_a_pagerank_query_runs_on_scipy_unless_numba_is_asked_for(demo_index, numba):
+    """One question does not pay for numba's start-up; GRAPHRAG_SUITE_NUMBA=1 keeps it (the demo graph takes the
+    fast form here by lowering its threshold)."""
+    pytest.importorskip("numba")
+    modules = _modules_after("import os\nfrom llama_index_graphrag_suite.graph import ppr\n"
+                             "from llama_index_graphrag_suite.cli import main\n"
+                             f"if {numba!r}: os.environ['GRAPHRAG_SUITE_NUMBA'] = {numba!r}\n"
+                             "ppr.FAST_MIN_NNZ = 0\n"
+                             f"assert main(['query', {str(demo_index)!r}, {QUESTION!r}, '--method', 'hipporag', "
+                             "'--quiet']) == 0")
+    assert "scipy.sparse.csgraph" in modules  # the fast form was made
+    assert ("numba" in modules) == bool(numba)
+
+
 def test_the_program_prints_what_main_returns_and_ends_with_its_status(demo_index):
     """Through a pipe (block-buffered stdout), the fast exit loses nothing; a failure keeps status 2 and its line."""
     for args, status in (([str(demo_index), QUESTION, "--method", "hipporag", "--quiet"], 0),
