@@ -30,6 +30,12 @@ def test_csr_neighbours_keep_parallel_edges_and_edge_ids():
     assert snap.adjacency("weight").toarray()[1, 2] == np.float32(0.9)
 
 
+def test_rows_or_missing_gives_each_row_and_minus_one_for_an_unknown_id():
+    snap = small_snapshot()
+    assert snap.rows_or_missing(["k", "nowhere", "a", "c"]).tolist() == [3, -1, 0, 2]
+    assert snap.rows_or_missing([]).dtype == np.int64
+
+
 def test_snapshot_round_trips_through_arrays():
     snap = small_snapshot()
     again = GraphSnapshot.from_arrays(snap.node_ids, snap.to_arrays())

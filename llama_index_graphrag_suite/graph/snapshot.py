@@ -62,6 +62,10 @@ class GraphSnapshot:
     def has(self, node_id: str) -> bool:
         return self._find(node_id) >= 0
 
+    def rows_or_missing(self, node_ids) -> np.ndarray:
+        """Each id's row, -1 where the snapshot has no such node (one lookup per id)."""
+        return np.fromiter(map(self._find, node_ids), dtype=np.int64, count=len(node_ids))
+
     @cached_property
     def neighbours(self) -> sp.csr_matrix:
         """CSR matrix whose row i lists i's neighbours (``indices``) and the edge ids (``data`` - 1).

@@ -303,7 +303,7 @@ class ArchRAGRetriever(GraphIndexRetriever):
         snap = self.index.snapshot
         memo_h, memo_snap, _ = self._entity_rows_memo
         if memo_h is not h or memo_snap is not snap:  # identity: both are replaced, never mutated, on change
-            rows = np.array([snap.row(k) if snap.has(k) else -1 for k in h.entity_ids], np.int64)
+            rows = snap.rows_or_missing(h.entity_ids)
             self._entity_rows_memo = (h, snap, rows)
         return self._entity_rows_memo[2]
 

@@ -144,7 +144,7 @@ class PathRAGRetriever(GraphIndexRetriever):
             entity_edges = np.flatnonzero(np.isin(snap.edge_kind, codes))
             flow = FlowGraph.from_edges(snap.num_nodes, snap.edge_src[entity_edges], snap.edge_dst[entity_edges], entity_edges)
             ids = index.entity_vectors.ids if index.entity_vectors is not None else []
-            rows = np.array([snap.row(k) if snap.has(k) else -1 for k in ids], np.int64)
+            rows = snap.rows_or_missing(ids)
             return _Graph(flow, rows)
 
         return self.index.cached(f"pathrag.graph.{'+'.join(kinds)}", build)
