@@ -29,9 +29,18 @@ whole-graph searches give, ties included:
 * **Large searches.** A search that reads more than 1/8 of all row entries prices the whole graph once and
   runs scipy on it instead (a per-terminal search then still runs on the subgraph within its own bound when
   that bound is small next to the reach; otherwise it is the whole-graph search to the reach itself).
+* **Search budget** (``max_entries``). On a graph whose 1/8 share is larger than the budget, the searches
+  never fall back to the whole graph: a search that would read more row entries than the budget stops. The
+  Voronoi search then keeps its last complete radius: the spanning forest of the terminal-graph edges it
+  found (terminals it did not join stay apart: a Steiner forest); a path search that stops gives the path
+  of the Voronoi search instead (Mehlhorn's own: terminal -> boundary edge -> terminal). The result is the
+  unbounded one whenever no search stops; ``stats`` says whether one did. On a graph of at most 8 budgets
+  the budget never applies (the whole-graph fallback then costs at most 8 budgets anyway).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -51,6 +60,10 @@ _PATH_SHARE = 1 / 32
 # On the priced whole graph, a terminal whose own bound is at least this share of the reach runs the
 # reference search itself (Dijkstra to the reach on the whole graph: one search instead of two and a subgraph).
 _WHOLE_REACH = 0.5
+# Row entries a search may read on a large graph (see the module docstring): at 300k passages (6M entries) a
+# Voronoi search to the radius that joins 10 random terminals reads 1-3M of them, on the shared sets the whole
+# graph has under 0.25M.
+MAX_ENTRIES = 1 << 19
 _SLACK = 1e-9  # relative and absolute margin on search bounds (float sums of one path in two orders)
 
 
@@ -213,21 +226,42 @@ class _Subgraph:
         return self._entries
 
 
-def _terminal_mst(graph: CostGraph, terms: np.ndarray, near: Ball, limit: float):
-    """The MST of G1' found by a Voronoi search bounded at ``limit``: ``(mst, ok, top, searched)``.
+@dataclass
+class _Voronoi:
+    """One Voronoi search: its terminal-graph MST (or forest) and what a path through a boundary edge needs."""
 
-    ``mst`` is a COO over terminal positions (None if a terminal is not reached); ``ok`` when it spans the
-    terminals with edges all below 2 x limit (then it is the MST of the whole G1'); ``top`` is its largest
-    edge when it spans them; ``searched`` the subgraph (or whole graph) searched. ``near`` is the growing
-    search around the terminals.
-    """
+    mst: sp.coo_matrix | None  # over terminal positions; None if a terminal is not reached
+    ok: bool  # it spans the terminals with edges below 2 x limit: the MST of the whole G1'
+    top: float | None  # its largest edge when it spans the terminals
+    sub: "_Subgraph | _Whole"  # what was searched
+    pred: np.ndarray | None = None  # Voronoi predecessors (local labels)
+    cross: tuple | None = None  # boundary edges: region positions (a, b), weight, local ends (lu, lv)
+
+    def path(self, loc: np.ndarray, i: int, j: int) -> list[int]:
+        """Global nodes of the cheapest found path terminal i -> boundary edge -> terminal j."""
+        a, b, w, lu, lv = self.cross
+        mine = np.flatnonzero(((a == i) & (b == j)) | ((a == j) & (b == i)))
+        e = mine[np.argmin(w[mine])]
+        u, v = (lu[e], lv[e]) if a[e] == i else (lv[e], lu[e])
+        local = _path(self.pred, int(loc[i]), int(u)) + _path(self.pred, int(loc[j]), int(v))[::-1]
+        return self.sub.glob[local].tolist()
+
+
+def _terminal_mst(graph: CostGraph, terms: np.ndarray, near: Ball, limit: float,
+                  whole_ok: bool = True) -> _Voronoi | None:
+    """The MST of G1' found by a Voronoi search bounded at ``limit`` (see :class:`_Voronoi`). ``near`` is the
+    growing search around the terminals; past its entry budget it is the whole graph, or None when not
+    ``whole_ok``."""
     nodes = near.grow(limit)
+    if nodes is None and not whole_ok:
+        return None
     sub = _Subgraph(graph, nodes) if nodes is not None else _Whole(graph)
     loc = sub.local[terms]
-    dist_l, _, nearest_l = dijkstra(sub.matrix, indices=loc, min_only=True, return_predecessors=True, limit=limit)
+    dist_l, pred_l, nearest_l = dijkstra(sub.matrix, indices=loc, min_only=True, return_predecessors=True,
+                                         limit=limit)
     k = terms.size
     if np.isinf(dist_l[loc]).any():
-        return None, False, None, sub
+        return _Voronoi(None, False, None, sub)
     # G1': for each pair of regions, the cheapest connecting edge d(s,u) + c(u,v) + d(v,t). Only the rows
     # of the reached nodes matter; the matrix is symmetric, so u < v holds every edge once.
     u, v, c = sub.row_entries(sub.glob[np.flatnonzero(np.isfinite(dist_l))])
@@ -236,13 +270,15 @@ def _terminal_mst(graph: CostGraph, terms: np.ndarray, near: Ball, limit: float)
     cross = (u < v) & (sv >= 0) & (su != sv)
     lu, lv, c, su, sv = lu[cross], lv[cross], c[cross], su[cross], sv[cross]
     g1 = np.full((k, k), np.inf)  # by terminal position: `loc` is sorted and holds every nearest terminal
-    np.minimum.at(g1, (np.searchsorted(loc, su), np.searchsorted(loc, sv)), dist_l[lu] + c + dist_l[lv])
+    a, b, w = np.searchsorted(loc, su), np.searchsorted(loc, sv), dist_l[lu] + c + dist_l[lv]
+    np.minimum.at(g1, (a, b), w)
     g1 = np.minimum(g1, g1.T)
     mst = minimum_spanning_tree(sp.csr_matrix(np.where(np.isfinite(g1), g1, 0.0))).tocoo()
-    if mst.nnz < k - 1:
-        return mst, False, None, sub
-    top = float(mst.data.max()) if mst.nnz else 0.0
-    return mst, top < 2 * limit * (1 - _SLACK), top, sub
+    found = _Voronoi(mst, False, None, sub, pred_l, (a, b, w, lu, lv))
+    if mst.nnz == k - 1:
+        found.top = float(mst.data.max()) if mst.nnz else 0.0
+        found.ok = found.top < 2 * limit * (1 - _SLACK)
+    return found
 
 
 def _path(pred_row: np.ndarray, source: int, target: int) -> list[int]:
@@ -255,8 +291,8 @@ def _path(pred_row: np.ndarray, source: int, target: int) -> list[int]:
     return path[::-1]
 
 
-def steiner_tree(costs, terminals, symmetric: bool = False,
-                 first_radius: float = 0.125) -> list[tuple[int, int, float]]:
+def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float = 0.125,
+                 max_entries: int | None = MAX_ENTRIES, stats: dict | None = None) -> list[tuple[int, int, float]]:
     """Edges ``(u, v, cost)`` (u < v) of a Steiner tree spanning ``terminals``; cost <= 2 x optimum.
 
     ``costs`` is an n x n sparse matrix of non-negative edge costs (an undirected graph; pass
@@ -265,7 +301,10 @@ def steiner_tree(costs, terminals, symmetric: bool = False,
     terminals are not connected. One terminal gives an empty tree.
 
     ``first_radius`` bounds the first Voronoi search (see the module docstring); the tree does not
-    depend on it.
+    depend on it. ``max_entries`` is the search budget on large graphs (None: no budget); a search
+    that stops at it gives a Steiner forest (see the module docstring). ``stats``, when given, is filled
+    with ``radius``, ``voronoi_entries`` (row entries the Voronoi search read), ``budget_stops`` (searches
+    stopped by the budget) and ``whole_graph`` (whether the whole graph was priced).
     """
     terms = np.unique(np.asarray(list(terminals), dtype=np.int64))
     if terms.size == 0:
@@ -273,31 +312,44 @@ def steiner_tree(costs, terminals, symmetric: bool = False,
     if terms.size == 1:
         return []
     graph = as_cost_graph(costs, symmetric)
+    info = stats if stats is not None else {}
+    info.update(radius=0.0, voronoi_entries=0, budget_stops=0, whole_graph=False)
 
     # 1-3. Voronoi regions, the terminal graph G1' and its MST; first within a small search radius.
     big = max(int(graph.indices.size * _WHOLE_GRAPH_SHARE), 1)
-    limit, mst1, near = float(first_radius), None, Ball(graph, terms, max_entries=big)
+    bounded = max_entries is not None and big > max_entries  # the budget applies: never the whole graph
+    limit, vor = float(first_radius), None
+    near = Ball(graph, terms, max_entries=max_entries if bounded else big)
     while True:
-        mst1, ok, top, sub1 = _terminal_mst(graph, terms, near, limit)
-        if ok or np.isinf(limit):
+        found = _terminal_mst(graph, terms, near, limit, whole_ok=not bounded)
+        info["voronoi_entries"] = near.entries_read
+        if found is None:  # over the budget: the last complete search stands
+            info["budget_stops"] += 1
+            break
+        vor, info["radius"] = found, limit
+        if found.ok or np.isinf(limit):
             break
         # The searched area grows quickly with the radius (hubs), so the radius grows in small steps; when
         # the found edges already span the terminals (largest `top`), a search to top / 2 finds every edge
         # the MST needs, and when that is sooner it is the next radius.
         grown = limit * _GROWTH
-        if top is not None:
-            grown = min(grown, top / 2 * (1 + _SLACK) + _SLACK)
+        if found.top is not None:
+            grown = min(grown, found.top / 2 * (1 + _SLACK) + _SLACK)
         limit = grown if grown < 1e6 else np.inf
-    if mst1 is None or mst1.nnz < terms.size - 1:
+    mst1 = vor.mst if vor is not None else None
+    if not info["budget_stops"] and (mst1 is None or mst1.nnz < terms.size - 1):
         raise ValueError("terminals are not connected")
+    if mst1 is None or mst1.nnz == 0:  # stopped before any two terminals joined
+        return []
+    info["whole_graph"] = isinstance(vor.sub, _Whole)
 
     # 4. Each MST edge becomes a shortest terminal-to-terminal path; their union is G3.
     rows, cols, weights = mst1.row.tolist(), mst1.col.tolist(), mst1.data.tolist()
     sources = sorted(set(rows))
     # A tree edge's path is never longer than its G1' weight: searching further is wasted work.
     reach = float(mst1.data.max()) * (1 + _SLACK) + _SLACK
-    preds: dict[int, tuple[_Subgraph | _Whole, np.ndarray]] = {}
-    whole = sub1 if isinstance(sub1, _Whole) else None  # set once the whole graph is priced
+    preds: dict[int, tuple[_Subgraph | _Whole, np.ndarray] | None] = {}
+    whole = vor.sub if isinstance(vor.sub, _Whole) else None  # set once the whole graph is priced
     path_budget = max(int(graph.indices.size * _PATH_SHARE), 1)
     scratch = near.release()  # one distance array per query, not one per search
     for s in sources:
@@ -305,12 +357,18 @@ def steiner_tree(costs, terminals, symmetric: bool = False,
         far = own >= reach * _WHOLE_REACH
         # The label pass finds a small area sooner than Dijkstra on the whole graph (which sets up every node);
         # once the whole graph is priced it gets a smaller budget, and none when the reference search runs.
-        budget = path_budget if whole is None else None if far else max(path_budget // 8, 1)
+        budget = (max_entries if bounded else path_budget if whole is None else None if far
+                  else max(path_budget // 8, 1))
         nodes = ball(graph, terms[[s]], own, max_entries=budget, dist=scratch) if budget is not None else None
         if nodes is not None:
             sub = _Subgraph(graph, nodes)
+        elif bounded:  # over the budget: this terminal's edges take the Voronoi search's paths
+            info["budget_stops"] += 1
+            preds[s] = None
+            continue
         else:
             whole = whole if whole is not None else _Whole(graph)
+            info["whole_graph"] = True
             if far:
                 sub = whole  # the reference search itself: on the whole graph to `reach`
             else:  # Dijkstra finds a large area within `own` sooner than the label pass
@@ -320,9 +378,11 @@ def steiner_tree(costs, terminals, symmetric: bool = False,
         preds[s] = (sub, pred[0])
     g3: dict[tuple[int, int], float] = {}
     for i, j in zip(rows, cols):
-        sub, pred = preds[i]
-        local_path = _path(pred, int(sub.local[terms[i]]), int(sub.local[terms[j]]))
-        path = sub.glob[local_path].tolist()
+        if preds[i] is None:
+            path = vor.path(vor.sub.local[terms], i, j)
+        else:
+            sub, pred = preds[i]
+            path = sub.glob[_path(pred, int(sub.local[terms[i]]), int(sub.local[terms[j]]))].tolist()
         for x, y in zip(path, path[1:]):
             g3[(min(x, y), max(x, y))] = graph.cost(x, y)
 
