@@ -16,9 +16,8 @@ whole-graph searches give, ties included:
   edges below 2L, it is the MST of the whole G1' (Kruskal never reaches a heavier edge). Otherwise the
   search grows to a larger L: 1.4 L, or half the largest edge of a spanning tree of everything found
   when that is smaller (it then suffices). The search grows from where it stopped.
-* **Path expansion.** As before, a tree edge (i, j) of the MST (row i) becomes the path to terminal j in
-  a Dijkstra rooted at terminal i with the limit of the largest tree edge. Only what that Dijkstra does
-  until i's targets are settled matters, and all of it lies within the largest of i's own tree edges.
+* **Path expansion.** A tree edge (i, j) of the MST (row i) becomes the path to terminal j in a Dijkstra
+  rooted at terminal i with the limit of the largest tree edge; it lies within i's largest tree edge.
 * **Searches on a subgraph.** A bounded search reads only the rows of the nodes within its bound: they
   are found first by a vectorised label-correcting pass (numpy; its distances are the same floating-point
   sums as Dijkstra's), then scipy's Dijkstra runs on the subgraph of those rows plus their neighbours as
@@ -29,13 +28,12 @@ whole-graph searches give, ties included:
 * **Large searches.** A search that reads more than 1/8 of all row entries prices the whole graph once and
   runs scipy on it instead (a per-terminal search then still runs on the subgraph within its own bound when
   that bound is small next to the reach; otherwise it is the whole-graph search to the reach itself).
-* **Search budget** (``max_entries``). On a graph whose 1/8 share is larger than the budget, the searches
-  never fall back to the whole graph: a search that would read more row entries than the budget stops. The
-  Voronoi search then keeps its last complete radius: the spanning forest of the terminal-graph edges it
-  found (terminals it did not join stay apart: a Steiner forest); a path search that stops gives the path
-  of the Voronoi search instead (Mehlhorn's own: terminal -> boundary edge -> terminal). The result is the
-  unbounded one whenever no search stops; ``stats`` says whether one did. On a graph of at most 8 budgets
-  the budget never applies (the whole-graph fallback then costs at most 8 budgets anyway).
+* **Search budget** (``max_entries``), on a graph of more than 8 budgets of row entries (a smaller one is
+  searched whole when need be, at most 8 budgets). No search prices the whole graph: the Voronoi search
+  stops when it would read more entries than the budget, and keeps its last complete radius (a spanning
+  forest of the G1' edges it found if they do not join every terminal: a Steiner forest). Path searches
+  run on the Voronoi subgraph, which holds every node of a shortest path of a G1' edge (see
+  ``_bounded_paths``); they are the unbounded ones when no search stops (``stats`` says whether one did).
 """
 
 from __future__ import annotations
@@ -60,10 +58,8 @@ _PATH_SHARE = 1 / 32
 # On the priced whole graph, a terminal whose own bound is at least this share of the reach runs the
 # reference search itself (Dijkstra to the reach on the whole graph: one search instead of two and a subgraph).
 _WHOLE_REACH = 0.5
-# Row entries a search may read on a large graph (see the module docstring): at 300k passages (6M entries) a
-# Voronoi search to the radius that joins 10 random terminals reads 1-3M of them, on the shared sets the whole
-# graph has under 0.25M.
-MAX_ENTRIES = 1 << 19
+MAX_ENTRIES = 1 << 19  # search budget in row entries (module docstring); a shared set's graph has < 0.25M
+_PATH_BUDGET_PARTS = 8  # a path search under the budget reads at most this share of it (see _bounded_paths)
 _SLACK = 1e-9  # relative and absolute margin on search bounds (float sums of one path in two orders)
 
 
@@ -228,23 +224,13 @@ class _Subgraph:
 
 @dataclass
 class _Voronoi:
-    """One Voronoi search: its terminal-graph MST (or forest) and what a path through a boundary edge needs."""
+    """One Voronoi search: its terminal-graph MST (or forest), found on ``sub``."""
 
     mst: sp.coo_matrix | None  # over terminal positions; None if a terminal is not reached
     ok: bool  # it spans the terminals with edges below 2 x limit: the MST of the whole G1'
     top: float | None  # its largest edge when it spans the terminals
     sub: "_Subgraph | _Whole"  # what was searched
-    pred: np.ndarray | None = None  # Voronoi predecessors (local labels)
-    cross: tuple | None = None  # boundary edges: region positions (a, b), weight, local ends (lu, lv)
-
-    def path(self, loc: np.ndarray, i: int, j: int) -> list[int]:
-        """Global nodes of the cheapest found path terminal i -> boundary edge -> terminal j."""
-        a, b, w, lu, lv = self.cross
-        mine = np.flatnonzero(((a == i) & (b == j)) | ((a == j) & (b == i)))
-        e = mine[np.argmin(w[mine])]
-        u, v = (lu[e], lv[e]) if a[e] == i else (lv[e], lu[e])
-        local = _path(self.pred, int(loc[i]), int(u)) + _path(self.pred, int(loc[j]), int(v))[::-1]
-        return self.sub.glob[local].tolist()
+    radius: float = 0.0  # every node within it of a terminal has its whole row in `sub`
 
 
 def _terminal_mst(graph: CostGraph, terms: np.ndarray, near: Ball, limit: float,
@@ -257,8 +243,7 @@ def _terminal_mst(graph: CostGraph, terms: np.ndarray, near: Ball, limit: float,
         return None
     sub = _Subgraph(graph, nodes) if nodes is not None else _Whole(graph)
     loc = sub.local[terms]
-    dist_l, pred_l, nearest_l = dijkstra(sub.matrix, indices=loc, min_only=True, return_predecessors=True,
-                                         limit=limit)
+    dist_l, _, nearest_l = dijkstra(sub.matrix, indices=loc, min_only=True, return_predecessors=True, limit=limit)
     k = terms.size
     if np.isinf(dist_l[loc]).any():
         return _Voronoi(None, False, None, sub)
@@ -270,15 +255,38 @@ def _terminal_mst(graph: CostGraph, terms: np.ndarray, near: Ball, limit: float,
     cross = (u < v) & (sv >= 0) & (su != sv)
     lu, lv, c, su, sv = lu[cross], lv[cross], c[cross], su[cross], sv[cross]
     g1 = np.full((k, k), np.inf)  # by terminal position: `loc` is sorted and holds every nearest terminal
-    a, b, w = np.searchsorted(loc, su), np.searchsorted(loc, sv), dist_l[lu] + c + dist_l[lv]
-    np.minimum.at(g1, (a, b), w)
+    np.minimum.at(g1, (np.searchsorted(loc, su), np.searchsorted(loc, sv)), dist_l[lu] + c + dist_l[lv])
     g1 = np.minimum(g1, g1.T)
     mst = minimum_spanning_tree(sp.csr_matrix(np.where(np.isfinite(g1), g1, 0.0))).tocoo()
-    found = _Voronoi(mst, False, None, sub, pred_l, (a, b, w, lu, lv))
+    found = _Voronoi(mst, False, None, sub, limit)
     if mst.nnz == k - 1:
         found.top = float(mst.data.max()) if mst.nnz else 0.0
         found.ok = found.top < 2 * limit * (1 - _SLACK)
     return found
+
+
+def _bounded_paths(graph: CostGraph, vor: _Voronoi, terms: np.ndarray, s: int, targets: list[int], reach: float,
+                   budget: int, scratch: np.ndarray, info: dict) -> tuple[_Subgraph, np.ndarray]:
+    """Terminal s's search for the paths to its tree neighbours under the budget: ``(searched, predecessors)``.
+
+    A shortest s-t path of a G1' edge (s, t) lies within the Voronoi search (each of its nodes is within
+    d(s, t) / 2 <= radius of s or t), so Dijkstra on that subgraph finds the targets at their true distance,
+    and it performs the whole graph's heap operations up to the first node beyond the radius from s: when
+    every target is within the radius, its paths are the whole-graph search's. Otherwise the search within
+    the farthest target's distance (which also suffices) runs, within ``budget`` entries; past it, the
+    Voronoi subgraph's paths stand (shortest paths too: they differ only where two paths cost the same).
+    """
+    sub, src = vor.sub, int(vor.sub.local[terms[s]])
+    dist, pred = dijkstra(sub.matrix, indices=[src], return_predecessors=True, limit=reach)
+    need = float(dist[0, sub.local[terms[targets]]].max())
+    if need > vor.radius * (1 - _SLACK):
+        nodes = ball(graph, terms[[s]], need * (1 + _SLACK) + _SLACK, max_entries=budget, dist=scratch)
+        if nodes is None:
+            info["budget_stops"] += 1
+        else:
+            sub = _Subgraph(graph, nodes)
+            _, pred = dijkstra(sub.matrix, indices=[int(sub.local[terms[s]])], return_predecessors=True, limit=reach)
+    return sub, pred[0]
 
 
 def _path(pred_row: np.ndarray, source: int, target: int) -> list[int]:
@@ -348,24 +356,23 @@ def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float 
     sources = sorted(set(rows))
     # A tree edge's path is never longer than its G1' weight: searching further is wasted work.
     reach = float(mst1.data.max()) * (1 + _SLACK) + _SLACK
-    preds: dict[int, tuple[_Subgraph | _Whole, np.ndarray] | None] = {}
+    preds: dict[int, tuple[_Subgraph | _Whole, np.ndarray]] = {}
     whole = vor.sub if isinstance(vor.sub, _Whole) else None  # set once the whole graph is priced
     path_budget = max(int(graph.indices.size * _PATH_SHARE), 1)
     scratch = near.release()  # one distance array per query, not one per search
     for s in sources:
         own = min(max(w for i, w in zip(rows, weights) if i == s) * (1 + _SLACK) + _SLACK, reach)
+        if bounded:
+            preds[s] = _bounded_paths(graph, vor, terms, s, [j for i, j in zip(rows, cols) if i == s], reach,
+                                      max(max_entries // _PATH_BUDGET_PARTS, 1), scratch, info)
+            continue
         far = own >= reach * _WHOLE_REACH
         # The label pass finds a small area sooner than Dijkstra on the whole graph (which sets up every node);
         # once the whole graph is priced it gets a smaller budget, and none when the reference search runs.
-        budget = (max_entries if bounded else path_budget if whole is None else None if far
-                  else max(path_budget // 8, 1))
+        budget = path_budget if whole is None else None if far else max(path_budget // 8, 1)
         nodes = ball(graph, terms[[s]], own, max_entries=budget, dist=scratch) if budget is not None else None
         if nodes is not None:
             sub = _Subgraph(graph, nodes)
-        elif bounded:  # over the budget: this terminal's edges take the Voronoi search's paths
-            info["budget_stops"] += 1
-            preds[s] = None
-            continue
         else:
             whole = whole if whole is not None else _Whole(graph)
             info["whole_graph"] = True
@@ -378,11 +385,8 @@ def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float 
         preds[s] = (sub, pred[0])
     g3: dict[tuple[int, int], float] = {}
     for i, j in zip(rows, cols):
-        if preds[i] is None:
-            path = vor.path(vor.sub.local[terms], i, j)
-        else:
-            sub, pred = preds[i]
-            path = sub.glob[_path(pred, int(sub.local[terms[i]]), int(sub.local[terms[j]]))].tolist()
+        sub, pred = preds[i]
+        path = sub.glob[_path(pred, int(sub.local[terms[i]]), int(sub.local[terms[j]]))].tolist()
         for x, y in zip(path, path[1:]):
             g3[(min(x, y), max(x, y))] = graph.cost(x, y)
 
