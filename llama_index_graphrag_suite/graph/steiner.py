@@ -282,7 +282,7 @@ def _bounded_paths(graph: CostGraph, vor: _Voronoi, terms: np.ndarray, s: int, t
     if need > vor.radius * (1 - _SLACK):
         nodes = ball(graph, terms[[s]], need * (1 + _SLACK) + _SLACK, max_entries=budget, dist=scratch)
         if nodes is None:
-            info["budget_stops"] += 1
+            info["path_stops"] += 1
         else:
             sub = _Subgraph(graph, nodes)
             _, pred = dijkstra(sub.matrix, indices=[int(sub.local[terms[s]])], return_predecessors=True, limit=reach)
@@ -311,8 +311,8 @@ def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float 
     ``first_radius`` bounds the first Voronoi search (see the module docstring); the tree does not
     depend on it. ``max_entries`` is the search budget on large graphs (None: no budget); a search
     that stops at it gives a Steiner forest (see the module docstring). ``stats``, when given, is filled
-    with ``radius``, ``voronoi_entries`` (row entries the Voronoi search read), ``budget_stops`` (searches
-    stopped by the budget) and ``whole_graph`` (whether the whole graph was priced).
+    with ``radius``, ``voronoi_entries`` (row entries the Voronoi search read), ``voronoi_stopped`` and
+    ``path_stops`` (searches the budget stopped) and ``whole_graph`` (whether the whole graph was priced).
     """
     terms = np.unique(np.asarray(list(terminals), dtype=np.int64))
     if terms.size == 0:
@@ -321,7 +321,7 @@ def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float 
         return []
     graph = as_cost_graph(costs, symmetric)
     info = stats if stats is not None else {}
-    info.update(radius=0.0, voronoi_entries=0, budget_stops=0, whole_graph=False)
+    info.update(radius=0.0, voronoi_entries=0, voronoi_stopped=False, path_stops=0, whole_graph=False)
 
     # 1-3. Voronoi regions, the terminal graph G1' and its MST; first within a small search radius.
     big = max(int(graph.indices.size * _WHOLE_GRAPH_SHARE), 1)
@@ -332,7 +332,7 @@ def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float 
         found = _terminal_mst(graph, terms, near, limit, whole_ok=not bounded)
         info["voronoi_entries"] = near.entries_read
         if found is None:  # over the budget: the last complete search stands
-            info["budget_stops"] += 1
+            info["voronoi_stopped"] = True
             break
         vor, info["radius"] = found, limit
         if found.ok or np.isinf(limit):
@@ -345,7 +345,7 @@ def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float 
             grown = min(grown, found.top / 2 * (1 + _SLACK) + _SLACK)
         limit = grown if grown < 1e6 else np.inf
     mst1 = vor.mst if vor is not None else None
-    if not info["budget_stops"] and (mst1 is None or mst1.nnz < terms.size - 1):
+    if not info["voronoi_stopped"] and (mst1 is None or mst1.nnz < terms.size - 1):
         raise ValueError("terminals are not connected")
     if mst1 is None or mst1.nnz == 0:  # stopped before any two terminals joined
         return []

@@ -7,7 +7,8 @@ Per question (query embeddings computed beforehand): AGRAG's terminals and Eq. 1
 makes them (``agrag``, timed once), then the Steiner tree twice on fresh query cost graphs, ``before``
 (``max_entries=None``: no budget, the search prices the whole graph when it grows past 1/8 of it) and
 ``after`` (the budget): CPU ms, the Voronoi search's radius and row entries read, the rows and entries priced,
-whether the whole graph was priced or a search stopped at the budget, the tree's cost and whether both trees
+whether the whole graph was priced, whether the Voronoi search stopped at the budget (then the tree
+is a forest) and how many path searches did (``stops V/P``), the tree's cost and whether both trees
 are equal. Then p50/p95 of both. ``--retrieve`` also times whole retrievals (``agrag`` with
 ``steiner_max_entries`` None and the budget, alternating per question) and gives recall@5 of both.
 At 1,000,000 passages run it under ``flock /work/scratch/m1.lock``.
@@ -82,14 +83,15 @@ def main() -> None:
             runs[name].append(s)
             line += (f" | {name} {s['ms']:7.1f} ms r {s['radius']:.2f} voronoi {s['voronoi_entries']:8d} "
                      f"rows {s['rows']:7d} entries {s['entries']:8d} whole {int(s['whole_graph'])} "
-                     f"stops {s['budget_stops']} cost {s['cost']:.3f}")
+                     f"stops {int(s['voronoi_stopped'])}/{s['path_stops']} cost {s['cost']:.3f}")
         line += f" | same {runs['before'][-1]['tree'] == runs['after'][-1]['tree']}"
         print(line, flush=True)
     print(f"slot costs ms: {pct(slot_ms)}")
     for name, stats in runs.items():
         print(f"steiner {name:6s} ms: {pct([s['ms'] for s in stats])}; entries priced "
               f"{pct([s['entries'] for s in stats])}; whole graph {sum(s['whole_graph'] for s in stats)}, "
-              f"budget stops in {sum(bool(s['budget_stops']) for s in stats)} of {len(stats)}")
+              f"Voronoi stopped in {sum(s['voronoi_stopped'] for s in stats)}, path searches stopped in "
+              f"{sum(bool(s['path_stops']) for s in stats)} of {len(stats)}")
     same = sum(a["tree"] == b["tree"] for a, b in zip(runs["before"], runs["after"]))
     print(f"identical trees: {same} of {len(runs['before'])}")
     if not args.retrieve:
