@@ -263,3 +263,81 @@ def test_agrag_costs_tree_and_subgraph_equal_the_whole_matrix_pipeline(graph_ind
     assert (got.nodes, got.edges, got.added, got.ratios, got.stopped) == reference_mcmi(full, scores, tree, terminals, 20, "sum")
     for u, v, _ in got.edges:
         assert query.best_edge(u, v) == best[graph.pairs.pair_id(u, v)]
+
+
+# ------------------------------------------------------------------------------------------ search budget
+
+
+def _assert_forest(edges, terminals, costs):
+    """Edges of a forest whose leaves are terminals, each a graph edge at its cost."""
+    import networkx as nx
+
+    forest = nx.Graph()
+    forest.add_edges_from((u, v) for u, v, _ in edges)
+    assert nx.is_forest(forest) if edges else True
+    assert {x for x in forest.nodes if forest.degree(x) == 1} <= set(terminals)
+    for u, v, c in edges:
+        assert u < v and c == pytest.approx(max(costs[u, v] - ZERO_COST, 0.0), abs=1e-12)
+
+
+def local_instance(seed: int, quantised: bool):
+    """A ring (each node joined to the next two) with a few chords: a search near a few close terminals stays
+    local, so budgets far below 1/8 of the graph are met. Quantised costs (30 slots, 7 levels): ties are
+    common; else one uniform cost per edge: every shortest path unique."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1000, 2000))
+    ring, chords = np.arange(n), int(rng.integers(0, n // 50))
+    src = np.r_[ring, ring, rng.integers(0, n, chords)]
+    dst = np.r_[(ring + 1) % n, (ring + 2) % n, rng.integers(0, n, chords)]
+    if not quantised:
+        return rng, n, PairCostIndex(src, dst, n), rng.uniform(0.01, 1.0, src.size)
+    slot = rng.integers(0, 30, src.size)
+    return rng, n, PairCostIndex(src, dst, n, slot, slot, 30), np.round(rng.uniform(0.0, 1.0, 30) * 6) / 6
+
+
+@pytest.mark.parametrize("path_parts", [8, 1])  # path searches get 1/8 of the budget (the default) / all of it
+@pytest.mark.parametrize("quantised", [True, False])
+def test_bounded_search_equals_the_whole_graph_search_unless_the_budget_stops_it(quantised, path_parts, monkeypatch):
+    """Budgets from 1/400 to 1/10 of the graph (so they apply): a search no budget stopped gives the unbounded
+    tree, ties included; one whose path searches stopped still spans the terminals, and with unique shortest
+    paths it is the unbounded tree too (the Voronoi subgraph's paths are the same); one whose Voronoi search
+    stopped is a Steiner forest. None prices the whole graph, and each case occurs."""
+    monkeypatch.setattr(steiner_module, "_PATH_BUDGET_PARTS", path_parts)
+    seen = {"none": 0, "paths": 0, "voronoi": 0}
+    for seed in range(30):
+        rng, n, pairs, w = local_instance(seed, quantised)
+        full, _ = pairs.matrix(pairs.edge_costs(w))
+        for budget in (pairs.indices.size // d for d in (400, 100, 30, 10)):
+            start = int(rng.integers(0, n - 80))
+            terminals = (start + rng.choice(80, size=int(rng.integers(2, 9)), replace=False)).tolist()
+            query, stats = pairs.query(w), {}
+            got = steiner_tree(query, terminals, max_entries=budget, stats=stats)
+            assert not stats["whole_graph"] and not query._priced.all()
+            expected = reference_steiner_tree(full, terminals)
+            assert steiner_tree(pairs.query(w), terminals, max_entries=None) == expected
+            if stats["voronoi_stopped"]:
+                seen["voronoi"] += 1
+                _assert_forest(got, terminals, full)
+            elif stats["path_stops"]:
+                seen["paths"] += 1
+                _assert_forest(got, terminals, full)
+                assert {x for e in got for x in e[:2]} >= set(terminals)
+                if not quantised:
+                    assert got == expected
+            else:
+                seen["none"] += 1
+                assert got == expected
+    assert seen["voronoi"] and seen["paths"] and (seen["none"] or path_parts > 1), seen  # (1/8: paths stop)
+
+
+def test_the_budget_never_applies_to_a_graph_of_at_most_eight_budgets():
+    rng, n, pairs, w, _ = random_instance(7, n_range=(300, 301))
+    full, _ = pairs.matrix(pairs.edge_costs(w))
+    budget = pairs.indices.size // 8 + 1  # 1/8 of the graph is not larger than the budget
+    for _ in range(10):
+        terminals = rng.choice(n, size=9, replace=False).tolist()
+        stats = {}
+        assert steiner_tree(pairs.query(w), terminals, max_entries=budget, stats=stats) == reference_steiner_tree(full, terminals)
+        assert not stats["voronoi_stopped"] and not stats["path_stops"]
+    stats = {}  # a budget of one entry on a larger graph: the first Voronoi search stops, no tree, no error
+    assert steiner_tree(pairs.query(w), [0, n - 1], max_entries=1, stats=stats) == [] and stats["voronoi_stopped"]

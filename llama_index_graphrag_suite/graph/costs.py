@@ -9,9 +9,9 @@ default one slot per edge, so ``w`` is simply the edge costs). AGRAG's Eq. 14 fi
 slots than edges: a fact edge reads its fact's slot, a synonym edge the min of its two entities' slots
 (``(1 - max cos) / 2`` is the smaller of the two ``(1 - cos) / 2``), a contains edge its chunk's slot.
 A pair's cost is the cheapest of its parallel edges, so a CSR entry of a one-edge pair reads two slots and
-an entry of a multi-edge pair reads one extra slot holding that pair's minimum (computed per query for the
-few such pairs). :meth:`PairCostIndex.query` therefore costs O(slots), and the entries a search actually
-reads are priced on demand (:meth:`QueryCosts.entry_costs`) instead of all 2 x pairs of them.
+an entry of a multi-edge pair reads one extra slot holding that pair's minimum (computed per query when a
+search first reads the pair). :meth:`PairCostIndex.query` therefore costs next to nothing, and the entries a
+search actually reads are priced on demand (:meth:`QueryCosts.entry_costs`) instead of all 2 x pairs of them.
 
 :class:`CostGraph` is what the Steiner tree and MCMI expansion read: a CSR structure whose entry costs
 come from a function. :class:`CSRCosts` wraps a plain scipy CSR matrix; :class:`QueryCosts` is one
@@ -285,8 +285,8 @@ class PairCostIndex:
 class QueryCosts(CostGraph):
     """One query's edge costs over a :class:`PairCostIndex`, priced per entry on demand (one thread).
 
-    Building it costs O(slots) (one pass over the slot vector and the multi-edge pairs); every entry a
-    search reads then costs two lookups. Entry costs are bit-identical to
+    Building it costs one array of the multi-edge pairs' minima (filled when read); every entry a search
+    reads then costs two slot lookups. Entry costs are bit-identical to
     ``PairCostIndex.matrix(PairCostIndex.edge_costs(slot_costs))`` (min and ``max(., 0) + ZERO_COST``
     are monotone, so they commute).
     """
@@ -299,12 +299,9 @@ class QueryCosts(CostGraph):
         self.slot_costs = w
         self.indptr, self.indices = index.indptr, index.indices
         self.num_nodes = index.num_nodes
-        stored = np.maximum(w, 0.0) + ZERO_COST
-        if index._multi_pairs.size:
-            e = index._multi_edges
-            per_edge = np.minimum(stored[index.slot_a[e]], stored[index.slot_b[e]])
-            stored = np.concatenate([stored, np.minimum.reduceat(per_edge, index._multi_starts)])
-        self._stored = stored
+        # Stored slot values (max(w, 0) + ZERO_COST) and the multi-edge pairs' minima are computed for the slots
+        # an entry read needs, not for every slot: a bounded search reads a few thousand rows of millions.
+        self._pair_min = np.full(index._multi_pairs.size, np.nan)
         # Rows priced so far and their entry costs: searches read the same rows several times. The entry
         # buffer is borrowed from the index and given back when this object goes: a fresh 2 x pairs float64
         # array per query would be paged in (huge pages zeroed, sometimes compacted) wherever rows are
@@ -313,13 +310,34 @@ class QueryCosts(CostGraph):
         self._data = index._borrow_buffer()
         weakref.finalize(self, index._return_buffer, self._data)
 
+    def _stored(self, slots: np.ndarray) -> np.ndarray:
+        """The stored values of ``slots`` (ids >= num_slots: a multi-edge pair's minimum, computed once)."""
+        index, ns = self.index, self.index.num_slots
+        out = np.maximum(self.slot_costs[np.minimum(slots, ns - 1)], 0.0) + ZERO_COST
+        multi = np.flatnonzero(slots >= ns)
+        if multi.size:
+            pairs = slots[multi] - ns
+            todo = np.unique(pairs[np.isnan(self._pair_min[pairs])])
+            if todo.size:  # min is exact: any grouping of a pair's edges gives the same value
+                bounds = np.r_[index._multi_starts, index._multi_edges.size]
+                at, owner = gather_rows(bounds, todo)
+                e = index._multi_edges[at]
+                w = self.slot_costs
+                per_edge = np.minimum(np.maximum(w[index.slot_a[e]], 0.0) + ZERO_COST,
+                                      np.maximum(w[index.slot_b[e]], 0.0) + ZERO_COST)
+                found = np.full(todo.size, np.inf)
+                np.minimum.at(found, owner, per_edge)
+                self._pair_min[todo] = found
+            out[multi] = self._pair_min[pairs]
+        return out
+
     def entry_costs(self, entries: np.ndarray) -> np.ndarray:
-        s, index = self._stored, self.index
-        costs = s[index._entry_a[entries]]
+        index = self.index
+        costs = self._stored(index._entry_a[entries])
         two = index._two_slots[entries]
         if two.any():
             both = entries[two]
-            costs[two] = np.minimum(costs[two], s[index._entry_b[both]])
+            costs[two] = np.minimum(costs[two], self._stored(index._entry_b[both]))
         return costs
 
     def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -343,7 +361,8 @@ class QueryCosts(CostGraph):
         if not self._priced.all():
             # every entry, in slices: no index arrays, and temporaries small enough to stay in cache; the
             # minimum with the second slot only where it is another slot (min(x, x) is x)
-            s, a, b, data = self._stored, self.index._entry_a, self.index._entry_b, self._data
+            a, b, data = self.index._entry_a, self.index._entry_b, self._data
+            s = self._stored(np.arange(self.index.num_slots + self._pair_min.size))
             for lo in range(0, data.size, _BLOCK):
                 hi = min(lo + _BLOCK, data.size)
                 np.take(s, a[lo:hi], out=data[lo:hi])

@@ -16,9 +16,8 @@ whole-graph searches give, ties included:
   edges below 2L, it is the MST of the whole G1' (Kruskal never reaches a heavier edge). Otherwise the
   search grows to a larger L: 1.4 L, or half the largest edge of a spanning tree of everything found
   when that is smaller (it then suffices). The search grows from where it stopped.
-* **Path expansion.** As before, a tree edge (i, j) of the MST (row i) becomes the path to terminal j in
-  a Dijkstra rooted at terminal i with the limit of the largest tree edge. Only what that Dijkstra does
-  until i's targets are settled matters, and all of it lies within the largest of i's own tree edges.
+* **Path expansion.** A tree edge (i, j) of the MST (row i) becomes the path to terminal j in a Dijkstra
+  rooted at terminal i with the limit of the largest tree edge; it lies within i's largest tree edge.
 * **Searches on a subgraph.** A bounded search reads only the rows of the nodes within its bound: they
   are found first by a vectorised label-correcting pass (numpy; its distances are the same floating-point
   sums as Dijkstra's), then scipy's Dijkstra runs on the subgraph of those rows plus their neighbours as
@@ -29,9 +28,17 @@ whole-graph searches give, ties included:
 * **Large searches.** A search that reads more than 1/8 of all row entries prices the whole graph once and
   runs scipy on it instead (a per-terminal search then still runs on the subgraph within its own bound when
   that bound is small next to the reach; otherwise it is the whole-graph search to the reach itself).
+* **Search budget** (``max_entries``), on a graph of more than 8 budgets of row entries (a smaller one is
+  searched whole when need be, at most 8 budgets). No search prices the whole graph: the Voronoi search
+  stops when it would read more entries than the budget, and keeps its last complete radius (a spanning
+  forest of the G1' edges it found if they do not join every terminal: a Steiner forest). Path searches
+  run on the Voronoi subgraph, which holds every node of a shortest path of a G1' edge (see
+  ``_bounded_paths``); they are the unbounded ones when no search stops (``stats`` says whether one did).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -51,6 +58,8 @@ _PATH_SHARE = 1 / 32
 # On the priced whole graph, a terminal whose own bound is at least this share of the reach runs the
 # reference search itself (Dijkstra to the reach on the whole graph: one search instead of two and a subgraph).
 _WHOLE_REACH = 0.5
+MAX_ENTRIES = 1 << 19  # search budget in row entries (module docstring); a shared set's graph has < 0.25M
+_PATH_BUDGET_PARTS = 8  # a path search under the budget reads at most this share of it (see _bounded_paths)
 _SLACK = 1e-9  # relative and absolute margin on search bounds (float sums of one path in two orders)
 
 
@@ -213,21 +222,31 @@ class _Subgraph:
         return self._entries
 
 
-def _terminal_mst(graph: CostGraph, terms: np.ndarray, near: Ball, limit: float):
-    """The MST of G1' found by a Voronoi search bounded at ``limit``: ``(mst, ok, top, searched)``.
+@dataclass
+class _Voronoi:
+    """One Voronoi search: its terminal-graph MST (or forest), found on ``sub``."""
 
-    ``mst`` is a COO over terminal positions (None if a terminal is not reached); ``ok`` when it spans the
-    terminals with edges all below 2 x limit (then it is the MST of the whole G1'); ``top`` is its largest
-    edge when it spans them; ``searched`` the subgraph (or whole graph) searched. ``near`` is the growing
-    search around the terminals.
-    """
+    mst: sp.coo_matrix | None  # over terminal positions; None if a terminal is not reached
+    ok: bool  # it spans the terminals with edges below 2 x limit: the MST of the whole G1'
+    top: float | None  # its largest edge when it spans the terminals
+    sub: "_Subgraph | _Whole"  # what was searched
+    radius: float = 0.0  # every node within it of a terminal has its whole row in `sub`
+
+
+def _terminal_mst(graph: CostGraph, terms: np.ndarray, near: Ball, limit: float,
+                  whole_ok: bool = True) -> _Voronoi | None:
+    """The MST of G1' found by a Voronoi search bounded at ``limit`` (see :class:`_Voronoi`). ``near`` is the
+    growing search around the terminals; past its entry budget it is the whole graph, or None when not
+    ``whole_ok``."""
     nodes = near.grow(limit)
+    if nodes is None and not whole_ok:
+        return None
     sub = _Subgraph(graph, nodes) if nodes is not None else _Whole(graph)
     loc = sub.local[terms]
     dist_l, _, nearest_l = dijkstra(sub.matrix, indices=loc, min_only=True, return_predecessors=True, limit=limit)
     k = terms.size
     if np.isinf(dist_l[loc]).any():
-        return None, False, None, sub
+        return _Voronoi(None, False, None, sub)
     # G1': for each pair of regions, the cheapest connecting edge d(s,u) + c(u,v) + d(v,t). Only the rows
     # of the reached nodes matter; the matrix is symmetric, so u < v holds every edge once.
     u, v, c = sub.row_entries(sub.glob[np.flatnonzero(np.isfinite(dist_l))])
@@ -239,10 +258,35 @@ def _terminal_mst(graph: CostGraph, terms: np.ndarray, near: Ball, limit: float)
     np.minimum.at(g1, (np.searchsorted(loc, su), np.searchsorted(loc, sv)), dist_l[lu] + c + dist_l[lv])
     g1 = np.minimum(g1, g1.T)
     mst = minimum_spanning_tree(sp.csr_matrix(np.where(np.isfinite(g1), g1, 0.0))).tocoo()
-    if mst.nnz < k - 1:
-        return mst, False, None, sub
-    top = float(mst.data.max()) if mst.nnz else 0.0
-    return mst, top < 2 * limit * (1 - _SLACK), top, sub
+    found = _Voronoi(mst, False, None, sub, limit)
+    if mst.nnz == k - 1:
+        found.top = float(mst.data.max()) if mst.nnz else 0.0
+        found.ok = found.top < 2 * limit * (1 - _SLACK)
+    return found
+
+
+def _bounded_paths(graph: CostGraph, vor: _Voronoi, terms: np.ndarray, s: int, targets: list[int], reach: float,
+                   budget: int, scratch: np.ndarray, info: dict) -> tuple[_Subgraph, np.ndarray]:
+    """Terminal s's search for the paths to its tree neighbours under the budget: ``(searched, predecessors)``.
+
+    A shortest s-t path of a G1' edge (s, t) lies within the Voronoi search (each of its nodes is within
+    d(s, t) / 2 <= radius of s or t), so Dijkstra on that subgraph finds the targets at their true distance,
+    and it performs the whole graph's heap operations up to the first node beyond the radius from s: when
+    every target is within the radius, its paths are the whole-graph search's. Otherwise the search within
+    the farthest target's distance (which also suffices) runs, within ``budget`` entries; past it, the
+    Voronoi subgraph's paths stand (shortest paths too: they differ only where two paths cost the same).
+    """
+    sub, src = vor.sub, int(vor.sub.local[terms[s]])
+    dist, pred = dijkstra(sub.matrix, indices=[src], return_predecessors=True, limit=reach)
+    need = float(dist[0, sub.local[terms[targets]]].max())
+    if need > vor.radius * (1 - _SLACK):
+        nodes = ball(graph, terms[[s]], need * (1 + _SLACK) + _SLACK, max_entries=budget, dist=scratch)
+        if nodes is None:
+            info["path_stops"] += 1
+        else:
+            sub = _Subgraph(graph, nodes)
+            _, pred = dijkstra(sub.matrix, indices=[int(sub.local[terms[s]])], return_predecessors=True, limit=reach)
+    return sub, pred[0]
 
 
 def _path(pred_row: np.ndarray, source: int, target: int) -> list[int]:
@@ -255,8 +299,8 @@ def _path(pred_row: np.ndarray, source: int, target: int) -> list[int]:
     return path[::-1]
 
 
-def steiner_tree(costs, terminals, symmetric: bool = False,
-                 first_radius: float = 0.125) -> list[tuple[int, int, float]]:
+def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float = 0.125,
+                 max_entries: int | None = MAX_ENTRIES, stats: dict | None = None) -> list[tuple[int, int, float]]:
     """Edges ``(u, v, cost)`` (u < v) of a Steiner tree spanning ``terminals``; cost <= 2 x optimum.
 
     ``costs`` is an n x n sparse matrix of non-negative edge costs (an undirected graph; pass
@@ -265,7 +309,10 @@ def steiner_tree(costs, terminals, symmetric: bool = False,
     terminals are not connected. One terminal gives an empty tree.
 
     ``first_radius`` bounds the first Voronoi search (see the module docstring); the tree does not
-    depend on it.
+    depend on it. ``max_entries`` is the search budget on large graphs (None: no budget); a search
+    that stops at it gives a Steiner forest (see the module docstring). ``stats``, when given, is filled
+    with ``radius``, ``voronoi_entries`` (row entries the Voronoi search read), ``voronoi_stopped`` and
+    ``path_stops`` (searches the budget stopped) and ``whole_graph`` (whether the whole graph was priced).
     """
     terms = np.unique(np.asarray(list(terminals), dtype=np.int64))
     if terms.size == 0:
@@ -273,23 +320,36 @@ def steiner_tree(costs, terminals, symmetric: bool = False,
     if terms.size == 1:
         return []
     graph = as_cost_graph(costs, symmetric)
+    info = stats if stats is not None else {}
+    info.update(radius=0.0, voronoi_entries=0, voronoi_stopped=False, path_stops=0, whole_graph=False)
 
     # 1-3. Voronoi regions, the terminal graph G1' and its MST; first within a small search radius.
     big = max(int(graph.indices.size * _WHOLE_GRAPH_SHARE), 1)
-    limit, mst1, near = float(first_radius), None, Ball(graph, terms, max_entries=big)
+    bounded = max_entries is not None and big > max_entries  # the budget applies: never the whole graph
+    limit, vor = float(first_radius), None
+    near = Ball(graph, terms, max_entries=max_entries if bounded else big)
     while True:
-        mst1, ok, top, sub1 = _terminal_mst(graph, terms, near, limit)
-        if ok or np.isinf(limit):
+        found = _terminal_mst(graph, terms, near, limit, whole_ok=not bounded)
+        info["voronoi_entries"] = near.entries_read
+        if found is None:  # over the budget: the last complete search stands
+            info["voronoi_stopped"] = True
+            break
+        vor, info["radius"] = found, limit
+        if found.ok or np.isinf(limit):
             break
         # The searched area grows quickly with the radius (hubs), so the radius grows in small steps; when
         # the found edges already span the terminals (largest `top`), a search to top / 2 finds every edge
         # the MST needs, and when that is sooner it is the next radius.
         grown = limit * _GROWTH
-        if top is not None:
-            grown = min(grown, top / 2 * (1 + _SLACK) + _SLACK)
+        if found.top is not None:
+            grown = min(grown, found.top / 2 * (1 + _SLACK) + _SLACK)
         limit = grown if grown < 1e6 else np.inf
-    if mst1 is None or mst1.nnz < terms.size - 1:
+    mst1 = vor.mst if vor is not None else None
+    if not info["voronoi_stopped"] and (mst1 is None or mst1.nnz < terms.size - 1):
         raise ValueError("terminals are not connected")
+    if mst1 is None or mst1.nnz == 0:  # stopped before any two terminals joined
+        return []
+    info["whole_graph"] = isinstance(vor.sub, _Whole)
 
     # 4. Each MST edge becomes a shortest terminal-to-terminal path; their union is G3.
     rows, cols, weights = mst1.row.tolist(), mst1.col.tolist(), mst1.data.tolist()
@@ -297,11 +357,15 @@ def steiner_tree(costs, terminals, symmetric: bool = False,
     # A tree edge's path is never longer than its G1' weight: searching further is wasted work.
     reach = float(mst1.data.max()) * (1 + _SLACK) + _SLACK
     preds: dict[int, tuple[_Subgraph | _Whole, np.ndarray]] = {}
-    whole = sub1 if isinstance(sub1, _Whole) else None  # set once the whole graph is priced
+    whole = vor.sub if isinstance(vor.sub, _Whole) else None  # set once the whole graph is priced
     path_budget = max(int(graph.indices.size * _PATH_SHARE), 1)
     scratch = near.release()  # one distance array per query, not one per search
     for s in sources:
         own = min(max(w for i, w in zip(rows, weights) if i == s) * (1 + _SLACK) + _SLACK, reach)
+        if bounded:
+            preds[s] = _bounded_paths(graph, vor, terms, s, [j for i, j in zip(rows, cols) if i == s], reach,
+                                      max(max_entries // _PATH_BUDGET_PARTS, 1), scratch, info)
+            continue
         far = own >= reach * _WHOLE_REACH
         # The label pass finds a small area sooner than Dijkstra on the whole graph (which sets up every node);
         # once the whole graph is priced it gets a smaller budget, and none when the reference search runs.
@@ -311,6 +375,7 @@ def steiner_tree(costs, terminals, symmetric: bool = False,
             sub = _Subgraph(graph, nodes)
         else:
             whole = whole if whole is not None else _Whole(graph)
+            info["whole_graph"] = True
             if far:
                 sub = whole  # the reference search itself: on the whole graph to `reach`
             else:  # Dijkstra finds a large area within `own` sooner than the label pass
@@ -321,8 +386,7 @@ def steiner_tree(costs, terminals, symmetric: bool = False,
     g3: dict[tuple[int, int], float] = {}
     for i, j in zip(rows, cols):
         sub, pred = preds[i]
-        local_path = _path(pred, int(sub.local[terms[i]]), int(sub.local[terms[j]]))
-        path = sub.glob[local_path].tolist()
+        path = sub.glob[_path(pred, int(sub.local[terms[i]]), int(sub.local[terms[j]]))].tolist()
         for x, y in zip(path, path[1:]):
             g3[(min(x, y), max(x, y))] = graph.cost(x, y)
 

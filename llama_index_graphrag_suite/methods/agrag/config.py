@@ -21,6 +21,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, ClassVar
 
+from ...graph.steiner import MAX_ENTRIES
 from ..base import MethodConfig, param
 
 __all__ = ["AGRAGConfig", "MCMIRatio"]
@@ -66,6 +67,11 @@ class AGRAGConfig(MethodConfig):
                                paper="authors' code: threshold = 20 iterations")
     mcmi_ratio: MCMIRatio = param(MCMIRatio.SUM, "cost-score ratio of the subgraph: 'sum' (Eq. 15) or 'mean' "
                                   "(Figure 3's average ratio)", paper="AGRAG Eq. 15 as printed")
+    steiner_max_entries: int | None = param(
+        MAX_ENTRIES, "row entries one Steiner search may read on a graph larger than 8 x this (None: no limit); a "
+        "search that stops there gives a Steiner forest of the terminals it joined (graph/steiner.py)",
+        paper="ours: on the shared sets (<= 0.25M entries) it never applies; at 300k passages it bounds the "
+        "search (studies/perf/agrag_at_scale.py)", ge=1)
     # -- hybrid retrieval (Eq. 20-21)
     hybrid_top_k: int = param(5, "chunks from hybrid retrieval (k_r), fused with the subgraph's chunks", ge=0,
                               paper="AGRAG Eq. 20: k_r = 5 (§IV: top-k = 5 for every model)")

@@ -228,7 +228,7 @@ class AGRAGRetriever(GraphIndexRetriever):
 
         with stage("agrag.steiner"):  # Eq. 14 edge costs (priced where the search reads them), then the Steiner tree
             costs = graph.pairs.query(self._slot_costs(graph, q, hyb, fact_sims))
-            tree = steiner_tree(costs, terminals)
+            tree = steiner_tree(costs, terminals, max_entries=cfg.steiner_max_entries)
         described: dict[tuple, dict] = {}  # the Steiner edges come back in the MCMI subgraph: described once
 
         def edge_json(u: int, v: int, c: float) -> dict:
