@@ -74,9 +74,9 @@ def build_graph(index, config: A2RAGConfig) -> A2RAGGraph:
     entity_pos = np.full(snap.num_nodes, -1, np.int64)
     entity_pos[entity_rows] = index.entity_vector_rows if entity_rows.size else []
     matrix = index.entity_vectors.vectors() if entity_rows.size else np.zeros((0, 1), np.float32)
-    return A2RAGGraph(transition_matrix(adj), degree, build_mapback(index), chunk_rows, chunk_pos, matrix, entity_pos,
-                      degree <= config.hub_degree,
-                      SeedIndex.build(index, config.align_titles))
+    return A2RAGGraph(transition_matrix(adj), degree, build_mapback(index, entity_rows), chunk_rows, chunk_pos, matrix,
+                      entity_pos, degree <= config.hub_degree,
+                      SeedIndex.build(index, config.align_titles, entity_rows=entity_rows))
 
 
 class NodeSimilarity:

@@ -1,0 +1,142 @@
+"""A2RAG's per-snapshot name structures (``names.py``, ``SeedIndex.build``, ``build_mapback``) against a plain
+reference: the dicts and loops they replace, written out here, on hand-made indexes, a loaded one (columns) and a
+changed one (records). Any difference in a name, its position, its rows, a word's names or π fails."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+from llama_index_graphrag_suite.documents import make_document
+from llama_index_graphrag_suite.embeddings import HashEmbedding
+from llama_index_graphrag_suite.graph.snapshot import GraphSnapshot
+from llama_index_graphrag_suite.methods.a2rag.names import HashedStrings, strip_stop
+from llama_index_graphrag_suite.methods.a2rag.seeds import SeedIndex
+from llama_index_graphrag_suite.methods.a2rag.summaries import build_mapback
+from llama_index_graphrag_suite.methods.shared_graph import ChunkPositions
+from llama_index_graphrag_suite.text import accent_aliases, fold_accents, is_candidate_token, normalize_entity
+
+
+def plain_names(index, align_titles=True, max_names_per_word=200):
+    """The structures as plain dicts and lists, built the obvious way (one Python step per entity, chunk, word)."""
+    snap = index.snapshot
+    rows_of: dict[str, list[int]] = {}
+    for key in index.entities:
+        if snap.has(key):
+            rows_of.setdefault(key, []).append(snap.row(key))
+    if align_titles:
+        for cid, rec in index.chunks.items():
+            title = strip_stop(normalize_entity(rec.title)) if rec.title else ""
+            if title and snap.has(cid):
+                rows_of.setdefault(title, []).append(snap.row(cid))
+    names = list(rows_of)
+    by_word: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        for w in set(name.split()) | set(fold_accents(name).split()):
+            if is_candidate_token(w):
+                by_word.setdefault(w, []).append(i)
+    by_word = {w: ids for w, ids in by_word.items() if len(ids) <= max_names_per_word}
+    exact = {n: i for i, n in enumerate(names)}
+    exact.update((folded, exact[n]) for folded, n in accent_aliases(names).items())
+    return names, [rows_of[n] for n in names], exact, by_word
+
+
+def plain_mapback(index):
+    snap, position = index.snapshot, ChunkPositions(index)
+    pairs = {(snap.row(key), position[c]) for key, ent in index.entities.items() if snap.has(key)
+             for c in ent.chunks if c in position}
+    pairs |= {(snap.row(c), p) for p, c in enumerate(index.chunk_order)}
+    dense = np.zeros((snap.num_nodes, len(index.chunk_order)), np.float32)
+    for r, c in pairs:
+        dense[r, c] = 1.0
+    return dense
+
+
+def assert_same(index, align_titles=True, max_names_per_word=200):
+    names, rows, exact, by_word = plain_names(index, align_titles, max_names_per_word)
+    built = SeedIndex.build(index, align_titles, max_names_per_word)
+    assert list(built.names) == names and [built.names[i] for i in range(len(names))] == names
+    assert [built.name_rows[i] for i in range(len(names))] == rows and len(built.name_rows) == len(names)
+    assert dict(built.exact.items()) == exact and len(built.exact) == len(exact)
+    assert dict(built.by_word.items()) == by_word and len(built.by_word) == len(by_word)
+    # what is not there is not found: other strings, each word's and name's near misses
+    for probe in ["", "nothing here", *(n + " x" for n in names), *(w[:-1] for w in by_word), *(n.upper() for n in names)]:
+        assert built.exact.get(probe) == exact.get(probe) and (probe in built.exact) == (probe in exact)
+        assert built.by_word.get(probe) == by_word.get(probe)
+    return built
+
+
+class Records(dict):
+    """A dict of records (what a changed index's tables read as)."""
+
+
+def hand_made_index():
+    """Entities with accents, stop words, numbers, odd spaces; chunks titled as an entity, repeated titles, a chunk
+    outside the snapshot, an untitled one."""
+    entities = ["tekezé river", "malmö", "malmo", "josé", "jośe", "lake tana", "river plate", "a\tb c", "1999 cup",
+                "12 men", "the", "café  noir"]
+    chunks = [("c1", "The Tekezé River"), ("c2", "Lake Tana"), ("c3", "Lake Tana"), ("c4", "Blue Nile"),
+              ("c5", ""), ("c6", "River Plate"), ("c7", "Of Mice and Men"), ("c8", "Blue Nile"), ("gone", "Lost Page"),
+              ("c9", "Malmo")]
+    ids = [c for c, _ in chunks if c != "gone"]
+    node_ids = entities + ids
+    empty = (np.zeros(0, np.int32), np.zeros(0, np.int32))
+    contains = (np.arange(len(entities), len(node_ids)), np.zeros(len(ids), np.int32))
+    snapshot = GraphSnapshot.from_edges(node_ids, len(entities), empty, contains, (*empty, np.zeros(0, np.float32)))
+    return SimpleNamespace(snapshot=snapshot, entities=Records.fromkeys(entities),
+                           chunks=Records((c, SimpleNamespace(title=t)) for c, t in chunks), facts={})
+
+
+def test_names_words_and_rows_match_the_plain_dicts_on_a_hand_made_index():
+    index = hand_made_index()
+    built = assert_same(index)
+    # what the cases are there for
+    assert built.exact["tekeze river"] == built.exact["tekezé river"] == 0  # accent-free alias
+    assert built.exact["malmo"] == 2  # a name itself, never the alias of "malmö"
+    assert "jose" not in built.exact  # two names fold to it: no alias
+    assert built.name_rows[0] == [0, index.snapshot.row("c1")]  # the entity, then the chunk titled so
+    assert built.names[len(index.entities)] == "blue nile"
+    assert built.name_rows[len(index.entities)] == [index.snapshot.row("c4"), index.snapshot.row("c8")]
+    assert "lost page" not in built.exact  # its chunk is not in the snapshot
+    assert built.by_word["tekeze"] == built.by_word["tekezé"] == [0]
+    assert "12" not in built.by_word and built.by_word["1999"] == [8]
+    assert built.by_word["c"] == [7] if is_candidate_token("c") else "c" not in built.by_word
+    assert_same(index, align_titles=False)
+    few = assert_same(index, max_names_per_word=1)  # "river" is in two names: no key then
+    assert "river" not in few.by_word and "lake" in few.by_word
+
+
+def test_names_match_on_a_loaded_index_and_after_a_change(tmp_path):
+    from conftest import CORPUS
+
+    embed = HashEmbedding(dim=64)
+    docs = [make_document(i, text, title) for i, title, text in CORPUS]
+    docs.append(make_document("p-esk", "Esk  Rivér", "The Esk Rivér is a river in Marlow. Ada Lorne painted it."))
+    built = GraphRAGIndex.from_documents(docs, embed_model=embed,
+                                         config=IndexConfig(entities="statistical", entity_threshold=0.1))
+    built.persist(tmp_path / "idx")
+    loaded = GraphRAGIndex.load(tmp_path / "idx", embed_model=embed)
+    from llama_index_graphrag_suite.index.entity_columns import EntityColumns
+
+    assert isinstance(loaded.entities, EntityColumns)  # the array path
+    for index in (built, loaded):
+        assert_same(index)
+        assert np.array_equal(build_mapback(index).toarray(), plain_mapback(index))
+        pi = build_mapback(index)
+        assert pi.has_canonical_format and (pi.data == 1).all()
+    loaded.insert([make_document("p-new", "Dunmore", "Dunmore is a town. The Vant Gallery is in Dunmore.")])
+    assert not isinstance(loaded.entities, EntityColumns)  # records now
+    assert_same(loaded)
+    assert np.array_equal(build_mapback(loaded).toarray(), plain_mapback(loaded))
+
+
+def test_hashed_strings_check_every_hit():
+    table = ["beta", "gamma", "alpha", "delta"]  # every entry filed under alpha's hash: each one a collision
+    same = HashedStrings(np.full(len(table), hash("alpha"), np.int64), table.__getitem__)
+    assert same.find("alpha") == 2 and same.find("beta") == -1  # beta is not filed under its own hash
+    words = ["alpha", "beta", "gamma", "delta"]
+    real = HashedStrings(np.array([hash(w) for w in words], np.int64), words.__getitem__)
+    assert [real.find(w) for w in words] == [0, 1, 2, 3] and real.find("alph") == -1
+    with pytest.raises(KeyError):
+        SeedIndex.build(hand_made_index()).exact["no such name"]
