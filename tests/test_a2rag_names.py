@@ -11,7 +11,9 @@ from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.graph.snapshot import GraphSnapshot
-from llama_index_graphrag_suite.methods.a2rag.names import HashedStrings, strip_stop
+import pyarrow as pa
+
+from llama_index_graphrag_suite.methods.a2rag.names import HashedStrings, strip_stop, title_names
 from llama_index_graphrag_suite.methods.a2rag.seeds import SeedIndex
 from llama_index_graphrag_suite.methods.a2rag.summaries import build_mapback
 from llama_index_graphrag_suite.methods.shared_graph import ChunkPositions
@@ -71,16 +73,19 @@ class Records(dict):
     """A dict of records (what a changed index's tables read as)."""
 
 
-def hand_made_index():
-    """Entities with accents, stop words, numbers, odd spaces; chunks titled as an entity, repeated titles, a chunk
-    outside the snapshot, an untitled one."""
+def hand_made_index(extra_entities=()):
+    """Entities with accents, stop words, numbers, odd spaces; chunks titled as an entity, repeated titles, two
+    titles making one name, a chunk outside the snapshot, an untitled one. ``extra_entities``: entity keys the
+    snapshot does not list (its node rows are then not the entities' order)."""
     entities = ["tekezé river", "malmö", "malmo", "josé", "jośe", "lake tana", "river plate", "a\tb c", "1999 cup",
                 "12 men", "the", "café  noir"]
-    chunks = [("c1", "The Tekezé River"), ("c2", "Lake Tana"), ("c3", "Lake Tana"), ("c4", "Blue Nile"),
+    chunks = [("gone-z", "Zebra Page"), ("c1", "The Tekezé River"), ("c2", "Lake Tana"), ("c3", "Lake Tana"), ("c4", "Blue Nile"),
               ("c5", ""), ("c6", "River Plate"), ("c7", "Of Mice and Men"), ("c8", "Blue Nile"), ("gone", "Lost Page"),
-              ("c9", "Malmo")]
-    ids = [c for c, _ in chunks if c != "gone"]
+              ("c9", "Malmo"), ("c10", "The Blue Nile"), ("c11", None), ("c12", "Ghost Town"), ("c13", "Mice and Men"),
+              ("c14", "Zebra Page")]  # its first chunk is no node: after the titles first seen on nodes
+    ids = [c for c, _ in chunks if not c.startswith("gone")]
     node_ids = entities + ids
+    entities = entities + list(extra_entities)
     empty = (np.zeros(0, np.int32), np.zeros(0, np.int32))
     contains = (np.arange(len(entities), len(node_ids)), np.zeros(len(ids), np.int32))
     snapshot = GraphSnapshot.from_edges(node_ids, len(entities), empty, contains, (*empty, np.zeros(0, np.float32)))
@@ -97,14 +102,34 @@ def test_names_words_and_rows_match_the_plain_dicts_on_a_hand_made_index():
     assert "jose" not in built.exact  # two names fold to it: no alias
     assert built.name_rows[0] == [0, index.snapshot.row("c1")]  # the entity, then the chunk titled so
     assert built.names[len(index.entities)] == "blue nile"
-    assert built.name_rows[len(index.entities)] == [index.snapshot.row("c4"), index.snapshot.row("c8")]
+    assert built.name_rows[len(index.entities)] == [index.snapshot.row(c) for c in ("c4", "c8", "c10")]
     assert "lost page" not in built.exact  # its chunk is not in the snapshot
     assert built.by_word["tekeze"] == built.by_word["tekezé"] == [0]
     assert "12" not in built.by_word and built.by_word["1999"] == [8]
     assert built.by_word["c"] == [7] if is_candidate_token("c") else "c" not in built.by_word
+    assert built.name_rows[built.exact["mice and men"]] == [index.snapshot.row("c7"), index.snapshot.row("c13")]
     assert_same(index, align_titles=False)
     few = assert_same(index, max_names_per_word=1)  # "river" is in two names: no key then
     assert "river" not in few.by_word and "lake" in few.by_word
+
+
+def test_names_match_when_the_snapshot_lists_the_entities_otherwise():
+    # an entity the snapshot lacks (a title naming it is a title of its own); an entity key that is a chunk id too
+    ghost = hand_made_index(extra_entities=["ghost town"])
+    built = assert_same(ghost)
+    assert built.name_rows[built.exact["ghost town"]] == [ghost.snapshot.row("c12")]
+    assert_same(hand_made_index(extra_entities=[]))
+    clash = hand_made_index()
+    clash.entities["c4"] = None  # the snapshot's lookup gives the chunk's row for it
+    assert_same(clash)
+
+
+def test_title_names_are_the_plain_normalisation():
+    titles = ["The Tekezé River", "Of Mice and Men", "Lake Tana", "lake  tana", "A", "", None, "x_y", "Bob's Film",
+              "U.S. Army", "Ⅻ Roman", "ÆON", "  Spaced  Out ", "the the", "1999", "Straße", "In", "Tana of",
+              "plain words here", "Dr. No", "Tab\there"]
+    assert title_names(pa.array(titles, pa.string())) == [
+        strip_stop(normalize_entity(t)) if t else "" for t in titles]
 
 
 def test_names_match_on_a_loaded_index_and_after_a_change(tmp_path):

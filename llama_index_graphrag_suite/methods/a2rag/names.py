@@ -232,7 +232,7 @@ def word_index(names: pa.Array, max_names_per_word: int) -> WordLookup:
     encoded = pc.dictionary_encode(pa.concat_arrays([w.cast(pa.string()) for w in words]))
     vocab = encoded.dictionary
     code = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), np.int64)
-    pairs = np.unique(code * max(n, 1) + owner)  # one per (word, name), sorted by word then name
+    pairs = sorted_unique(code * max(n, 1) + owner)  # one per (word, name), sorted by word then name
     code, owner = pairs // max(n, 1), pairs % max(n, 1)
     counts = np.bincount(code, minlength=len(vocab))
     candidate = np.fromiter(map(is_candidate_token, vocab.to_pylist()), bool, len(vocab))
@@ -247,21 +247,89 @@ def word_index(names: pa.Array, max_names_per_word: int) -> WordLookup:
     return WordLookup(vocab.take(pa.array(kept)), bounds, positions)
 
 
-def _chunk_titles(index) -> tuple[Sequence[str], list]:
-    """Chunk ids and titles in the order of ``index.chunks``: a loaded version's columns, else its records."""
-    from ...index.chunk_columns import ChunkColumns
+def sorted_unique(x: np.ndarray) -> np.ndarray:
+    """``np.unique(x)`` of a 1-D array by one sort (numpy's hashing ``unique`` took 100 times longer on millions)."""
+    x = np.sort(x)
+    keep = np.ones(x.size, bool)
+    np.not_equal(x[1:], x[:-1], out=keep[1:])
+    return x[keep]
 
-    chunks = index.chunks
-    if isinstance(chunks, ChunkColumns):
-        return chunks.key_list(), chunks.column("title")
-    pairs = [(cid, rec.title) for cid, rec in chunks.items()]
-    return [c for c, _ in pairs], [t for _, t in pairs]
+
+def _keys(table) -> tuple[list, pa.Array]:
+    """A table's keys in order, as a list and as an Arrow string array (a loaded table's own, else made)."""
+    from ...index.row_columns import RowColumns
+
+    if isinstance(table, RowColumns) and table.key_list() is not None:
+        return table.key_list(), table.key_array()
+    keys = list(table)
+    return keys, pa.array(keys, pa.string())
+
+
+def _in_order(index, ids: list, start: int) -> bool:
+    """Whether the snapshot lists ``ids`` as its nodes ``start, start + 1, ...`` and no entity key is a chunk id too
+    (the snapshot's lookup would then give the chunk's row): the rows are then those numbers, no lookup per id."""
+    snap = index.snapshot
+    if snap.node_ids[start:start + len(ids)] != ids:
+        return False
+    shared = pc.is_in(_keys(index.entities)[1], value_set=_keys(index.chunks)[1])
+    return not pc.any(shared).as_py()
 
 
 def entity_rows_of(index) -> np.ndarray:
     """The snapshot row of every entity, in ``index.entities`` order (-1: not in the snapshot)."""
     snap = index.snapshot
-    return np.fromiter((snap.row(k) if snap.has(k) else -1 for k in index.entities), np.int64, len(index.entities))
+    keys = _keys(index.entities)[0]
+    if _in_order(index, keys, 0):  # the snapshot lists the entities first, in this order
+        return np.arange(len(keys), dtype=np.int64)
+    return np.fromiter((snap.row(k) if snap.has(k) else -1 for k in keys), np.int64, len(keys))
+
+
+def chunk_rows_of(index, ids: list) -> np.ndarray:
+    """The snapshot row of each chunk id of ``ids`` (-1: not in the snapshot)."""
+    snap, n_ent = index.snapshot, len(index.entities)
+    if _in_order(index, ids, n_ent):  # the chunks after the entities, in this order (``chunk_order``)
+        return np.arange(n_ent, n_ent + len(ids), dtype=np.int64)
+    return np.fromiter((snap.row(c) if snap.has(c) else -1 for c in ids), np.int64, len(ids))
+
+
+def _chunk_titles(index) -> tuple[list, pa.Array]:
+    """Chunk ids and titles in the order of ``index.chunks``: a loaded version's columns, else its records."""
+    from ...index.chunk_columns import ChunkColumns
+
+    chunks = index.chunks
+    if isinstance(chunks, ChunkColumns):
+        return chunks.key_list(), pa.array(chunks.column("title"), pa.string())
+    pairs = [(cid, rec.title) for cid, rec in chunks.items()]
+    return [c for c, _ in pairs], pa.array([t for _, t in pairs], pa.string())
+
+
+# a title of plain letters and digits, single spaces: normalize_entity lower-cases it and does nothing else
+_PLAIN_TITLE = r"^[A-Za-z0-9]+( [A-Za-z0-9]+)*$"
+
+
+def title_names(titles: pa.Array) -> list[str]:
+    """``strip_stop(normalize_entity(title))`` of each title ("" for none), in order: a plain title (letters,
+    digits, single spaces) is lower-cased by Arrow, and kept so when no stop word ends it; the rest in Python."""
+    plain = pc.fill_null(pc.match_substring_regex(titles, _PLAIN_TITLE), False)
+    lowered = pc.ascii_lower(titles)
+    stops = pa.array(sorted(STOP_WORDS), pa.string())
+    ends_in_stop = pc.or_(pc.is_in(pc.replace_substring_regex(lowered, r" .*$", ""), value_set=stops),
+                          pc.is_in(pc.replace_substring_regex(lowered, r"^.* ", ""), value_set=stops))
+    done = np.asarray(pc.and_(plain, pc.invert(pc.fill_null(ends_in_stop, True))).to_numpy(zero_copy_only=False), bool)
+    out = lowered.to_pylist()
+    raw = titles.to_pylist()
+    for i in np.flatnonzero(~done).tolist():
+        out[i] = strip_stop(normalize_entity(raw[i])) if raw[i] else ""
+    return out
+
+
+def _first_seen(codes: np.ndarray) -> np.ndarray:
+    """The distinct values of ``codes`` in the order of their first occurrence."""
+    order = np.argsort(codes, kind="stable")
+    ordered = codes[order]
+    first = np.ones(ordered.size, bool)
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    return codes[np.sort(order[first])]
 
 
 def node_names(index, align_titles: bool, entity_rows: np.ndarray | None = None) -> tuple[Names, RowLists]:
@@ -271,32 +339,33 @@ def node_names(index, align_titles: bool, entity_rows: np.ndarray | None = None)
     ``entity_rows``: :func:`entity_rows_of`, when the caller has it."""
     snap = index.snapshot
     rows = entity_rows_of(index) if entity_rows is None else np.asarray(entity_rows, np.int64)
-    ent = rows[rows >= 0].astype(np.int32 if snap.num_nodes < 2**31 else np.int64)
+    present = rows >= 0
+    ent = rows[present].astype(np.int32 if snap.num_nodes < 2**31 else np.int64)
     n_ent = ent.size
-    titled_pos: list[int] = []
-    titled_rows: list[int] = []
-    new_titles: list[str] = []
+    titled_pos, titled_rows, new_titles = np.zeros(0, np.int64), np.zeros(0, np.int64), []
     if align_titles:
-        position_of_row = np.full(snap.num_nodes, -1, np.int64)
-        position_of_row[ent] = np.arange(n_ent)
         ids, titles = _chunk_titles(index)
-        name_of = {t: strip_stop(normalize_entity(t)) if t else "" for t in dict.fromkeys(titles)}  # titles repeat
-        position_of: dict[str, int] = {}
-        for cid, title in zip(ids, titles):
-            name = name_of[title]
-            if not name or not snap.has(cid):
-                continue
-            p = position_of.get(name)
-            if p is None:  # an entity's name (its row, through the snapshot), else a new one
-                p = int(position_of_row[snap.row(name)]) if snap.has(name) else -1
-                if p < 0:
-                    p = n_ent + len(new_titles)
-                    new_titles.append(name)
-                position_of[name] = p
-            titled_pos.append(p)
-            titled_rows.append(snap.row(cid))
-    pos = np.concatenate([np.arange(n_ent, dtype=np.int64), np.asarray(titled_pos, np.int64)])
+        encoded = pc.dictionary_encode(titles.cast(pa.string()))  # titles repeat (a document's chunks)
+        name_of_title = title_names(encoded.dictionary)
+        distinct = list(dict.fromkeys(name_of_title))  # two titles may make one name
+        code_of_name = {name: i for i, name in enumerate(distinct)}
+        name_code = np.fromiter((code_of_name[n] for n in name_of_title), np.int64, len(name_of_title))
+        # a name that is an entity's key is that entity's name (its position among the entities in the snapshot)
+        key_index = pc.index_in(pa.array(distinct, pa.string()), value_set=_keys(index.entities)[1])
+        key_index = np.asarray(key_index.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+        position_of_key = np.where(present, np.cumsum(present) - 1, -1)
+        position = np.where(key_index >= 0, position_of_key[np.maximum(key_index, 0)], -1)
+        chunk_rows = chunk_rows_of(index, ids)
+        title_code = np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+        code = np.where(title_code >= 0, name_code[np.maximum(title_code, 0)], -1)
+        valid = (code >= 0) & (code != code_of_name.get("", -1)) & (chunk_rows >= 0)  # a title, its chunk a node
+        code, titled_rows = code[valid], chunk_rows[valid]
+        new = _first_seen(code[position[code] < 0])  # titles no entity has, by their first chunk
+        position[new] = n_ent + np.arange(new.size)
+        new_titles = [distinct[c] for c in new.tolist()]
+        titled_pos = position[code]
+    pos = np.concatenate([np.arange(n_ent, dtype=np.int64), titled_pos])
     order = np.argsort(pos, kind="stable")  # an entity's own row first, then its titled chunks in order
-    node_rows = np.concatenate([ent.astype(np.int64), np.asarray(titled_rows, np.int64)])[order]
+    node_rows = np.concatenate([ent.astype(np.int64), titled_rows])[order]
     bounds = np.searchsorted(pos[order], np.arange(n_ent + len(new_titles) + 1))
     return Names(snap.node_ids, ent, pa.array(new_titles, pa.string())), RowLists(bounds, node_rows)

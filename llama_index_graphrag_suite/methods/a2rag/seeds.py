@@ -41,7 +41,7 @@ from ...llm.json_repair import parse_json_lenient
 from ...text import analyze, fold_accents, is_candidate_token, normalize_entity
 from ...graph.snapshot import RELATION
 from .config import A2RAGConfig
-from .names import NameLookup, node_names, strip_stop, word_index
+from .names import NameLookup, node_names, sorted_unique, strip_stop, word_index
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +177,7 @@ def _predicate_end_rows(snap, codes: np.ndarray, position_of_code: list[int]) ->
     rel = np.flatnonzero(snap.edge_kind == RELATION)
     pred = np.asarray(position_of_code, np.int64)[codes[snap.edge_fact[rel]]]
     n = max(snap.num_nodes, 1)
-    keys = np.unique(np.concatenate([pred * n + snap.edge_src[rel], pred * n + snap.edge_dst[rel]]))
+    keys = sorted_unique(np.concatenate([pred * n + snap.edge_src[rel], pred * n + snap.edge_dst[rel]]))
     bounds = np.searchsorted(keys // n, np.arange(n_pred + 1))
     return bounds.astype(np.int64), (keys % n).astype(np.int32 if n < 2**31 else np.int64)
 

@@ -39,6 +39,7 @@ from ...tracing import traced
 from ..query_scores import top_ranked
 from ..scoring import top_k
 from .config import A2RAGConfig, Stage
+from .names import chunk_rows_of, entity_rows_of
 from .seeds import Seed, SeedIndex
 from .summaries import build_mapback
 
@@ -65,10 +66,14 @@ def build_graph(index, config: A2RAGConfig) -> A2RAGGraph:
     snap = index.snapshot
     adj = binary_adjacency(snap.adjacency("ones"))
     degree = np.asarray(adj.sum(axis=1)).ravel()
-    chunk_rows = snap.rows(index.chunk_order)
+    chunk_rows = chunk_rows_of(index, index.chunk_order)
+    if (chunk_rows < 0).any():  # as a lookup of each would
+        raise KeyError(index.chunk_order[int(np.flatnonzero(chunk_rows < 0)[0])])
     chunk_pos = np.full(snap.num_nodes, -1, np.int64)
     chunk_pos[chunk_rows] = np.arange(chunk_rows.size)
-    entity_rows = snap.rows(list(index.entities))
+    entity_rows = entity_rows_of(index)
+    if (entity_rows < 0).any():
+        raise KeyError(list(index.entities)[int(np.flatnonzero(entity_rows < 0)[0])])
     # Each entity's row in the vector table itself (memory-mapped, in the order the vectors were added): no copy of
     # the table in entities order, which at 100,000 passages held 161 MB per process.
     entity_pos = np.full(snap.num_nodes, -1, np.int64)

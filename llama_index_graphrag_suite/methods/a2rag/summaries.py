@@ -32,6 +32,7 @@ from ...embeddings import embed_model_name
 from ...index.vectors import normalize_rows
 from ...text import split_sentences
 from ..shared_graph import ChunkPositions, chunk_positions, chunk_rows
+from .names import entity_rows_of, sorted_unique
 from .prompts import DOC_SUMMARY_PROMPT
 
 log = logging.getLogger(__name__)
@@ -228,13 +229,13 @@ def _link_pairs(index, entity_rows: np.ndarray | None) -> tuple[np.ndarray, np.n
     if keys is not entities.key_list():  # the codes are not rows of this entities table
         return None
     if entity_rows is None:
-        snap = index.snapshot
-        entity_rows = np.fromiter((snap.row(k) if snap.has(k) else -1 for k in keys), np.int64, len(keys))
+        entity_rows = entity_rows_of(index)
     ids = chunks.key_list()
-    where = chunk_positions(index, ids)  # chunks-table row -> position in chunk_order, -1: none
+    # chunks-table row -> position in chunk_order (-1: none); the table lists them in that order after a load
+    where = np.arange(len(ids)) if ids == index.chunk_order else chunk_positions(index, ids)
     e = np.asarray(entity_rows, np.int64)[np.asarray(codes, np.int64)]
     c = where[np.repeat(np.arange(len(ids)), np.diff(offsets))]
     ok = (e >= 0) & (c >= 0)
     n = max(len(index.chunk_order), 1)
-    pair = np.unique(e[ok] * n + c[ok])  # an entity's chunks are a set: a chunk listing it twice counts once
+    pair = sorted_unique(e[ok] * n + c[ok])  # an entity's chunks are a set: a chunk listing it twice counts once
     return pair // n, pair % n
