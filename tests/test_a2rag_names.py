@@ -16,7 +16,7 @@ import pyarrow as pa
 from llama_index_graphrag_suite.methods.a2rag.names import HashedStrings, strip_stop, title_names
 from llama_index_graphrag_suite.methods.a2rag.seeds import SeedIndex
 from llama_index_graphrag_suite.methods.a2rag.summaries import build_mapback
-from llama_index_graphrag_suite.methods.shared_graph import ChunkPositions
+from llama_index_graphrag_suite.methods.shared_graph import ChunkPositions, chunk_rows, entity_rows, node_rows
 from llama_index_graphrag_suite.text import accent_aliases, fold_accents, is_candidate_token, normalize_entity
 
 
@@ -55,7 +55,16 @@ def plain_mapback(index):
     return dense
 
 
+def assert_rows(index):
+    """The snapshot rows of the entities and chunks (``shared_graph``, found without lookups when in order)."""
+    snap = index.snapshot
+    assert entity_rows(index).tolist() == [snap.row(k) if snap.has(k) else -1 for k in index.entities]
+    ids = list(index.chunks)
+    assert node_rows(index, ids, len(index.entities)).tolist() == [snap.row(c) if snap.has(c) else -1 for c in ids]
+
+
 def assert_same(index, align_titles=True, max_names_per_word=200):
+    assert_rows(index)
     names, rows, exact, by_word = plain_names(index, align_titles, max_names_per_word)
     built = SeedIndex.build(index, align_titles, max_names_per_word)
     assert list(built.names) == names and [built.names[i] for i in range(len(names))] == names
@@ -73,12 +82,13 @@ class Records(dict):
     """A dict of records (what a changed index's tables read as)."""
 
 
-def hand_made_index(extra_entities=()):
+def hand_made_index(extra_entities=(), clash=False):
     """Entities with accents, stop words, numbers, odd spaces; chunks titled as an entity, repeated titles, two
     titles making one name, a chunk outside the snapshot, an untitled one. ``extra_entities``: entity keys the
-    snapshot does not list (its node rows are then not the entities' order)."""
+    snapshot does not list (its node rows are then not the entities' order); ``clash``: an entity key that is a
+    chunk id too (the snapshot's lookup gives the chunk's row)."""
     entities = ["tekezé river", "malmö", "malmo", "josé", "jośe", "lake tana", "river plate", "a\tb c", "1999 cup",
-                "12 men", "the", "café  noir"]
+                "12 men", "the", "café  noir"] + (["c4"] if clash else [])
     chunks = [("gone-z", "Zebra Page"), ("c1", "The Tekezé River"), ("c2", "Lake Tana"), ("c3", "Lake Tana"), ("c4", "Blue Nile"),
               ("c5", ""), ("c6", "River Plate"), ("c7", "Of Mice and Men"), ("c8", "Blue Nile"), ("gone", "Lost Page"),
               ("c9", "Malmo"), ("c10", "The Blue Nile"), ("c11", None), ("c12", "Ghost Town"), ("c13", "Mice and Men"),
@@ -119,8 +129,8 @@ def test_names_match_when_the_snapshot_lists_the_entities_otherwise():
     built = assert_same(ghost)
     assert built.name_rows[built.exact["ghost town"]] == [ghost.snapshot.row("c12")]
     assert_same(hand_made_index(extra_entities=[]))
-    clash = hand_made_index()
-    clash.entities["c4"] = None  # the snapshot's lookup gives the chunk's row for it
+    clash = hand_made_index(clash=True)
+    assert clash.snapshot.row("c4") > len(clash.entities)
     assert_same(clash)
 
 
@@ -147,6 +157,7 @@ def test_names_match_on_a_loaded_index_and_after_a_change(tmp_path):
     assert isinstance(loaded.entities, EntityColumns)  # the array path
     for index in (built, loaded):
         assert_same(index)
+        assert np.array_equal(chunk_rows(index), index.snapshot.rows(index.chunk_order))
         assert np.array_equal(build_mapback(index).toarray(), plain_mapback(index))
         pi = build_mapback(index)
         assert pi.has_canonical_format and (pi.data == 1).all()
@@ -165,3 +176,28 @@ def test_hashed_strings_check_every_hit():
     assert [real.find(w) for w in words] == [0, 1, 2, 3] and real.find("alph") == -1
     with pytest.raises(KeyError):
         SeedIndex.build(hand_made_index()).exact["no such name"]
+
+
+def test_top_reached_is_top_k():
+    from llama_index_graphrag_suite.methods.a2rag.stages import top_reached
+    from llama_index_graphrag_suite.methods.scoring import top_k
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(1, 60))
+        r = np.zeros(n)
+        hit = rng.choice(n, int(rng.integers(0, n + 1)), replace=False)
+        r[hit] = rng.choice([0.1, 0.2, 0.3, 0.5, -0.1], hit.size)  # ties everywhere; a negative one now and then
+        for k in (1, 3, 20, 80):
+            assert np.array_equal(top_reached(r, k), top_k(r, k))
+
+
+def test_title_names_strip_every_end_stop_word_as_python_does():
+    import random
+
+    from llama_index_graphrag_suite.text import STOP_WORDS
+
+    rng = random.Random(1)
+    vocab = sorted(STOP_WORDS)[:30] + ["Lake", "Tana", "River", "A", "The", "Of", "Nile", "x9", "AND", "In", "Ré"]
+    titles = [" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 5))) for _ in range(2000)]
+    assert title_names(pa.array(titles, pa.string())) == [strip_stop(normalize_entity(t)) for t in titles]

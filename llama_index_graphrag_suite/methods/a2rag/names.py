@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...text import STOP_WORDS, fold_accents, is_candidate_token, normalize_entity
+from ..shared_graph import entity_rows as snapshot_entity_rows, node_rows as snapshot_rows, table_keys
 
 __all__ = ["HashedStrings", "NameLookup", "Names", "RowLists", "WordLookup", "node_names", "strip_stop", "word_index"]
 
@@ -255,43 +256,6 @@ def sorted_unique(x: np.ndarray) -> np.ndarray:
     return x[keep]
 
 
-def _keys(table) -> tuple[list, pa.Array]:
-    """A table's keys in order, as a list and as an Arrow string array (a loaded table's own, else made)."""
-    from ...index.row_columns import RowColumns
-
-    if isinstance(table, RowColumns) and table.key_list() is not None:
-        return table.key_list(), table.key_array()
-    keys = list(table)
-    return keys, pa.array(keys, pa.string())
-
-
-def _in_order(index, ids: list, start: int) -> bool:
-    """Whether the snapshot lists ``ids`` as its nodes ``start, start + 1, ...`` and no entity key is a chunk id too
-    (the snapshot's lookup would then give the chunk's row): the rows are then those numbers, no lookup per id."""
-    snap = index.snapshot
-    if snap.node_ids[start:start + len(ids)] != ids:
-        return False
-    shared = pc.is_in(_keys(index.entities)[1], value_set=_keys(index.chunks)[1])
-    return not pc.any(shared).as_py()
-
-
-def entity_rows_of(index) -> np.ndarray:
-    """The snapshot row of every entity, in ``index.entities`` order (-1: not in the snapshot)."""
-    snap = index.snapshot
-    keys = _keys(index.entities)[0]
-    if _in_order(index, keys, 0):  # the snapshot lists the entities first, in this order
-        return np.arange(len(keys), dtype=np.int64)
-    return np.fromiter((snap.row(k) if snap.has(k) else -1 for k in keys), np.int64, len(keys))
-
-
-def chunk_rows_of(index, ids: list) -> np.ndarray:
-    """The snapshot row of each chunk id of ``ids`` (-1: not in the snapshot)."""
-    snap, n_ent = index.snapshot, len(index.entities)
-    if _in_order(index, ids, n_ent):  # the chunks after the entities, in this order (``chunk_order``)
-        return np.arange(n_ent, n_ent + len(ids), dtype=np.int64)
-    return np.fromiter((snap.row(c) if snap.has(c) else -1 for c in ids), np.int64, len(ids))
-
-
 def _chunk_titles(index) -> tuple[list, pa.Array]:
     """Chunk ids and titles in the order of ``index.chunks``: a loaded version's columns, else its records."""
     from ...index.chunk_columns import ChunkColumns
@@ -309,16 +273,22 @@ _PLAIN_TITLE = r"^[A-Za-z0-9]+( [A-Za-z0-9]+)*$"
 
 def title_names(titles: pa.Array) -> list[str]:
     """``strip_stop(normalize_entity(title))`` of each title ("" for none), in order: a plain title (letters,
-    digits, single spaces) is lower-cased by Arrow, and kept so when no stop word ends it; the rest in Python."""
-    plain = pc.fill_null(pc.match_substring_regex(titles, _PLAIN_TITLE), False)
-    lowered = pc.ascii_lower(titles)
+    digits, single spaces) lower-cased and stripped of its end stop words by Arrow, the rest in Python."""
+    plain = np.asarray(pc.fill_null(pc.match_substring_regex(titles, _PLAIN_TITLE), False).to_numpy(
+        zero_copy_only=False), bool)
+    text = pc.ascii_lower(titles)
     stops = pa.array(sorted(STOP_WORDS), pa.string())
-    ends_in_stop = pc.or_(pc.is_in(pc.replace_substring_regex(lowered, r" .*$", ""), value_set=stops),
-                          pc.is_in(pc.replace_substring_regex(lowered, r"^.* ", ""), value_set=stops))
-    done = np.asarray(pc.and_(plain, pc.invert(pc.fill_null(ends_in_stop, True))).to_numpy(zero_copy_only=False), bool)
-    out = lowered.to_pylist()
+    # as strip_stop: stop words off the front while there are, then off the back
+    for end_word, without_it in ((r" .*$", r"^[^ ]* ?"), (r"^.* ", r" ?[^ ]*$")):
+        while True:
+            strip = pc.and_(pa.array(plain), pc.fill_null(pc.is_in(pc.replace_substring_regex(text, end_word, ""),
+                                                                   value_set=stops), False))
+            if not pc.any(strip).as_py():
+                break
+            text = pc.if_else(strip, pc.replace_substring_regex(text, without_it, "", max_replacements=1), text)
+    out = text.to_pylist()
     raw = titles.to_pylist()
-    for i in np.flatnonzero(~done).tolist():
+    for i in np.flatnonzero(~plain).tolist():
         out[i] = strip_stop(normalize_entity(raw[i])) if raw[i] else ""
     return out
 
@@ -336,9 +306,9 @@ def node_names(index, align_titles: bool, entity_rows: np.ndarray | None = None)
     """Every name and the snapshot rows it stands for: the entity keys in ``index.entities`` order (each its own row),
     then the titles (``strip_stop(normalize_entity(title))``) no entity has, in the order of their first chunk,
     with the rows of the chunks so titled appended to the name's rows in ``index.chunks`` order.
-    ``entity_rows``: :func:`entity_rows_of`, when the caller has it."""
+    ``entity_rows``: :func:`~..shared_graph.entity_rows`, when the caller has it."""
     snap = index.snapshot
-    rows = entity_rows_of(index) if entity_rows is None else np.asarray(entity_rows, np.int64)
+    rows = snapshot_entity_rows(index) if entity_rows is None else np.asarray(entity_rows, np.int64)
     present = rows >= 0
     ent = rows[present].astype(np.int32 if snap.num_nodes < 2**31 else np.int64)
     n_ent = ent.size
@@ -351,11 +321,11 @@ def node_names(index, align_titles: bool, entity_rows: np.ndarray | None = None)
         code_of_name = {name: i for i, name in enumerate(distinct)}
         name_code = np.fromiter((code_of_name[n] for n in name_of_title), np.int64, len(name_of_title))
         # a name that is an entity's key is that entity's name (its position among the entities in the snapshot)
-        key_index = pc.index_in(pa.array(distinct, pa.string()), value_set=_keys(index.entities)[1])
+        key_index = pc.index_in(pa.array(distinct, pa.string()), value_set=table_keys(index.entities)[1])
         key_index = np.asarray(key_index.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
         position_of_key = np.where(present, np.cumsum(present) - 1, -1)
         position = np.where(key_index >= 0, position_of_key[np.maximum(key_index, 0)], -1)
-        chunk_rows = chunk_rows_of(index, ids)
+        chunk_rows = snapshot_rows(index, ids, len(index.entities))
         title_code = np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
         code = np.where(title_code >= 0, name_code[np.maximum(title_code, 0)], -1)
         valid = (code >= 0) & (code != code_of_name.get("", -1)) & (chunk_rows >= 0)  # a title, its chunk a node

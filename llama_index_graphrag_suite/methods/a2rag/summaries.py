@@ -31,8 +31,8 @@ from llama_index.core.prompts import BasePromptTemplate
 from ...embeddings import embed_model_name
 from ...index.vectors import normalize_rows
 from ...text import split_sentences
-from ..shared_graph import ChunkPositions, chunk_positions, chunk_rows
-from .names import entity_rows_of, sorted_unique
+from ..shared_graph import ChunkPositions, chunk_positions, chunk_rows, entity_rows as shared_entity_rows
+from .names import sorted_unique
 from .prompts import DOC_SUMMARY_PROMPT
 
 log = logging.getLogger(__name__)
@@ -229,7 +229,7 @@ def _link_pairs(index, entity_rows: np.ndarray | None) -> tuple[np.ndarray, np.n
     if keys is not entities.key_list():  # the codes are not rows of this entities table
         return None
     if entity_rows is None:
-        entity_rows = entity_rows_of(index)
+        entity_rows = shared_entity_rows(index)
     ids = chunks.key_list()
     # chunks-table row -> position in chunk_order (-1: none); the table lists them in that order after a load
     where = np.arange(len(ids)) if ids == index.chunk_order else chunk_positions(index, ids)
