@@ -32,15 +32,16 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ...llm.json_repair import parse_json_lenient
-from ...text import STOP_WORDS, accent_aliases, analyze, fold_accents, is_candidate_token, normalize_entity
+from ...text import analyze, fold_accents, is_candidate_token, normalize_entity
 from ...graph.snapshot import RELATION
 from .config import A2RAGConfig
+from .names import NameLookup, node_names, sorted_unique, strip_stop, word_index
 
 log = logging.getLogger(__name__)
 
@@ -71,15 +72,6 @@ class Mention:
     named: bool
 
 
-def _strip_stop(key: str) -> str:
-    words = key.split()
-    while words and words[0] in STOP_WORDS:
-        words.pop(0)
-    while words and words[-1] in STOP_WORDS:
-        words.pop()
-    return " ".join(words)
-
-
 def query_mentions(query: str, max_words: int) -> tuple[list[Mention], list[str]]:
     """Candidate entity mentions (longest first) and relation phrases of a query, LLM-free."""
     mentions: list[Mention] = []
@@ -107,10 +99,11 @@ def query_mentions(query: str, max_words: int) -> tuple[list[Mention], list[str]
 class SeedIndex:
     """Names of the graph's nodes, a word index over them, and relation labels (built once per snapshot)."""
 
-    names: list[str]
+    # Arrays, not dicts of every name (``names.py``): at 1,000,000 passages those held 0.5 GB
+    names: Sequence[str]  # entity keys, then the titles no entity has
     name_rows: Sequence[list[int]]  # snapshot rows each name stands for (a RowLists: no list per name)
-    exact: dict[str, int]  # name -> position in names
-    by_word: dict[str, list[int]]  # word -> positions of names containing it
+    exact: Mapping[str, int]  # name (or its accent-free form) -> position in names
+    by_word: Mapping[str, list[int]]  # word -> sorted positions of names containing it
     predicates: list[str] = field(default_factory=list)
     predicates_by_word: dict[str, list[int]] = field(default_factory=dict)  # stemmed word -> predicate positions
     predicate_words: list[frozenset] = field(default_factory=list)  # stemmed words of each predicate
@@ -131,25 +124,15 @@ class SeedIndex:
         return self.end_rows[self.end_bounds[label_pos]:self.end_bounds[label_pos + 1]]
 
     @classmethod
-    def build(cls, index, align_titles: bool = True, max_names_per_word: int = 200) -> "SeedIndex":
+    def build(cls, index, align_titles: bool = True, max_names_per_word: int = 200,
+              entity_rows: np.ndarray | None = None) -> "SeedIndex":
+        """``entity_rows``: the snapshot row of every entity in ``index.entities`` order, when the caller has them."""
         snap = index.snapshot
-        rows_of: dict[str, list[int]] = {}
-        for key in index.entities:
-            if snap.has(key):
-                rows_of.setdefault(key, []).append(snap.row(key))
-        if align_titles:
-            for cid, rec in index.chunks.items():
-                title = _strip_stop(normalize_entity(rec.title)) if rec.title else ""
-                if title and snap.has(cid):
-                    rows_of.setdefault(title, []).append(snap.row(cid))
-        names = list(rows_of)
-        by_word: dict[str, list[int]] = {}
-        for i, name in enumerate(names):
-            for w in set(name.split()) | set(fold_accents(name).split()):  # "tekeze" finds "tekezé river" too
-                if is_candidate_token(w):
-                    by_word.setdefault(w, []).append(i)
-        # A word in very many names ("film", "river") picks no particular node: not an index key.
-        by_word = {w: ids for w, ids in by_word.items() if len(ids) <= max_names_per_word}
+        names, name_rows = node_names(index, align_titles, entity_rows)
+        arrow = names.arrow()
+        # "tekeze" finds "tekezé river" too; a word in very many names ("film", "river") picks no particular node
+        by_word = word_index(arrow, max_names_per_word)
+        exact = NameLookup(names, arrow)  # names, and their accent-free forms (typed without accents)
         labels, codes = _fact_predicates(index)
         predicates = sorted(set(labels))
         end_bounds, end_rows = _predicate_end_rows(snap, codes, _positions(labels, predicates))
@@ -161,34 +144,8 @@ class SeedIndex:
             for w in set(words):
                 if is_candidate_token(w):
                     predicates_by_word.setdefault(stem(w), []).append(i)
-        exact = {n: i for i, n in enumerate(names)}
-        exact.update((folded, exact[n]) for folded, n in accent_aliases(names).items())  # typed without accents
-        return cls(names, RowLists([rows_of[n] for n in names]), exact, by_word, predicates,
-                   predicates_by_word, predicate_words, end_bounds, end_rows, snap)
-
-
-class RowLists(Sequence):
-    """Lists of node rows as one array and bounds (a list of lists costs about 120 bytes per name; this, 12):
-    ``rows[i]`` is the i-th list again, as Python ints."""
-
-    def __init__(self, lists: list[list[int]]) -> None:
-        sizes = np.fromiter((len(x) for x in lists), np.int64, len(lists))
-        self._bounds = np.zeros(sizes.size + 1, np.int64)
-        np.cumsum(sizes, out=self._bounds[1:])
-        flat = np.fromiter((r for x in lists for r in x), np.int64, int(self._bounds[-1]))
-        self._rows = flat.astype(np.int32) if flat.size and flat.max() < 2**31 else flat
-
-    def __len__(self) -> int:
-        return self._bounds.size - 1
-
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
-        return self._rows[self._bounds[i]:self._bounds[i + 1]].tolist()
+        return cls(names, name_rows, exact, by_word, predicates, predicates_by_word, predicate_words, end_bounds,
+                   end_rows, snap)
 
 
 def _fact_predicates(index) -> tuple[list[str], np.ndarray]:
@@ -220,7 +177,7 @@ def _predicate_end_rows(snap, codes: np.ndarray, position_of_code: list[int]) ->
     rel = np.flatnonzero(snap.edge_kind == RELATION)
     pred = np.asarray(position_of_code, np.int64)[codes[snap.edge_fact[rel]]]
     n = max(snap.num_nodes, 1)
-    keys = np.unique(np.concatenate([pred * n + snap.edge_src[rel], pred * n + snap.edge_dst[rel]]))
+    keys = sorted_unique(np.concatenate([pred * n + snap.edge_src[rel], pred * n + snap.edge_dst[rel]]))
     bounds = np.searchsorted(keys // n, np.arange(n_pred + 1))
     return bounds.astype(np.int64), (keys % n).astype(np.int32 if n < 2**31 else np.int64)
 
@@ -239,7 +196,7 @@ def align_mentions(seed_index: SeedIndex, mentions: list[Mention], node_similari
     for m in mentions:
         if not m.named or taken[m.start:m.end].any():
             continue
-        key = _strip_stop(m.key)
+        key = strip_stop(m.key)
         if not key:
             continue
         matches: list[tuple[int, float]] = []

@@ -39,6 +39,7 @@ from ...tracing import traced
 from ..query_scores import top_ranked
 from ..scoring import top_k
 from .config import A2RAGConfig, Stage
+from ..shared_graph import chunk_rows as shared_chunk_rows, entity_rows as shared_entity_rows
 from .seeds import Seed, SeedIndex
 from .summaries import build_mapback
 
@@ -65,18 +66,20 @@ def build_graph(index, config: A2RAGConfig) -> A2RAGGraph:
     snap = index.snapshot
     adj = binary_adjacency(snap.adjacency("ones"))
     degree = np.asarray(adj.sum(axis=1)).ravel()
-    chunk_rows = snap.rows(index.chunk_order)
+    chunk_rows = shared_chunk_rows(index).astype(np.int64)
     chunk_pos = np.full(snap.num_nodes, -1, np.int64)
     chunk_pos[chunk_rows] = np.arange(chunk_rows.size)
-    entity_rows = snap.rows(list(index.entities))
+    entity_rows = shared_entity_rows(index)
+    if (entity_rows < 0).any():  # as a lookup of each would
+        raise KeyError(list(index.entities)[int(np.flatnonzero(entity_rows < 0)[0])])
     # Each entity's row in the vector table itself (memory-mapped, in the order the vectors were added): no copy of
     # the table in entities order, which at 100,000 passages held 161 MB per process.
     entity_pos = np.full(snap.num_nodes, -1, np.int64)
     entity_pos[entity_rows] = index.entity_vector_rows if entity_rows.size else []
     matrix = index.entity_vectors.vectors() if entity_rows.size else np.zeros((0, 1), np.float32)
-    return A2RAGGraph(transition_matrix(adj), degree, build_mapback(index), chunk_rows, chunk_pos, matrix, entity_pos,
-                      degree <= config.hub_degree,
-                      SeedIndex.build(index, config.align_titles))
+    return A2RAGGraph(transition_matrix(adj), degree, build_mapback(index, entity_rows), chunk_rows, chunk_pos, matrix,
+                      entity_pos, degree <= config.hub_degree,
+                      SeedIndex.build(index, config.align_titles, entity_rows=entity_rows))
 
 
 class NodeSimilarity:
@@ -186,13 +189,14 @@ def stage_global(index, g: A2RAGGraph, config: A2RAGConfig, st: RetrievalState) 
     # their hybrid score (our addition; Eq. 10's 1/deg would penalise exactly the passages that say
     # most). A query with no seed restarts from the chunks alone, one with no hybrid signal from S_V.
     share = config.ppr_dense_share if rows and dense_rows else (1.0 if dense_rows else 0.0)
-    p0 = np.zeros(g.degree.size)
-    if rows:
-        p0 += (1.0 - share) * degree_normalised_personalization(g.degree, np.array(rows))
+    if rows:  # (0 + x is x: the same vector as adding it to zeros, one pass over every node fewer)
+        p0 = (1.0 - share) * degree_normalised_personalization(g.degree, np.array(rows))
+    else:
+        p0 = np.zeros(g.degree.size)
     if dense_rows:
         p0[dense_rows] += share * st.hybrid[best] / st.hybrid[best].sum()
     r = personalized_pagerank(g.transition, p0, damping=1.0 - config.ppr_alpha, tol=config.ppr_tol)  # Eq. 11
-    top = top_k(r, config.ppr_top_l)
+    top = top_reached(r, config.ppr_top_l)
     # Eq. 12 with scores: each top-L node's PPR mass is shared evenly by its provenance chunks.
     sub = g.mapback[top]
     mass = r[top] / np.maximum(np.diff(sub.indptr), 1)
@@ -203,6 +207,17 @@ def stage_global(index, g: A2RAGGraph, config: A2RAGConfig, st: RetrievalState) 
         st.nodes[u] = None
     st.stages[-1]["restart"] = {"seeds": len(rows), "hybrid_chunks": len(dense_rows)}
     st.stages[-1]["top_nodes"] = [[index.snapshot.node_ids[u], round(float(r[u]), 6)] for u in top.tolist()]
+
+
+def top_reached(r: np.ndarray, k: int) -> np.ndarray:
+    """``top_k(r, k)`` of PPR scores: ranked among the nonzero entries when ``k`` of them are positive (a local push
+    reaches a few thousand of a million nodes). The same nodes in the same order: every other entry ranks below
+    those ``k``, and ``top_k`` breaks ties by index, which the ascending nonzero positions keep."""
+    reached = np.flatnonzero(r)
+    values = r[reached]
+    if np.count_nonzero(values > 0) >= k:
+        return reached[top_k(values, k)]
+    return top_k(r, k)
 
 
 # Stage -> the function that runs it; the config's ``stages`` says which run, in this order.

@@ -31,7 +31,8 @@ from llama_index.core.prompts import BasePromptTemplate
 from ...embeddings import embed_model_name
 from ...index.vectors import normalize_rows
 from ...text import split_sentences
-from ..shared_graph import ChunkPositions, chunk_rows
+from ..shared_graph import ChunkPositions, chunk_positions, chunk_rows, entity_rows as shared_entity_rows
+from .names import sorted_unique
 from .prompts import DOC_SUMMARY_PROMPT
 
 log = logging.getLogger(__name__)
@@ -183,24 +184,58 @@ def build_summaries(index, llm=None, max_chars: int = 300, max_words: int = 60,
     return DocumentSummaries(doc_ids, texts, kind, vectors, embed_model_name(index.embed_model), failures)
 
 
-def build_mapback(index) -> sp.csr_matrix:
+def build_mapback(index, entity_rows: np.ndarray | None = None) -> sp.csr_matrix:
     """π as a CSR matrix: row = snapshot node row, column = chunk position in ``index.chunk_order``.
 
     Entity rows list the chunks that contain the entity (``EntityRecord.chunks``); chunk rows list
-    themselves. ``π(S) = union of rows S`` is ``mapback[S].indices``.
+    themselves. ``π(S) = union of rows S`` is ``mapback[S].indices``. ``entity_rows``: the snapshot row of every
+    entity in ``index.entities`` order (-1: none), when the caller has them.
+
+    A loaded version's tables give what each chunk contains as arrays (the same links its entities' chunk sets are
+    read from): the (entity, chunk) pairs come from them whole, no record per entity.
     """
     snap = index.snapshot
     position = ChunkPositions(index)
-    rows, cols = [], []
-    for key, ent in index.entities.items():
-        if snap.has(key):
-            r = snap.row(key)
-            for c in ent.chunks:
-                p = position.get(c)
-                if p is not None:
-                    rows.append(r)
-                    cols.append(p)
-    rows.extend(chunk_rows(index).tolist())  # every chunk row lists itself
-    cols.extend(range(len(position)))
-    data = np.ones(len(rows), np.float32)
+    pairs = _link_pairs(index, entity_rows)
+    if pairs is not None:
+        rows, cols = pairs
+    else:
+        rows, cols = [], []
+        for key, ent in index.entities.items():
+            if snap.has(key):
+                r = snap.row(key)
+                for c in ent.chunks:
+                    p = position.get(c)
+                    if p is not None:
+                        rows.append(r)
+                        cols.append(p)
+    # every chunk row lists itself (CSR from pairs sums repeats and sorts each row, so the pairs' order is free)
+    rows = np.concatenate([np.asarray(rows, np.int64), chunk_rows(index).astype(np.int64)])
+    cols = np.concatenate([np.asarray(cols, np.int64), np.arange(len(position), dtype=np.int64)])
+    data = np.ones(rows.size, np.float32)
     return sp.csr_matrix((data, (rows, cols)), shape=(snap.num_nodes, len(position)))
+
+
+def _link_pairs(index, entity_rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """(entity rows, chunk positions): each entity with every chunk that contains it, once, from a loaded version's
+    link arrays; None when the tables are records (a change made them so)."""
+    from ...index.chunk_columns import ChunkColumns
+    from ...index.entity_columns import EntityColumns
+
+    chunks, entities = index.chunks, index.entities
+    if not (isinstance(chunks, ChunkColumns) and isinstance(entities, EntityColumns)):
+        return None
+    offsets, codes, keys = chunks.links()
+    if keys is not entities.key_list():  # the codes are not rows of this entities table
+        return None
+    if entity_rows is None:
+        entity_rows = shared_entity_rows(index)
+    ids = chunks.key_list()
+    # chunks-table row -> position in chunk_order (-1: none); the table lists them in that order after a load
+    where = np.arange(len(ids)) if ids == index.chunk_order else chunk_positions(index, ids)
+    e = np.asarray(entity_rows, np.int64)[np.asarray(codes, np.int64)]
+    c = where[np.repeat(np.arange(len(ids)), np.diff(offsets))]
+    ok = (e >= 0) & (c >= 0)
+    n = max(len(index.chunk_order), 1)
+    pair = sorted_unique(e[ok] * n + c[ok])  # an entity's chunks are a set: a chunk listing it twice counts once
+    return pair // n, pair % n
