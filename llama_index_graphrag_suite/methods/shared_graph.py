@@ -61,7 +61,7 @@ def node_rows(index, ids: list, start: int) -> np.ndarray:
         shared = pc.is_in(table_keys(index.entities)[1], value_set=table_keys(index.chunks)[1])
         if not pc.any(shared).as_py():
             return np.arange(start, start + len(ids), dtype=np.int64)
-    return np.fromiter((snap.row(x) if snap.has(x) else -1 for x in ids), np.int64, len(ids))
+    return snap.rows_or_missing(ids)
 
 
 def entity_rows(index) -> np.ndarray:
@@ -83,10 +83,7 @@ def chunk_position_of_row(index) -> np.ndarray:
 def chunk_positions(index, chunk_ids: Iterable[str]) -> np.ndarray:
     """Positions in ``index.chunk_order`` of the chunks ``chunk_ids`` (int64, -1 for an id that is no chunk)."""
     snap, by_row = index.snapshot, chunk_position_of_row(index)
-    rows = [snap.row(c) if snap.has(c) else -1 for c in chunk_ids]
-    if not rows:
-        return np.empty(0, np.int64)
-    rows = np.asarray(rows, np.int64)
+    rows = snap.rows_or_missing(list(chunk_ids))
     return np.where(rows >= 0, by_row[rows].astype(np.int64), -1)
 
 
