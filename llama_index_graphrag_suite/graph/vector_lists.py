@@ -9,9 +9,9 @@ centroids. Plain arrays in and out; the rows are read through a function, so mem
 until a list is read.
 
 A table's rows lie in the order they were added, so one list's rows are scattered over the whole table: reading
-them touches a page per row. :class:`PackedRows` keeps the rows a second time, list by list (saved beside the
-lists, ``index/listed_io.py``): a list is then one contiguous slice. Rows added since it was written (the tail)
-are read from the table; rows removed since stay in it, marked gone.
+them touches a page per row. :class:`PackedRows` holds rows list by list (how a large table is saved,
+``index/vector_io.py``, and then read by row through :meth:`PackedRows.entry_of`): a list is one contiguous
+slice. Rows added since it was written (the tail) are read by row; rows removed since stay in it, marked gone.
 """
 
 from __future__ import annotations
