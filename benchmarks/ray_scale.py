@@ -157,9 +157,14 @@ def checksums(root: str | Path) -> dict[str, str]:
     out["vocabulary"] = _column_hash([t for s in manifest["vocabulary"] for t in read(s).column("term").to_pylist()])
     for name, parts in sorted(manifest["vectors"].items()):
         ids, digest = [], hashlib.sha256()
-        for ids_segment, matrix_segment, used in parts:
+        for part in parts:
+            ids_segment, matrix_segment, used = part[:3]
             ids += read(ids_segment).column("id").to_pylist()[:used]
             matrix = np.load(folder / matrix_segment, mmap_mode="r", allow_pickle=False)[:used]
+            if len(part) == 4:  # rows stored list by list (index/vector_io.py): entry i is row `row`; row order here
+                rows = read(part[3]).column("row").to_numpy()
+                matrix = np.load(folder / matrix_segment, mmap_mode="r", allow_pickle=False)[
+                    np.flatnonzero(rows >= 0)[np.argsort(rows[rows >= 0])]]
             digest.update(f"{matrix.dtype}{matrix.shape[1:]}".encode())
             for start in range(0, len(matrix), 65536):  # a block at a time: the matrix stays on disk
                 digest.update(np.ascontiguousarray(matrix[start:start + 65536]).tobytes())

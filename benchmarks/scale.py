@@ -454,10 +454,12 @@ def render(runs: list[dict]) -> str:
               "73.8 (0.5 push, 0.3 lists); hipporag, hybrid, bm25 and pathrag unchanged. On the same day the code "
               "before both (04f369f) timed p50 dense 95.5, hybrid 105.8, hipporag 1296, agrag 1936, pathrag 151, "
               "archrag 87.6, a2rag 192 ms on this index (a busier machine: two other jobs ran).",
-              "- Since index format 3 a listed chunk or fact table also saves its rows a second time, list by list "
-              "(index/listed_io.py), so a probed list is one contiguous read instead of a page per row; the same "
-              "cosines (studies/perf/listed_search.py). It costs disk: at 1,000,000 passages 3.2 GB of the 9.5 GB. "
-              "Table segments are uncompressed Arrow files that a load maps (1.97 GB there, against 0.41 GB as Parquet).",
+              "- Format 3 saved a listed chunk or fact table's rows a second time, list by list, so a probed list is "
+              "one contiguous read instead of a page per row (3.2 GB of the 9.5 GB at 1,000,000 passages). Since "
+              "format 4 (index/vector_io.py) those tables are stored list by list only, read by row through a row "
+              "map: the same rows, cosines and rankings, about 6.35 GB projected at 1,000,000 passages "
+              "(docs/index-storage.md). Table segments are uncompressed Arrow files that a load maps (1.97 GB there, "
+              "against 0.41 GB as Parquet).",
               ""]
     lines += ["## Larger runs", "",
               "100k passages with the bundled MiniLM and spaCy NER takes about an hour here; `--keep DIR` keeps each "

@@ -9,9 +9,9 @@ centroids. Plain arrays in and out; the rows are read through a function, so mem
 until a list is read.
 
 A table's rows lie in the order they were added, so one list's rows are scattered over the whole table: reading
-them touches a page per row. :class:`PackedRows` keeps the rows a second time, list by list (saved beside the
-lists, ``index/listed_io.py``): a list is then one contiguous slice. Rows added since it was written (the tail)
-are read from the table; rows removed since stay in it, marked gone.
+them touches a page per row. :class:`PackedRows` holds rows list by list (how a large table is saved,
+``index/vector_io.py``, and then read by row through :meth:`PackedRows.entry_of`): a list is one contiguous
+slice. Rows added since it was written (the tail) are read by row; rows removed since stay in it, marked gone.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ def train_lists(vectors: np.ndarray, nlist: int | None = None, seed: int = SEED)
 @dataclass(frozen=True)
 class PackedRows:
     """The rows of lists stored list by list: list ``l``'s entries are ``matrix[bounds[l]:bounds[l + 1]]``, entry
-    ``i`` the table's row ``rows[i]`` (-1: removed since). ``segment``/``rows_segment``: the saved files they were
+    ``i`` the table's row ``rows[i]`` (-1: removed since). The entries not removed hold rows ``0 .. size - 1``
+    (a table's leading rows, :meth:`entry_of` finds each). ``segment``/``rows_segment``: the saved files they were
     read from or written to (a save that changes neither names them again instead of writing them)."""
 
     matrix: np.ndarray
@@ -82,9 +83,35 @@ class PackedRows:
     segment: str | None = None
     rows_segment: str | None = None
     gone: bool = False  # whether some entries are marked removed
+    _entry_of: list = field(default_factory=list, init=False, repr=False, compare=False)  # [row -> entry] once made
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    @property
+    def size(self) -> int:
+        """How many rows the entries hold (the entries not removed)."""
+        return len(self.entry_of())
+
+    def entry_of(self) -> np.ndarray:
+        """Row -> entry: ``matrix[entry_of()[r]]`` is row ``r`` (made once, from :attr:`rows`)."""
+        if not self._entry_of:
+            alive = np.flatnonzero(self.rows >= 0) if self.gone else np.arange(len(self.rows))
+            out = np.full(len(alive), -1, np.int64)
+            held = self.rows[alive]
+            if len(held) and (held.min() < 0 or held.max() >= len(alive)):
+                raise ValueError(f"packed rows hold row {int(held.max())} but only {len(alive)} rows")
+            out[held] = alive
+            if (out < 0).any():
+                raise ValueError(f"packed rows hold row {int(np.flatnonzero(out < 0)[0])} twice or not at all")
+            self._entry_of.append(out)
+        return self._entry_of[0]
+
+    def named(self, rows_segment: str) -> "PackedRows":
+        """These packed rows, their entries saved as ``rows_segment``."""
+        out = PackedRows(self.matrix, self.bounds, self.rows, self.segment, rows_segment, self.gone)
+        out._entry_of.extend(self._entry_of)
+        return out
 
     def kept(self, keep: np.ndarray) -> "PackedRows":
         """The entries renumbered after the rows ``keep`` does not mark were removed (theirs marked gone)."""

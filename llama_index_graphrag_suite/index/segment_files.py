@@ -23,9 +23,10 @@ import pyarrow.parquet as pq
 
 from ..fileio import sha256_file
 
-__all__ = ["SEGMENTS", "SegmentWriter", "one_array", "read_segment", "write_arrow"]
+__all__ = ["MAX_SEGMENTS", "SEGMENTS", "SegmentWriter", "one_array", "read_segment", "write_arrow"]
 
 SEGMENTS = "segments"
+MAX_SEGMENTS = 8  # segments a table may have before a save writes it whole again
 
 
 class SegmentWriter:

@@ -38,9 +38,9 @@ from filelock import FileLock, Timeout
 from ..fileio import file_stamp, sha256_file
 
 # 1: whole JSON tables and faiss files in every version folder; 2: Parquet table segments; 3: Arrow IPC table
-# segments (``segment_files.py``). Older formats are still read; a library that reads only older ones refuses a
-# newer version with a clear message (IndexFormatError) instead of misreading it.
-FORMAT_VERSION = 3
+# segments (``segment_files.py``); 4: large vector tables stored list by list, once (``vector_io.py``). Older
+# formats are still read; a library that reads only older ones refuses a newer version (IndexFormatError).
+FORMAT_VERSION = 4
 SEGMENTS = "segments"
 SEGMENT_NAME = re.compile(r"[0-9a-f]{32}\.(arrow|parquet|npy)")
 MANIFEST = "manifest.json"

@@ -18,10 +18,10 @@ Tables (one Arrow schema each)::
     synonyms      a, b, score
     vocabulary    term                                                     (BM25's, append-only)
 
-Vectors: per vector table a list of ``[ids segment, matrix segment, rows used]``; the table is the first rows of
-the saved segments followed by the rows added since (``VectorTable.saved_rows``), so an insert appends one
-segment. A table with more than :data:`MAX_SEGMENTS` segments, or one a delete shortened near its start, is
-written whole again (compaction).
+Vectors: per vector table a list of parts, ``[ids segment, matrix segment, rows used]``, and for a large chunk or
+fact table first a part of its rows stored list by list (``vector_io.py``); the table is the rows of the saved
+parts followed by the rows added since (``VectorTable.saved_rows``), so an insert appends one part. A table with
+:data:`MAX_SEGMENTS` parts, or one a delete shortened near its start, is written whole again (compaction).
 """
 
 from __future__ import annotations
@@ -41,16 +41,16 @@ from .bm25 import BM25Table, Vocabulary
 from .chunk_columns import ChunkColumns
 from .entity_columns import EntityColumns
 from .fact_columns import TEXT_KEY, FactColumns, with_text_keys
-from .listed_io import read_vector_lists, vector_lists_segments, write_vector_lists
+from .listed_io import list_count, read_vector_lists, vector_lists_segments, write_vector_lists
 from .folding import any_gone, first_duplicate, fold_rows, folded, folded_table
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
-from .segment_files import SEGMENTS, SegmentWriter, one_array, read_segment
+from .segment_files import MAX_SEGMENTS, SEGMENTS, SegmentWriter, one_array, read_segment
 from .synonym_pairs import SynonymPairs, read_segments as read_synonyms, whole_table as whole_synonyms
+from .vector_io import read_vector_parts, vector_part_segments, write_vector_parts
 from .vectors import VectorTable
 
 __all__ = ["MAX_SEGMENTS", "SEGMENTS", "SegmentWriter", "read_tables", "write_tables"]
 
-MAX_SEGMENTS = 8  # segments a table may have before a save writes it whole again
 ROW_TABLES = ("chunks", "chunk_links", "entities", "facts", "synonyms")
 VECTOR_TABLES = {"chunks": "chunk_vectors", "entities": "entity_vectors", "facts": "fact_vectors"}  # -> state field
 _STR = pa.string()
@@ -157,21 +157,12 @@ def write_tables(state: Any, writer: SegmentWriter, base: dict | None, stats: An
     if len(vocab) > start or not vocab_segments:
         vocab_segments.append(writer.table(pa.Table.from_pydict({"term": vocab.terms[start:]}, schema=SCHEMAS["vocabulary"])))
     out["vocabulary"] = vocab_segments
-    whole = set()
     for name in VECTOR_TABLES:
         table: VectorTable = getattr(state, VECTOR_TABLES[name])
-        parts = _kept_parts(base["vectors"][name], table.saved_rows) if base_tables else None
-        if parts is None or len(parts) >= MAX_SEGMENTS:
-            whole.add(name)
-            parts, ids, matrix = [], table.ids, table.blocks() or table.vectors()
-        else:
-            ids, matrix = table.unsaved()
-        if ids or not parts:
-            parts.append([writer.table(pa.Table.from_pydict({"id": list(ids)})), writer.matrix(matrix), len(ids)])
-        out["vectors"][name] = parts
+        out["vectors"][name] = write_vector_parts(name, table, writer, base["vectors"][name] if base_tables else None)
     out.update(_write_statistics(stats, writer, base if base_tables else None))
     tables = {name: getattr(state, attr) for name, attr in VECTOR_TABLES.items()}
-    out.update(write_vector_lists(tables, writer, base if base_tables else None, whole))  # large tables' lists
+    out.update(write_vector_lists(tables, writer))  # large tables' lists
     return out
 
 
@@ -207,21 +198,6 @@ def read_statistics(segment_folder: Path, manifest: dict, max_ngram: int) -> Any
     return stats
 
 
-def _kept_parts(parts: list, rows: int) -> list | None:
-    """The saved ``parts`` cut to their first ``rows`` rows (None when that leaves less than half of them: a
-    delete near the start; the table is then written whole)."""
-    total = sum(p[2] for p in parts)
-    if rows < total // 2:
-        return None
-    out, left = [], rows
-    for ids, matrix, used in parts:
-        if left <= 0:
-            break
-        out.append([ids, matrix, min(used, left)])
-        left -= used
-    return out
-
-
 def mark_saved(state: Any) -> None:
     """After a save: nothing is unsaved, and the vectors and vocabulary know which rows the version holds."""
     for marks in state.unsaved.values():
@@ -252,7 +228,7 @@ def listed_segments(manifest: dict) -> set[str]:
     names = {n for parts in manifest["tables"].values() for n in parts}
     names |= set(manifest["vocabulary"]) | set(manifest.get("ngrams", []))
     names |= vector_lists_segments(manifest)
-    return names | {n for parts in manifest["vectors"].values() for p in parts for n in p[:2]}
+    return names | {n for parts in manifest["vectors"].values() for n in vector_part_segments(parts)}
 
 
 def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
@@ -301,24 +277,14 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     # their string objects instead of making its own
     same = {"chunks": (chunk_array, chunk_ids), "entities": (key_array, keys)}
     for name in VECTOR_TABLES:
-        blocks, id_arrays = [], []
-        for ids_segment, matrix_segment, used in manifest["vectors"][name]:
-            id_array = one_array(read(ids_segment).column("id")).cast(_STR)  # no rows: saved as nulls
-            matrix = np.load(segment_folder / matrix_segment, mmap_mode="r", allow_pickle=False)
-            if matrix.ndim != 2 or matrix.shape[1] != dim or matrix.dtype != np.float32 or len(id_array) != len(matrix):
-                raise ValueError(f"{matrix_segment}: a {matrix.dtype} matrix of shape {matrix.shape} for "
-                                 f"{len(id_array)} ids, expected (rows, {dim}) float32")
-            if not 0 <= int(used) <= len(id_array):
-                raise ValueError(f"{matrix_segment}: {used} rows used of {len(id_array)}")
-            blocks.append(matrix[:used])
-            id_arrays.append(id_array.slice(0, int(used)))
-        id_array = pa.concat_arrays(id_arrays) if id_arrays else None
+        id_array, blocks, packed = read_vector_parts(segment_folder, manifest["vectors"][name], read, dim,
+                                                     list_count(segment_folder, manifest, name))
         keys_array, key_list = same.get(name, (None, None))
         if id_array is not None and keys_array is not None and id_array.equals(keys_array):
             ids = list(key_list)  # a list of its own (an insert appends to it), of the same strings
         else:
             ids = id_array.to_pylist() if id_array is not None else []
-        out.vectors[name] = VectorTable(dim, ids, blocks, id_array=id_array)
+        out.vectors[name] = VectorTable(dim, ids, blocks, id_array=id_array, packed=packed)
     read_vector_lists(segment_folder, manifest, out.vectors, read)
     return out
 

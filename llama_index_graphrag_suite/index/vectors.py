@@ -7,9 +7,10 @@ the saved version (:attr:`VectorTable.saved_rows` says how many leading rows are
 
 A large table (:data:`LISTED_MIN_ROWS` rows on) also keeps its rows grouped in lists around centroids
 (``graph/vector_lists.py``, saved with the index): a query then reads the rows of its nearest lists, not every
-row, so its cost stops growing with the table; saved again list by list (packed rows, ``index/listed_io.py``),
-each of those lists is one contiguous read. Small tables, every shared benchmark's among them, are scanned
-exactly.
+row, so its cost stops growing with the table. The chunk and fact tables are saved list by list
+(``index/vector_io.py``): their leading rows are then :attr:`VectorTable.packed`, one matrix in list order with
+each row's place in it, so a probed list is one contiguous read, and the blocks hold only the rows added since
+(until a save packs the table again). Small tables, every shared benchmark's among them, are scanned exactly.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..graph.vector_lists import VectorLists, row_products, train_lists
+from ..graph.vector_lists import PackedRows, VectorLists, row_products, train_lists
 
 #: From this many rows on a table keeps lists (:meth:`VectorTable.ensure_lists`) and queries read through them.
 LISTED_MIN_ROWS = 100_000
@@ -42,8 +43,11 @@ class VectorTable:
     """
 
     def __init__(self, dim: int, ids: list[str] | None = None, blocks: list[np.ndarray] | None = None,
-                 id_array: pa.Array | None = None):
+                 id_array: pa.Array | None = None, packed: PackedRows | None = None):
         self.dim = dim
+        self.packed = packed
+        """The leading rows stored list by list (a packed table's only copy of them), or None; the blocks hold the
+        rows after them."""
         self.ids: list[str] = list(ids or [])
         self._blocks: list[np.ndarray] = [b for b in (blocks or []) if len(b)]
         self._ram: np.ndarray | None = None  # the growing block (capacity may exceed its rows)
@@ -53,13 +57,15 @@ class VectorTable:
         self._id_array = (self.ids, len(self.ids), id_array) if id_array is not None else None
         if id_array is not None and len(id_array) != len(self.ids):
             raise ValueError(f"vector table has {len(id_array)} ids in its array but {len(self.ids)} in its list")
-        rows = sum(len(b) for b in self._blocks)
+        rows = self._head_rows() + sum(len(b) for b in self._blocks)
+        if packed is not None and (packed.matrix.ndim != 2 or packed.matrix.shape[1] != dim):
+            raise ValueError(f"packed rows of shape {packed.matrix.shape}, expected (entries, {dim})")
         if rows != len(self.ids):
             raise ValueError(f"vector table has {rows} rows but {len(self.ids)} ids")
         for b in self._blocks:
             if b.ndim != 2 or b.shape[1] != dim:
                 raise ValueError(f"a vector block of shape {b.shape}, expected (rows, {dim})")
-        self.saved_rows = rows if blocks else 0
+        self.saved_rows = rows if blocks or packed is not None else 0
         """Leading rows that are, in order, the rows of the version this table was loaded from or saved as."""
         self._joined: np.ndarray | None = None
         self.moves = 0
@@ -95,7 +101,26 @@ class VectorTable:
     @property
     def mapped(self) -> bool:
         """Whether every row is memory-mapped from disk rather than held in RAM."""
-        return bool(self._blocks) and self._ram_rows == 0 and all(isinstance(b, np.memmap) for b in self._blocks)
+        held = self._blocks + ([self.packed.matrix] if self.packed is not None else [])
+        return bool(held) and self._ram_rows == 0 and all(isinstance(b, np.memmap) for b in held)
+
+    def name_packed(self, rows_segment: str) -> None:
+        """Record that a save wrote the packed rows' entries as ``rows_segment`` (the next save names it again)."""
+        old, self.packed = self.packed, self.packed.named(rows_segment)
+        if self.lists is not None and self.lists.packed is old:
+            self.lists = VectorLists(self.lists.centroids, self.lists.lists, self.lists.moves, self.packed)
+
+    def _head_rows(self) -> int:
+        return 0 if self.packed is None else self.packed.size
+
+    def pack(self, packed: PackedRows) -> None:
+        """Hold every row in ``packed`` (what a save wrote: the same rows, list by list) instead of the blocks, which
+        are dropped. Row numbers stay, and so do the lists, which now read their lists from ``packed``."""
+        if packed.size != len(self.ids):
+            raise ValueError(f"{packed.size} packed rows for a table of {len(self.ids)}")
+        self.packed, self._blocks, self._ram, self._ram_rows, self._joined = packed, [], None, 0, None
+        if self.lists is not None:
+            self.lists = VectorLists(self.lists.centroids, self.lists.lists, self.lists.moves, packed)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -124,7 +149,13 @@ class VectorTable:
         return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
 
     def blocks(self) -> list[np.ndarray]:
-        """The rows in order as the blocks that hold them (mapped segments, then the RAM block), not joined."""
+        """The rows in order as the blocks that hold them (mapped segments, then the RAM block), not joined; the
+        :attr:`packed` rows first, gathered into row order (a copy)."""
+        head = [np.asarray(self.packed.matrix[self.packed.entry_of()])] if self._head_rows() else []
+        return head + self._tail_blocks()
+
+    def _tail_blocks(self) -> list[np.ndarray]:
+        """The blocks after the packed rows (all of them without)."""
         ram = [self._ram[:self._ram_rows]] if self._ram_rows else []
         return self._blocks + ram
 
@@ -162,14 +193,21 @@ class VectorTable:
         keep = np.ones(len(self.ids), bool)
         keep[rows] = False
         lists = self.lists if self.listed else None
-        self._set_rows([i for r, i in enumerate(self.ids) if keep[r]], self._select(keep, rows[0]))
-        if lists is not None:  # the other rows stay in their lists
+        head, old = self._head_rows(), self.packed
+        packed = old.kept(keep) if old is not None and rows[0] < head else old  # stay where they are, renumbered
+        blocks = self._select(keep[head:]) if rows[-1] >= head else self._tail_blocks()
+        self._set_rows([i for r, i in enumerate(self.ids) if keep[r]], blocks, packed)
+        if lists is not None and lists.packed is not None and lists.packed is old:  # renumbered once, above
+            self.lists = VectorLists(lists.centroids, lists.lists[keep], self.moves, packed)
+        elif lists is not None:  # the other rows stay in their lists
             self.lists = lists.kept(keep, self.moves)
 
-    def _select(self, keep: np.ndarray, first: int) -> list[np.ndarray]:
-        """Blocks holding the rows ``keep`` marks: whole blocks before row ``first`` stay as they are (mapped
-        ones stay mapped); the rows from the first block touched on are copied into one RAM block."""
-        blocks, out, start = self.blocks(), [], 0
+    def _select(self, keep: np.ndarray) -> list[np.ndarray]:
+        """The blocks after the packed rows, holding those of their rows ``keep`` marks: whole blocks before its
+        first unmarked row stay as they are (mapped ones stay mapped); the rows from the first block touched on
+        are copied into one RAM block."""
+        first = int(np.argmin(keep))
+        blocks, out, start = self._tail_blocks(), [], 0
         while blocks and start + len(blocks[0]) <= first:
             out.append(blocks.pop(0))
             start += len(out[-1])
@@ -178,12 +216,14 @@ class VectorTable:
             out.append(np.array(rest[keep[start:]], np.float32))
         return out
 
-    def _set_rows(self, ids: list[str], blocks: list[np.ndarray]) -> None:
-        """Make the table ``ids`` over ``blocks``: blocks it already held stay (the saved rows among the leading
-        ones stay saved), the others become the RAM block."""
+    def _set_rows(self, ids: list[str], blocks: list[np.ndarray], packed: PackedRows | None) -> None:
+        """Make the table ``ids`` over ``packed`` and ``blocks``: blocks it already held stay (the saved rows among
+        the leading ones stay saved), the others become the RAM block."""
         held = [b for b in blocks if any(b is old for old in self._blocks)]
         fresh = [b for b in blocks if not any(b is old for old in self._blocks)]
-        self.saved_rows = min(self.saved_rows, sum(len(b) for b in held))
+        saved_after = max(self.saved_rows - self._head_rows(), 0)
+        self.packed = packed
+        self.saved_rows = self._head_rows() + min(saved_after, sum(len(b) for b in held))
         merged = np.concatenate(fresh) if len(fresh) > 1 else (fresh[0] if fresh else np.zeros((0, self.dim), np.float32))
         self._blocks, self._ram, self._ram_rows = held, np.array(merged, np.float32), len(merged)
         self.ids = list(ids)
@@ -192,7 +232,8 @@ class VectorTable:
         self.moves += 1
 
     def vectors(self) -> np.ndarray:
-        """All rows in order: the mapped matrix itself when there is one block, else a (cached) copy."""
+        """All rows in order: the mapped matrix itself when there is one block, else (packed rows too) a cached
+        copy."""
         if not self.ids:
             return np.zeros((0, self.dim), np.float32)
         return self._joined_rows()
@@ -203,14 +244,20 @@ class VectorTable:
         self._joined = None
 
     def _joined_rows(self) -> np.ndarray:
-        blocks = self.blocks()
-        if len(blocks) == 1:
+        if self._joined is not None:
+            return self._joined
+        blocks, head = self._tail_blocks(), self._head_rows()
+        if len(blocks) == 1 and not head:
             return blocks[0]
-        if not blocks:
-            return np.zeros((0, self.dim), np.float32)
-        if self._joined is None:
-            self._joined = np.concatenate(blocks)
-        return self._joined
+        out = np.empty((len(self.ids), self.dim), np.float32)
+        if head:
+            np.take(self.packed.matrix, self.packed.entry_of(), axis=0, out=out[:head])
+        start = head
+        for block in blocks:
+            out[start:start + len(block)] = block
+            start += len(block)
+        self._joined = out
+        return out
 
     def rows_of(self, ids: list[str]) -> np.ndarray:
         """The stored vectors of ``ids`` (a copy; mapped blocks read just those rows)."""
@@ -219,16 +266,30 @@ class VectorTable:
     def at(self, rows: np.ndarray) -> np.ndarray:
         """The stored vectors of row numbers ``rows`` (a copy; mapped blocks read just those rows)."""
         rows = np.asarray(rows, np.int64)
+        head = self._head_rows()
+        if not head:
+            return self._tail_at(rows)
+        entry, matrix = self.packed.entry_of(), self.packed.matrix
+        if not rows.size or rows.max() < head:  # every row packed: one gather through the row -> entry map
+            return np.asarray(matrix[entry[rows]], np.float32)
+        out = np.empty((len(rows), self.dim), np.float32)
+        inside = rows < head
+        out[inside] = matrix[entry[rows[inside]]]
+        out[~inside] = self._tail_at(rows[~inside] - head)
+        return out
+
+    def _tail_at(self, rows: np.ndarray) -> np.ndarray:
+        """``at`` for rows of the blocks after the packed rows (numbered from the first of them)."""
         out = np.empty((len(rows), self.dim), np.float32)
         start = 0
         if rows.size and np.all(rows[1:] >= rows[:-1]):  # sorted (a list search's rows): each block's part is a slice
-            for block in self.blocks():
+            for block in self._tail_blocks():
                 lo, hi = np.searchsorted(rows, [start, start + len(block)])
                 if hi > lo:
                     out[lo:hi] = block[rows[lo:hi] - start]
                 start += len(block)
             return out
-        for block in self.blocks():
+        for block in self._tail_blocks():
             inside = (rows >= start) & (rows < start + len(block))
             if inside.any():
                 out[inside] = block[rows[inside] - start]
@@ -239,11 +300,11 @@ class VectorTable:
         """What :meth:`restore` needs to give the table back as it is now (no copy of any row: blocks are never
         changed in place below their row count, and a remove makes a new RAM block)."""
         return (list(self.ids), list(self._blocks), self._ram, self._ram_rows, self.saved_rows,
-                self.lists if self.listed else None)
+                self.lists if self.listed else None, self.packed)
 
     def restore(self, checkpoint: tuple) -> None:
         """The table as it was at ``checkpoint``: how a failed change's removals are undone."""
-        ids, self._blocks, self._ram, self._ram_rows, self.saved_rows, lists = checkpoint
+        ids, self._blocks, self._ram, self._ram_rows, self.saved_rows, lists, self.packed = checkpoint
         self.ids = list(ids)
         self._row_of = None
         self._joined = None
@@ -277,10 +338,10 @@ class VectorTable:
                 rows = np.unique(np.asarray(exact_rows, np.int64))
                 out[rows] = row_products(self.at(rows), q)
             return out
-        blocks = self.blocks()
-        if len(blocks) == 1:
-            return blocks[0] @ q
-        return np.concatenate([b @ q for b in blocks])
+        head = self._head_rows()
+        parts = [(self.packed.matrix @ q)[self.packed.entry_of()]] if head else []
+        parts += [b @ q for b in self._tail_blocks()]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def scores_at(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The exact cosines of the query with ``rows``: on a listed table read for those rows alone (its
@@ -291,12 +352,15 @@ class VectorTable:
         return row_products(self.at(rows), normalize_rows(query)[0])
 
     def unsaved(self) -> tuple[list[str], np.ndarray]:
-        """The rows after :attr:`saved_rows` (what a save appends to the saved version's rows)."""
+        """The rows after :attr:`saved_rows` (what a save appends to the saved version's rows; never packed ones:
+        a save that keeps the packed rows saved keeps them all)."""
         start = self.saved_rows
         if start == len(self.ids):
             return [], np.zeros((0, self.dim), np.float32)
-        tail, offset = [], 0
-        for block in self.blocks():  # only the blocks that hold rows after the saved ones are read
+        if start < self._head_rows():
+            raise ValueError(f"rows from {start} on are unsaved, but the first {self._head_rows()} are packed")
+        tail, offset = [], self._head_rows()
+        for block in self._tail_blocks():  # only the blocks that hold rows after the saved ones are read
             if offset + len(block) > start:
                 tail.append(block[max(start - offset, 0):])
             offset += len(block)

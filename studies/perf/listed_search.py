@@ -6,7 +6,9 @@
 A listed vector table (``index/vectors.py``) reads the rows of a query's nearest lists. Without packed rows
 (``graph/vector_lists.py`` ``PackedRows``, saved by ``index/listed_io.py``) they are gathered one by one from the
 table's memory-mapped segments, where a list's rows lie scattered; with them each list is one contiguous slice.
-The index must have been saved by this code (the save writes the packed rows). For each question and method the
+The index must have been saved by this code (the save writes the packed rows). Since a packed table stores its
+rows only list by list (format 4, ``index/vector_io.py``), "table rows" gathers them one by one through the row
+map from that same matrix, as a query on a table without packed rows would from its segments. For each question and method the
 study runs the retrieval twice, once per way (which goes first alternates), and prints per way the p50/p95 wall
 milliseconds (the query embedding excluded, as ``benchmarks/scale.py`` measures), CPU milliseconds per query,
 recall@5, and how many of the five chunks the two ways agree on; then ``VectorTable.scores`` alone per table,
