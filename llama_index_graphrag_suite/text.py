@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 # Words written before a person's name that name no one alone: "Mr Lester Smith", "Miss Hunter".
 HONORIFICS = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "professor", "sir", "dame", "madame", "monsieur"})
@@ -100,15 +100,21 @@ def accent_aliases(keys) -> dict[str, str]:
     """Entity keys by their accent-folded form, for look-ups of a question's words: ``{folded: key}``, for every
     key whose folded form names no other key (an exact key always wins; two keys folding alike are left out)."""
     exact = set(keys)
-    out: dict[str, str] = {}
+    return folded_aliases(((k, k) for k in exact), exact.__contains__)
+
+
+def folded_aliases(named: Iterable[tuple[str, Any]], is_key: Callable[[str], bool]) -> dict[str, Any]:
+    """``{folded name: what it names}`` over ``(name, what)`` pairs, for every name whose accent-folded form differs
+    from it, is no key itself (``is_key``) and is the folded form of no other name."""
+    out: dict[str, Any] = {}
     ambiguous: set[str] = set()
-    for k in exact:
-        f = fold_accents(k)
-        if f == k or f in exact:
+    for name, what in named:
+        f = fold_accents(name)
+        if f == name or is_key(f):
             continue
         if f in out:
             ambiguous.add(f)
-        out[f] = k
+        out[f] = what
     for f in ambiguous:
         del out[f]
     return out

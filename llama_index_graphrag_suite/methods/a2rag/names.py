@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...text import STOP_WORDS, fold_accents, is_candidate_token, normalize_entity
+from ...text import STOP_WORDS, fold_accents, folded_aliases, is_candidate_token, normalize_entity
 from ..shared_graph import entity_rows as snapshot_entity_rows, node_rows as snapshot_rows, table_keys
 
 __all__ = ["HashedStrings", "NameLookup", "Names", "RowLists", "WordLookup", "node_names", "strip_stop", "word_index"]
@@ -140,20 +140,9 @@ class NameLookup(Mapping):
         self._names = names
         self._found = HashedStrings(_hashes(names), names.__getitem__)
         # an alias is the folded form of a name that is no name itself and that no other name folds to
-        aliases: dict[str, int] = {}
-        ambiguous: set[str] = set()
         accented = np.asarray(pc.invert(pc.string_is_ascii(arrow)).to_numpy(zero_copy_only=False), bool)
-        for p in np.flatnonzero(accented).tolist():
-            name = names[p]
-            folded = fold_accents(name)
-            if folded == name or self._found.find(folded) >= 0:
-                continue
-            if folded in aliases:
-                ambiguous.add(folded)
-            aliases[folded] = p
-        for folded in ambiguous:
-            del aliases[folded]
-        self._aliases = aliases
+        self._aliases = folded_aliases(((names[p], p) for p in np.flatnonzero(accented).tolist()),
+                                       lambda folded: self._found.find(folded) >= 0)
 
     def get(self, key, default=None):
         if not isinstance(key, str):
