@@ -33,7 +33,7 @@ def test_a_corrupt_index_is_exit_2(index_dir, tmp_path, capsys):
 def test_an_index_conflict_is_one_line_and_exit_2(index_dir, monkeypatch, capsys):
     from llama_index_graphrag_suite.cli import query
 
-    def conflict(args, timing=False):
+    def conflict(args, timing=False, embed=None):
         raise IndexConflictError(f"{args.index_dir}: document doc-01 was changed by another writer\nsecond line")
 
     monkeypatch.setattr(query, "load_index", conflict)

@@ -72,6 +72,14 @@ def test_a_pagerank_query_runs_on_scipy_unless_numba_is_asked_for(demo_index, nu
     assert ("numba" in modules) == bool(numba)
 
 
+def test_the_query_command_leaves_the_callers_environment_as_it_was(demo_index, monkeypatch):
+    from llama_index_graphrag_suite.cli import main
+
+    monkeypatch.delenv("GRAPHRAG_SUITE_NUMBA", raising=False)
+    assert main(["query", str(demo_index), QUESTION, "--method", "hipporag", "--quiet"]) == 0
+    assert "GRAPHRAG_SUITE_NUMBA" not in os.environ
+
+
 def test_the_program_prints_what_main_returns_and_ends_with_its_status(demo_index):
     """Through a pipe (block-buffered stdout), the fast exit loses nothing; a failure keeps status 2 and its line."""
     for args, status in (([str(demo_index), QUESTION, "--method", "hipporag", "--quiet"], 0),
