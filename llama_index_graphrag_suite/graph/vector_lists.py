@@ -155,6 +155,10 @@ class VectorLists:
         """These lists (and packed rows) for a table whose row moves count is now ``moves`` (a restore)."""
         return VectorLists(self.centroids, self.lists, moves, self.packed)
 
+    def reading(self, packed: PackedRows | None) -> "VectorLists":
+        """These lists, their packed rows read from ``packed`` (the same rows, written or named again)."""
+        return VectorLists(self.centroids, self.lists, self.moves, packed)
+
     def with_packed(self, matrix: np.ndarray, segment: str | None = None) -> "VectorLists":
         """These lists with ``matrix``: the rows in the order of :meth:`grouped` (what a save wrote)."""
         order, bounds = self.grouped()

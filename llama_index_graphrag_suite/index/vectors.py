@@ -108,7 +108,7 @@ class VectorTable:
         """Record that a save wrote the packed rows' entries as ``rows_segment`` (the next save names it again)."""
         old, self.packed = self.packed, self.packed.named(rows_segment)
         if self.lists is not None and self.lists.packed is old:
-            self.lists = VectorLists(self.lists.centroids, self.lists.lists, self.lists.moves, self.packed)
+            self.lists = self.lists.reading(self.packed)
 
     def _head_rows(self) -> int:
         return 0 if self.packed is None else self.packed.size
@@ -120,7 +120,7 @@ class VectorTable:
             raise ValueError(f"{packed.size} packed rows for a table of {len(self.ids)}")
         self.packed, self._blocks, self._ram, self._ram_rows, self._joined = packed, [], None, 0, None
         if self.lists is not None:
-            self.lists = VectorLists(self.lists.centroids, self.lists.lists, self.lists.moves, packed)
+            self.lists = self.lists.reading(packed)
 
     def __len__(self) -> int:
         return len(self.ids)
