@@ -98,7 +98,7 @@ def link_new_entities_to_old_chunks(state, new_entities: set[str], new_chunks: s
             continue
         touched.append(cid)
         state.journal.touch("chunks", cid)
-        for key in found:
+        for key in sorted(found):  # a set's order would follow the process's string hashing: builds would differ
             state.journal.touch("entities", key)
             state.entities[key].chunks.add(cid)
             rec.entities.append(key)

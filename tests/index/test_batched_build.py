@@ -80,3 +80,35 @@ def test_bad_batches_are_refused(tmp_path):
         build_in_batches(docs(), tmp_path / "a", batch_size=0, embed_model=HashEmbedding(dim=64))
     with pytest.raises(ValueError, match="no documents"):
         build_in_batches([], tmp_path / "b", embed_model=HashEmbedding(dim=64))
+
+
+def test_two_processes_build_the_same_batches_into_the_same_tables(tmp_path):
+    """The names a batch links into older chunks are appended in one order whatever the process's string hashing
+    (PYTHONHASHSEED): a batched build, or the same batches on Ray, is reproducible table for table."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "benchmarks"))
+    import synth
+
+    corpus = synth.write(tmp_path / "corpus", 400, seed=0, questions=1)
+    script = (
+        "import json, sys\nfrom llama_index_graphrag_suite import IndexConfig\n"
+        "from llama_index_graphrag_suite.documents import iter_jsonl_documents\n"
+        "from llama_index_graphrag_suite.index.batched import build_in_batches\n"
+        "index = build_in_batches(iter_jsonl_documents(sys.argv[1]), sys.argv[2], 150, embed_model='hash:32',\n"
+        "                         config=IndexConfig(entities='statistical'))\n"
+        "print(json.dumps([list(r.entities) for r in index.chunks.values()]))\n")
+    links = []
+    for seed in ("1", "2"):
+        run = subprocess.run([sys.executable, "-c", script, str(corpus / "corpus.jsonl"), str(tmp_path / seed)],
+                             cwd=root, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True,
+                             timeout=300)
+        assert run.returncode == 0, run.stderr[-3000:]
+        links.append(json.loads(run.stdout.strip().splitlines()[-1]))
+    assert len(links[0]) == 400 and links[0] == links[1]
+    assert any(sorted(e) != e and len(e) > 2 for e in links[0])  # not a table where any order would do
