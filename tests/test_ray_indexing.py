@@ -238,3 +238,36 @@ def test_an_insert_on_ray_links_a_term_an_earlier_insert_left_unlinked_as_here(r
         assert len(index.entities["viral load"].chunks) == 25
         indexes.append(index)
     _assert_same(*indexes)
+
+
+def test_a_build_in_batches_on_ray_equals_the_same_batches_here(ray_session, docs, tmp_path, monkeypatch, capsys):
+    """``build_in_batches(..., ray_address=...)`` and ``index --batch-size N --ray``: each batch's work on Ray, the
+    saved index the one the same batches make in this process."""
+    from llama_index_graphrag_suite.cli import main
+    from llama_index_graphrag_suite.index.batched import build_in_batches
+
+    monkeypatch.setattr(distributed, "_MIN_TEXTS_PER_SHARD", 4)  # each batch in several shards
+    shards: list[int] = []
+    real_init = distributed.RayRunner.__init__
+
+    def counting_init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        shards.append(id(self))
+    monkeypatch.setattr(distributed.RayRunner, "__init__", counting_init)
+    config = IndexConfig(entities="statistical", chunk_size=128, chunk_overlap=16)
+    here = build_in_batches(iter(docs), tmp_path / "here", batch_size=15, embed_model="hash", config=config)
+    assert not shards
+    on_ray = build_in_batches(iter(docs), tmp_path / "ray", batch_size=15, embed_model="hash", config=config,
+                              ray_address="local")
+    assert len(shards) == 3  # one Ray executor per batch (40 passages in batches of 15), Ray started once: the fixture's
+    assert ray.is_initialized()
+    _assert_same(here, on_ray)
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(CORPUS.read_text())
+    assert main(["index", str(corpus), "--out", str(tmp_path / "cli"), "--batch-size", "15", "--ray", "local",
+                 "--embed", "hash", "--entities", "statistical", "--chunk-size", "128", "--chunk-overlap", "16",
+                 "--quiet"]) == 0
+    assert len(shards) == 6
+    from_cli = GraphRAGIndex.load(tmp_path / "cli", embed_model="hash")
+    assert list(from_cli.chunks) == list(here.chunks) and from_cli.facts == here.facts

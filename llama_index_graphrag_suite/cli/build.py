@@ -66,15 +66,18 @@ def cmd_index(args) -> int:
 
 def build_batched(args) -> int:
     """``--batch-size N``: index N documents at a time, saving after each batch (``index/batched.py``); a .jsonl
-    corpus is read as it goes, so neither the corpus nor the whole index is ever held at once."""
+    corpus is read as it goes, so neither the corpus nor the whole index is ever held at once. With ``--ray`` each
+    batch's per-chunk work is sharded over the cluster."""
     from ..documents import iter_jsonl_documents, load_documents
     from ..index.batched import build_in_batches
     from ..index.storage import CURRENT
 
     if args.batch_size < 1:
         raise CLIError(f"--batch-size must be at least 1, not {args.batch_size}")
-    if args.ray or args.update or args.prune:
-        raise CLIError("--batch-size builds here, in batches; it does not combine with --ray, --update or --prune")
+    if args.update or args.prune:
+        raise CLIError("--batch-size builds a new index in batches; it does not combine with --update or --prune")
+    if args.ray and importlib.util.find_spec("ray") is None:
+        raise CLIError("--ray needs the 'ray' extra: from a clone, pip install -c constraints.txt -e '.[ray]'")
     out, src = Path(args.out), Path(args.src)
     if out.exists() and not out.is_dir():
         raise CLIError(f"{out} exists and is not a folder")
@@ -92,7 +95,7 @@ def build_batched(args) -> int:
 
     index = build_in_batches(docs, out, args.batch_size, resume=args.resume, keep_versions=args.keep_versions,
                              on_batch=report, embed_model=args.embed, config=index_config(args), llm=llm,
-                             show_progress=not args.quiet, store=args.store)
+                             show_progress=not args.quiet, store=args.store, ray_address=args.ray)
     _prepare(index, args, llm)
     index.persist(out, keep_versions=args.keep_versions)
     stats = index.stats()

@@ -7,6 +7,10 @@ writes the rows the batch changed as new segments) and loaded again, so the tabl
 memory-mapped vectors, and only the rows the next batch reaches become records (``row_overlay.py``). Memory is
 then bounded by one batch and the loaded columns, not by the corpus.
 
+With ``ray_address`` each batch's chunking, extraction and embedding are sharded over a Ray cluster
+(``distributed.py``), and the driver holds one batch's records and the loaded columns, never the corpus: the
+index is the one the same batches make in one process (``tests/index/test_ray_cluster.py``).
+
 The build can be resumed: run it again on the same folder and the documents the saved index already holds are
 skipped. A batched build is a sequence of inserts, so its index is the one those inserts make (the n-gram
 statistics, the known names and the synonym search see the corpus as it grows), not byte for byte a one-insert
@@ -15,6 +19,7 @@ build of the same documents.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import time
@@ -67,7 +72,8 @@ def _hand_over(counts: tuple, state) -> None:
 
 def build_in_batches(documents: Iterable[Document], persist_dir: str | Path, batch_size: int = 50_000, *,
                      resume: bool = True, keep_versions: int | None = None,
-                     on_batch: Callable[[int, int, float], None] | None = None, **kwargs: Any):
+                     on_batch: Callable[[int, int, float], None] | None = None, ray_address: str | None = None,
+                     **kwargs: Any):
     """Index ``documents`` (any iterable: a stream is read one batch at a time) into ``persist_dir``, ``batch_size``
     documents per insert, saving after each; returns the index loaded from the last save.
 
@@ -75,7 +81,8 @@ def build_in_batches(documents: Iterable[Document], persist_dir: str | Path, bat
     the first batch; later batches use what the saved index records. When ``persist_dir`` already holds an index,
     the build goes on from it (documents it holds are skipped), or with ``resume=False`` replaces it (the first
     batch's save is a new version of the folder). ``keep_versions``: as for ``persist``. ``on_batch(batch number,
-    documents so far, seconds)`` is called after each save.
+    documents so far, seconds)`` is called after each save. ``ray_address`` (``"local"``, ``"auto"``,
+    ``"ray://host:10001"``): each batch's per-chunk work runs on that Ray cluster, started once for the build.
     """
     from .graph_index import GraphRAGIndex
 
@@ -91,23 +98,42 @@ def build_in_batches(documents: Iterable[Document], persist_dir: str | Path, bat
         done = set(table_column(index.state.chunks, "doc_id"))
         log.info("%s holds %d documents: going on from there", folder, len(done))
     held = len(done)
-    for number, batch in enumerate(_batches(documents, batch_size, done), 1):
-        start = time.perf_counter()
-        if index is None:
-            index = GraphRAGIndex.from_documents(batch, **kwargs)
-        else:
-            index.insert(batch)
-        index.persist(folder, **saving)
-        embed_model = index.embed_model
-        counts = _running_counts(index.state)
-        del index
-        gc.collect()  # the batch's records go before the columns are read back
-        index = GraphRAGIndex.load(folder, embed_model=embed_model, **reopen)
-        _hand_over(counts, index.state)
-        held += len(batch)
-        if on_batch is not None:
-            on_batch(number, held, time.perf_counter() - start)
-        log.info("batch %d: %d documents indexed and saved", number, held)
+    with contextlib.ExitStack() as session:
+        if ray_address:
+            from .distributed import ray_session
+
+            session.enter_context(ray_session(ray_address))
+        for number, batch in enumerate(_batches(documents, batch_size, done), 1):
+            start = time.perf_counter()
+            index = _insert(index, batch, ray_address, kwargs)
+            index.persist(folder, **saving)
+            embed_model = index.embed_model
+            counts = _running_counts(index.state)
+            del index  # here, not in a helper: the caller's name would keep the records alive
+            gc.collect()  # the batch's records go before the columns are read back
+            index = GraphRAGIndex.load(folder, embed_model=embed_model, **reopen)
+            _hand_over(counts, index.state)
+            held += len(batch)
+            if on_batch is not None:
+                on_batch(number, held, time.perf_counter() - start)
+            log.info("batch %d: %d documents indexed and saved", number, held)
     if index is None:
         raise ValueError("no documents to index")
     return index
+
+
+def _insert(index, batch: list[Document], ray_address: str | None, kwargs: dict):
+    """``batch`` into ``index`` (a new index for the first batch), its per-chunk work on Ray when asked."""
+    from .graph_index import GraphRAGIndex
+
+    if index is None:
+        return GraphRAGIndex.from_documents(batch, ray_address=ray_address, **kwargs)
+    if ray_address:
+        from .distributed import ray_build
+
+        with ray_build(index, ray_address):
+            index.insert(batch)
+    else:
+        index.insert(batch)
+    return index
+

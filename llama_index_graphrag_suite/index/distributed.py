@@ -100,7 +100,11 @@ def ray_build(index, address: str = "local", num_cpus: int | None = None,
 
 
 @contextlib.contextmanager
-def _ray_build(ray, index, address: str, num_cpus: int | None, staging: str | None) -> Iterator["RayRunner"]:
+def ray_session(address: str = "local", num_cpus: int | None = None) -> Iterator[Any]:
+    """Ray initialised for the block (``address`` and ``num_cpus`` as for :func:`ray_build`), then shut down; when
+    Ray is already initialised in this process it is used as it is and left running. A build in batches holds one
+    session around all its batches, so a local instance starts once, not once per batch."""
+    ray = import_ray()
     started = False
     if not ray.is_initialized():
         env = {k: os.environ[k] for k in _FORWARDED_ENV if k in os.environ}
@@ -110,15 +114,23 @@ def _ray_build(ray, index, address: str, num_cpus: int | None, staging: str | No
         else:
             ray.init(address=address, **options)
         started = True
-    runner = RayRunner(ray, staging)
-    log.info("indexing on Ray: %d CPUs", runner.cpus)
-    previous, index.executor = index.executor, runner
     try:
-        yield runner
+        yield ray
     finally:
-        index.executor = previous
         if started:
             ray.shutdown()
+
+
+@contextlib.contextmanager
+def _ray_build(ray, index, address: str, num_cpus: int | None, staging: str | None) -> Iterator["RayRunner"]:
+    with ray_session(address, num_cpus):
+        runner = RayRunner(ray, staging)
+        log.info("indexing on Ray: %d CPUs", runner.cpus)
+        previous, index.executor = index.executor, runner
+        try:
+            yield runner
+        finally:
+            index.executor = previous
 
 
 class RayRunner:

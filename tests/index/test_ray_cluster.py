@@ -106,3 +106,44 @@ def test_a_build_on_a_two_node_cluster_equals_the_local_build(cluster):
     assert got["nodes_used"] == 2  # build tasks ran on both nodes
     assert got["chunks"] > 40 and got["same_tables"] and got["same_vectors"] and got["same_snapshot"]
     assert got["executor_after"] == "local"
+
+
+BATCHED = r"""
+import json, sys
+import ray
+from llama_index_graphrag_suite import IndexConfig
+from llama_index_graphrag_suite.documents import load_documents
+from llama_index_graphrag_suite.index import distributed
+from llama_index_graphrag_suite.index.batched import build_in_batches
+
+address, corpus, here, there = sys.argv[1:5]
+distributed._MIN_TEXTS_PER_SHARD = 4  # each batch in several shards
+config = IndexConfig(entities="statistical", chunk_size=128, chunk_overlap=16)
+nodes = set()
+real_init = distributed.RayRunner.__init__
+def init(self, *args, **kwargs):
+    real_init(self, *args, **kwargs)
+    runners.append(self)
+runners = []
+distributed.RayRunner.__init__ = init
+build_in_batches(iter(load_documents(corpus)), here, batch_size=15, embed_model="hash", config=config)
+build_in_batches(iter(load_documents(corpus)), there, batch_size=15, embed_model="hash", config=config,
+                 ray_address=address)
+print(json.dumps({"batches_on_ray": len(runners), "nodes_used": len(set().union(*(r.nodes_used for r in runners))),
+                  "ray_left_running": ray.is_initialized()}))
+"""
+
+
+def test_a_build_in_batches_on_two_nodes_equals_the_same_batches_in_one_process(cluster, tmp_path):
+    """Each batch's work on the cluster, the driver holding one batch: the saved index has the same table, vector
+    and manifest checksums (benchmarks/ray_scale.py's) as the batches built in one process."""
+    address, env = cluster
+    here, there = tmp_path / "here", tmp_path / "there"
+    run = subprocess.run([sys.executable, "-c", BATCHED, address, str(CORPUS), str(here), str(there)], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-4000:]
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    assert got == {"batches_on_ray": 3, "nodes_used": 2, "ray_left_running": False}
+    want, have = ray_scale.checksums(here), ray_scale.checksums(there)
+    assert {"chunks", "entities", "facts", "chunks_vectors", "entities_vectors", "facts_vectors", "manifest"} <= set(want)
+    assert have == want
