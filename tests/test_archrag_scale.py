@@ -162,16 +162,6 @@ def test_hierarchy_shares_the_layer_indexes_from_the_threshold_on(small_index, m
     assert default.entity_ids == shared.entity_ids and shared.communities_per_layer()
 
 
-def test_attribute_vectors_in_blocks_are_the_whole_matrix(small_index, monkeypatch):
-    from llama_index_graphrag_suite.methods.archrag import hierarchy as module
-
-    ids = list(small_index.entities)
-    ends = module._fact_columns(small_index)
-    whole = module._attribute_vectors(small_index, ids, ends)
-    monkeypatch.setattr(module, "SUM_BLOCK", 3)
-    assert module._attribute_vectors(small_index, ids, ends).tobytes() == whole.tobytes()
-
-
 def test_hnsw_rows_share_the_index_memory_and_keep_it_alive():
     import gc
 

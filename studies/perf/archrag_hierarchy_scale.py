@@ -47,6 +47,9 @@ STEPS = [
     ("llama_index_graphrag_suite.methods.archrag.hierarchy", "_fact_columns", "fact_columns"),
     ("llama_index_graphrag_suite.methods.archrag.hierarchy", "_entity_sentences", "entity_sentences"),
     ("llama_index_graphrag_suite.methods.archrag.hierarchy", "_attribute_vectors", "attribute_vectors"),
+    ("llama_index_graphrag_suite.methods.archrag.hierarchy", "fact_ends", "fact_columns"),  # the same steps, later
+    ("llama_index_graphrag_suite.methods.archrag.hierarchy", "entity_texts", "entity_sentences"),
+    ("llama_index_graphrag_suite.methods.archrag.hierarchy", "attribute_vectors", "attribute_vectors"),
     ("llama_index_graphrag_suite.methods.archrag.hierarchy", "summarise_layer", "summaries"),
     ("llama_index_graphrag_suite.methods.archrag.hierarchy", "centroids", "centroids"),
     ("llama_index_graphrag_suite.graph.communities", "knn_augment", "knn_augment"),

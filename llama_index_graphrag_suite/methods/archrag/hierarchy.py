@@ -51,11 +51,10 @@ from ...graph.chnsw import CHNSW, hnsw_layer, hnsw_rows, hnsw_search
 from ...graph.chnsw_search import unit_rows
 from ...graph.communities import build_hierarchy, centroids
 from ...graph.snapshot import RELATION
-from ...index.fact_columns import FactColumns
-from ...index.row_overlay import RowOverlay
 from ...index.storage import open_version, read_json, save_version, write_json
 from ...index.vectors import normalize_rows
 from ...llm.usage import LLMUsage
+from .attributes import attribute_vectors, entity_texts, fact_ends
 from .config import ArchRAGConfig, CommunityVector
 from ..shared_graph import ChunkPositions
 from .prompts import COMMUNITY_SUMMARY_PROMPT
@@ -150,11 +149,9 @@ class ArchRAGHierarchy:
         started = time.perf_counter()
         timings: dict[str, float] = {}
         entity_ids = list(index.entities)
-        ends = _fact_columns(index)
-        sentences = _entity_sentences(index, entity_ids, ends)
-        texts = [_first(sentences[i], 2) for i in range(len(entity_ids))]  # member "descriptions", layer 0
-        del sentences  # every entity's sentence list: not needed past its first two
-        attr = _attribute_vectors(index, entity_ids, ends)
+        ends = fact_ends(index, entity_ids)
+        texts = entity_texts(ends, len(entity_ids))  # member "descriptions", layer 0: two sentences each
+        attr = attribute_vectors(index, entity_ids, ends)
         del ends
         timings["attribute_vectors"] = time.perf_counter() - started
 
@@ -284,73 +281,3 @@ def _saved_config(saved: dict) -> ArchRAGConfig:
     """The config a hierarchy was saved with. Settings this version no longer has (a retrieval setting renamed or
     removed since) are dropped: they did not shape the hierarchy, whose own fields name its folder."""
     return ArchRAGConfig.model_validate({k: v for k, v in saved.items() if k in ArchRAGConfig.model_fields})
-
-
-
-def _first(sentences: list[str], n: int) -> str:
-    return " ".join(sentences[:n])
-
-
-def _fact_columns(index) -> tuple[list[str], list[str], list[str]]:
-    """Subjects, objects and texts of the facts in ``index.fact_ids`` order: whole columns of a loaded index's
-    facts (no record per fact), the records' fields otherwise."""
-    facts = index.facts
-    if isinstance(facts, FactColumns):  # a loaded version's facts: fact_ids is its id column
-        return tuple(facts.arrow_column(c).to_pylist() for c in ("subject", "object", "text"))
-    if isinstance(facts, RowOverlay):  # changed rows over a loaded version's: read as columns too
-        return tuple(facts.column(c) for c in ("subject", "object", "text"))
-    records = [facts[fid] for fid in index.fact_ids]
-    return [f.subject for f in records], [f.object for f in records], [f.text for f in records]
-
-
-def _entity_sentences(index, entity_ids: list[str], ends: tuple) -> list[list[str]]:
-    """Each entity's distinct fact sentences, the ones stating most of its relations first."""
-    row = {k: i for i, k in enumerate(entity_ids)}
-    counts: list[dict[str, int]] = [dict() for _ in entity_ids]
-    for subject, object_, text in zip(*ends):
-        for end in (subject, object_):
-            i = row.get(end)
-            if i is not None:
-                c = counts[i]
-                c[text] = c.get(text, 0) + 1
-    return [sorted(c, key=lambda t: -c[t]) for c in counts]  # sorted() is stable: first seen wins ties
-
-
-SUM_BLOCK = 65_536  # entities whose sentence vectors are summed at once
-
-
-def _attribute_vectors(index, entity_ids: list[str], ends: tuple) -> np.ndarray:
-    """normalise(name vector + normalise(mean sentence vector)); see the module docstring. In place where it can:
-    at 100,000 passages each copy of the entity vectors is 169 MB. (A row's product and norms do not depend on
-    the other rows: blocks give the numbers the whole matrix gives.)"""
-    table = index.entity_vectors
-    out = np.asarray(table.vectors()[np.fromiter((table.row(k) for k in entity_ids), np.int64, len(entity_ids))],
-                     np.float32)
-    out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-    row = {k: i for i, k in enumerate(entity_ids)}
-    subjects, objects, _ = ends
-    fact_rows = np.asarray(index.fact_text_rows, np.int64)
-    at_subject = np.fromiter((row.get(k, -1) for k in subjects), np.int64, len(subjects))
-    at_object = np.fromiter((row.get(k, -1) for k in objects), np.int64, len(objects))
-    both = at_object != at_subject  # a fact on one entity twice counts once, as {subject, object} did
-    rows = np.concatenate([at_subject, at_object[both]])
-    cols = np.concatenate([fact_rows, fact_rows[both]])
-    known = rows >= 0
-    if not known.any():
-        return out
-    texts = index.fact_vectors.vectors()
-    incidence = sp.csr_matrix((np.ones(int(known.sum()), np.float32), (rows[known], cols[known])),
-                              shape=(len(entity_ids), texts.shape[0]))
-    incidence.data[:] = 1.0  # a sentence counts once per entity, however many of its relations it states
-    incidence.sum_duplicates()
-    incidence.data[:] = 1.0
-    for start in range(0, out.shape[0], SUM_BLOCK):  # a block of entities at a time: no whole second copy
-        block = out[start:start + SUM_BLOCK]
-        sums = np.asarray(incidence[start:start + SUM_BLOCK] @ texts, np.float32)
-        sums /= np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)  # entities without facts stay 0
-        block += sums
-        block /= np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
-    # A table of several blocks joined its rows into a cached copy for this read: the hierarchy's read was the only
-    # one, so do not keep a second copy of every sentence vector (it is joined again if something needs it).
-    index.fact_vectors.forget_joined()
-    return out
