@@ -100,3 +100,12 @@ def test_sentences_rank_by_relations_then_first_seen_and_a_self_fact_counts_twic
     # entity 0: a x1, b x2, d x2 (b seen first) -> "b d"; entity 1: a, b x2 -> "b a"; entity 2: c x2, d -> "c d"
     assert attributes.entity_texts(ends, 4) == ["b d", "b a", "c d", ""]
     assert attributes.entity_texts(ends, 4, first=1) == ["b", "b", "c", ""]
+
+
+def test_dropping_a_tables_mapped_pages_leaves_its_rows_readable(indexes):
+    table = indexes["columns"].fact_vectors
+    assert isinstance(table.blocks()[0], np.memmap)  # a loaded table's rows are mapped
+    before = np.array(table.vectors())
+    table.at(np.arange(len(table)))  # read every page
+    attributes.drop_mapped_pages(table)
+    assert np.array_equal(table.vectors(), before)
