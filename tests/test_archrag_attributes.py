@@ -109,3 +109,28 @@ def test_dropping_a_tables_mapped_pages_leaves_its_rows_readable(indexes):
     table.at(np.arange(len(table)))  # read every page
     attributes.drop_mapped_pages(table)
     assert np.array_equal(table.vectors(), before)
+
+
+@pytest.mark.parametrize("kind", ["records", "columns", "overlay"])
+@pytest.mark.parametrize("extra", [[], ["no such entity"]])
+def test_entity_chunks_from_the_snapshot_are_the_records_chunk_sets(indexes, kind, extra):
+    from llama_index_graphrag_suite.methods.archrag.hierarchy import _entity_chunks
+    from llama_index_graphrag_suite.methods.shared_graph import ChunkPositions
+
+    index = indexes[kind]
+    ids = list(index.entities) + extra  # extra: a hierarchy row the index no longer has (no chunks)
+    position = ChunkPositions(index)
+    rows, cols = [], []
+    for r, key in enumerate(ids):
+        rec = index.entities.get(key)
+        for cid in (rec.chunks if rec else ()):
+            if cid in position:
+                rows.append(r)
+                cols.append(position[cid])
+    old = sp.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)), shape=(len(ids), len(position)))
+    new = _entity_chunks(index, ids)
+    old.sort_indices()
+    new.sort_indices()
+    assert old.nnz > len(ids) and old.shape == new.shape
+    assert np.array_equal(old.indptr, new.indptr) and np.array_equal(old.indices, new.indices)
+    assert old.data.tobytes() == new.data.tobytes()

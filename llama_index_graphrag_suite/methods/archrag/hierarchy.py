@@ -50,13 +50,13 @@ from llama_index.core.prompts import BasePromptTemplate
 from ...graph.chnsw import CHNSW, hnsw_layer, hnsw_rows, hnsw_search
 from ...graph.chnsw_search import unit_rows
 from ...graph.communities import build_hierarchy, centroids
-from ...graph.snapshot import RELATION
+from ...graph.snapshot import CONTAINS, RELATION
 from ...index.storage import open_version, read_json, save_version, write_json
 from ...index.vectors import normalize_rows
 from ...llm.usage import LLMUsage
 from .attributes import attribute_vectors, entity_texts, fact_ends
 from .config import ArchRAGConfig, CommunityVector
-from ..shared_graph import ChunkPositions
+from ..shared_graph import chunk_position_of_row
 from .prompts import COMMUNITY_SUMMARY_PROMPT
 from .summaries import FactLookup, summarise_layer
 
@@ -111,16 +111,8 @@ class ArchRAGHierarchy:
         """Sparse incidence: entity row -> chunk positions (``index.chunk_order``), and per community layer
         community -> chunk positions (the chunks of all entities under it)."""
         if self._chunk_maps is None:
-            position = ChunkPositions(index)
-            rows, cols = [], []
-            for r, key in enumerate(self.entity_ids):
-                rec = index.entities.get(key)
-                for cid in (rec.chunks if rec else ()):
-                    if cid in position:
-                        rows.append(r)
-                        cols.append(position[cid])
-            n, m = len(self.entity_ids), len(position)
-            entity_chunks = sp.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)), shape=(n, m))
+            entity_chunks = _entity_chunks(index, self.entity_ids)
+            n = len(self.entity_ids)
             per_layer = []
             for layer, ec in enumerate(self.entity_community, start=1):
                 onehot = sp.csr_matrix((np.ones(n, np.float32), (ec, np.arange(n))), shape=(self.communities_per_layer()[layer - 1], n))
@@ -281,3 +273,24 @@ def _saved_config(saved: dict) -> ArchRAGConfig:
     """The config a hierarchy was saved with. Settings this version no longer has (a retrieval setting renamed or
     removed since) are dropped: they did not shape the hierarchy, whose own fields name its folder."""
     return ArchRAGConfig.model_validate({k: v for k, v in saved.items() if k in ArchRAGConfig.model_fields})
+
+
+def _entity_chunks(index, entity_ids: list[str]) -> sp.csr_matrix:
+    """Entity row -> positions in ``index.chunk_order`` of the chunks that mention it (1.0 each), from the snapshot's
+    chunk-entity edges (the same pairs as the entities' chunk sets, which the load checks): a few array passes, not a
+    record per entity (at 100,000 passages the records made a serving process's first query take 8 CPU s)."""
+    snap = index.snapshot
+    n = len(entity_ids)
+    # A hierarchy of the snapshot's own entities (they are its first rows, in order): no lookup per id.
+    at = np.arange(n) if snap.node_ids[:n] == entity_ids else snap.rows_or_missing(entity_ids)
+    row_of = np.full(snap.num_nodes, -1, np.int64)  # snapshot row -> entity row of the hierarchy
+    row_of[at[at >= 0]] = np.flatnonzero(at >= 0)
+    contains = snap.edge_kind == CONTAINS
+    rows = row_of[snap.edge_dst[contains]]  # contains edges are stored (chunk, entity)
+    cols = chunk_position_of_row(index)[snap.edge_src[contains]]
+    keep = (rows >= 0) & (cols >= 0)
+    out = sp.csr_matrix((np.ones(int(keep.sum()), np.float32), (rows[keep], cols[keep].astype(np.int64))),
+                        shape=(n, len(index.chunk_order)))
+    out.sum_duplicates()
+    out.data[:] = 1.0  # a chunk mentions an entity once, however many edges say so
+    return out
