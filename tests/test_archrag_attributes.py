@@ -86,6 +86,8 @@ def test_texts_and_vectors_are_the_per_fact_ones(indexes, kind, monkeypatch):
     old = _old_ends(index)
     ends = attributes.fact_ends(index, ids)
     assert ends.subject_rows.size == len(old[0]) and len(ids) > 10
+    assert attributes.entity_names(index, ids) == [index.entities[k].surface for k in ids]
+    assert attributes.entity_names(index, ids[::-1]) == [index.entities[k].surface for k in ids[::-1]]
     texts = attributes.entity_texts(ends, len(ids))
     assert texts == _old_texts(ids, old) and any(texts) and not all(texts)
     expected = _old_vectors(index, ids, old)

@@ -16,10 +16,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import scipy.sparse as sp
 
+from ...index.entity_columns import EntityColumns
 from ...index.fact_columns import FactColumns
 from ...index.row_overlay import RowOverlay
 
-__all__ = ["FactEnds", "fact_ends", "entity_texts", "attribute_vectors", "drop_mapped_pages"]
+__all__ = ["FactEnds", "fact_ends", "entity_names", "entity_texts", "attribute_vectors", "drop_mapped_pages"]
 
 
 @dataclass
@@ -41,6 +42,15 @@ def _columns(index) -> list:
         return [pa.array(facts.column(c), pa.string()) for c in ("subject", "object", "text")]
     records = [facts[fid] for fid in index.fact_ids]
     return [pa.array([getattr(f, c) for f in records], pa.string()) for c in ("subject", "object", "text")]
+
+
+def entity_names(index, entity_ids: list[str]) -> list[str]:
+    """Each entity's surface form: the table's column when ``entity_ids`` are its keys in table order (no record
+    made per entity), else read record by record."""
+    entities = index.entities
+    if isinstance(entities, (EntityColumns, RowOverlay)) and list(entities) == entity_ids:
+        return entities.column("surface")
+    return [entities[k].surface for k in entity_ids]
 
 
 def _rows_in(values, value_set: pa.Array) -> np.ndarray:

@@ -54,7 +54,7 @@ from ...graph.snapshot import CONTAINS, RELATION
 from ...index.storage import open_version, read_json, save_version, write_json
 from ...index.vectors import normalize_rows
 from ...llm.usage import LLMUsage
-from .attributes import attribute_vectors, entity_texts, fact_ends
+from .attributes import attribute_vectors, entity_names, entity_texts, fact_ends
 from .config import ArchRAGConfig, CommunityVector
 from ..shared_graph import chunk_position_of_row
 from .prompts import COMMUNITY_SUMMARY_PROMPT
@@ -152,7 +152,7 @@ class ArchRAGHierarchy:
         src, dst = snap.edge_src[rel].astype(np.int64), snap.edge_dst[rel].astype(np.int64)
 
         usage = LLMUsage()
-        names = [index.entities[k].surface for k in entity_ids]
+        names = entity_names(index, entity_ids)
         state = {"names": names, "texts": texts, "titles": [], "summaries": [], "fallbacks": 0}
         facts_between = FactLookup(index, entity_ids) if llm is not None else None
         summarise_seconds = [0.0]
