@@ -7,8 +7,8 @@ hierarchy fields of :class:`ArchRAGConfig`:
   in (the texts of its relation facts; our KG has no LLM-written descriptions). Its attribute vector is
   computed without re-embedding anything: ``normalise(name vector + normalise(mean of its sentence
   vectors))``, both read from the index's vector tables (a mean-pooled stand-in for embedding
-  "name + sentences"; entities without facts keep their name vector). The bottom graph is the KG's
-  relation edges (synonym edges are left out: KNN augmentation adds similarity links itself).
+  "name + sentences"; entities without facts keep their name vector), read as arrays (``attributes.py``). The
+  bottom graph is the KG's relation edges (synonym edges are left out: KNN augmentation adds similarity links).
 * **Community layers** (:func:`graph.communities.build_hierarchy`): KNN augmentation + cosine weights,
   weighted Leiden with a size cap, next-layer graph; stop on too few nodes or the layer cap.
 * **Summaries** (Algorithm 1 line 7, ``summaries.py``): with an LLM, the ``community_summary`` prompt with
