@@ -172,3 +172,19 @@ def test_hnsw_rows_share_the_index_memory_and_keep_it_alive():
     assert not rows.flags.writeable
     with pytest.raises(ValueError):
         rows[0, 0] = 1.0
+
+
+def test_bottom_links_gathered_in_blocks_are_the_whole_gather(monkeypatch):
+    import faiss
+
+    from llama_index_graphrag_suite.graph import chnsw_build
+
+    index = hnsw_layer(unit_rows(_clustered(700, seed=9)), 8, 16)
+    hnsw = index.hnsw
+    offsets = faiss.vector_to_array(hnsw.offsets).astype(np.int64)
+    slots = offsets[:-1, None] + hnsw.cum_nb_neighbors(0) + np.arange(hnsw.nb_neighbors(0))[None, :]
+    whole = faiss.vector_to_array(hnsw.neighbors)[slots].astype(np.intp)
+    for block in (700, 64, 7):
+        monkeypatch.setattr(chnsw_build, "LINK_BLOCK", block)
+        links = chnsw_build._bottom_links(index)
+        assert links.dtype == np.intp and np.array_equal(links, whole) and (links >= 0).any()
