@@ -162,16 +162,6 @@ def test_hierarchy_shares_the_layer_indexes_from_the_threshold_on(small_index, m
     assert default.entity_ids == shared.entity_ids and shared.communities_per_layer()
 
 
-def test_attribute_vectors_in_blocks_are_the_whole_matrix(small_index, monkeypatch):
-    from llama_index_graphrag_suite.methods.archrag import hierarchy as module
-
-    ids = list(small_index.entities)
-    ends = module._fact_columns(small_index)
-    whole = module._attribute_vectors(small_index, ids, ends)
-    monkeypatch.setattr(module, "SUM_BLOCK", 3)
-    assert module._attribute_vectors(small_index, ids, ends).tobytes() == whole.tobytes()
-
-
 def test_hnsw_rows_share_the_index_memory_and_keep_it_alive():
     import gc
 
@@ -182,3 +172,19 @@ def test_hnsw_rows_share_the_index_memory_and_keep_it_alive():
     assert not rows.flags.writeable
     with pytest.raises(ValueError):
         rows[0, 0] = 1.0
+
+
+def test_bottom_links_gathered_in_blocks_are_the_whole_gather(monkeypatch):
+    import faiss
+
+    from llama_index_graphrag_suite.graph import chnsw_build
+
+    index = hnsw_layer(unit_rows(_clustered(700, seed=9)), 8, 16)
+    hnsw = index.hnsw
+    offsets = faiss.vector_to_array(hnsw.offsets).astype(np.int64)
+    slots = offsets[:-1, None] + hnsw.cum_nb_neighbors(0) + np.arange(hnsw.nb_neighbors(0))[None, :]
+    whole = faiss.vector_to_array(hnsw.neighbors)[slots].astype(np.intp)
+    for block in (700, 64, 7):
+        monkeypatch.setattr(chnsw_build, "LINK_BLOCK", block)
+        links = chnsw_build._bottom_links(index)
+        assert links.dtype == np.intp and np.array_equal(links, whole) and (links >= 0).any()

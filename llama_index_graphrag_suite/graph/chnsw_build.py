@@ -73,6 +73,26 @@ def hnsw_search(index, queries: np.ndarray, k: int, ef: int) -> tuple[np.ndarray
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
+LINK_BLOCK = 65_536  # nodes whose bottom-level links are gathered at once
+
+
+def _bottom_links(index) -> np.ndarray:
+    """(n, 2M) intp: each node's neighbour slots on the bottom level of a faiss HNSW (-1 padded), gathered a block of
+    nodes at a time into the result (the slot numbers and an int32 copy of every node's links were each as large)."""
+    import faiss
+
+    hnsw = index.hnsw
+    offsets = faiss.vector_to_array(hnsw.offsets).astype(np.int64)
+    neighbours = faiss.vector_to_array(hnsw.neighbors)
+    width = hnsw.nb_neighbors(0)
+    columns = hnsw.cum_nb_neighbors(0) + np.arange(width)
+    out = np.empty((offsets.size - 1, width), np.intp)
+    for start in range(0, out.shape[0], LINK_BLOCK):
+        stop = min(start + LINK_BLOCK, out.shape[0])
+        out[start:stop] = neighbours[offsets[start:stop, None] + columns[None, :]]
+    return out
+
+
 def faiss_layers(layers: list[np.ndarray], M: int, ef_construction: int, prebuilt: dict | None = None
                  ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """(links, down) per layer from one faiss HNSW per layer: a node's links are its bottom-level neighbours
@@ -91,11 +111,7 @@ def faiss_layers(layers: list[np.ndarray], M: int, ef_construction: int, prebuil
             elif (index.ntotal != x.shape[0] or index.d != x.shape[1] or index.hnsw.nb_neighbors(0) != 2 * M
                   or index.hnsw.efConstruction != ef_construction):
                 raise ValueError(f"the prebuilt HNSW of layer {layer} was built over other rows or settings")
-            hnsw = index.hnsw
-            offsets = faiss.vector_to_array(hnsw.offsets).astype(np.int64)
-            neighbours = faiss.vector_to_array(hnsw.neighbors)
-            slots = offsets[:-1, None] + hnsw.cum_nb_neighbors(0) + np.arange(hnsw.nb_neighbors(0))[None, :]
-            links.append(neighbours[slots].astype(np.intp))
+            links.append(_bottom_links(index))
             indexes.append(index)
     finally:
         faiss.omp_set_num_threads(threads)

@@ -64,7 +64,7 @@ def unique_pairs(src: np.ndarray, dst: np.ndarray, num_nodes: int) -> tuple[np.n
     return codes // num_nodes, codes % num_nodes
 
 
-EDGE_BLOCK = 65_536  # edges whose two ends are gathered at once (two blocks of rows, not two copies per edge)
+EDGE_BLOCK = 8_192  # edges whose two ends are gathered at once (two blocks of rows: 8 MB each at 256 dimensions)
 
 
 def edge_cosines(vectors: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -96,7 +96,7 @@ def _nearest(x: np.ndarray, k: int, approx_rows: int) -> tuple[np.ndarray, np.nd
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-KNN_BLOCK_ENTRIES = 1 << 20  # search entries (node x neighbour) handled at once
+KNN_BLOCK_ENTRIES = 1 << 18  # search entries (node x neighbour) handled at once (about ten int64 arrays of it)
 
 
 def _block_rows(search: int) -> int:

@@ -23,7 +23,9 @@ Rand index per layer, from memberships dumped into ``--dump``).
         --index /work/scratch/keep3/index-10000 /work/scratch/keep3/index-30000 /work/scratch/keep3/index-100000 \\
         --questions /work/scratch/keep3/synth-100000/questions.jsonl --dump /work/scratch/hH/dump
 
-(``--questions`` applies to the last index only.)
+(``--questions`` applies to the last index only.) ``--carry N --results A.json B.json`` runs nothing: from the rows
+of earlier ``--json`` files (two sizes or more) it fits each step's CPU seconds and the anonymous memory added while it
+ran against the entities (least squares in log-log) and carries them to N entities.
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ STEPS = [
     ("llama_index_graphrag_suite.methods.archrag.hierarchy", "_fact_columns", "fact_columns"),
     ("llama_index_graphrag_suite.methods.archrag.hierarchy", "_entity_sentences", "entity_sentences"),
     ("llama_index_graphrag_suite.methods.archrag.hierarchy", "_attribute_vectors", "attribute_vectors"),
+    ("llama_index_graphrag_suite.methods.archrag.hierarchy", "fact_ends", "fact_columns"),  # the same steps, later
+    ("llama_index_graphrag_suite.methods.archrag.hierarchy", "entity_texts", "entity_sentences"),
+    ("llama_index_graphrag_suite.methods.archrag.hierarchy", "attribute_vectors", "attribute_vectors"),
     ("llama_index_graphrag_suite.methods.archrag.hierarchy", "summarise_layer", "summaries"),
     ("llama_index_graphrag_suite.methods.archrag.hierarchy", "centroids", "centroids"),
     ("llama_index_graphrag_suite.graph.communities", "knn_augment", "knn_augment"),
@@ -177,6 +182,31 @@ def _slope(rows: list[dict]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
 
 
+def _carry(rows: list[dict], entities: int) -> list[str]:
+    """Per step: CPU exponent over entities and CPU seconds carried to ``entities``; the same for the peak anonymous
+    memory added while the step ran, and for the whole build (CPU, added RSS and anonymous peaks)."""
+    def fit(values: list[float]) -> tuple[float | None, float | None]:
+        pts = [(math.log(r["entities"]), math.log(v)) for r, v in zip(rows, values) if v and v > 0]
+        slope = _slope([{"entities": math.exp(x), "cpu_s": math.exp(y)} for x, y in pts]) if len(pts) == len(rows) else None
+        return (slope, math.exp(pts[-1][1] + slope * (math.log(entities) - pts[-1][0]))) if slope is not None else (None, None)
+
+    lines = [f"carried to {entities:,} entities from {[r['entities'] for r in rows]}:"]
+    cpus = [{k.strip(): v for k, v in r["steps_cpu_s"].items()} for r in rows]
+    steps = sorted({k for c in cpus for k in c} | {k for r in rows for k in r["anon_peak_added_mb_by_step"]})
+    for step in steps:
+        cpu = [c.get(step, 0.0) for c in cpus]
+        anon = [r["anon_peak_added_mb_by_step"].get(step, 0) for r in rows]
+        (b, c), (b2, m) = fit(cpu), fit(anon)
+        lines.append(f"  {step:22s} CPU s {cpu} exp {b if b is None else round(b, 2)} -> "
+                     f"{c if c is None else round(c)}; anon peak added MB {anon} exp {b2 if b2 is None else round(b2, 2)}"
+                     f" -> {m if m is None else round(m)}")
+    for key in ("cpu_s", "rss_peak_added_mb", "anon_peak_added_mb"):
+        b, v = fit([r[key] for r in rows])
+        lines.append(f"  total {key:18s} {[r[key] for r in rows]} exp {b if b is None else round(b, 2)} -> "
+                     f"{v if v is None else round(v)}")
+    return lines
+
+
 def _compare(dump: Path, index: str) -> str:
     import numpy as np
     from sklearn.metrics import adjusted_rand_score
@@ -198,11 +228,19 @@ def main() -> int:
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--old", help="code tree of the old version")
     ap.add_argument("--new", help="code tree of the new version")
-    ap.add_argument("--index", nargs="+", required=True)
+    ap.add_argument("--index", nargs="+")
+    ap.add_argument("--carry", type=int, help="carry the rows of --results to this many entities (runs nothing)")
+    ap.add_argument("--results", nargs="+", help="--json files of earlier runs (their 'new' rows, else 'old')")
     ap.add_argument("--questions", help="questions.jsonl of the last index's corpus: recall@5 with the hierarchy")
     ap.add_argument("--dump", help="folder for the memberships (compared between trees)")
     ap.add_argument("--json", help="write all results here")
     args = ap.parse_args()
+    if args.carry:
+        rows = [r for path in args.results for r in (lambda d: d.get("new") or d["old"])(json.loads(Path(path).read_text()))]
+        print("\n".join(_carry(sorted(rows, key=lambda r: r["entities"]), args.carry)))
+        return 0
+    if not args.index:
+        ap.error("give --index (or --carry with --results)")
     if args.child:
         print(_REPLY + json.dumps(child(args.index[0], args.questions, args.dump)), flush=True)
         return 0

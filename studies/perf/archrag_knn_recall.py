@@ -33,12 +33,12 @@ def main() -> None:
     from llama_index_graphrag_suite.graph.snapshot import RELATION
     from llama_index_graphrag_suite.graph.synonyms import ivf_index
     from llama_index_graphrag_suite.index.graph_index import GraphRAGIndex
-    from llama_index_graphrag_suite.methods.archrag import hierarchy
+    from llama_index_graphrag_suite.methods.archrag import attributes
 
     faiss.omp_set_num_threads(1)
     index = GraphRAGIndex.load(args.index, embed_model="hash")
     ids = list(index.entities)
-    x = unit_rows(hierarchy._attribute_vectors(index, ids, hierarchy._fact_columns(index)), in_place=True)
+    x = unit_rows(attributes.attribute_vectors(index, ids, attributes.fact_ends(index, ids)), in_place=True)
     n = x.shape[0]
     rel = index.snapshot.edge_kind == RELATION
     src, dst = unique_pairs(index.snapshot.edge_src[rel], index.snapshot.edge_dst[rel], n)

@@ -7,8 +7,8 @@ hierarchy fields of :class:`ArchRAGConfig`:
   in (the texts of its relation facts; our KG has no LLM-written descriptions). Its attribute vector is
   computed without re-embedding anything: ``normalise(name vector + normalise(mean of its sentence
   vectors))``, both read from the index's vector tables (a mean-pooled stand-in for embedding
-  "name + sentences"; entities without facts keep their name vector). The bottom graph is the KG's
-  relation edges (synonym edges are left out: KNN augmentation adds similarity links itself).
+  "name + sentences"; entities without facts keep their name vector), read as arrays (``attributes.py``). The
+  bottom graph is the KG's relation edges (synonym edges are left out: KNN augmentation adds similarity links).
 * **Community layers** (:func:`graph.communities.build_hierarchy`): KNN augmentation + cosine weights,
   weighted Leiden with a size cap, next-layer graph; stop on too few nodes or the layer cap.
 * **Summaries** (Algorithm 1 line 7, ``summaries.py``): with an LLM, the ``community_summary`` prompt with
@@ -50,14 +50,13 @@ from llama_index.core.prompts import BasePromptTemplate
 from ...graph.chnsw import CHNSW, hnsw_layer, hnsw_rows, hnsw_search
 from ...graph.chnsw_search import unit_rows
 from ...graph.communities import build_hierarchy, centroids
-from ...graph.snapshot import RELATION
-from ...index.fact_columns import FactColumns
-from ...index.row_overlay import RowOverlay
+from ...graph.snapshot import CONTAINS, RELATION
 from ...index.storage import open_version, read_json, save_version, write_json
 from ...index.vectors import normalize_rows
 from ...llm.usage import LLMUsage
+from .attributes import attribute_vectors, entity_names, entity_texts, fact_ends, release_free_heap
 from .config import ArchRAGConfig, CommunityVector
-from ..shared_graph import ChunkPositions
+from ..shared_graph import chunk_position_of_row
 from .prompts import COMMUNITY_SUMMARY_PROMPT
 from .summaries import FactLookup, summarise_layer
 
@@ -112,16 +111,8 @@ class ArchRAGHierarchy:
         """Sparse incidence: entity row -> chunk positions (``index.chunk_order``), and per community layer
         community -> chunk positions (the chunks of all entities under it)."""
         if self._chunk_maps is None:
-            position = ChunkPositions(index)
-            rows, cols = [], []
-            for r, key in enumerate(self.entity_ids):
-                rec = index.entities.get(key)
-                for cid in (rec.chunks if rec else ()):
-                    if cid in position:
-                        rows.append(r)
-                        cols.append(position[cid])
-            n, m = len(self.entity_ids), len(position)
-            entity_chunks = sp.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)), shape=(n, m))
+            entity_chunks = _entity_chunks(index, self.entity_ids)
+            n = len(self.entity_ids)
             per_layer = []
             for layer, ec in enumerate(self.entity_community, start=1):
                 onehot = sp.csr_matrix((np.ones(n, np.float32), (ec, np.arange(n))), shape=(self.communities_per_layer()[layer - 1], n))
@@ -150,26 +141,26 @@ class ArchRAGHierarchy:
         started = time.perf_counter()
         timings: dict[str, float] = {}
         entity_ids = list(index.entities)
-        ends = _fact_columns(index)
-        sentences = _entity_sentences(index, entity_ids, ends)
-        texts = [_first(sentences[i], 2) for i in range(len(entity_ids))]  # member "descriptions", layer 0
-        del sentences  # every entity's sentence list: not needed past its first two
-        attr = _attribute_vectors(index, entity_ids, ends)
+        ends = fact_ends(index, entity_ids)
+        texts = entity_texts(ends, len(entity_ids))  # member "descriptions", layer 0: two sentences each
+        attr = attribute_vectors(index, entity_ids, ends)
         del ends
         timings["attribute_vectors"] = time.perf_counter() - started
+        release_free_heap()  # the fact columns' arrays and the incidence are gone
 
         snap = index.snapshot
         rel = snap.edge_kind == RELATION
         src, dst = snap.edge_src[rel].astype(np.int64), snap.edge_dst[rel].astype(np.int64)
 
         usage = LLMUsage()
-        names = [index.entities[k].surface for k in entity_ids]
+        names = entity_names(index, entity_ids)
         state = {"names": names, "texts": texts, "titles": [], "summaries": [], "fallbacks": 0}
         facts_between = FactLookup(index, entity_ids) if llm is not None else None
         summarise_seconds = [0.0]
 
         def community_vectors(layer: int, membership: np.ndarray, below: np.ndarray, graph) -> np.ndarray:
             t0 = time.perf_counter()
+            release_free_heap()  # Leiden's graph is gone: give its memory back before the summaries
             titles, summaries = summarise_layer(layer, membership, graph, state, config, llm, usage,
                                                 facts_between, entity_ids, state_memberships, summary_prompt,
                                                 workers)
@@ -194,6 +185,7 @@ class ArchRAGHierarchy:
             attr = hnsw_rows(shared[0])
 
         def layer_search(layer: int, x: np.ndarray):
+            release_free_heap()  # before the layer's KNN step, the build's peak
             if not share:
                 return None
             if layer not in shared:
@@ -205,6 +197,7 @@ class ArchRAGHierarchy:
         timings["clustering_and_summaries"] = time.perf_counter() - t0
         timings["summaries_and_embedding"] = summarise_seconds[0]
         t0 = time.perf_counter()
+        release_free_heap()
         chnsw_layers = [attr] + [layer.vectors for layer in layers]
         del attr  # the C-HNSW scales these rows to unit length in place and keeps them: no second copy
         chnsw = CHNSW.build(chnsw_layers, M=config.M, ef_construction=config.ef_construction, seed=config.seed,
@@ -286,71 +279,22 @@ def _saved_config(saved: dict) -> ArchRAGConfig:
     return ArchRAGConfig.model_validate({k: v for k, v in saved.items() if k in ArchRAGConfig.model_fields})
 
 
-
-def _first(sentences: list[str], n: int) -> str:
-    return " ".join(sentences[:n])
-
-
-def _fact_columns(index) -> tuple[list[str], list[str], list[str]]:
-    """Subjects, objects and texts of the facts in ``index.fact_ids`` order: whole columns of a loaded index's
-    facts (no record per fact), the records' fields otherwise."""
-    facts = index.facts
-    if isinstance(facts, FactColumns):  # a loaded version's facts: fact_ids is its id column
-        return tuple(facts.arrow_column(c).to_pylist() for c in ("subject", "object", "text"))
-    if isinstance(facts, RowOverlay):  # changed rows over a loaded version's: read as columns too
-        return tuple(facts.column(c) for c in ("subject", "object", "text"))
-    records = [facts[fid] for fid in index.fact_ids]
-    return [f.subject for f in records], [f.object for f in records], [f.text for f in records]
-
-
-def _entity_sentences(index, entity_ids: list[str], ends: tuple) -> list[list[str]]:
-    """Each entity's distinct fact sentences, the ones stating most of its relations first."""
-    row = {k: i for i, k in enumerate(entity_ids)}
-    counts: list[dict[str, int]] = [dict() for _ in entity_ids]
-    for subject, object_, text in zip(*ends):
-        for end in (subject, object_):
-            i = row.get(end)
-            if i is not None:
-                c = counts[i]
-                c[text] = c.get(text, 0) + 1
-    return [sorted(c, key=lambda t: -c[t]) for c in counts]  # sorted() is stable: first seen wins ties
-
-
-SUM_BLOCK = 65_536  # entities whose sentence vectors are summed at once
-
-
-def _attribute_vectors(index, entity_ids: list[str], ends: tuple) -> np.ndarray:
-    """normalise(name vector + normalise(mean sentence vector)); see the module docstring. In place where it can:
-    at 100,000 passages each copy of the entity vectors is 169 MB. (A row's product and norms do not depend on
-    the other rows: blocks give the numbers the whole matrix gives.)"""
-    table = index.entity_vectors
-    out = np.asarray(table.vectors()[np.fromiter((table.row(k) for k in entity_ids), np.int64, len(entity_ids))],
-                     np.float32)
-    out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-    row = {k: i for i, k in enumerate(entity_ids)}
-    subjects, objects, _ = ends
-    fact_rows = np.asarray(index.fact_text_rows, np.int64)
-    at_subject = np.fromiter((row.get(k, -1) for k in subjects), np.int64, len(subjects))
-    at_object = np.fromiter((row.get(k, -1) for k in objects), np.int64, len(objects))
-    both = at_object != at_subject  # a fact on one entity twice counts once, as {subject, object} did
-    rows = np.concatenate([at_subject, at_object[both]])
-    cols = np.concatenate([fact_rows, fact_rows[both]])
-    known = rows >= 0
-    if not known.any():
-        return out
-    texts = index.fact_vectors.vectors()
-    incidence = sp.csr_matrix((np.ones(int(known.sum()), np.float32), (rows[known], cols[known])),
-                              shape=(len(entity_ids), texts.shape[0]))
-    incidence.data[:] = 1.0  # a sentence counts once per entity, however many of its relations it states
-    incidence.sum_duplicates()
-    incidence.data[:] = 1.0
-    for start in range(0, out.shape[0], SUM_BLOCK):  # a block of entities at a time: no whole second copy
-        block = out[start:start + SUM_BLOCK]
-        sums = np.asarray(incidence[start:start + SUM_BLOCK] @ texts, np.float32)
-        sums /= np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)  # entities without facts stay 0
-        block += sums
-        block /= np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
-    # A table of several blocks joined its rows into a cached copy for this read: the hierarchy's read was the only
-    # one, so do not keep a second copy of every sentence vector (it is joined again if something needs it).
-    index.fact_vectors.forget_joined()
+def _entity_chunks(index, entity_ids: list[str]) -> sp.csr_matrix:
+    """Entity row -> positions in ``index.chunk_order`` of the chunks that mention it (1.0 each), from the snapshot's
+    chunk-entity edges (the same pairs as the entities' chunk sets, which the load checks): a few array passes, not a
+    record per entity (at 100,000 passages the records made a serving process's first query take 8 CPU s)."""
+    snap = index.snapshot
+    n = len(entity_ids)
+    # A hierarchy of the snapshot's own entities (they are its first rows, in order): no lookup per id.
+    at = np.arange(n) if snap.node_ids[:n] == entity_ids else snap.rows_or_missing(entity_ids)
+    row_of = np.full(snap.num_nodes, -1, np.int64)  # snapshot row -> entity row of the hierarchy
+    row_of[at[at >= 0]] = np.flatnonzero(at >= 0)
+    contains = snap.edge_kind == CONTAINS
+    rows = row_of[snap.edge_dst[contains]]  # contains edges are stored (chunk, entity)
+    cols = chunk_position_of_row(index)[snap.edge_src[contains]]
+    keep = (rows >= 0) & (cols >= 0)
+    out = sp.csr_matrix((np.ones(int(keep.sum()), np.float32), (rows[keep], cols[keep].astype(np.int64))),
+                        shape=(n, len(index.chunk_order)))
+    out.sum_duplicates()
+    out.data[:] = 1.0  # a chunk mentions an entity once, however many edges say so
     return out
