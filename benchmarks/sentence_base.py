@@ -68,7 +68,8 @@ def recall5(doc_ids: list[str], gold: list[str]) -> float:
     return len(set(gold) & set(doc_ids[:5])) / len(set(gold))
 
 
-def run_set(index_dir: Path, dataset: Path, cache: Path, methods: tuple[str, ...], limit: int | None) -> dict:
+def run_set(index_dir: Path, dataset: Path, cache: Path, methods: tuple[str, ...], limit: int | None,
+            method_bases: tuple[str, ...] = METHOD_BASES) -> dict:
     """Per-question recall@5 of each base and each (method, base) on one set, and the index-side costs."""
     from llama_index_graphrag_suite.eval.datasets import load_dataset
     from llama_index_graphrag_suite.index import GraphRAGIndex
@@ -94,7 +95,7 @@ def run_set(index_dir: Path, dataset: Path, cache: Path, methods: tuple[str, ...
     out: dict = {"questions": len(questions), "chunks": len(order), "sentences": int(len(owner)),
                  "fact_sentences": len(index.fact_vectors), "embed_all_seconds": round(embed_seconds, 1),
                  "pairs_seconds": round(pair_seconds, 3), "base": {b: [] for b in BASES},
-                 "methods": {f"{m}/{b}": [] for m in methods for b in METHOD_BASES}, "base_ms": {b: [] for b in BASES}}
+                 "methods": {f"{m}/{b}": [] for m in methods for b in method_bases}, "base_ms": {b: [] for b in BASES}}
 
     def ranked(nodes) -> list[str]:
         return [n.node.metadata["doc_id"] for n in nodes if n.node.metadata.get("kind", "chunk") == "chunk"]
@@ -120,7 +121,7 @@ def run_set(index_dir: Path, dataset: Path, cache: Path, methods: tuple[str, ...
             out["base"][b].append(recall5([doc_of[i] for i in top_k(base[b], 5).tolist()], gold))
         for m in methods:
             if m in READS_BASE:
-                for b in METHOD_BASES:
+                for b in method_bases:
                     retriever = plain[m] if b == "hybrid" else on[m]
                     qs.sentence_scores = all_sentences if b == "all" else library_sentences
                     try:
@@ -131,7 +132,7 @@ def run_set(index_dir: Path, dataset: Path, cache: Path, methods: tuple[str, ...
                 continue
             guard = plain[m]
             own, evidence = guard.inner.retrieve_with_evidence(text)
-            for b in METHOD_BASES:
+            for b in method_bases:
                 qs.sentence_scores = all_sentences if b == "all" else library_sentences
                 try:
                     with qs.shared_query_scores(), qs.sentence_base(b != "hybrid"):
@@ -149,6 +150,8 @@ def main() -> None:
     parser.add_argument("--sets", default=",".join(SHARED_SETS))
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--cache", default="/tmp/sentence_base", help="where the all-sentence vectors are kept")
+    parser.add_argument("--method-bases", default=",".join(METHOD_BASES),
+                        help="the bases the methods run on (hybrid first; 'all' doubles A2RAG's and AGRAG's time)")
     parser.add_argument("--limit", type=int, help="first N questions with gold only (a quick check)")
     parser.add_argument("--out", required=True, help="JSON of per-question recall@5 (merged into an existing one)")
     args = parser.parse_args()
@@ -157,7 +160,8 @@ def main() -> None:
     for name in args.sets.split(","):
         started = time.perf_counter()
         results[name] = run_set(Path(args.indexes) / name, Path(args.datasets) / name, Path(args.cache),
-                                tuple(m for m in args.methods.split(",") if m), args.limit)
+                                tuple(m for m in args.methods.split(",") if m), args.limit,
+                                tuple(args.method_bases.split(",")))
         tmp = out_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(results))
         os.replace(tmp, out_path)

@@ -141,40 +141,42 @@ def sentence_chunk_pairs(index) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per snapshot (cached): which fact-text rows (``index.fact_vectors``) each chunk states, as
     :func:`best_sentence` reads them: the start of each chunk's group, the chunk positions, the rows by chunk."""
     def build() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        position, facts = index.chunk_position, index.facts
-        pairs = {(position[c], row)
-                 for fid, row in zip(index.fact_ids, np.asarray(index.fact_text_rows, np.int64).tolist())
-                 for c in facts[fid].chunks if c in position}
-        if not pairs:
-            empty = np.zeros(0, np.int64)
-            return empty, empty, empty
-        both = np.asarray(sorted(pairs), np.int64)
-        starts = np.r_[0, np.flatnonzero(np.diff(both[:, 0])) + 1]
-        return starts, both[starts, 0], both[:, 1]
+        text_rows = np.asarray(index.fact_text_rows, np.int64)
+        found = _fact_chunk_positions(index)
+        if found is None:  # facts as records (an index built or changed in this process)
+            position, facts = index.chunk_position, index.facts
+            pairs = [(position[c], i) for i, fid in enumerate(index.fact_ids) for c in facts[fid].chunks
+                     if c in position]
+            found = np.asarray(pairs, np.int64).reshape(-1, 2).T if pairs else (np.zeros(0, np.int64),) * 2
+        chunk, fact = found
+        keep = (chunk >= 0) & (text_rows[fact] >= 0)
+        width = max(1, len(index.fact_vectors))
+        key = np.unique(chunk[keep] * width + text_rows[fact[keep]])  # sorted by chunk, then row; each pair once
+        chunks, rows = key // width, key % width
+        starts = np.r_[0, np.flatnonzero(np.diff(chunks)) + 1] if key.size else np.zeros(0, np.int64)
+        return starts, chunks[starts], rows
 
     return index.cached("query_scores.sentence_pairs", build)
 
 
-def _read_only(scores: np.ndarray) -> np.ndarray:
-    scores.flags.writeable = False  # shared by the retrieval's steps (and ranked once, top_ranked)
-    return scores
+def _fact_chunk_positions(index) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(chunk position, fact position)`` of every (fact, chunk stating it) pair, read off a loaded index's Arrow
+    fact columns without a Python object per fact (-1 for a chunk not in ``chunk_order``); None for facts held as
+    records."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-
-#: How deep :func:`top_ranked` ranks an array the first time (a later call asking for more ranks again).
-RANK_DEPTH = 100
-
-
-def top_ranked(scores: np.ndarray, k: int) -> np.ndarray:
-    """``scoring.top_k(scores, k)`` for a read-only array several steps of one retrieval rank (the hybrid scores:
-    the method's ranking, its restart seeds, the guard's). Inside :func:`shared_query_scores` the array is ranked
-    once, to the deepest ``k`` asked (at least :data:`RANK_DEPTH`), and sliced: ``top_k(s, a)`` is
-    ``top_k(s, b)[:a]`` for ``a <= b``."""
-    memo = _MEMO.get()
-    if memo is None or scores.flags.writeable:
-        return top_k(scores, k)
-    k = max(int(k), 0)
-    key = ("ranked", id(scores))
-    hit = memo.get(key)
-    if hit is None or hit[0] is not scores or hit[1].size < min(k, scores.size):
-        hit = memo[key] = (scores, top_k(scores, max(k, RANK_DEPTH)))
-    return hit[1][:k]
+    column = getattr(index.facts, "arrow_column", None)
+    if column is None:
+        return None
+    order = pa.array(index.chunk_order, pa.string())
+    chunk_parts, fact_parts, offset = [], [], 0
+    lists = column("chunks")
+    for part in (lists.chunks if isinstance(lists, pa.ChunkedArray) else [lists]):
+        found = pc.index_in(pc.list_flatten(part), value_set=order)
+        chunk_parts.append(found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64))
+        fact_parts.append(pc.list_parent_indices(part).to_numpy(zero_copy_only=False).astype(np.int64) + offset)
+        offset += len(part)
+    if not chunk_parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(chunk_parts), np.concatenate(fact_parts)
