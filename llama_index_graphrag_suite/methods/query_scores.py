@@ -180,3 +180,28 @@ def _fact_chunk_positions(index) -> tuple[np.ndarray, np.ndarray] | None:
     if not chunk_parts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     return np.concatenate(chunk_parts), np.concatenate(fact_parts)
+
+
+def _read_only(scores: np.ndarray) -> np.ndarray:
+    scores.flags.writeable = False  # shared by the retrieval's steps (and ranked once, top_ranked)
+    return scores
+
+
+#: How deep :func:`top_ranked` ranks an array the first time (a later call asking for more ranks again).
+RANK_DEPTH = 100
+
+
+def top_ranked(scores: np.ndarray, k: int) -> np.ndarray:
+    """``scoring.top_k(scores, k)`` for a read-only array several steps of one retrieval rank (the hybrid scores:
+    the method's ranking, its restart seeds, the guard's). Inside :func:`shared_query_scores` the array is ranked
+    once, to the deepest ``k`` asked (at least :data:`RANK_DEPTH`), and sliced: ``top_k(s, a)`` is
+    ``top_k(s, b)[:a]`` for ``a <= b``."""
+    memo = _MEMO.get()
+    if memo is None or scores.flags.writeable:
+        return top_k(scores, k)
+    k = max(int(k), 0)
+    key = ("ranked", id(scores))
+    hit = memo.get(key)
+    if hit is None or hit[0] is not scores or hit[1].size < min(k, scores.size):
+        hit = memo[key] = (scores, top_k(scores, max(k, RANK_DEPTH)))
+    return hit[1][:k]
