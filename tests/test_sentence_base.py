@@ -100,3 +100,15 @@ def test_the_guard_fuses_with_the_base_its_setting_names(index, method, monkeypa
         get_retriever(index, method, top_k=3, guard_best_sentence=on).retrieve(question)
         assert seen and seen[-1] == pytest.approx(expected[on])
     assert get_retriever(index, method).guard_config.guard_best_sentence is False  # the shipped default
+
+
+def test_a_loaded_index_reads_the_same_pairs_off_its_fact_columns(index, tmp_path):
+    from llama_index_graphrag_suite.index import GraphRAGIndex
+
+    index.persist(tmp_path / "ix")
+    loaded = GraphRAGIndex.load(tmp_path / "ix", embed_model=index.state.embed_model)
+    assert hasattr(loaded.facts, "arrow_column") and not hasattr(index.facts, "arrow_column")  # the two paths
+    assert loaded.chunk_order == index.chunk_order
+    for built, read in zip(sentence_chunk_pairs(index), sentence_chunk_pairs(loaded)):
+        assert built.tolist() == read.tolist()
+    assert sentence_scores(loaded, SECOND_SENTENCE) == pytest.approx(sentence_scores(index, SECOND_SENTENCE))
