@@ -68,7 +68,7 @@ def recall5(doc_ids: list[str], gold: list[str]) -> float:
     return len(set(gold) & set(doc_ids[:5])) / len(set(gold))
 
 
-def run_set(index_dir: Path, dataset: Path, cache: Path, methods: tuple[str, ...], limit: int | None,
+def run_set(index_dir: Path, dataset: Path, cache: Path | None, methods: tuple[str, ...], limit: int | None,
             method_bases: tuple[str, ...] = METHOD_BASES) -> dict:
     """Per-question recall@5 of each base and each (method, base) on one set, and the index-side costs."""
     from llama_index_graphrag_suite.eval.datasets import load_dataset
@@ -81,7 +81,10 @@ def run_set(index_dir: Path, dataset: Path, cache: Path, methods: tuple[str, ...
     questions = [q for q in load_dataset(dataset).questions if q.supporting_ids][:limit]
     order, chunks = index.chunk_order, index.chunks
     doc_of = [chunks[c].doc_id for c in order]
-    vecs, owner, embed_seconds = all_sentence_vectors(index, cache, dataset.name)
+    bases = BASES if cache is not None else tuple(b for b in BASES if b != "all")
+    method_bases = tuple(b for b in method_bases if b in bases)
+    vecs, owner, embed_seconds = (all_sentence_vectors(index, cache, dataset.name) if cache is not None
+                                  else (np.zeros((0, 1), np.float32), np.zeros(0, np.int64), float("nan")))
     started = time.perf_counter()
     qs.sentence_chunk_pairs(index)
     pair_seconds = time.perf_counter() - started
@@ -94,8 +97,8 @@ def run_set(index_dir: Path, dataset: Path, cache: Path, methods: tuple[str, ...
     on = {m: get_retriever(index, m, top_k=5, guard_best_sentence=True) for m in methods if m in READS_BASE}
     out: dict = {"questions": len(questions), "chunks": len(order), "sentences": int(len(owner)),
                  "fact_sentences": len(index.fact_vectors), "embed_all_seconds": round(embed_seconds, 1),
-                 "pairs_seconds": round(pair_seconds, 3), "base": {b: [] for b in BASES},
-                 "methods": {f"{m}/{b}": [] for m in methods for b in method_bases}, "base_ms": {b: [] for b in BASES}}
+                 "pairs_seconds": round(pair_seconds, 3), "base": {b: [] for b in bases},
+                 "methods": {f"{m}/{b}": [] for m in methods for b in method_bases}, "base_ms": {b: [] for b in bases}}
 
     def ranked(nodes) -> list[str]:
         return [n.node.metadata["doc_id"] for n in nodes if n.node.metadata.get("kind", "chunk") == "chunk"]
@@ -113,11 +116,12 @@ def run_set(index_dir: Path, dataset: Path, cache: Path, methods: tuple[str, ...
             t2 = time.perf_counter()
             base["fact|chunk"] = qs.three_way(dense, bm25, np.maximum(fact, dense))
             t3 = time.perf_counter()
-            base["all"] = qs.three_way(dense, bm25, all_sentences(index, text))
+            if "all" in bases:
+                base["all"] = qs.three_way(dense, bm25, all_sentences(index, text))
             t4 = time.perf_counter()
-        for b, (a, z) in zip(BASES, ((t0, t1), (t1, t2), (t1, t3), (t3, t4))):
+        for b, (a, z) in zip(bases, ((t0, t1), (t1, t2), (t1, t3), (t3, t4))):
             out["base_ms"][b].append(1000 * (z - a))
-        for b in BASES:
+        for b in bases:
             out["base"][b].append(recall5([doc_of[i] for i in top_k(base[b], 5).tolist()], gold))
         for m in methods:
             if m in READS_BASE:
@@ -150,6 +154,7 @@ def main() -> None:
     parser.add_argument("--sets", default=",".join(SHARED_SETS))
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--cache", default="/tmp/sentence_base", help="where the all-sentence vectors are kept")
+    parser.add_argument("--no-all", action="store_true", help="leave out the 'all' base (no sentence embedded)")
     parser.add_argument("--method-bases", default=",".join(METHOD_BASES),
                         help="the bases the methods run on (hybrid first; 'all' doubles A2RAG's and AGRAG's time)")
     parser.add_argument("--limit", type=int, help="first N questions with gold only (a quick check)")
@@ -159,7 +164,8 @@ def main() -> None:
     results = json.loads(out_path.read_text()) if out_path.exists() else {}
     for name in args.sets.split(","):
         started = time.perf_counter()
-        results[name] = run_set(Path(args.indexes) / name, Path(args.datasets) / name, Path(args.cache),
+        results[name] = run_set(Path(args.indexes) / name, Path(args.datasets) / name,
+                                None if args.no_all else Path(args.cache),
                                 tuple(m for m in args.methods.split(",") if m), args.limit,
                                 tuple(args.method_bases.split(",")))
         tmp = out_path.with_suffix(".tmp")

@@ -57,16 +57,17 @@ def main() -> None:
     sets = [s for s in SHARED_SETS if s in data]
     methods = sorted({k.split("/")[0] for s in sets for k in data[s]["methods"]})
     method_bases = sorted({k.split("/")[1] for s in sets for k in data[s]["methods"]}, key=["hybrid", "fact", "all"].index)
-    bases = list(data[sets[0]]["base"])
+    bases = [b for b in ("hybrid", "fact", "fact|chunk", "all") if any(b in data[s]["base"] for s in sets)]
     head = "| ranking | " + " | ".join(SHORT[s] for s in sets) + " |"
     rule = "|---|" + "---:|" * len(sets)
     lines = ["# The best sentence as a third score of the hybrid base (`benchmarks/sentence_base.py`)", "",
              "recall@5 in %, all-MiniLM-L6-v2, LLM-free, top 5, every question with gold; the bases and the command "
              "are in the script's docstring. `llamaindex_hybrid` is the README's figure (the base does not enter "
-             "it).", "", "## Recall@5", "", head, rule,
+             "it). Questions: " + ", ".join(f"{SHORT[s]} {data[s]['questions']}" for s in sets) + ".", "",
+             "## Recall@5", "", head, rule,
              "| llamaindex_hybrid | " + " | ".join(f"{LLAMAINDEX_HYBRID[s]:.1f}" for s in sets) + " |"]
     for b in bases:
-        lines.append(f"| base: {b} | " + " | ".join(f"{pct(data[s]['base'][b]):.1f}" for s in sets) + " |")
+        lines.append(f"| base: {b} | " + " | ".join(cell(data[s]["base"].get(b)) for s in sets) + " |")
     for m in methods:
         for b in method_bases:
             lines.append(f"| {m} on {b} | " + " | ".join(cell(data[s]["methods"].get(f"{m}/{b}")) for s in sets)
@@ -104,7 +105,8 @@ def main() -> None:
               "methods on every set); hybrid wins a tie.", "",
               "| left out | chosen on the others | held-out gain of the base | held-out gain, mean of the methods |",
               "|---|---|---:|---:|"]
-    for label, candidates, rankings in (("base alone", bases, ["base"]),
+    measured = [b for b in bases if all(b in data[s]["base"] for s in sets)]
+    for label, candidates, rankings in (("base alone", measured, ["base"]),
                                         ("base and methods", everywhere, ["base"] + methods)):
         for s in sets:
             b = choose(data, [o for o in sets if o != s], candidates, rankings)
@@ -121,9 +123,10 @@ def main() -> None:
     for s in sets:
         d = data[s]
         ms = {b: float(np.median(v)) for b, v in d["base_ms"].items()}
-        lines.append(f"| {SHORT[s]} | {d['chunks']} | {d['fact_sentences']} | {d['sentences']} | "
-                     f"{d['embed_all_seconds']:.0f} | {d['pairs_seconds']:.2f} | {ms['hybrid']:.1f} / "
-                     f"+{ms['fact']:.1f} / +{ms['all']:.1f} |")
+        every = "–" if "all" not in ms else f"+{ms['all']:.1f}"
+        seconds = "–" if "all" not in ms else f"{d['embed_all_seconds']:.0f}"
+        lines.append(f"| {SHORT[s]} | {d['chunks']} | {d['fact_sentences']} | {d['sentences']} | {seconds} | "
+                     f"{d['pairs_seconds']:.2f} | {ms['hybrid']:.1f} / +{ms['fact']:.1f} / {every} |")
     print("\n".join(lines))
 
 
