@@ -52,8 +52,15 @@ def cell(values) -> str:
 
 def main() -> None:
     data: dict = {}
-    for path in sys.argv[1:]:  # one JSON per run; a set in several: the last
-        data.update(json.loads(Path(path).read_text()))
+    for path in sys.argv[1:]:  # one JSON per run; runs of a set over the same questions are merged
+        for name, run in json.loads(Path(path).read_text()).items():
+            kept = data.get(name)
+            if kept is not None and kept["questions"] == run["questions"]:
+                kept["methods"].update(run["methods"])
+                for key in ("base", "base_ms"):
+                    kept[key] = {**run[key], **kept[key]}
+            elif kept is None or run["methods"] or not kept["methods"]:  # else: the run with methods stands
+                data[name] = run
     sets = [s for s in SHARED_SETS if s in data]
     methods = sorted({k.split("/")[0] for s in sets for k in data[s]["methods"]})
     method_bases = sorted({k.split("/")[1] for s in sets for k in data[s]["methods"]}, key=["hybrid", "fact", "all"].index)
@@ -98,25 +105,27 @@ def main() -> None:
     below = [f"{m} on {b} ({SHORT[s]})" for s in sets for m in methods for b in method_bases
              if f"{m}/{b}" in data[s]["methods"] and pct(data[s]["methods"][f"{m}/{b}"]) < pct(data[s]["base"]["hybrid"]) - 1e-9]
     lines += ["", "Graph methods below hybrid (the plain base): " + (", ".join(below) or "none") + "."]
-    everywhere = [b for b in method_bases if all(f"{m}/{b}" in data[s]["methods"] for s in sets for m in methods)]
     lines += ["", "## Which base: chosen on all sets (in-sample) and leaving each set out", "",
-              "Criterion: mean recall@5 over the sets (weighed equally) of the base alone (first rows), or of the base "
-              f"alone and the {len(methods)} guarded methods on it (second rows, candidates measured through the "
-              "methods on every set); hybrid wins a tie.", "",
+              "Criterion: mean recall@5 over the sets (weighed equally) of the base alone, or of the base alone and "
+              "every guarded method on it (only the sets where every method ran on every candidate base); hybrid "
+              "wins a tie.", "",
               "| left out | chosen on the others | held-out gain of the base | held-out gain, mean of the methods |",
               "|---|---|---:|---:|"]
-    measured = [b for b in bases if all(b in data[s]["base"] for s in sets)]
-    for label, candidates, rankings in (("base alone", measured, ["base"]),
-                                        ("base and methods", everywhere, ["base"] + methods)):
-        for s in sets:
-            b = choose(data, [o for o in sets if o != s], candidates, rankings)
+    with_methods = [s for s in sets if all(f"{m}/{b}" in data[s]["methods"] for m in methods for b in method_bases)]
+    for label, pool, candidates, rankings in (
+            ("base alone", sets, [b for b in bases if all(b in data[s]["base"] for s in sets)], ["base"]),
+            ("base and methods", with_methods, method_bases, ["base"] + methods)):
+        if len(pool) < 2 or not candidates:
+            continue
+        for s in pool:
+            b = choose(data, [o for o in pool if o != s], candidates, rankings)
             rows = rows_of(data, s)
             gain = pct(rows[f"base/{b}"]) - pct(rows["base/hybrid"])
             measured = [m for m in methods if f"{m}/{b}" in rows]
-            mgain = np.mean([pct(rows[f"{m}/{b}"]) - pct(rows[f"{m}/hybrid"]) for m in measured])
+            mgain = np.mean([pct(rows[f"{m}/{b}"]) - pct(rows[f"{m}/hybrid"]) for m in measured]) if measured else None
             lines.append(f"| {SHORT[s]} ({label}) | {b} | {gain:+.1f} | "
-                         + (f"{mgain:+.1f} |" if measured else "– |"))
-        lines.append(f"| all {len(sets)}, in-sample ({label}) | {choose(data, sets, candidates, rankings)} | | |")
+                         + ("– |" if mgain is None else f"{mgain:+.1f} |"))
+        lines.append(f"| all {len(pool)}, in-sample ({label}) | {choose(data, pool, candidates, rankings)} | | |")
     lines += ["", "## Index and query cost", "", "| set | chunks | fact sentences (in the index) | every sentence "
               "| embedding every sentence, s | fact pairs built, s | query ms (embedding excluded): hybrid / + fact / + all |",
               "|---|---:|---:|---:|---:|---:|---|"]
@@ -125,7 +134,7 @@ def main() -> None:
         ms = {b: float(np.median(v)) for b, v in d["base_ms"].items()}
         every = "–" if "all" not in ms else f"+{ms['all']:.1f}"
         seconds = "–" if "all" not in ms else f"{d['embed_all_seconds']:.0f}"
-        lines.append(f"| {SHORT[s]} | {d['chunks']} | {d['fact_sentences']} | {d['sentences']} | {seconds} | "
+        lines.append(f"| {SHORT[s]} | {d['chunks']} | {d['fact_sentences']} | {d['sentences'] or '–'} | {seconds} | "
                      f"{d['pairs_seconds']:.2f} | {ms['hybrid']:.1f} / +{ms['fact']:.1f} / {every} |")
     print("\n".join(lines))
 
