@@ -4,6 +4,11 @@ A guarded graph method needs them twice: the method ranks with them, then the hy
 with hybrid's (``guard.fusion.hybrid_ranking``). Inside :func:`shared_query_scores` (which every retrieval opens,
 the guard's around the method's) the second call returns the first call's arrays; outside it nothing is kept, so
 no score outlives an index update.
+
+The hybrid base may take a third score, a chunk's best sentence (:func:`sentence_scores`), inside
+:func:`sentence_base` (the guard opens it when its ``guard_best_sentence`` is on): then :func:`hybrid_scores`,
+which the guard fuses with and AGRAG and A2RAG read, is the equal-weight fusion of dense, BM25 and best sentence.
+Outside that block (the ``hybrid`` baseline, the ``:paper`` methods) it is AGRAG's Eq. 21 as published.
 """
 
 from __future__ import annotations
@@ -14,12 +19,25 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .scoring import hybrid, top_k
+from .scoring import hybrid, minmax, top_k
 
-__all__ = ["bm25_scores", "dense_scores", "fusable_dense", "hybrid_scores", "listed_chunks", "shared_query_scores",
+__all__ = ["best_sentence", "bm25_scores", "dense_scores", "fusable_dense", "hybrid_scores", "listed_chunks",
+           "sentence_base", "sentence_chunk_pairs", "sentence_scores", "shared_query_scores", "three_way",
            "top_ranked"]
 
 _MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("graphrag_query_scores", default=None)
+_SENTENCES: contextvars.ContextVar[bool] = contextvars.ContextVar("graphrag_sentence_base", default=False)
+
+
+@contextmanager
+def sentence_base(enabled: bool = True) -> Iterator[None]:
+    """Within this block :func:`hybrid_scores` fuses the best-sentence score as a third (:func:`three_way`) when
+    ``enabled``; a block inside it may switch it back off."""
+    token = _SENTENCES.set(bool(enabled))
+    try:
+        yield
+    finally:
+        _SENTENCES.reset(token)
 
 
 @contextmanager
@@ -80,10 +98,88 @@ def bm25_scores(index, question: str) -> np.ndarray:
 
 def hybrid_scores(index, question: str) -> np.ndarray:
     """AGRAG's hybrid score (Eq. 21) of every chunk, in ``index.chunk_order``, from :func:`dense_scores` and
-    :func:`bm25_scores` (a guarded method and its guard fuse the same array: computed once per retrieval).
-    Read-only: callers share it."""
+    :func:`bm25_scores` (a guarded method and its guard fuse the same array: computed once per retrieval); inside
+    :func:`sentence_base`, :func:`three_way` of those and :func:`sentence_scores`. Read-only: callers share it."""
+    if _SENTENCES.get():
+        return _memoised(index, "hybrid+sentence", question, lambda: _read_only(three_way(
+            dense_scores(index, question), bm25_scores(index, question), sentence_scores(index, question))))
     return _memoised(index, "hybrid", question, lambda: _read_only(hybrid(dense_scores(index, question),
                                                                          bm25_scores(index, question))))
+
+
+def three_way(dense: np.ndarray, sparse: np.ndarray, sentence: np.ndarray) -> np.ndarray:
+    """Eq. 21 with a third score: the mean of the min-max-scaled dense, BM25 and best-sentence scores (equal
+    weights, as Eq. 21 weighs its two), in [0, 1]."""
+    return (minmax(dense) + minmax(sparse) + minmax(sentence)) / 3.0
+
+
+def sentence_scores(index, question: str) -> np.ndarray:
+    """Each chunk's best sentence: the highest cosine between the question and a sentence of the chunk that states a
+    fact (the fact texts the index embeds for its facts anyway, ``index.fact_vectors``); a chunk stating none is
+    read as one sentence, its own dense cosine. In ``index.chunk_order``."""
+    def compute() -> np.ndarray:
+        dense = dense_scores(index, question)
+        if not index.facts:
+            return dense
+        starts, chunks, rows = sentence_chunk_pairs(index)
+        return best_sentence(index.fact_vectors.scores(index.embed_query(question)), starts, chunks, rows, dense)
+    return _memoised(index, "sentence", question, compute)
+
+
+def best_sentence(sentence_sims: np.ndarray, starts: np.ndarray, chunks: np.ndarray, rows: np.ndarray,
+                  fallback: np.ndarray) -> np.ndarray:
+    """Per chunk, the largest of ``sentence_sims`` over its sentences: ``rows`` (sentence rows) grouped by chunk,
+    ``chunks[i]`` the chunk position of group ``i``, which starts at ``starts[i]``; other chunks keep
+    ``fallback``. Pure numpy (one gather, one reduceat)."""
+    out = np.array(fallback, dtype=np.float32, copy=True)
+    if rows.size:
+        out[chunks] = np.maximum.reduceat(np.asarray(sentence_sims, np.float32)[rows], starts)
+    return out
+
+
+def sentence_chunk_pairs(index) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per snapshot (cached): which fact-text rows (``index.fact_vectors``) each chunk states, as
+    :func:`best_sentence` reads them: the start of each chunk's group, the chunk positions, the rows by chunk."""
+    def build() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        text_rows = np.asarray(index.fact_text_rows, np.int64)
+        found = _fact_chunk_positions(index)
+        if found is None:  # facts as records (an index built or changed in this process)
+            position, facts = index.chunk_position, index.facts
+            pairs = [(position[c], i) for i, fid in enumerate(index.fact_ids) for c in facts[fid].chunks
+                     if c in position]
+            found = np.asarray(pairs, np.int64).reshape(-1, 2).T if pairs else (np.zeros(0, np.int64),) * 2
+        chunk, fact = found
+        keep = (chunk >= 0) & (text_rows[fact] >= 0)
+        width = max(1, len(index.fact_vectors))
+        key = np.unique(chunk[keep] * width + text_rows[fact[keep]])  # sorted by chunk, then row; each pair once
+        chunks, rows = key // width, key % width
+        starts = np.r_[0, np.flatnonzero(np.diff(chunks)) + 1] if key.size else np.zeros(0, np.int64)
+        return starts, chunks[starts], rows
+
+    return index.cached("query_scores.sentence_pairs", build)
+
+
+def _fact_chunk_positions(index) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(chunk position, fact position)`` of every (fact, chunk stating it) pair, read off a loaded index's Arrow
+    fact columns without a Python object per fact (-1 for a chunk not in ``chunk_order``); None for facts held as
+    records."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = getattr(index.facts, "arrow_column", None)
+    if column is None:
+        return None
+    order = pa.array(index.chunk_order, pa.string())
+    chunk_parts, fact_parts, offset = [], [], 0
+    lists = column("chunks")
+    for part in (lists.chunks if isinstance(lists, pa.ChunkedArray) else [lists]):
+        found = pc.index_in(pc.list_flatten(part), value_set=order)
+        chunk_parts.append(found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64))
+        fact_parts.append(pc.list_parent_indices(part).to_numpy(zero_copy_only=False).astype(np.int64) + offset)
+        offset += len(part)
+    if not chunk_parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(chunk_parts), np.concatenate(fact_parts)
 
 
 def _read_only(scores: np.ndarray) -> np.ndarray:

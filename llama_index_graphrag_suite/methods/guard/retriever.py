@@ -17,7 +17,7 @@ import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
-from ..query_scores import shared_query_scores
+from ..query_scores import sentence_base, shared_query_scores
 from .config import TUNED_TOP_K, GuardConfig
 from ..shared_graph import ChunkPositions
 from .fusion import fuse_rankings, guard_weight, hybrid_ranking, in_own_order, linked_hybrid
@@ -76,13 +76,15 @@ class HybridGuard(GraphIndexRetriever):
     # ------------------------------------------------------------------ retrieval
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        chunks, evidence = self.inner.retrieve_with_evidence(query_bundle)
-        return self.fuse(query_bundle.query_str, chunks, evidence)[0]
+        with sentence_base(self.guard_config.guard_best_sentence):  # the base the method reads and the fusion's
+            chunks, evidence = self.inner.retrieve_with_evidence(query_bundle)
+            return self.fuse(query_bundle.query_str, chunks, evidence)[0]
 
     def retrieve_with_trace(self, query: str | QueryBundle) -> tuple[list[NodeWithScore], dict]:
         """A method's ``retrieve_with_trace`` (A2RAG's), guarded: its trace gains ``hybrid_guard``."""
         bundle = query if isinstance(query, QueryBundle) else QueryBundle(query)
-        with self.reading(), shared_query_scores():  # one state of the index; the method's scores reused
+        # one state of the index; the method's scores reused; the base both read
+        with self.reading(), shared_query_scores(), sentence_base(self.guard_config.guard_best_sentence):
             nodes, trace = self.inner.retrieve_with_trace(bundle)
             chunks = [n for n in nodes if n.node.metadata.get("kind") != "evidence"]
             evidence = next((n for n in nodes if n.node.metadata.get("kind") == "evidence"), None)
