@@ -55,8 +55,8 @@ class A2RAGGraph:
     mapback: Any  # π, CSR rows x chunk positions
     chunk_rows: np.ndarray  # snapshot rows of index.chunk_order
     chunk_pos: np.ndarray  # snapshot row -> chunk position, -1 for entities
-    entity_matrix: np.ndarray  # the index's unit entity-name vectors (its vector table's rows)
-    entity_pos: np.ndarray  # snapshot row -> row of entity_matrix, -1 for chunks
+    entity_vectors: Any  # the index's unit entity-name vectors (its VectorTable: rows read as a query needs them)
+    entity_pos: np.ndarray  # snapshot row -> row of entity_vectors, -1 for chunks
     expand: np.ndarray  # bool per node: degree <= hub_degree
     seeds: SeedIndex
 
@@ -72,12 +72,13 @@ def build_graph(index, config: A2RAGConfig) -> A2RAGGraph:
     entity_rows = shared_entity_rows(index)
     if (entity_rows < 0).any():  # as a lookup of each would
         raise KeyError(list(index.entities)[int(np.flatnonzero(entity_rows < 0)[0])])
-    # Each entity's row in the vector table itself (memory-mapped, in the order the vectors were added): no copy of
-    # the table in entities order, which at 100,000 passages held 161 MB per process.
+    # Each entity's row in the vector table itself (memory-mapped, in the order the vectors were added), read row by
+    # row: no copy of the table in entities order (161 MB per process at 100,000 passages), nor of its blocks joined
+    # (a table an insert added a block to: 1.1 GB at 1,000,000 passages).
     entity_pos = np.full(snap.num_nodes, -1, np.int64)
     entity_pos[entity_rows] = index.entity_vector_rows if entity_rows.size else []
-    matrix = index.entity_vectors.vectors() if entity_rows.size else np.zeros((0, 1), np.float32)
-    return A2RAGGraph(transition_matrix(adj), degree, build_mapback(index, entity_rows), chunk_rows, chunk_pos, matrix,
+    return A2RAGGraph(transition_matrix(adj), degree, build_mapback(index, entity_rows), chunk_rows, chunk_pos,
+                      index.entity_vectors,
                       entity_pos, degree <= config.hub_degree,
                       SeedIndex.build(index, config.align_titles, entity_rows=entity_rows))
 
@@ -97,7 +98,7 @@ class NodeSimilarity:
         missing = np.isnan(v)
         if missing.any():
             r = np.unique(rows[missing])
-            self.values[r] = self.g.entity_matrix[self.g.entity_pos[r]] @ self.q
+            self.values[r] = self.g.entity_vectors.at(self.g.entity_pos[r]) @ self.q
             v = self.values[rows]
         return v
 
