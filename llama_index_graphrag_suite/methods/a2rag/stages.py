@@ -30,16 +30,14 @@ from typing import Any
 import numpy as np
 
 from ...graph.bridges import find_bridges
-from ...graph.ppr import (
-    Transition, binary_adjacency, degree_normalised_personalization, personalized_pagerank, transition_matrix,
-)
+from ...graph.ppr import Transition, degree_normalised_personalization, personalized_pagerank
 from ...graph.snapshot import RELATION
 from ...llm.usage import LLMUsage
 from ...tracing import traced
 from ..query_scores import top_ranked
 from ..scoring import top_k
 from .config import A2RAGConfig, Stage
-from ..shared_graph import chunk_rows as shared_chunk_rows, entity_rows as shared_entity_rows
+from ..shared_graph import binary_transition, chunk_rows as shared_chunk_rows, entity_rows as shared_entity_rows
 from .seeds import Seed, SeedIndex
 from .summaries import build_mapback
 
@@ -64,8 +62,7 @@ class A2RAGGraph:
 def build_graph(index, config: A2RAGConfig) -> A2RAGGraph:
     """The structures every query on this snapshot shares (depends on ``hub_degree`` and ``align_titles`` only)."""
     snap = index.snapshot
-    adj = binary_adjacency(snap.adjacency("ones"))
-    degree = np.asarray(adj.sum(axis=1)).ravel()
+    transition, degree = binary_transition(index)  # Eq. 9: shared with HippoRAG's and AGRAG's weighted matrix
     chunk_rows = shared_chunk_rows(index).astype(np.int64)
     chunk_pos = np.full(snap.num_nodes, -1, np.int64)
     chunk_pos[chunk_rows] = np.arange(chunk_rows.size)
@@ -77,7 +74,7 @@ def build_graph(index, config: A2RAGConfig) -> A2RAGGraph:
     # (a table an insert added a block to: 1.1 GB at 1,000,000 passages).
     entity_pos = np.full(snap.num_nodes, -1, np.int64)
     entity_pos[entity_rows] = index.entity_vector_rows if entity_rows.size else []
-    return A2RAGGraph(transition_matrix(adj), degree, build_mapback(index, entity_rows), chunk_rows, chunk_pos,
+    return A2RAGGraph(transition, degree, build_mapback(index, entity_rows), chunk_rows, chunk_pos,
                       index.entity_vectors,
                       entity_pos, degree <= config.hub_degree,
                       SeedIndex.build(index, config.align_titles, entity_rows=entity_rows))
