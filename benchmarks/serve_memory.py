@@ -5,7 +5,10 @@
 
 Starts the server (loopback, a free port) in a child process, waits for /health (the load), asks every method the
 first N questions in turn through POST /retrieve, then reads the server's resident memory from /proc (now, and
-its peak). Latency here is the whole HTTP round trip on the same machine, query embedding included.
+its peak). RSS is the process's resident set: anonymous pages (its own memory) and file-backed pages (the mapped
+index pages queries read, clean copies of the segment files; the server unmaps them above ``--mapped-mb``, and
+they stay in the kernel's page cache, which is no process's RSS). Latency here is the whole HTTP round trip on the
+same machine, query embedding included.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=100, help="questions asked in all (methods in turn)")
     ap.add_argument("--methods", default=METHODS)
     ap.add_argument("--embed", default=None)
+    ap.add_argument("--mapped-mb", type=float, default=None,
+                    help="the server's --mapped-mb (default: its own default; 0: never unmap index pages)")
     ap.add_argument("--out", default=None, help="append the result table to this markdown file")
     args = ap.parse_args()
     questions = [json.loads(line)["question"] for line in Path(args.questions).read_text().splitlines() if line.strip()]
@@ -56,6 +61,8 @@ def main() -> None:
     cmd = [sys.executable, "-m", "llama_index_graphrag_suite.cli", "serve", args.index, "--port", str(port), "--read-only"]
     if args.embed:
         cmd += ["--embed", args.embed]
+    if args.mapped_mb is not None:
+        cmd += ["--mapped-mb", str(args.mapped_mb)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     start = time.perf_counter()
     server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
@@ -78,15 +85,17 @@ def main() -> None:
             _post(f"{base}/retrieve", {"question": questions[i % len(questions)], "method": method, "top_k": 5,
                                        "graph": False})
             times[method].append((time.perf_counter() - t) * 1000)
+        time.sleep(0.5)  # the last answer's after-question step (it runs once the answer is sent)
         after = _memory_mb(server.pid)
     finally:
         server.terminate()
         server.wait(timeout=30)
     lines = [f"`{' '.join(['python', 'benchmarks/serve_memory.py', *sys.argv[1:]])}` "
              f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", "",
-             f"- ready (/health answers) {ready_s:.1f} s after start; RSS then {loaded['VmRSS']} MB",
+             f"- ready (/health answers) {ready_s:.1f} s after start; RSS then {loaded['VmRSS']} MB (anonymous "
+             f"{loaded['RssAnon']} MB, file-backed {loaded['RssFile']} MB)",
              f"- after {args.count} questions: RSS {after['VmRSS']} MB (anonymous {after['RssAnon']} MB, file-backed "
-             f"{after['RssFile']} MB: mapped vectors), peak {after['VmHWM']} MB", "",
+             f"{after['RssFile']} MB: mapped index pages and libraries), peak {after['VmHWM']} MB", "",
              "| method | questions | median ms (HTTP round trip, embedding included) | max ms |", "|---|---:|---:|---:|"]
     for m, ms in times.items():
         if ms:

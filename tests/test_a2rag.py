@@ -345,3 +345,23 @@ def test_passage_seeds_can_join_the_chunk_part_of_the_restart(index):
     assert plain["stages_tried"][0]["restart"]["seeds"] == 2
     assert moved["stages_tried"][0]["restart"] == {"seeds": 1, "hybrid_chunks": 1}
     assert moved["chunks"][0]["chunk_id"] == "p-ada#0"
+
+
+def test_node_similarity_reads_entity_rows_from_every_block_of_the_table(index):
+    """Entity cosines come from the vector table row by row (no joined copy): the same values as the product with
+    the whole matrix, also when the table's rows lie in several blocks (what an insert leaves)."""
+    from llama_index_graphrag_suite.index.vectors import VectorTable
+    from llama_index_graphrag_suite.methods.a2rag.stages import NodeSimilarity, build_graph
+
+    g = build_graph(index, A2RAGConfig())
+    table = index.entity_vectors
+    whole = np.array(table.vectors())
+    half = len(table) // 2
+    split = VectorTable(table.dim, list(table.ids), [whole[:half], whole[half:]])
+    q = index.embed_query(TWO_HOP)
+    rows = np.flatnonzero(g.entity_pos >= 0)[::-1]  # entity rows, out of order
+    expected = whole[g.entity_pos[rows]] @ q
+    for entity_vectors in (table, split):
+        g.entity_vectors = entity_vectors
+        sim = NodeSimilarity(g, q, np.zeros(len(g.chunk_rows), np.float32))
+        np.testing.assert_array_equal(sim[rows], expected)

@@ -59,3 +59,21 @@ def test_synonym_pairs_match_brute_force():
     eligible[0] = False
     s3, d3, _ = synonym_pairs(vecs, 0.8, eligible=eligible)
     assert 0 not in set(s3.tolist()) | set(d3.tolist())
+
+
+def test_neighbours_list_every_edge_both_ways_with_int32_ids():
+    """The shared neighbour matrix: each edge under both endpoints (parallel edges apart), ids as int32."""
+    import numpy as np
+
+    from llama_index_graphrag_suite.graph.snapshot import GraphSnapshot
+
+    rng = np.random.default_rng(3)
+    src, dst = rng.integers(0, 40, 300), rng.integers(0, 40, 300)
+    snap = GraphSnapshot.from_edges([f"n{i}" for i in range(40)], 20, (src[:200], dst[:200]), (src[200:250], dst[200:250]),
+                                    (src[250:], dst[250:], rng.random(50)))
+    assert snap.neighbours.data.dtype == np.int32
+    for row in range(40):
+        nbrs, eids = snap.neighbours_of(row)
+        expected = sorted([(int(d), e) for e, (s, d) in enumerate(zip(src, dst)) if s == row] +
+                          [(int(s), e) for e, (s, d) in enumerate(zip(src, dst)) if d == row])
+        assert sorted(zip(nbrs.tolist(), eids.tolist())) == expected

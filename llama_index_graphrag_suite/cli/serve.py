@@ -62,7 +62,8 @@ def cmd_serve(args) -> int:
         app = create_app(index, llm=llm, api_key=api_key, max_body=args.max_body, max_upload=args.max_upload,
                          read_only=args.read_only,
                          persist_dir=None if args.no_persist or args.read_only else args.index_dir,
-                         host=args.host, allowed_host=args.allowed_host)
+                         host=args.host, allowed_host=args.allowed_host,
+                         mapped_mb=None if args.mapped_mb <= 0 else args.mapped_mb)
         port = sock.getsockname()[1]  # the real one when --port 0 asked for any free port
         print(f"serving {args.index_dir} ({len(index.chunks)} chunks, loaded in {time.perf_counter() - start:.1f}s) "
               f"at http://{args.host}:{port}/  (API docs: /docs; Ctrl-C stops)", file=sys.stderr, flush=True)
@@ -159,6 +160,9 @@ def add_commands(sub) -> None:
     p.add_argument("--max-upload", type=int, default=50_000_000, metavar="BYTES",
                    help="largest file upload, POST /documents/files (default 50 MB)")
     p.add_argument("--read-only", action="store_true", help="refuse POST/DELETE /documents")
+    p.add_argument("--mapped-mb", type=float, default=1024, metavar="MB",
+                   help="after a question, unmap the index file pages queries read once the process maps more than "
+                        "this (they stay in the OS page cache; default 1024; 0: never)")
     p.add_argument("--no-persist", action="store_true", help="keep inserted/deleted documents in memory only")
     add_common(p, llm=True)
     p.set_defaults(func=cmd_serve)

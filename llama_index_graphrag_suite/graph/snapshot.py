@@ -70,7 +70,8 @@ class GraphSnapshot:
     def neighbours(self) -> sp.csr_matrix:
         """CSR matrix whose row i lists i's neighbours (``indices``) and the edge ids (``data`` - 1).
 
-        Edge ids are stored +1 so that edge 0 is not an implicit zero. Parallel edges between the
+        Edge ids are stored +1 so that edge 0 is not an implicit zero, as int32 while they fit (the matrix is
+        shared by several methods: 94 MB less at 1,000,000 passages than int64). Parallel edges between the
         same pair (two facts) stay separate entries.
         """
         n, m = self.num_nodes, self.num_edges
@@ -81,7 +82,8 @@ class GraphSnapshot:
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.add.at(indptr, rows + 1, 1)
         indptr = np.cumsum(indptr)
-        return sp.csr_matrix((eid[order].astype(np.int64), cols[order], indptr), shape=(n, n))
+        return sp.csr_matrix((eid[order].astype(np.int32 if m < 2**31 - 1 else np.int64), cols[order], indptr),
+                             shape=(n, n))
 
     def adjacency(self, weight: str = "ones") -> sp.csr_matrix:
         """Symmetric adjacency; ``weight="ones"`` counts parallel edges, ``"weight"`` sums edge weights."""

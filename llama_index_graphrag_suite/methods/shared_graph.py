@@ -1,7 +1,9 @@
 """Per-snapshot structures that several methods read, cached once on the index under one name each.
 
 HippoRAG 2 and AGRAG walk the same weighted transition matrix (Eq. 10 on ``snapshot.adjacency("weight")``):
-one copy serves both (at 1,000,000 passages it is 267 MB). Chunk positions are looked up through the
+one copy serves both (at 1,000,000 passages it is 267 MB). A2RAG's binary one (Eq. 9) has the same entries when
+every edge weight is positive: it is that matrix's node order and neighbour lists with no values (one build, one
+reverse Cuthill-McKee ordering, one copy of the lists). Chunk positions are looked up through the
 snapshot's node rows (one int32 per node) rather than a dict of every chunk id.
 """
 
@@ -15,8 +17,8 @@ import numpy as np
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["ChunkPositions", "chunk_position_of_row", "chunk_positions", "chunk_rows", "entity_rows", "node_rows",
-           "table_keys", "weighted_transition"]
+__all__ = ["ChunkPositions", "binary_transition", "chunk_position_of_row", "chunk_positions", "chunk_rows",
+           "entity_rows", "node_rows", "table_keys", "weighted_transition"]
 
 
 def weighted_transition(index):
@@ -24,6 +26,50 @@ def weighted_transition(index):
     from ..graph.ppr import transition_matrix  # scipy's csgraph: only where a walk runs
 
     return index.cached("transition.weight", lambda: transition_matrix(index.snapshot.adjacency("weight")))
+
+
+def binary_transition(index) -> tuple:
+    """``(transition, degree)``: :func:`~..graph.ppr.transition_matrix` of A2RAG's binary adjacency (1 where any
+    edge joins two nodes) and each node's binary degree (float64, node order). Taken from
+    :func:`weighted_transition` when every edge weight is positive and that one has the symmetric (fast) form:
+    the same entries, so the same node order, lists and results, without a second copy; else built."""
+    from ..graph.ppr import binary_adjacency, transition_matrix
+
+    def build():
+        snap = index.snapshot
+        if snap.num_edges and bool((snap.edge_weight > 0).all()):
+            weighted = weighted_transition(index)
+            if weighted.fast is not None:
+                return _binary_of(weighted)
+        adj = binary_adjacency(snap.adjacency("ones"))
+        return transition_matrix(adj), np.asarray(adj.sum(axis=1)).ravel()
+
+    return index.cached("transition.binary", build)
+
+
+def _binary_of(weighted) -> tuple:
+    """The binary transition over the entries of ``weighted`` (a fast form): its order, lists and row chunks shared,
+    every value 1, each degree its row's entry count."""
+    import dataclasses
+
+    import scipy.sparse as sp
+
+    from ..graph.ppr import Transition
+
+    f = weighted.fast
+    counts = np.diff(f.indptr).astype(np.float64)  # per position
+    inv = np.divide(1.0, counts, out=np.zeros_like(counts), where=counts > 0)
+    if f.matrix is None:  # the compiled kernels: no values stored when all are 1
+        form = dataclasses.replace(f, data=None, inv_degree=inv)
+    else:  # scipy's: a float64 matrix of ones over the same lists
+        ones = np.ones(f.indices.size)
+        form = dataclasses.replace(f, data=ones, inv_degree=inv,
+                                   matrix=sp.csr_matrix((ones, f.indices, f.indptr), shape=f.matrix.shape, copy=False))
+    if "position" in f.__dict__:  # the inverse of the shared order, when already made
+        form.__dict__["position"] = f.__dict__["position"]
+    degree = np.empty_like(counts)
+    degree[f.order] = counts
+    return Transition(dangling=weighted.dangling, fast=form), degree
 
 
 def chunk_rows(index) -> np.ndarray:

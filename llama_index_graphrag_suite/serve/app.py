@@ -42,15 +42,19 @@ from fastapi.staticfiles import StaticFiles
 
 from .._version import __version__
 from .guards import BodyLimit, HostAllowList, ValidUnicodeBody, allowed_hosts, key_matches
+from ..index.mapped_pages import MappedBudget
 from .runner import RequestError
 
-__all__ = ["DEFAULT_MAX_BODY", "DEFAULT_MAX_UPLOAD", "STATIC", "Server", "create_app"]
+__all__ = ["DEFAULT_MAPPED_MB", "DEFAULT_MAX_BODY", "DEFAULT_MAX_UPLOAD", "STATIC", "Server", "create_app"]
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_MAX_BODY = 1_000_000
 DEFAULT_MAX_UPLOAD = 50_000_000  # POST /documents/files: PDFs and Office files are larger than JSON requests
 UPLOAD_PATH = "/documents/files"
+# the file-backed part of the RSS (mapped segment pages queries read) above which they are unmapped again: they stay
+# in the kernel's page cache, not the process (index/mapped_pages.py)
+DEFAULT_MAPPED_MB = 1024
 
 
 @dataclass
@@ -65,6 +69,12 @@ class Server:
     max_body: int = DEFAULT_MAX_BODY
     max_upload: int = DEFAULT_MAX_UPLOAD
     write_lock: threading.Lock = field(default_factory=threading.Lock)  # the duplicate check and the insert: one step
+    mapped: MappedBudget = field(default_factory=lambda: MappedBudget(DEFAULT_MAPPED_MB))
+
+    def after_question(self) -> None:
+        """After a question is answered: the index's mapped file pages given back above the budget
+        (``index/mapped_pages.py``)."""
+        self.mapped.check(self.index)
 
     def authorised(self, request: Request) -> None:
         if self.api_key and not key_matches(request.headers.get("authorization"), self.api_key):
@@ -106,18 +116,18 @@ def _readable(errors: list[dict[str, Any]]) -> list[dict[str, str]]:
 def create_app(index: Any, llm: Any = None, api_key: str | None = None, *, max_body: int = DEFAULT_MAX_BODY,
                max_upload: int = DEFAULT_MAX_UPLOAD, persist_dir: str | Path | None = None, read_only: bool = False,
                title: str = "graphrag-suite", host: str | None = "127.0.0.1",
-               allowed_host: Iterable[str] = ()) -> FastAPI:
+               allowed_host: Iterable[str] = (), mapped_mb: float | None = DEFAULT_MAPPED_MB) -> FastAPI:
     """The app over ``index`` (see the module docstring). ``api_key`` makes every API route want ``Bearer KEY``.
 
     Requests must name in their ``Host`` header a loopback name, ``host`` (the address the server is bound
     to) or one of ``allowed_host`` (``"*"``: any). Bodies are at most ``max_body`` bytes, file uploads
-    ``max_upload``.
+    ``max_upload``. ``mapped_mb``: the bound on mapped index pages kept after a question (None: no bound).
     """
     from .routes_browse import browse_router
     from .routes_documents import documents_router
     from .routes_query import query_router
 
-    server = Server(index, llm, api_key, read_only, persist_dir, max_body, max_upload)
+    server = Server(index, llm, api_key, read_only, persist_dir, max_body, max_upload, mapped=MappedBudget(mapped_mb))
     app = FastAPI(title=title, version=__version__, description="Graph RAG methods over one shared index.")
     app.add_middleware(ValidUnicodeBody)
     # outside ValidUnicodeBody: the body is bounded before it is read whole

@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, BackgroundTasks, HTTPException
 from fastapi.responses import StreamingResponse
 
 from ..text import hide_credentials
@@ -43,16 +43,18 @@ def query_router(server: Any) -> APIRouter:
         return run.result, run
 
     @router.post("/retrieve", response_model=RetrieveResponse)
-    def post_retrieve(req: RetrieveRequest) -> dict[str, Any]:
+    def post_retrieve(req: RetrieveRequest, after: BackgroundTasks) -> dict[str, Any]:
+        after.add_task(server.after_question)  # once the answer is sent
         return _retrieve(req)[0]
 
     @router.post("/query", response_model=RetrieveResponse, responses={200: {"content": {"text/event-stream": {}}}})
-    def post_query(req: QueryRequest):
+    def post_query(req: QueryRequest, after: BackgroundTasks):
         llm = server.llm
         if llm is None:
             raise HTTPException(503, "this server has no LLM: start it with --llm URL (or GRAPHRAG_LLM_URL) to answer; "
                                      "POST /retrieve works without one")
         result, run = _retrieve(req)
+        after.add_task(server.after_question)  # once the answer is sent (a stream: once it ends)
         if not req.stream:
             start = time.perf_counter()
             try:

@@ -223,3 +223,16 @@ def test_query_returns_citations_plain_and_streamed(index):
         text = "".join(r.iter_text())
     done = json.loads(text.strip().split("\n\n")[-1].split("\n")[1][6:])
     assert done["citations"]["cited_chunk_ids"] == chunks[:1] and done["citations"]["invalid"] == [7]
+
+
+def test_a_question_releases_mapped_index_pages_above_the_budget(index, monkeypatch):
+    """After each answered question the server checks its mapped-pages budget (index/mapped_pages.py): with a
+    bound of 0 MB the index folder's pages are released, with none never."""
+    from llama_index_graphrag_suite.index import mapped_pages
+
+    released = []
+    monkeypatch.setattr(mapped_pages, "release", lambda folder: released.append(folder) or 1)
+    r = api_client(create_app(index, mapped_mb=0.0)).post("/retrieve", json={"question": QUESTION, "method": "dense"})
+    assert r.status_code == 200 and released == [index.state.origin[0]]
+    r = api_client(create_app(index, mapped_mb=None)).post("/retrieve", json={"question": QUESTION, "method": "dense"})
+    assert r.status_code == 200 and released == [index.state.origin[0]]

@@ -30,16 +30,14 @@ from typing import Any
 import numpy as np
 
 from ...graph.bridges import find_bridges
-from ...graph.ppr import (
-    Transition, binary_adjacency, degree_normalised_personalization, personalized_pagerank, transition_matrix,
-)
+from ...graph.ppr import Transition, degree_normalised_personalization, personalized_pagerank
 from ...graph.snapshot import RELATION
 from ...llm.usage import LLMUsage
 from ...tracing import traced
 from ..query_scores import top_ranked
 from ..scoring import top_k
 from .config import A2RAGConfig, Stage
-from ..shared_graph import chunk_rows as shared_chunk_rows, entity_rows as shared_entity_rows
+from ..shared_graph import binary_transition, chunk_rows as shared_chunk_rows, entity_rows as shared_entity_rows
 from .seeds import Seed, SeedIndex
 from .summaries import build_mapback
 
@@ -55,8 +53,8 @@ class A2RAGGraph:
     mapback: Any  # π, CSR rows x chunk positions
     chunk_rows: np.ndarray  # snapshot rows of index.chunk_order
     chunk_pos: np.ndarray  # snapshot row -> chunk position, -1 for entities
-    entity_matrix: np.ndarray  # the index's unit entity-name vectors (its vector table's rows)
-    entity_pos: np.ndarray  # snapshot row -> row of entity_matrix, -1 for chunks
+    entity_vectors: Any  # the index's unit entity-name vectors (its VectorTable: rows read as a query needs them)
+    entity_pos: np.ndarray  # snapshot row -> row of entity_vectors, -1 for chunks
     expand: np.ndarray  # bool per node: degree <= hub_degree
     seeds: SeedIndex
 
@@ -64,20 +62,20 @@ class A2RAGGraph:
 def build_graph(index, config: A2RAGConfig) -> A2RAGGraph:
     """The structures every query on this snapshot shares (depends on ``hub_degree`` and ``align_titles`` only)."""
     snap = index.snapshot
-    adj = binary_adjacency(snap.adjacency("ones"))
-    degree = np.asarray(adj.sum(axis=1)).ravel()
+    transition, degree = binary_transition(index)  # Eq. 9: shared with HippoRAG's and AGRAG's weighted matrix
     chunk_rows = shared_chunk_rows(index).astype(np.int64)
     chunk_pos = np.full(snap.num_nodes, -1, np.int64)
     chunk_pos[chunk_rows] = np.arange(chunk_rows.size)
     entity_rows = shared_entity_rows(index)
     if (entity_rows < 0).any():  # as a lookup of each would
         raise KeyError(list(index.entities)[int(np.flatnonzero(entity_rows < 0)[0])])
-    # Each entity's row in the vector table itself (memory-mapped, in the order the vectors were added): no copy of
-    # the table in entities order, which at 100,000 passages held 161 MB per process.
+    # Each entity's row in the vector table itself (memory-mapped, in the order the vectors were added), read row by
+    # row: no copy of the table in entities order (161 MB per process at 100,000 passages), nor of its blocks joined
+    # (a table an insert added a block to: 1.1 GB at 1,000,000 passages).
     entity_pos = np.full(snap.num_nodes, -1, np.int64)
     entity_pos[entity_rows] = index.entity_vector_rows if entity_rows.size else []
-    matrix = index.entity_vectors.vectors() if entity_rows.size else np.zeros((0, 1), np.float32)
-    return A2RAGGraph(transition_matrix(adj), degree, build_mapback(index, entity_rows), chunk_rows, chunk_pos, matrix,
+    return A2RAGGraph(transition, degree, build_mapback(index, entity_rows), chunk_rows, chunk_pos,
+                      index.entity_vectors,
                       entity_pos, degree <= config.hub_degree,
                       SeedIndex.build(index, config.align_titles, entity_rows=entity_rows))
 
@@ -97,7 +95,7 @@ class NodeSimilarity:
         missing = np.isnan(v)
         if missing.any():
             r = np.unique(rows[missing])
-            self.values[r] = self.g.entity_matrix[self.g.entity_pos[r]] @ self.q
+            self.values[r] = self.g.entity_vectors.at(self.g.entity_pos[r]) @ self.q
             v = self.values[rows]
         return v
 
