@@ -109,7 +109,7 @@ def test_dropping_a_tables_mapped_pages_leaves_its_rows_readable(indexes):
     assert isinstance(table.blocks()[0], np.memmap)  # a loaded table's rows are mapped
     before = np.array(table.vectors())
     table.at(np.arange(len(table)))  # read every page
-    attributes.drop_mapped_pages(table)
+    table.drop_mapped_pages()
     assert np.array_equal(table.vectors(), before)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import mmap
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -23,8 +22,7 @@ from ...index.entity_columns import EntityColumns
 from ...index.fact_columns import FactColumns
 from ...index.row_overlay import RowOverlay
 
-__all__ = ["FactEnds", "fact_ends", "entity_names", "entity_texts", "attribute_vectors", "drop_mapped_pages",
-           "release_free_heap"]
+__all__ = ["FactEnds", "fact_ends", "entity_names", "entity_texts", "attribute_vectors", "release_free_heap"]
 
 
 @dataclass
@@ -133,20 +131,8 @@ def attribute_vectors(index, entity_ids: list[str], ends: FactEnds) -> np.ndarra
         block += sums
         block /= np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
     for table in (index.entity_vectors, texts):
-        drop_mapped_pages(table)
+        table.drop_mapped_pages()  # read once: their pages need not stay in the process's RSS (3 GB at 1M)
     return out
-
-
-def drop_mapped_pages(table) -> None:
-    """Unmap from this process the pages of ``table``'s memory-mapped rows it has read (``MADV_DONTNEED`` on the
-    read-only mappings: they stay in the page cache, and a later read maps them again). The attribute step reads
-    every name and sentence vector once; at 1,000,000 passages their pages would otherwise stay in the process's
-    RSS (3 GB) through the rest of the hierarchy build. A packed table's rows after the packed ones are left."""
-    held = [table.packed.matrix] if table.packed is not None else table.blocks()
-    for rows in held:
-        mapping = getattr(rows, "_mmap", None) if isinstance(rows, np.memmap) else None
-        if isinstance(mapping, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
-            mapping.madvise(mmap.MADV_DONTNEED)
 
 
 @lru_cache(maxsize=1)
