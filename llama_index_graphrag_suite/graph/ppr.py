@@ -57,7 +57,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .ppr_fast import SymmetricForm, solve, symmetric_form
-from .ppr_push import forward_push
+from .ppr_push import forward_push, forward_push_reached
 
 log = logging.getLogger(__name__)
 
@@ -194,12 +194,51 @@ def personalized_pagerank(
 
 def _pushed(f: SymmetricForm, seeds: np.ndarray, weights: np.ndarray, damping: float) -> np.ndarray:
     """The local push's scores in node order, summing to 1 (its shortfall is spread like the rest)."""
+    if f.matrix is None:  # the numba form: the compiled rounds (the same bits) and no pass over every node for y
+        reached, values, _ = forward_push_reached(f.indptr, f.indices, f.data, f.degree, f.position[seeds], weights,
+                                                  damping, PUSH_EPS)
+        x = np.zeros(f.num_nodes)
+        x[f.order[reached]] = values
+        return x / x.sum()
     y, _ = forward_push(f.indptr, f.indices, f.data, f.degree, f.position[seeds], weights, damping, PUSH_EPS)
     # back to node order: only the pushed positions hold mass, so they are scattered instead of every node gathered
     reached = np.flatnonzero(y)
     x = np.zeros(y.size)
     x[f.order[reached]] = y[reached]
     return x / x.sum()
+
+
+def pushed_pagerank(transition: Transition, seeds: np.ndarray, weights: np.ndarray,
+                    damping: float = 0.5) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(nodes, scores)``: :func:`personalized_pagerank` of the reset ``weights`` on ``seeds`` as the nodes it gives
+    a positive score (ascending), when the local push answers it (``transition.pushes`` and a reset on few nodes;
+    else None). A caller that ranks a few of the reached nodes reads no array over every node. The scores are the
+    dense path's up to rounding: they are normalised by the sum of the reached nodes' values, not of every node's."""
+    seeds = np.asarray(seeds, np.int64).ravel()
+    weights = np.asarray(weights, np.float64).ravel()
+    if seeds.shape != weights.shape or seeds.size == 0:
+        raise ValueError("seeds and weights must be non-empty and of one length")
+    if not np.all(np.isfinite(weights)) or weights.min() < 0 or np.unique(seeds).size != seeds.size:
+        raise ValueError("weights must be finite and non-negative, on distinct seeds")
+    if not 0.0 <= damping < 1.0:
+        raise ValueError(f"damping must be in [0, 1), got {damping}")
+    keep = weights > 0
+    seeds, weights = seeds[keep], weights[keep]
+    n = transition.num_nodes
+    if seeds.size == 0:
+        raise ValueError("reset sums to 0: nothing to personalise on")
+    if seeds.min() < 0 or seeds.max() >= n:
+        raise ValueError("seed row out of range")
+    if not (transition.pushes and seeds.size <= PUSH_MAX_RESET_SHARE * n):
+        return None
+    order = np.argsort(seeds)  # the dense path's seeds: the reset's nonzero nodes, ascending
+    seeds, weights = seeds[order], weights[order]
+    f = transition.fast
+    reached, values, _ = forward_push_reached(f.indptr, f.indices, f.data, f.degree, f.position[seeds],
+                                              weights / weights.sum(), damping, PUSH_EPS, compiled=f.matrix is None)
+    nodes = f.order[reached]
+    order = np.argsort(nodes)
+    return nodes[order], values[order] / values.sum()
 
 
 # ---------------------------------------------------------------------- A2RAG Eq. 9-11
