@@ -67,7 +67,7 @@ from ..query_scores import bm25_scores, dense_scores
 from ..scoring import blended
 from ..scoring import top_k as top_indices
 from .config import ChunkRanking, PathRAGConfig
-from ..shared_graph import ChunkPositions
+from ..shared_graph import ChunkPositions, node_rows
 from .prompts import DEFAULT_PROMPTS
 from .render import RenderedPath, node_source, path_record, render_paths
 
@@ -144,8 +144,7 @@ class PathRAGRetriever(GraphIndexRetriever):
             entity_edges = np.flatnonzero(np.isin(snap.edge_kind, codes))
             flow = FlowGraph.from_edges(snap.num_nodes, snap.edge_src[entity_edges], snap.edge_dst[entity_edges], entity_edges)
             ids = index.entity_vectors.ids if index.entity_vectors is not None else []
-            rows = snap.rows_or_missing(ids)
-            return _Graph(flow, rows)
+            return _Graph(flow, node_rows(index, ids, 0))  # entities lead the snapshot: no lookup per id then
 
         return self.index.cached(f"pathrag.graph.{'+'.join(kinds)}", build)
 
@@ -315,12 +314,18 @@ class PathRAGRetriever(GraphIndexRetriever):
                     ranked.append(order[i])
                     scores[order[i]] = float(dense[i])
         else:  # COMBINED: base score plus path support, path_weight x best reliability / the best path's reliability
-            combined = np.asarray(dense, np.float64).copy()
+            # Support only raises a chunk, so a chunk without it that makes the top k is in the base's top k: the
+            # candidates are those and the supported chunks (no copy of every chunk's score)
             top = max(best.values(), default=1.0)
-            for c, rel in best.items():
-                combined[position[c]] += self.config.path_weight * rel / top
-            ranked = [order[i] for i in top_indices(combined, top_k)]
-            scores = {c: float(combined[position[c]]) for c in ranked}
+            supported = np.fromiter((position[c] for c in best), np.int64, len(best))
+            head = top_indices(dense, top_k)
+            candidates, at = np.unique(np.r_[head, supported], return_inverse=True)
+            combined = np.asarray(dense[candidates], np.float64)
+            for i, rel in zip(at[head.size:].tolist(), best.values()):
+                combined[i] += self.config.path_weight * rel / top
+            ranked_at = np.lexsort((candidates, -combined))[:top_k]  # as top_k ranks: ties by position
+            ranked = [order[i] for i in candidates[ranked_at].tolist()]
+            scores = {order[i]: float(v) for i, v in zip(candidates[ranked_at].tolist(), combined[ranked_at].tolist())}
         return ranked, {c: "path" if c in best else "dense" for c in ranked}, scores
 
     def _chunk_positions(self) -> dict[str, int]:
