@@ -194,12 +194,6 @@ def personalized_pagerank(
 
 def _pushed(f: SymmetricForm, seeds: np.ndarray, weights: np.ndarray, damping: float) -> np.ndarray:
     """The local push's scores in node order, summing to 1 (its shortfall is spread like the rest)."""
-    if f.matrix is None:  # the numba form: the compiled rounds (the same bits) and no pass over every node for y
-        reached, values, _ = forward_push_reached(f.indptr, f.indices, f.data, f.degree, f.position[seeds], weights,
-                                                  damping, PUSH_EPS)
-        x = np.zeros(f.num_nodes)
-        x[f.order[reached]] = values
-        return x / x.sum()
     y, _ = forward_push(f.indptr, f.indices, f.data, f.degree, f.position[seeds], weights, damping, PUSH_EPS)
     # back to node order: only the pushed positions hold mass, so they are scattered instead of every node gathered
     reached = np.flatnonzero(y)
@@ -212,8 +206,8 @@ def pushed_pagerank(transition: Transition, seeds: np.ndarray, weights: np.ndarr
                     damping: float = 0.5) -> tuple[np.ndarray, np.ndarray] | None:
     """``(nodes, scores)``: :func:`personalized_pagerank` of the reset ``weights`` on ``seeds`` as the nodes it gives
     a positive score (ascending), when the local push answers it (``transition.pushes`` and a reset on few nodes;
-    else None). A caller that ranks a few of the reached nodes reads no array over every node. The scores are the
-    dense path's up to rounding: they are normalised by the sum of the reached nodes' values, not of every node's."""
+    else None): the same bits as the dense path's scores at those nodes, for a caller that ranks a few of them (no
+    copy of the scores of every node, no pass over every node to pick them)."""
     seeds = np.asarray(seeds, np.int64).ravel()
     weights = np.asarray(weights, np.float64).ravel()
     if seeds.shape != weights.shape or seeds.size == 0:
@@ -233,12 +227,17 @@ def pushed_pagerank(transition: Transition, seeds: np.ndarray, weights: np.ndarr
         return None
     order = np.argsort(seeds)  # the dense path's seeds: the reset's nonzero nodes, ascending
     seeds, weights = seeds[order], weights[order]
+    # the reset's total summed as the dense path sums its vector (numpy's pairwise sum of every node's entry): a
+    # total differing in its last bit moves the push's thresholds, and with them a few near-tied chunks
+    reset = np.zeros(n)
+    reset[seeds] = weights
     f = transition.fast
     reached, values, _ = forward_push_reached(f.indptr, f.indices, f.data, f.degree, f.position[seeds],
-                                              weights / weights.sum(), damping, PUSH_EPS, compiled=f.matrix is None)
-    nodes = f.order[reached]
-    order = np.argsort(nodes)
-    return nodes[order], values[order] / values.sum()
+                                              weights / reset.sum(), damping, PUSH_EPS)
+    x = np.zeros(n)  # normalised as the dense path does, by the sum over every node
+    x[f.order[reached]] = values
+    nodes = np.sort(f.order[reached])
+    return nodes, x[nodes] / x.sum()
 
 
 # ---------------------------------------------------------------------- A2RAG Eq. 9-11

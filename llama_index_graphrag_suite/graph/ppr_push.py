@@ -13,24 +13,17 @@ left. Then, for a symmetric ``A``, every node's estimate is below the exact ``y`
 and ``G D 1 = D 1 / (1 - d)``), and the work is bounded by ``1 / ((1 - d) eps)`` units of pushed degree,
 whatever the graph's size. Dangling nodes keep what reaches them, as in the fast form.
 
-Rounds: every node above its threshold is pushed with the residual it held when the round began, and what the
-round hands out is added to the residuals when it ends; the next round looks at the nodes that received mass, in
-position order. Two implementations of exactly these rounds: a numba-compiled loop (when the fast form runs on
-numba) and numpy calls per round (otherwise). Both add every share in the same order, so they give the same bits;
-the compiled one skips the per-round sort of every touched entry, which was most of the numpy rounds' cost
-(HippoRAG's push from 1,005 seeds at 300,000 passages: 79 ms per query).
+Rounds rather than one node at a time: each round is a few numpy calls over the rows it pushes, so the cost
+stays proportional to the entries read, with no compiled loop. (A numba loop doing the same rounds was no faster
+on the 100,000-passage index's graph: about 95 ms for the 1.36 million entries a HippoRAG reset of 1,005 nodes
+reads at ``eps = 1e-7``, as for these numpy calls.)
 """
 
 from __future__ import annotations
 
-import logging
-from functools import lru_cache
-
 import numpy as np
 
 __all__ = ["forward_push", "forward_push_reached"]
-
-log = logging.getLogger(__name__)
 
 
 def forward_push(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray | None, degree: np.ndarray,
@@ -40,7 +33,7 @@ def forward_push(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray | Non
     ``indptr, indices, data`` are the CSR of the symmetric adjacency ``A`` (``data`` None: every weight 1),
     ``degree`` its row sums (0 for dangling nodes); the reset ``p`` is ``weights`` (non-negative) on the distinct
     rows ``seeds`` and 0 elsewhere. Every node of the result is within ``eps * degree / (1 - damping)`` below the
-    exact solution (module docstring). Numpy rounds; :func:`forward_push_reached` runs the same rounds compiled.
+    exact solution (module docstring).
     """
     n = degree.size
     y = np.zeros(n)
@@ -77,95 +70,10 @@ def forward_push(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray | Non
 
 
 def forward_push_reached(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray | None, degree: np.ndarray,
-                         seeds: np.ndarray, weights: np.ndarray, damping: float, eps: float,
-                         compiled: bool = True) -> tuple[np.ndarray, np.ndarray, int]:
-    """``(rows, values, entries)``: :func:`forward_push`'s nonzero entries (``rows`` ascending) without a pass over
-    every node, by the compiled rounds when ``compiled`` and numba is importable (else the numpy ones)."""
-    kernel = _kernel() if compiled else None
-    if kernel is None:
-        y, entries = forward_push(indptr, indices, data, degree, seeds, weights, damping, eps)
-        rows = np.flatnonzero(y)
-        return rows, y[rows], entries
-    n = degree.size
-    seeds = np.asarray(seeds, np.int64)
-    weights = np.asarray(weights, np.float64)
-    has_data = data is not None
-    values = data if has_data else np.ones(1, np.float32)
-    rows, y, entries = kernel(indptr, indices, values, has_data, np.asarray(degree, np.float64), seeds, weights,
-                              float(damping), float(eps), n)
-    return rows, y, int(entries)
-
-
-def _push_rounds(indptr, indices, data, has_data, degree, seeds, weights, damping, eps, n):  # pragma: no cover
-    """The rounds of :func:`forward_push` as loops (compiled by numba): same shares, added in the same order."""
-    y = np.zeros(n)
-    r = np.zeros(n)
-    acc = np.zeros(n)  # this round's shares per node, summed in entry order as np.bincount sums them
-    mark = np.zeros(n, np.bool_)
-    reached = np.empty(max(seeds.size, 16), np.int64)
-    n_reached = 0
-    frontier = seeds.copy()
-    for i in range(seeds.size):
-        r[seeds[i]] = weights[i]
-    touched = np.empty(max(seeds.size, 16), np.int64)
-    entries = 0
-    while frontier.size:
-        push = frontier[r[frontier] > eps * degree[frontier]]
-        if push.size == 0:
-            break
-        mass = r[push]
-        total = 0
-        for j in range(push.size):
-            u = push[j]
-            if y[u] == 0.0:
-                if n_reached == reached.size:
-                    reached = np.concatenate((reached, np.empty(reached.size, np.int64)))
-                reached[n_reached] = u
-                n_reached += 1
-            y[u] += mass[j]
-            r[u] = 0.0
-            total += np.int64(indptr[u + 1]) - np.int64(indptr[u])
-        if total == 0:
-            break
-        entries += total
-        n_touched = 0
-        for j in range(push.size):
-            u = push[j]
-            lo, hi = np.int64(indptr[u]), np.int64(indptr[u + 1])
-            if hi == lo:
-                continue
-            share = damping * mass[j] / degree[u]
-            for k in range(lo, hi):
-                v = indices[k]
-                if not mark[v]:
-                    mark[v] = True
-                    if n_touched == touched.size:
-                        touched = np.concatenate((touched, np.empty(touched.size, np.int64)))
-                    touched[n_touched] = v
-                    n_touched += 1
-                if has_data:
-                    acc[v] += share * data[k]
-                else:
-                    acc[v] += share
-        frontier = np.sort(touched[:n_touched])
-        for j in range(frontier.size):
-            v = frontier[j]
-            r[v] += acc[v]
-            acc[v] = 0.0
-            mark[v] = False
-    rows = np.sort(reached[:n_reached])
+                         seeds: np.ndarray, weights: np.ndarray, damping: float, eps: float
+                         ) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(rows, values, entries)``: :func:`forward_push`'s nonzero entries (``rows`` ascending), for a caller that
+    ranks a few of the reached nodes and needs no array over every node."""
+    y, entries = forward_push(indptr, indices, data, degree, seeds, weights, damping, eps)
+    rows = np.flatnonzero(y)
     return rows, y[rows], entries
-
-
-@lru_cache(maxsize=1)
-def _kernel():
-    """:func:`_push_rounds` compiled, or None when numba is not importable."""
-    try:
-        import numba
-    except Exception as e:  # not installed, or built for another numpy
-        log.info("numba not available (%s): the PageRank push runs on numpy", e)
-        return None
-    try:  # compiled code cached next to this file (or in the user's cache) across processes
-        return numba.njit(nogil=True, cache=True)(_push_rounds)
-    except Exception:  # nowhere to write a cache
-        return numba.njit(nogil=True)(_push_rounds)
