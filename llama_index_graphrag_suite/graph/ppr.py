@@ -202,12 +202,13 @@ def _pushed(f: SymmetricForm, seeds: np.ndarray, weights: np.ndarray, damping: f
     return x / x.sum()
 
 
-def pushed_pagerank(transition: Transition, seeds: np.ndarray, weights: np.ndarray,
-                    damping: float = 0.5) -> tuple[np.ndarray, np.ndarray] | None:
+def pushed_pagerank(transition: Transition, seeds: np.ndarray, weights: np.ndarray, damping: float = 0.5,
+                    eps: float = PUSH_EPS) -> tuple[np.ndarray, np.ndarray] | None:
     """``(nodes, scores)``: :func:`personalized_pagerank` of the reset ``weights`` on ``seeds`` as the nodes it gives
     a positive score (ascending), when the local push answers it (``transition.pushes`` and a reset on few nodes;
     else None): the same bits as the dense path's scores at those nodes, for a caller that ranks a few of them (no
-    copy of the scores of every node, no pass over every node to pick them)."""
+    copy of the scores of every node, no pass over every node to pick them). ``eps``: the push's per-degree
+    residual bound (:data:`PUSH_EPS` as the dense path; a larger one reads fewer entries, less exactly)."""
     seeds = np.asarray(seeds, np.int64).ravel()
     weights = np.asarray(weights, np.float64).ravel()
     if seeds.shape != weights.shape or seeds.size == 0:
@@ -233,7 +234,7 @@ def pushed_pagerank(transition: Transition, seeds: np.ndarray, weights: np.ndarr
     reset[seeds] = weights
     f = transition.fast
     reached, values, _ = forward_push_reached(f.indptr, f.indices, f.data, f.degree, f.position[seeds],
-                                              weights / reset.sum(), damping, PUSH_EPS)
+                                              weights / reset.sum(), damping, eps)
     x = np.zeros(n)  # normalised as the dense path does, by the sum over every node
     x[f.order[reached]] = values
     nodes = np.sort(f.order[reached])
