@@ -483,3 +483,15 @@ def test_combined_ranking_reads_candidates_only_yet_ranks_as_every_chunk(index):
         assert ranked == expected
         assert scores == {c: float(every[position[c]]) for c in expected}
         assert source == {c: "path" if c in best else "dense" for c in expected}
+
+
+def test_entity_rows_are_the_snapshot_lookups(index):
+    """The entity vector rows' snapshot rows, found by one Arrow look-up, are the per-id look-ups' (-1: missing)."""
+    import numpy as np
+
+    from llama_index_graphrag_suite.methods.pathrag.retriever import _snapshot_rows
+
+    snap, ids = index.snapshot, list(index.entity_vectors.ids)
+    np.testing.assert_array_equal(PathRAGRetriever(index)._graph().entity_rows, snap.rows_or_missing(ids))
+    probe = ids[::-1] + ["no such entity", snap.node_ids[-1]]
+    np.testing.assert_array_equal(_snapshot_rows(snap, probe), snap.rows_or_missing(probe))

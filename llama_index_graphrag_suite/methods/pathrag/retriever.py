@@ -67,7 +67,7 @@ from ..query_scores import bm25_scores, dense_scores
 from ..scoring import blended
 from ..scoring import top_k as top_indices
 from .config import ChunkRanking, PathRAGConfig
-from ..shared_graph import ChunkPositions, node_rows
+from ..shared_graph import ChunkPositions
 from .prompts import DEFAULT_PROMPTS
 from .render import RenderedPath, node_source, path_record, render_paths
 
@@ -84,6 +84,22 @@ def top_rows(sims: np.ndarray, k: int) -> np.ndarray:
         return np.empty(0, np.int64)
     part = np.argpartition(-sims, k - 1)[:k] if k < sims.size else np.arange(sims.size)
     return part[np.lexsort((part, -sims[part]))]
+
+
+def _snapshot_rows(snap, ids: list[str]) -> np.ndarray:
+    """``snap.rows_or_missing(ids)`` by one Arrow hash look-up of every id instead of a Python one per id (a million
+    entity names took seconds of the first query); the per-id look-up where a node id repeats (then which row it
+    answers is the snapshot's to say)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not len(ids):
+        return np.empty(0, np.int64)
+    nodes = pa.array(snap.node_ids, pa.string())
+    if len(pc.unique(nodes)) != len(nodes):
+        return snap.rows_or_missing(ids)
+    found = pc.index_in(pa.array(ids, pa.string()), value_set=nodes)
+    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 class RecentVectors:
@@ -144,7 +160,7 @@ class PathRAGRetriever(GraphIndexRetriever):
             entity_edges = np.flatnonzero(np.isin(snap.edge_kind, codes))
             flow = FlowGraph.from_edges(snap.num_nodes, snap.edge_src[entity_edges], snap.edge_dst[entity_edges], entity_edges)
             ids = index.entity_vectors.ids if index.entity_vectors is not None else []
-            return _Graph(flow, node_rows(index, ids, 0))  # entities lead the snapshot: no lookup per id then
+            return _Graph(flow, _snapshot_rows(snap, ids))
 
         return self.index.cached(f"pathrag.graph.{'+'.join(kinds)}", build)
 
