@@ -220,7 +220,8 @@ class HippoRAGRetriever(GraphIndexRetriever):
        dense signal breaks ties without swamping the graph (on a graph large enough for the local push,
        for the :data:`PASSAGE_RESET_TOP` densest chunks only).
     4. PPR with ``damping`` (probability of following an edge; 0.5) on the weighted snapshot
-       adjacency, reset = entity weights + passage weights; chunks ranked by their PPR score.
+       adjacency, reset = entity weights + passage weights; chunks ranked by their PPR score (on a graph
+       large enough for the local push: pushed to :data:`PUSH_TOLERANCE`, ranked among the chunks it reached).
 
     With no fact to map (an index without relations), chunks are ranked by dense similarity.
     Returns the top_k chunk nodes (``include_evidence=True``: then one evidence node listing the mapped
