@@ -169,3 +169,54 @@ def test_large_graph_weighs_only_the_densest_passages(multi_hop_index, monkeypat
     snapshot = multi_hop_index.snapshot
     assert {s: resets[-1][snapshot.row(s)] for s in seeds} == pytest.approx(seeds)  # the entity seeds as before
     assert len(split(nodes)[0]) == 6
+
+
+def test_pushed_ranking_is_the_dense_one(multi_hop_index, monkeypatch):
+    """Where the local push answers, the chunks are ranked from the nodes it reached (no array over every node):
+    the same chunks, order and scores (to rounding) as ranking the dense PageRank vector of the same push."""
+    from llama_index_graphrag_suite.graph import ppr
+
+    from llama_index_graphrag_suite.methods import baselines
+
+    for name, value in (("FAST_MIN_NNZ", 0), ("PUSH_MIN_NNZ", 0), ("PUSH_MAX_RESET_SHARE", 1.0)):
+        monkeypatch.setattr(ppr, name, value)
+    monkeypatch.setattr(baselines, "PUSH_TOLERANCE", ppr.PUSH_EPS)  # the dense path's push tolerance
+    retriever = HippoRAGRetriever(multi_hop_index, top_k=3)
+    assert retriever._graph().transition.pushes
+    calls = []
+    real = HippoRAGRetriever._pushed_top
+    monkeypatch.setattr(HippoRAGRetriever, "_pushed_top", lambda self, *a: calls.append(1) or real(self, *a))
+    sparse = split(retriever.retrieve(QUERY))[0]
+    assert calls == [1]
+    monkeypatch.setattr(HippoRAGRetriever, "_pushed_top", lambda self, *a: None)
+    dense = split(retriever.retrieve(QUERY))[0]
+    assert [n.node.node_id for n in sparse] == [n.node.node_id for n in dense]
+    assert [n.score for n in sparse] == [n.score for n in dense]
+
+
+def test_listed_fact_table_maps_the_same_facts_and_bounds(multi_hop_index, monkeypatch):
+    """On a listed fact table the mapped facts and the min-max bounds come from the probed lists and the centroids;
+    they equal what the array of every fact's (estimated) cosine gives."""
+    import numpy as np
+
+    from llama_index_graphrag_suite.graph import vector_lists
+    from llama_index_graphrag_suite.methods import baselines
+
+    table = multi_hop_index.fact_vectors
+    table.lists = vector_lists.train_lists(table.vectors(), nlist=4)
+    table.lists.moves = table.moves
+    assert table.listed
+    monkeypatch.setattr(vector_lists, "QUERY_NPROBE", 2)
+    answered = 0
+    for question in (QUERY, "Who married Orvel Dane?", "Where are the stone lions?", "Tarsk port lighthouses",
+                     "barley apples valley", "fishing village market"):
+        query_vec = multi_hop_index.embed_query(question)
+        for k in (1, 3):
+            every = table.scores(query_vec)
+            expected = (baselines.facts_from_cosines(multi_hop_index, every, k), float(every.min()), float(every.max()))
+            found = baselines._listed_matches(multi_hop_index, table, query_vec, k)
+            answered += found is not None
+            assert baselines.mapped_facts(multi_hop_index, query_vec, k) == expected
+            assert found is None or found == expected
+    assert answered  # the listed path ran, not only the fallback
+    assert len(np.unique(table.lists.lists)) > 2  # some lists were left unprobed

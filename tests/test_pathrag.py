@@ -459,3 +459,39 @@ def test_a_listed_entity_table_gives_the_exact_nodes_when_every_list_is_probed(i
         assert [s for _, s in listed] == pytest.approx([s for _, s in exact], abs=1e-6)
     finally:
         table.lists = None
+
+
+def test_combined_ranking_reads_candidates_only_yet_ranks_as_every_chunk(index):
+    """The combined ranking scores the base's top k and the path-supported chunks only: the same chunks, order and
+    scores as adding the support to a copy of every chunk's score and ranking them all (ties by position)."""
+    import numpy as np
+
+    from llama_index_graphrag_suite.methods.scoring import top_k
+
+    retriever = PathRAGRetriever(index, top_k=3)
+    order, position = index.chunk_order, retriever._chunk_positions()
+    rng = np.random.default_rng(0)
+    for trial in range(40):
+        base = rng.choice([0.0, 0.25, 0.5, 0.75, 1.0], len(order)) if trial % 2 else rng.random(len(order))
+        supported = rng.choice(len(order), rng.integers(0, len(order) + 1), replace=False)
+        best = {order[i]: float(rng.choice([0.2, 0.5, 1.0])) for i in supported.tolist()}
+        every = base.copy()
+        for c, rel in best.items():
+            every[position[c]] += retriever.config.path_weight * rel / max(best.values(), default=1.0)
+        expected = [order[i] for i in top_k(every, 3)]
+        ranked, source, scores = retriever._rank_chunks([], best, base)
+        assert ranked == expected
+        assert scores == {c: float(every[position[c]]) for c in expected}
+        assert source == {c: "path" if c in best else "dense" for c in expected}
+
+
+def test_entity_rows_are_the_snapshot_lookups(index):
+    """The entity vector rows' snapshot rows, found by one Arrow look-up, are the per-id look-ups' (-1: missing)."""
+    import numpy as np
+
+    from llama_index_graphrag_suite.methods.pathrag.retriever import _snapshot_rows
+
+    snap, ids = index.snapshot, list(index.entity_vectors.ids)
+    np.testing.assert_array_equal(PathRAGRetriever(index)._graph().entity_rows, snap.rows_or_missing(ids))
+    probe = ids[::-1] + ["no such entity", snap.node_ids[-1]]
+    np.testing.assert_array_equal(_snapshot_rows(snap, probe), snap.rows_or_missing(probe))

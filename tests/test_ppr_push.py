@@ -11,7 +11,8 @@ import scipy.sparse.linalg as spla
 
 from llama_index_graphrag_suite.graph import ppr
 from llama_index_graphrag_suite.graph.ppr import personalized_pagerank, transition_matrix
-from llama_index_graphrag_suite.graph.ppr_push import forward_push
+from llama_index_graphrag_suite.graph.ppr import pushed_pagerank
+from llama_index_graphrag_suite.graph.ppr_push import forward_push, forward_push_reached
 
 from test_ppr_fast import adjacency_of, random_graph
 
@@ -89,6 +90,7 @@ def test_a_reset_on_many_nodes_is_solved_globally(push_small_graphs, monkeypatch
     a = adjacency_of(random_graph(5, 1_000, 4_000, 0))
     transition = transition_matrix(a)
     monkeypatch.setattr(ppr, "forward_push", lambda *args: pytest.fail("pushed a dense reset"))
+    monkeypatch.setattr(ppr, "forward_push_reached", lambda *args, **kw: pytest.fail("pushed a dense reset"))
     scores = personalized_pagerank(transition, np.ones(a.shape[0]))
     assert scores.sum() == pytest.approx(1.0)
 
@@ -98,6 +100,27 @@ def test_small_graphs_keep_the_global_solver(monkeypatch):
     a = adjacency_of(random_graph(6, 1_000, 4_000, 0))
     assert a.nnz < ppr.PUSH_MIN_NNZ
     monkeypatch.setattr(ppr, "forward_push", lambda *args: pytest.fail("pushed on a small graph"))
+    monkeypatch.setattr(ppr, "forward_push_reached", lambda *args, **kw: pytest.fail("pushed on a small graph"))
     reset = np.zeros(a.shape[0])
     reset[3] = 1.0
     personalized_pagerank(transition_matrix(a), reset)
+
+
+def test_pushed_pagerank_is_the_dense_push_on_the_reached_nodes(push_small_graphs):
+    a = adjacency_of(random_graph(10, 3_000, 12_000, 20))
+    transition = transition_matrix(a)
+    seeds, weights = np.array([2_999, 5, 3_010, 77]), np.array([0.25, 1.0, 0.25, 0.5])
+    reset = np.zeros(a.shape[0])
+    reset[seeds] = weights
+    dense = personalized_pagerank(transition, reset)
+    nodes, scores = pushed_pagerank(transition, np.r_[seeds, 11], np.r_[weights, 0.0])  # a zero weight: no seed
+    np.testing.assert_array_equal(nodes, np.flatnonzero(dense))
+    np.testing.assert_array_equal(scores, dense[nodes])  # the same reset total, pushes and normalisation
+    with pytest.raises(ValueError, match="distinct"):
+        pushed_pagerank(transition, np.array([5, 5]), np.array([1.0, 1.0]))
+
+
+def test_pushed_pagerank_declines_where_the_push_would_not_run(monkeypatch):
+    monkeypatch.setattr(ppr, "FAST_MIN_NNZ", 0)
+    a = adjacency_of(random_graph(11, 1_000, 4_000, 0))
+    assert pushed_pagerank(transition_matrix(a), np.array([3]), np.array([1.0])) is None  # a small graph

@@ -57,7 +57,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .ppr_fast import SymmetricForm, solve, symmetric_form
-from .ppr_push import forward_push
+from .ppr_push import forward_push, forward_push_reached
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +200,45 @@ def _pushed(f: SymmetricForm, seeds: np.ndarray, weights: np.ndarray, damping: f
     x = np.zeros(y.size)
     x[f.order[reached]] = y[reached]
     return x / x.sum()
+
+
+def pushed_pagerank(transition: Transition, seeds: np.ndarray, weights: np.ndarray, damping: float = 0.5,
+                    eps: float = PUSH_EPS) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(nodes, scores)``: :func:`personalized_pagerank` of the reset ``weights`` on ``seeds`` as the nodes it gives
+    a positive score (ascending), when the local push answers it (``transition.pushes`` and a reset on few nodes;
+    else None): the same bits as the dense path's scores at those nodes, for a caller that ranks a few of them (no
+    copy of the scores of every node, no pass over every node to pick them). ``eps``: the push's per-degree
+    residual bound (:data:`PUSH_EPS` as the dense path; a larger one reads fewer entries, less exactly)."""
+    seeds = np.asarray(seeds, np.int64).ravel()
+    weights = np.asarray(weights, np.float64).ravel()
+    if seeds.shape != weights.shape or seeds.size == 0:
+        raise ValueError("seeds and weights must be non-empty and of one length")
+    if not np.all(np.isfinite(weights)) or weights.min() < 0 or np.unique(seeds).size != seeds.size:
+        raise ValueError("weights must be finite and non-negative, on distinct seeds")
+    if not 0.0 <= damping < 1.0:
+        raise ValueError(f"damping must be in [0, 1), got {damping}")
+    keep = weights > 0
+    seeds, weights = seeds[keep], weights[keep]
+    n = transition.num_nodes
+    if seeds.size == 0:
+        raise ValueError("reset sums to 0: nothing to personalise on")
+    if seeds.min() < 0 or seeds.max() >= n:
+        raise ValueError("seed row out of range")
+    if not (transition.pushes and seeds.size <= PUSH_MAX_RESET_SHARE * n):
+        return None
+    order = np.argsort(seeds)  # the dense path's seeds: the reset's nonzero nodes, ascending
+    seeds, weights = seeds[order], weights[order]
+    # the reset's total summed as the dense path sums its vector (numpy's pairwise sum of every node's entry): a
+    # total differing in its last bit moves the push's thresholds, and with them a few near-tied chunks
+    reset = np.zeros(n)
+    reset[seeds] = weights
+    f = transition.fast
+    reached, values, _ = forward_push_reached(f.indptr, f.indices, f.data, f.degree, f.position[seeds],
+                                              weights / reset.sum(), damping, eps)
+    x = np.zeros(n)  # normalised as the dense path does, by the sum over every node
+    x[f.order[reached]] = values
+    nodes = np.sort(f.order[reached])
+    return nodes, x[nodes] / x.sum()
 
 
 # ---------------------------------------------------------------------- A2RAG Eq. 9-11

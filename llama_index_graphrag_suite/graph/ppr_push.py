@@ -14,14 +14,16 @@ and ``G D 1 = D 1 / (1 - d)``), and the work is bounded by ``1 / ((1 - d) eps)``
 whatever the graph's size. Dangling nodes keep what reaches them, as in the fast form.
 
 Rounds rather than one node at a time: each round is a few numpy calls over the rows it pushes, so the cost
-stays proportional to the entries read, with no compiled loop.
+stays proportional to the entries read, with no compiled loop. (A numba loop doing the same rounds was no faster
+on the 100,000-passage index's graph: about 95 ms for the 1.36 million entries a HippoRAG reset of 1,005 nodes
+reads at ``eps = 1e-7``, as for these numpy calls.)
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["forward_push"]
+__all__ = ["forward_push", "forward_push_reached"]
 
 
 def forward_push(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray | None, degree: np.ndarray,
@@ -65,3 +67,13 @@ def forward_push(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray | Non
         r[touched] += np.bincount(slot, weights=values, minlength=touched.size)
         frontier = touched
     return y, entries
+
+
+def forward_push_reached(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray | None, degree: np.ndarray,
+                         seeds: np.ndarray, weights: np.ndarray, damping: float, eps: float
+                         ) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(rows, values, entries)``: :func:`forward_push`'s nonzero entries (``rows`` ascending), for a caller that
+    ranks a few of the reached nodes and needs no array over every node."""
+    y, entries = forward_push(indptr, indices, data, degree, seeds, weights, damping, eps)
+    rows = np.flatnonzero(y)
+    return rows, y[rows], entries

@@ -21,10 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from ..graph import vector_lists
+from ..index.vectors import normalize_rows
 from .base import GraphIndexRetriever, MethodConfig, chunk_node, evidence_node, param
 from .query_scores import bm25_scores, dense_scores, fusable_dense
 from .scoring import hybrid, minmax, top_k
-from .shared_graph import chunk_rows, weighted_transition
+from .shared_graph import chunk_position_of_row, chunk_rows, weighted_transition
 
 if TYPE_CHECKING:  # imported where HippoRAG runs: dense, BM25 and hybrid need no PageRank (scipy's csgraph)
     from ..graph.ppr import Transition
@@ -38,6 +40,11 @@ __all__ = ["BM25Retriever", "DenseRetriever", "HippoRAGConfig", "HippoRAGRetriev
 #: passages), and on a listed chunk table most of those weights are centroid estimates anyway. Its cost in
 #: recall is measured in studies/perf/hipporag_reset.py.
 PASSAGE_RESET_TOP = 1000
+#: The local push's per-degree residual bound for HippoRAG (``graph.ppr.PUSH_EPS`` is 1e-7): ten times larger, it
+#: reads a ninth of the entries (the 1,005-node reset reached a third of the 100,000-passage index's graph at 1e-7),
+#: and on that index's first 100 synthetic questions it kept recall@5 (41.83%) and 95 of the 100 top-5 sets (80 in
+#: the same order), at 33 ms CPU per question instead of 109 (studies/perf/hipporag_pathrag_scale.py).
+PUSH_TOLERANCE = 1e-6
 
 
 def _facts_of_text_row(index) -> tuple[np.ndarray, np.ndarray]:
@@ -57,20 +64,69 @@ def facts_from_cosines(index, fact_sims: np.ndarray, k: int) -> list[tuple[str, 
     anyway (min-max scaling, edge costs) reads the fact table once per query, not twice."""
     if k <= 0 or not index.facts:
         return []
-    fact_ids = index.fact_ids
-    order, bounds = _facts_of_text_row(index)
     n = min(k, fact_sims.size)  # VectorTable.search(query, min(k, rows)): the top rows, best first, ties by row
     if n <= 0:
         return []
     part = np.argpartition(-fact_sims, n - 1)[:n] if n < fact_sims.size else np.arange(fact_sims.size)
     rows = part[np.lexsort((part, -fact_sims[part]))]
+    return _facts_of_rows(index, rows, fact_sims[rows], k)
+
+
+def _facts_of_rows(index, rows: np.ndarray, sims: np.ndarray, k: int) -> list[tuple[str, float]]:
+    """The first ``k`` facts stated by the fact-text ``rows`` (best first), each with its row's cosine."""
+    fact_ids = index.fact_ids
+    order, bounds = _facts_of_text_row(index)
     out: list[tuple[str, float]] = []
-    for row, sim in zip(rows.tolist(), fact_sims[rows].tolist()):
+    for row, sim in zip(rows.tolist(), sims.tolist()):
         for position in order[bounds[row]:bounds[row + 1]].tolist():
             out.append((fact_ids[position], float(sim)))
             if len(out) == k:
                 return out
     return out
+
+
+def mapped_facts(index, query_vec: np.ndarray, k: int) -> tuple[list[tuple[str, float]], float, float]:
+    """``(facts, lo, hi)``: :func:`facts_from_cosines` of every fact cosine and those cosines' bounds.
+
+    On a listed fact table (:meth:`VectorTable.scores`: exact cosines on the query's nearest lists, each other row
+    its list centroid's, capped at the lowest exact one) the same facts and bounds come from the probed rows and
+    the centroids alone, without the array over every fact (2 million at 1,000,000 passages): no estimate can
+    outrank a probed row whose cosine is above the cap, the top is an exact row, and the bottom is the lowest exact
+    cosine or an unprobed list's centroid. When the k-th best exact cosine ties with the cap, the whole array."""
+    table = index.fact_vectors
+    if index.facts and table.listed and k > 0:
+        found = _listed_matches(index, table, query_vec, k)
+        if found is not None:
+            return found
+    every = table.scores(query_vec) if index.facts else np.zeros(0, np.float32)
+    mapped = facts_from_cosines(index, every, k)
+    return mapped, (float(every.min()) if every.size else 0.0), (float(every.max()) if every.size else 0.0)
+
+
+def _listed_matches(index, table, query_vec: np.ndarray, k: int):
+    lists = table.lists
+    q = np.asarray(normalize_rows(query_vec)[0], np.float32).ravel()
+    near = lists.centroids @ q  # as VectorLists.scores probes: the QUERY_NPROBE lists of highest centroid product
+    nprobe = vector_lists.QUERY_NPROBE
+    probed = np.argpartition(-near, nprobe - 1)[:nprobe] if nprobe < near.size else np.arange(near.size)
+    rows, sims = lists.probed_scores(q, probed, table.at)
+    n = min(k, len(table))
+    if not 0 < n < rows.size:
+        return None
+    cap = sims.min()
+    kth = np.partition(sims, rows.size - n)[rows.size - n]
+    if kth <= cap:
+        return None
+    sizes = index.cached("hipporag.fact_list_sizes", dict)  # rows per list, per lists object (a change makes new)
+    if sizes.get("lists") is not lists:
+        sizes.update(lists=lists, rows=np.bincount(lists.lists, minlength=near.size))
+    unprobed = np.ones(near.size, bool)
+    unprobed[probed] = False
+    unprobed &= sizes["rows"] > 0
+    lo = min(float(cap), float(near[unprobed].min())) if unprobed.any() else float(cap)
+    tied = np.flatnonzero(sims >= kth)
+    best = tied[np.lexsort((rows[tied], -sims[tied]))][:n]
+    return _facts_of_rows(index, rows[best], sims[best], k), lo, float(sims.max())
 
 
 class _ScoredChunksRetriever(GraphIndexRetriever):
@@ -164,7 +220,8 @@ class HippoRAGRetriever(GraphIndexRetriever):
        dense signal breaks ties without swamping the graph (on a graph large enough for the local push,
        for the :data:`PASSAGE_RESET_TOP` densest chunks only).
     4. PPR with ``damping`` (probability of following an edge; 0.5) on the weighted snapshot
-       adjacency, reset = entity weights + passage weights; chunks ranked by their PPR score.
+       adjacency, reset = entity weights + passage weights; chunks ranked by their PPR score (on a graph
+       large enough for the local push: pushed to :data:`PUSH_TOLERANCE`, ranked among the chunks it reached).
 
     With no fact to map (an index without relations), chunks are ranked by dense similarity.
     Returns the top_k chunk nodes (``include_evidence=True``: then one evidence node listing the mapped
@@ -187,12 +244,10 @@ class HippoRAGRetriever(GraphIndexRetriever):
         query_vec = self.query_vector(query_bundle)
         dense = dense_scores(index, query_bundle.query_str)
         # one cosine per distinct fact text, read once: the mapped facts and the min-max scaling's bounds
-        every_fact = index.fact_vectors.scores(query_vec) if index.facts else np.zeros(0, np.float32)
-        mapped = facts_from_cosines(index, every_fact, self.config.linking_top_k)
+        mapped, lo, hi = mapped_facts(index, query_vec, self.config.linking_top_k)
         if not mapped:
             return self._dense_fallback(dense)
 
-        lo, hi = float(every_fact.min()), float(every_fact.max())
         sims = np.array([sim for _, sim in mapped])
         fact_scores = (sims - lo) / (hi - lo) if hi - lo > 1e-12 else np.ones_like(sims)
         shares: dict[str, list[float]] = {}
@@ -203,20 +258,26 @@ class HippoRAGRetriever(GraphIndexRetriever):
         weights = {key: float(np.mean(values)) for key, values in shares.items()}
         seeds = dict(sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[: self.config.linking_top_k])
 
-        from ..graph.ppr import personalized_pagerank
-
         graph = self._graph()
-        snapshot = index.snapshot
-        reset = np.zeros(snapshot.num_nodes)
-        reset[snapshot.rows(seeds)] = list(seeds.values())
+        seed_rows = index.snapshot.rows(seeds)
         weighed = top_k(dense, PASSAGE_RESET_TOP) if graph.transition.pushes else None
         passage_weights = minmax(dense, weighed) * self.config.passage_node_weight
-        reset[graph.chunk_rows if weighed is None else graph.chunk_rows[weighed]] += passage_weights
-        ppr = personalized_pagerank(graph.transition, reset, damping=self.config.damping)
-        chunk_scores = ppr[graph.chunk_rows]
+        passage_rows = graph.chunk_rows if weighed is None else graph.chunk_rows[weighed]
+        best = self._pushed_top(graph, np.r_[seed_rows, passage_rows], np.r_[list(seeds.values()), passage_weights])
+        if best is not None:
+            top, chunk_scores = best
+        else:
+            from ..graph.ppr import personalized_pagerank
+
+            reset = np.zeros(index.snapshot.num_nodes)
+            reset[seed_rows] = list(seeds.values())
+            reset[passage_rows] += passage_weights
+            ppr = personalized_pagerank(graph.transition, reset, damping=self.config.damping)
+            chunk_scores = ppr[graph.chunk_rows]
+            top = top_k(chunk_scores, self.top_k)
 
         order = index.chunk_order
-        nodes = [chunk_node(index, order[i], chunk_scores[i], self.method) for i in top_k(chunk_scores, self.top_k)]
+        nodes = [chunk_node(index, order[i], chunk_scores[i], self.method) for i in top]
         facts = [
             {"id": fid, "subject": index.facts[fid].subject, "predicate": index.facts[fid].predicate,
              "object": index.facts[fid].object, "score": float(score)}
@@ -225,6 +286,26 @@ class HippoRAGRetriever(GraphIndexRetriever):
         text = "Facts matched to the query:\n" + "\n".join(
             f"{f['subject']} | {f['predicate']} | {f['object']} ({f['score']:.3f})" for f in facts)
         return nodes + [evidence_node(self.method, text, self._evidence(facts, seeds, "ppr"))]
+
+    def _pushed_top(self, graph: _Graph, rows: np.ndarray, weights: np.ndarray):
+        """``(positions, scores)``: the top chunks by PageRank when the local push answers (``pushed_pagerank``),
+        ranked among the chunks it reached with no array over every node or chunk; scores by chunk position
+        (a dict). None when the push does not run, or reached fewer than ``top_k`` chunks (the zeros rank then)."""
+        from ..graph.ppr import pushed_pagerank
+
+        if not graph.transition.pushes:
+            return None
+        found = pushed_pagerank(graph.transition, rows, weights, damping=self.config.damping, eps=PUSH_TOLERANCE)
+        if found is None:
+            return None
+        nodes, scores = found
+        positions = chunk_position_of_row(self.index)[nodes]
+        chunk = positions >= 0
+        positions, scores = positions[chunk].astype(np.int64), scores[chunk]
+        if positions.size < self.top_k:
+            return None
+        top = np.lexsort((positions, -scores))[: self.top_k]  # as top_k ranks every chunk: ties by position
+        return positions[top].tolist(), dict(zip(positions[top].tolist(), scores[top].tolist()))
 
     def _dense_fallback(self, dense: np.ndarray) -> list[NodeWithScore]:
         """No fact matched (HippoRAG 2 does the same when its fact filter keeps none): dense ranking."""

@@ -86,6 +86,22 @@ def top_rows(sims: np.ndarray, k: int) -> np.ndarray:
     return part[np.lexsort((part, -sims[part]))]
 
 
+def _snapshot_rows(snap, ids: list[str]) -> np.ndarray:
+    """``snap.rows_or_missing(ids)`` by one Arrow hash look-up of every id instead of a Python one per id (a million
+    entity names took seconds of the first query); the per-id look-up where a node id repeats (then which row it
+    answers is the snapshot's to say)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not len(ids):
+        return np.empty(0, np.int64)
+    nodes = pa.array(snap.node_ids, pa.string())
+    if len(pc.unique(nodes)) != len(nodes):
+        return snap.rows_or_missing(ids)
+    found = pc.index_in(pa.array(ids, pa.string()), value_set=nodes)
+    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
 class RecentVectors:
     """The vectors of the last ``size`` keys (most recent kept), shared by the threads that query one index."""
 
@@ -144,8 +160,7 @@ class PathRAGRetriever(GraphIndexRetriever):
             entity_edges = np.flatnonzero(np.isin(snap.edge_kind, codes))
             flow = FlowGraph.from_edges(snap.num_nodes, snap.edge_src[entity_edges], snap.edge_dst[entity_edges], entity_edges)
             ids = index.entity_vectors.ids if index.entity_vectors is not None else []
-            rows = snap.rows_or_missing(ids)
-            return _Graph(flow, rows)
+            return _Graph(flow, _snapshot_rows(snap, ids))
 
         return self.index.cached(f"pathrag.graph.{'+'.join(kinds)}", build)
 
@@ -315,12 +330,18 @@ class PathRAGRetriever(GraphIndexRetriever):
                     ranked.append(order[i])
                     scores[order[i]] = float(dense[i])
         else:  # COMBINED: base score plus path support, path_weight x best reliability / the best path's reliability
-            combined = np.asarray(dense, np.float64).copy()
+            # Support only raises a chunk, so a chunk without it that makes the top k is in the base's top k: the
+            # candidates are those and the supported chunks (no copy of every chunk's score)
             top = max(best.values(), default=1.0)
-            for c, rel in best.items():
-                combined[position[c]] += self.config.path_weight * rel / top
-            ranked = [order[i] for i in top_indices(combined, top_k)]
-            scores = {c: float(combined[position[c]]) for c in ranked}
+            supported = np.fromiter((position[c] for c in best), np.int64, len(best))
+            head = top_indices(dense, top_k)
+            candidates, at = np.unique(np.r_[head, supported], return_inverse=True)
+            combined = np.asarray(dense[candidates], np.float64)
+            for i, rel in zip(at[head.size:].tolist(), best.values()):
+                combined[i] += self.config.path_weight * rel / top
+            ranked_at = np.lexsort((candidates, -combined))[:top_k]  # as top_k ranks: ties by position
+            ranked = [order[i] for i in candidates[ranked_at].tolist()]
+            scores = {order[i]: float(v) for i, v in zip(candidates[ranked_at].tolist(), combined[ranked_at].tolist())}
         return ranked, {c: "path" if c in best else "dense" for c in ranked}, scores
 
     def _chunk_positions(self) -> dict[str, int]:
