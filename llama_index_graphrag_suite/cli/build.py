@@ -21,6 +21,12 @@ __all__ = ["add_commands", "cmd_index", "update_index"]
 _BUILD_SETTINGS = ("chunk_size", "chunk_overlap", "entity_threshold", "entities", "ner_model", "ner_relations")
 
 
+def _kept(args) -> int:
+    from ..index.storage import KEEP_VERSIONS
+
+    return KEEP_VERSIONS if args.keep_versions is None else args.keep_versions
+
+
 def cmd_index(args) -> int:
     from ..documents import load_documents
     from ..index.storage import CURRENT
@@ -51,7 +57,7 @@ def cmd_index(args) -> int:
         ray_address=args.ray, store=args.store,  # opened before extraction: a bad --store fails at once
     )
     _prepare(index, args, llm)
-    index.persist(out, keep_versions=args.keep_versions)
+    index.persist(out, keep_versions=_kept(args))
     stats = index.stats()
     if llm is not None:
         stats["llm_calls"] = index.build_info.get("llm_calls", 0)
@@ -94,10 +100,10 @@ def build_batched(args) -> int:
             print(f"batch {number}: {held} documents indexed and saved ({seconds:.1f}s)", flush=True)
 
     index = build_in_batches(docs, out, args.batch_size, resume=args.resume, keep_versions=args.keep_versions,
-                             on_batch=report, embed_model=args.embed, config=index_config(args), llm=llm,
+                             compact=not args.no_compact, on_batch=report, embed_model=args.embed, config=index_config(args), llm=llm,
                              show_progress=not args.quiet, store=args.store, ray_address=args.ray)
     _prepare(index, args, llm)
-    index.persist(out, keep_versions=args.keep_versions)
+    index.persist(out, keep_versions=_kept(args))
     stats = index.stats()
     line = ", ".join(f"{k}={v}" for k, v in stats.items())
     print(f"indexed {stats['documents']} documents into {out} in batches of {args.batch_size} in "
@@ -126,7 +132,7 @@ def update_index(args, docs: Sequence[Any]) -> int:
         print(f"{out} is up to date with {args.src} ({counts}); nothing saved")
         return 0
     _prepare(index, args, index.llm)
-    index.persist(out, keep_versions=args.keep_versions)
+    index.persist(out, keep_versions=_kept(args))
     stats = ", ".join(f"{k}={v}" for k, v in index.stats().items())
     print(f"updated {out} from {args.src} in {time.perf_counter() - start:.1f}s: {counts} ({stats})")
     return 0
@@ -157,8 +163,9 @@ def add_commands(sub) -> None:
     p.add_argument("src", help="folder, document file or .jsonl file")
     p.add_argument("--out", required=True, help="index folder to write")
     p.add_argument("--overwrite", action="store_true", help="replace the index already in --out")
-    p.add_argument("--keep-versions", type=int, default=3, metavar="N",
-                   help="versions of --out kept for rollback, the new one included (default 3)")
+    p.add_argument("--keep-versions", type=int, default=None, metavar="N",
+                   help="versions of --out kept for rollback, the new one included (default 3; a build in batches "
+                        "into a new folder keeps only its compacted version and what --prepare adds)")
     p.add_argument("--ray", default=None, metavar="ADDRESS", help="shard chunking, extraction and embedding over "
                    "Ray: local (start one here), auto (join this machine's cluster) or ray://HOST:10001 (extra 'ray')")
     p.add_argument("--store", default="simple", help="graph store: simple (JSON; default), ladybug (embedded database, "
@@ -171,6 +178,9 @@ def add_commands(sub) -> None:
     p.add_argument("--batch-size", type=int, default=None, metavar="N",
                    help="index N documents at a time, saving after each batch: memory is bounded by a batch, not the "
                         "corpus (a .jsonl corpus is read as it goes); the result is the sequence of those inserts")
+    p.add_argument("--no-compact", action="store_true",
+                   help="with --batch-size: leave the batches' appended segments as they are instead of writing every "
+                        "table whole at the end (queries then read the appended vectors one row at a time)")
     p.add_argument("--resume", action="store_true",
                    help="with --batch-size: go on with the build in --out, skipping the documents it already holds")
     p.add_argument("--prepare", default="archrag", metavar="METHODS",

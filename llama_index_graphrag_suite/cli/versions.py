@@ -1,18 +1,20 @@
-"""`graphrag-suite versions INDEX` and `graphrag-suite rollback INDEX N`: an index folder's kept versions.
+"""`graphrag-suite versions INDEX`, `rollback INDEX N` and `compact INDEX`: an index folder's kept versions.
 
 Every save writes a new version and keeps the newest few (``--keep-versions`` on ``index``, default 3);
 ``--version N`` on ``query``, ``methods`` and ``bench --index-dir`` reads an older one without changing
-anything, ``rollback`` makes it the current one (under the folder's writer lock).
+anything, ``rollback`` makes it the current one (under the folder's writer lock). ``compact`` saves the current
+version again with every table written whole (``GraphRAGIndex.persist(compact=True)``): after many inserts.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from .common import add_common
 
-__all__ = ["add_commands", "cmd_rollback", "cmd_versions"]
+__all__ = ["add_commands", "cmd_compact", "cmd_rollback", "cmd_versions"]
 
 
 def _counts(row: dict[str, Any]) -> str:
@@ -44,8 +46,23 @@ def cmd_rollback(args) -> int:
     return 0
 
 
+def cmd_compact(args) -> int:
+    from ..index.storage import KEEP_VERSIONS
+    from .common import CLIError, load_index
+
+    keep = KEEP_VERSIONS if args.keep_versions is None else args.keep_versions
+    if keep < 1:
+        raise CLIError(f"--keep-versions must be at least 1, not {keep}")
+    index = load_index(args)
+    start = time.perf_counter()
+    folder = index.persist(args.index_dir, keep_versions=keep, compact=True)
+    print(f"{args.index_dir}: every table written whole as {folder.name} in {time.perf_counter() - start:.1f}s "
+          f"({keep} version(s) kept)")
+    return 0
+
+
 def add_commands(sub) -> None:
-    """Register ``versions`` and ``rollback`` on the CLI's subparsers."""
+    """Register ``versions``, ``rollback`` and ``compact`` on the CLI's subparsers."""
     p = sub.add_parser("versions", help="list the kept versions of an index (number, time, counts)")
     p.add_argument("index_dir")
     p.add_argument("--json", action="store_true", help="print one JSON list")
@@ -57,3 +74,11 @@ def add_commands(sub) -> None:
     p.add_argument("version_number", type=int, metavar="N", help="a version number from `graphrag-suite versions`")
     add_common(p)
     p.set_defaults(func=cmd_rollback)
+
+    p = sub.add_parser("compact", help="save an index again with every table whole: after many inserts, "
+                                       "queries read the appended vectors list by list again")
+    p.add_argument("index_dir")
+    p.add_argument("--keep-versions", type=int, default=None,
+                   help="versions kept, the compacted one included (default 3; 1 frees the older files)")
+    add_common(p)
+    p.set_defaults(func=cmd_compact)

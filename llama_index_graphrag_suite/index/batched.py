@@ -73,7 +73,7 @@ def _hand_over(counts: tuple, state) -> None:
 def build_in_batches(documents: Iterable[Document], persist_dir: str | Path, batch_size: int = 50_000, *,
                      resume: bool = True, keep_versions: int | None = None,
                      on_batch: Callable[[int, int, float], None] | None = None, ray_address: str | None = None,
-                     **kwargs: Any):
+                     compact: bool = True, **kwargs: Any):
     """Index ``documents`` (any iterable: a stream is read one batch at a time) into ``persist_dir``, ``batch_size``
     documents per insert, saving after each; returns the index loaded from the last save.
 
@@ -83,6 +83,10 @@ def build_in_batches(documents: Iterable[Document], persist_dir: str | Path, bat
     batch's save is a new version of the folder). ``keep_versions``: as for ``persist``. ``on_batch(batch number,
     documents so far, seconds)`` is called after each save. ``ray_address`` (``"local"``, ``"auto"``,
     ``"ray://host:10001"``): each batch's per-chunk work runs on that Ray cluster, started once for the build.
+    ``compact``: after more than one batch, save the index once more with every table written whole
+    (``persist(compact=True)``): each batch's save appended its rows, and a query reads appended vectors one row
+    at a time; the compacted index reads them list by list, as a build in one insert does. A build into a new
+    folder keeps only that last version (the ones before it are its batches), unless ``keep_versions`` is given.
     """
     from .graph_index import GraphRAGIndex
 
@@ -93,11 +97,13 @@ def build_in_batches(documents: Iterable[Document], persist_dir: str | Path, bat
     done: set[str] = set()
     reopen = {"llm": kwargs.get("llm"), "store": kwargs.get("store")}
     saving = {} if keep_versions is None else {"keep_versions": keep_versions}
+    new_folder = not (folder / CURRENT).exists()
     if resume and (folder / CURRENT).exists():  # what the saved index holds is done
         index = GraphRAGIndex.load(folder, embed_model=kwargs.get("embed_model"), **reopen)
         done = set(table_column(index.state.chunks, "doc_id"))
         log.info("%s holds %d documents: going on from there", folder, len(done))
-    held = len(done)
+    held = first = len(done)
+    batches = 0
     with contextlib.ExitStack() as session:
         if ray_address:
             from .distributed import ray_session
@@ -105,20 +111,42 @@ def build_in_batches(documents: Iterable[Document], persist_dir: str | Path, bat
             session.enter_context(ray_session(ray_address))
         for number, batch in enumerate(_batches(documents, batch_size, done), 1):
             start = time.perf_counter()
-            index = _insert(index, batch, ray_address, kwargs)
-            index.persist(folder, **saving)
-            embed_model = index.embed_model
-            counts = _running_counts(index.state)
+            saved = _save(_insert(index, batch, ray_address, kwargs), folder, saving)
             del index  # here, not in a helper: the caller's name would keep the records alive
             gc.collect()  # the batch's records go before the columns are read back
-            index = GraphRAGIndex.load(folder, embed_model=embed_model, **reopen)
-            _hand_over(counts, index.state)
+            index = _load_back(folder, saved, reopen)
             held += len(batch)
             if on_batch is not None:
                 on_batch(number, held, time.perf_counter() - start)
             log.info("batch %d: %d documents indexed and saved", number, held)
+            batches = number
     if index is None:
         raise ValueError("no documents to index")
+    if compact and batches and (batches > 1 or first):  # rows were appended to a saved index
+        start = time.perf_counter()
+        # a new build's earlier versions are its batches: only the compacted one is kept, unless asked otherwise
+        kept = {"keep_versions": 1} if new_folder and keep_versions is None else saving
+        saved = _save(index, folder, {**kept, "compact": True})
+        del index
+        gc.collect()
+        index = _load_back(folder, saved, reopen)
+        log.info("%s compacted in %.1f s", folder, time.perf_counter() - start)
+    return index
+
+
+def _save(index, folder: Path, saving: dict) -> tuple:
+    """Save ``index`` into ``folder``; returns what loading it back needs besides the folder."""
+    index.persist(folder, **saving)
+    return index.embed_model, _running_counts(index.state)
+
+
+def _load_back(folder: Path, saved: tuple, reopen: dict):
+    """The index :func:`_save` saved, loaded from its folder, with the running counts the save wrote."""
+    from .graph_index import GraphRAGIndex
+
+    embed_model, counts = saved
+    index = GraphRAGIndex.load(folder, embed_model=embed_model, **reopen)
+    _hand_over(counts, index.state)
     return index
 
 

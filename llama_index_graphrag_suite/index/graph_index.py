@@ -242,7 +242,7 @@ class GraphRAGIndex(IndexReading):
 
     # --- saving and loading: persistence.py -------------------------------------------------------------------
 
-    def persist(self, persist_dir: str | Path, keep_versions: int = KEEP_VERSIONS) -> Path:
+    def persist(self, persist_dir: str | Path, keep_versions: int = KEEP_VERSIONS, compact: bool = False) -> Path:
         """Save atomically under ``persist_dir`` as a new version (see ``index/storage.py``); returns its folder.
 
         The newest ``keep_versions`` versions stay on disk (the new one included), so a bad save can be
@@ -255,8 +255,14 @@ class GraphRAGIndex(IndexReading):
         own pending document operations on it (under its writer lock), then saves; a document both changed
         differently raises ``IndexConflictError`` and nothing is saved. A fresh build, or an index saved into
         another folder than its own, replaces what the folder holds, as a new version.
+
+        A save into the index's own folder writes only what changed: the rows an insert added follow the saved
+        ones as new segments, whose vectors a query reads one row at a time instead of list by list. ``compact=True`` writes every table whole instead
+        (each vector table packed list by list, each row table one segment), as a save into a new folder does:
+        after many inserts, or at the end of a build in batches. The older kept versions keep their own files
+        until they are pruned (``keep_versions=1`` frees them at once, and with them the rollback).
         """
-        return persistence.persist(self, persist_dir, keep_versions)
+        return persistence.persist(self, persist_dir, keep_versions, compact)
 
     @classmethod
     def load(

@@ -60,20 +60,21 @@ PROVENANCE = "provenance.json"  # what inserts changed in older chunks (see jour
 DERIVED_FILES = {"graph.npz", STORE_FILE, stores.LADYBUG_FILE}  # graph.npz: format 1 only
 
 
-def persist(index, persist_dir: str | Path, keep_versions: int = KEEP_VERSIONS) -> Path:
+def persist(index, persist_dir: str | Path, keep_versions: int = KEEP_VERSIONS, compact: bool = False) -> Path:
     """``GraphRAGIndex.persist``: a new version under the folder's writer lock; re-applies ``index``'s pending
-    document operations first when another writer saved a version there since (a rebase, ``pending.py``)."""
+    document operations first when another writer saved a version there since (a rebase, ``pending.py``).
+    ``compact``: write every table whole even where only some rows changed (see ``GraphRAGIndex.persist``)."""
     state = index.state
     with folder_writer(persist_dir):  # held from the version check to the flip of CURRENT
         with state.lock.reading():
             if not _behind(state, persist_dir):
-                return _persist(state, index, persist_dir, keep_versions)
+                return _persist(state, index, persist_dir, keep_versions, compact)
         with state.lock.writing():  # another writer saved meanwhile: re-apply our changes on its version
             if _behind(state, persist_dir):
                 fresh = _load_newest(index, Path(persist_dir))
                 pending.apply(fresh.state, state.pending, str(persist_dir), fresh._replace)  # or IndexConflictError: nothing saved
                 _adopt(index, fresh)
-            return _persist(state, index, persist_dir, keep_versions)
+            return _persist(state, index, persist_dir, keep_versions, compact)
 
 
 def _behind(state, persist_dir: str | Path) -> bool:
@@ -168,7 +169,7 @@ def _base_manifest(state, root: Path) -> dict | None:
     return manifest if isinstance(manifest.get("tables"), dict) and "ngrams" in manifest else None
 
 
-def _persist(state, owner, persist_dir: str | Path, keep_versions: int) -> Path:
+def _persist(state, owner, persist_dir: str | Path, keep_versions: int, compact: bool = False) -> Path:
     """Save ``state`` as a new version (the folder's writer lock held); ``owner``: the index a lazy store mirrors."""
     if state.snapshot is None:
         raise ValueError("nothing to persist: the index is empty")
@@ -176,7 +177,7 @@ def _persist(state, owner, persist_dir: str | Path, keep_versions: int) -> Path:
     derived = is_derived(store, owner)  # decided once: the files and the manifest must agree
 
     root = Path(persist_dir)
-    base = _base_manifest(state, root)
+    base = None if compact else _base_manifest(state, root)
 
     writers: list[SegmentWriter] = []
 

@@ -273,6 +273,13 @@ def test_versions_rollback_and_version_flags_on_the_cli(tmp_path, capsys):
     assert "now reads version 1" in capsys.readouterr().out and _current(idx) == "v-000001"
     assert main(["query", str(idx), "Where was Ada Lorne born?", "--json", "--method", "dense", *common]) == 0
     assert len(json.loads(capsys.readouterr().out)["nodes"]) == 2
+    assert main(["compact", str(idx), "--keep-versions", "0", *common]) == 2
+    assert "--keep-versions" in capsys.readouterr().err
+    assert main(["compact", str(idx), "--keep-versions", "1", *common]) == 0  # version 1 written again, whole
+    assert "v-000003" in capsys.readouterr().out and _current(idx) == "v-000003"
+    assert [p.name for p in idx.glob("v-*")] == ["v-000003"]
+    assert main(["query", str(idx), "Where was Ada Lorne born?", "--json", "--method", "dense", *common]) == 0
+    assert len(json.loads(capsys.readouterr().out)["nodes"]) == 2
 
 
 def test_index_command_refuses_to_replace_an_index_without_overwrite(tmp_path, capsys):

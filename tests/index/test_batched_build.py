@@ -112,3 +112,35 @@ def test_two_processes_build_the_same_batches_into_the_same_tables(tmp_path):
         links.append(json.loads(run.stdout.strip().splitlines()[-1]))
     assert len(links[0]) == 400 and links[0] == links[1]
     assert any(sorted(e) != e and len(e) > 2 for e in links[0])  # not a table where any order would do
+
+
+def test_a_build_in_batches_ends_compacted(tmp_path, monkeypatch):
+    """Each batch's save appends its rows; the build then saves once more with every table whole: the chunk and
+    fact vectors packed list by list with no appended tail, one segment per table, and (a new folder) only that
+    version kept. The rows are the ones the same inserts make."""
+    import json
+
+    from llama_index_graphrag_suite.index import vectors
+
+    monkeypatch.setattr(vectors, "LISTED_MIN_ROWS", 5)  # every table keeps lists, as at 100,000+ rows
+    folder = tmp_path / "idx"
+    index = build_in_batches(iter(docs()), folder, batch_size=2, embed_model=HashEmbedding(dim=64), config=CONFIG)
+    version = json.loads((folder / "CURRENT").read_text())["version"]
+    manifest = json.loads((folder / version / "manifest.json").read_text())
+    assert all(len(parts) == 1 for parts in manifest["vectors"].values())
+    assert len(manifest["vectors"]["chunks"][0]) == 4 and len(manifest["vectors"]["facts"][0]) == 4
+    assert all(len(segments) == 1 for segments in manifest["tables"].values())
+    assert not index.chunk_vectors._tail_blocks() and not index.fact_vectors._tail_blocks()
+    assert sorted(p.name for p in folder.glob("v-*")) == [version]
+    assert tables(index) == tables(in_memory(2))
+
+    kept = tmp_path / "kept"  # asked to keep versions: the batches' versions stay for a rollback
+    build_in_batches(iter(docs()), kept, batch_size=2, embed_model=HashEmbedding(dim=64), config=CONFIG,
+                     keep_versions=3)
+    assert len(list(kept.glob("v-*"))) == 3
+    plain = tmp_path / "plain"  # without it, each table is its batches' segments
+    build_in_batches(iter(docs()), plain, batch_size=2, embed_model=HashEmbedding(dim=64), config=CONFIG,
+                     compact=False)
+    version = json.loads((plain / "CURRENT").read_text())["version"]
+    manifest = json.loads((plain / version / "manifest.json").read_text())
+    assert len(manifest["tables"]["chunks"]) > 1

@@ -332,3 +332,35 @@ def test_a_format_3_index_with_a_second_copy_of_its_rows_loads_reads_it_and_is_s
     assert len(after["vectors"]["facts"]) == 1 and len(after["vectors"]["facts"][0]) == 4
     assert len(after["vector_lists"]["facts"]) == 2 and _stored_rows(after, "facts") == len(loaded.fact_vectors)
     _check(GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64)), {n: getattr(loaded, n) for n in TABLES})
+
+
+def test_a_compacting_save_writes_every_table_whole_and_the_rows_stay(tmp_path, monkeypatch):
+    """``persist(compact=True)``: after inserts the packed tables hold every row list by list again (no tail
+    read row by row), each row table is one segment, answers and rows are the same, and a load reads that."""
+    config = _large(monkeypatch)
+    folder = tmp_path / "idx"
+    GraphRAGIndex.from_documents(_docs(), embed_model=HashEmbedding(dim=64), config=config).persist(folder)
+    index = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    for doc in NEW[:2]:
+        index.insert([doc])
+        index.persist(folder)
+    appended = _manifest(folder)
+    assert len(appended["vectors"]["chunks"]) == 3 and len(appended["tables"]["chunks"]) == 3
+    before = {n: unpacked(getattr(index, n)) for n in TABLES}
+    assert index.chunk_vectors.packed.size < len(index.chunk_vectors)
+
+    index.persist(folder, compact=True)
+    whole = _manifest(folder)
+    assert all(len(parts) == 1 for parts in whole["vectors"].values())
+    assert len(whole["vectors"]["chunks"][0]) == 4 and len(whole["vectors"]["facts"][0]) == 4  # packed
+    assert all(len(segments) == 1 for segments in whole["tables"].values())
+    assert index.chunk_vectors.packed.size == len(index.chunk_vectors)  # the tail is in the packed rows now
+    _check(index, before)
+    again = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    assert not again.chunk_vectors._tail_blocks() and not again.fact_vectors._tail_blocks()
+    _check(again, before)
+    assert [r.to_json() for r in again.chunks.values()] == [r.to_json() for r in index.chunks.values()]
+    rollback(folder, 2)  # the versions before the compaction are kept, each with its own files
+    older = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    assert older.stats()["documents"] == index.stats()["documents"] - 1
+    _check(older)
