@@ -8,10 +8,7 @@ needs, never from a joined copy of the whole fact vector table.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -22,7 +19,7 @@ from ...index.entity_columns import EntityColumns
 from ...index.fact_columns import FactColumns
 from ...index.row_overlay import RowOverlay
 
-__all__ = ["FactEnds", "fact_ends", "entity_names", "entity_texts", "attribute_vectors", "release_free_heap"]
+__all__ = ["FactEnds", "fact_ends", "entity_names", "entity_texts", "attribute_vectors"]
 
 
 @dataclass
@@ -133,21 +130,3 @@ def attribute_vectors(index, entity_ids: list[str], ends: FactEnds) -> np.ndarra
     for table in (index.entity_vectors, texts):
         table.drop_mapped_pages()  # read once: their pages need not stay in the process's RSS (3 GB at 1M)
     return out
-
-
-@lru_cache(maxsize=1)
-def _libc_trim():
-    name = ctypes.util.find_library("c")
-    try:
-        return getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
-    except OSError:
-        return None
-
-
-def release_free_heap() -> None:
-    """Hand the C heap's free memory back to the system (glibc ``malloc_trim``; elsewhere nothing). The build frees
-    many arrays under glibc's adaptive mmap threshold (up to 32 MB), which stay in the heap, counted in RSS: at
-    100,000 passages a trim after the build took the process from +688 to +451 MB with the hierarchy alive."""
-    trim = _libc_trim()
-    if trim is not None:
-        trim(0)

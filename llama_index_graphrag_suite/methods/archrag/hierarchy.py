@@ -51,10 +51,11 @@ from ...graph.chnsw import CHNSW, hnsw_layer, hnsw_rows, hnsw_search
 from ...graph.chnsw_search import unit_rows
 from ...graph.communities import build_hierarchy, centroids
 from ...graph.snapshot import CONTAINS, RELATION
+from ...index.mapped_pages import trim_heap
 from ...index.storage import open_version, read_json, save_version, write_json
 from ...index.vectors import normalize_rows
 from ...llm.usage import LLMUsage
-from .attributes import attribute_vectors, entity_names, entity_texts, fact_ends, release_free_heap
+from .attributes import attribute_vectors, entity_names, entity_texts, fact_ends
 from .config import ArchRAGConfig, CommunityVector
 from ..shared_graph import chunk_position_of_row
 from .prompts import COMMUNITY_SUMMARY_PROMPT
@@ -146,7 +147,7 @@ class ArchRAGHierarchy:
         attr = attribute_vectors(index, entity_ids, ends)
         del ends
         timings["attribute_vectors"] = time.perf_counter() - started
-        release_free_heap()  # the fact columns' arrays and the incidence are gone
+        trim_heap()  # the fact columns' arrays and the incidence are gone
 
         snap = index.snapshot
         rel = snap.edge_kind == RELATION
@@ -160,7 +161,7 @@ class ArchRAGHierarchy:
 
         def community_vectors(layer: int, membership: np.ndarray, below: np.ndarray, graph) -> np.ndarray:
             t0 = time.perf_counter()
-            release_free_heap()  # Leiden's graph is gone: give its memory back before the summaries
+            trim_heap()  # Leiden's graph is gone: give its memory back before the summaries
             titles, summaries = summarise_layer(layer, membership, graph, state, config, llm, usage,
                                                 facts_between, entity_ids, state_memberships, summary_prompt,
                                                 workers)
@@ -185,7 +186,7 @@ class ArchRAGHierarchy:
             attr = hnsw_rows(shared[0])
 
         def layer_search(layer: int, x: np.ndarray):
-            release_free_heap()  # before the layer's KNN step, the build's peak
+            trim_heap()  # before the layer's KNN step, the build's peak
             if not share:
                 return None
             if layer not in shared:
@@ -197,7 +198,7 @@ class ArchRAGHierarchy:
         timings["clustering_and_summaries"] = time.perf_counter() - t0
         timings["summaries_and_embedding"] = summarise_seconds[0]
         t0 = time.perf_counter()
-        release_free_heap()
+        trim_heap()
         chnsw_layers = [attr] + [layer.vectors for layer in layers]
         del attr  # the C-HNSW scales these rows to unit length in place and keeps them: no second copy
         chnsw = CHNSW.build(chnsw_layers, M=config.M, ef_construction=config.ef_construction, seed=config.seed,
