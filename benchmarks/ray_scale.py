@@ -269,14 +269,19 @@ def start_node(args: list[str], log: Path, env: dict, object_store_mb: int) -> s
 
 
 def stop_node(node: subprocess.Popen) -> None:
-    """SIGTERM to the node's ``ray start --block`` (it stops its own daemons); its session killed if it hangs."""
+    """SIGTERM to the node's ``ray start --block`` (it stops its own daemons), then its session killed: a raylet or
+    GCS server it left behind (seen after a test run) goes too. Its own session: only this node's processes."""
     if node.poll() is None:
         node.send_signal(signal.SIGTERM)
         try:
             node.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            os.killpg(node.pid, signal.SIGKILL)  # its own session: only this node's processes
-            node.wait(timeout=30)
+            pass
+    try:
+        os.killpg(node.pid, signal.SIGKILL)
+    except ProcessLookupError:  # nothing of the session is left
+        pass
+    node.wait(timeout=30)
 
 
 @contextlib.contextmanager
