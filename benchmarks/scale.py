@@ -607,8 +607,8 @@ def requery(args, sizes: list[int], methods: list[str], command: str) -> None:
         sys.exit("--requery needs --keep DIR (where an earlier run kept its indexes)")
     results = Path(args.results)
     runs = json.loads((results / "scale.json").read_text())
-    run = next((r for r in runs if (r["embed"], r["entities"]) == (args.embed, args.entities)
-                and set(sizes) <= {row["n"] for row in r["rows"]}), None)  # the run that measured these sizes
+    run = next((r for r in reversed(runs) if (r["embed"], r["entities"]) == (args.embed, args.entities)
+                and set(sizes) <= {row["n"] for row in r["rows"]}), None)  # the newest run that measured these sizes
     if run is None:
         sys.exit(f"no stored run of sizes {sizes} for embed={args.embed} entities={args.entities} in "
                  f"{results / 'scale.json'}")
