@@ -15,10 +15,12 @@ entry-cost buffer (so the MCMI expansion and the evidence read the same prices):
    its weight: ``steiner.py``'s module docstring): when the known edges below 2D join every terminal, their MST
    is the MST of the whole G1' and the search stops. It also stops before reading more than ``max_entries``
    row entries; the MST of the edges below 2D is then a spanning forest of the terminals it joined.
-2. **Paths.** Each MST edge (s, t) becomes a shortest s-t path: a Dijkstra from s that scans only the nodes the
-   Voronoi search settled (the others are reached, never scanned) until it has settled s's MST neighbours. Every
+2. **Paths.** Each MST edge (s, t) becomes a shortest s-t path: a bidirectional Dijkstra (from s and from t,
+   each side scanning only the nodes the Voronoi search settled; the others are reached, never scanned). Every
    node of a shortest s-t path lies within half the edge's G1' weight of a terminal, so within the settled area:
-   the distances are the whole graph's. Among equal-cost paths the one taken may differ from scipy's.
+   the distance is the whole graph's. Two half-radius balls cost far less than one ball of the whole distance
+   around s (the search steiner.py runs), where hubs are near. Among equal-cost paths the one taken may differ
+   from scipy's.
 
 The MST of G1' and of the union of the paths, and the pruning, are ``steiner.py``'s. So the tree costs what the
 whole-graph search's costs; on graphs without equal-cost alternatives it is the same tree. Scratch arrays (one
@@ -211,33 +213,62 @@ def _voronoi(terms, indptr, indices, entry_a, entry_b, two, w, ns, pair_min, mul
 
 
 @_jit
-def _paths(source, targets, indptr, indices, data, state, dist, pred, touched):
-    """Step 2 for one source: Dijkstra from ``source`` scanning only settled nodes (``state`` 2), until every
-    target is settled. ``dist`` (inf) and ``pred`` are written where touched; returns ``(touched, how many)``."""
-    keys, vals, size = np.empty(1024, np.float64), np.empty(1024, np.int64), 0
-    left = targets.size
-    dist[source], pred[source] = 0.0, -1
-    touched, n = _push_touched(touched, 0, source)
-    keys, vals, size = _heap_push(keys, vals, size, 0.0, source)
-    while size > 0 and left > 0:
-        d, u = keys[0], vals[0]
+def _clean_top(keys, vals, size, dist):
+    """Drop stale entries (a distance since lowered) from the heap's top; returns the new size."""
+    while size > 0 and keys[0] > dist[vals[0]]:
         size = _heap_pop(keys, vals, size)
-        if d > dist[u]:
-            continue
-        for i in range(targets.size):
-            if targets[i] == u:
-                left -= 1
+    return size
+
+
+@_jit
+def _pair_path(s, t, indptr, indices, data, state, dist_f, dist_b, pred_f, pred_b, touched_f, touched_b):
+    """Step 2 for one G1' edge: a shortest s-t path by bidirectional Dijkstra, each side scanning only settled
+    nodes (``state`` 2: every node of a shortest path is one). Stops when the two heaps' tops add up to the best
+    meeting found. Returns ``(u, v, touched_f, n_f, touched_b, n_b)``: the path is s..u (``pred_f``), the edge
+    (u, v), then v..t (``pred_b``); ``dist_*`` (inf) are written where touched (to reset)."""
+    kf, vf, sf = np.empty(1024, np.float64), np.empty(1024, np.int64), 0
+    kb, vb, sb = np.empty(1024, np.float64), np.empty(1024, np.int64), 0
+    dist_f[s], pred_f[s], dist_b[t], pred_b[t] = 0.0, -1, 0.0, -1
+    touched_f, nf = _push_touched(touched_f, 0, s)
+    touched_b, nb = _push_touched(touched_b, 0, t)
+    kf, vf, sf = _heap_push(kf, vf, sf, 0.0, s)
+    kb, vb, sb = _heap_push(kb, vb, sb, 0.0, t)
+    best, meet_u, meet_v = np.inf, -1, -1
+    while True:
+        sf = _clean_top(kf, vf, sf, dist_f)
+        sb = _clean_top(kb, vb, sb, dist_b)
+        if sf == 0 or sb == 0 or kf[0] + kb[0] >= best:
+            break
+        forward = kf[0] <= kb[0]
+        if forward:
+            u = vf[0]
+            sf = _heap_pop(kf, vf, sf)
+        else:
+            u = vb[0]
+            sb = _heap_pop(kb, vb, sb)
         if state[u] != 2:
             continue  # reached, never scanned
         for e in range(indptr[u], indptr[u + 1]):
             v = indices[e]
-            nd = d + data[e]
-            if nd < dist[v]:
-                if dist[v] == np.inf:
-                    touched, n = _push_touched(touched, n, v)
-                dist[v], pred[v] = nd, u
-                keys, vals, size = _heap_push(keys, vals, size, nd, v)
-    return touched, n
+            if forward:
+                nd = dist_f[u] + data[e]
+                if nd < dist_f[v]:
+                    if dist_f[v] == np.inf:
+                        touched_f, nf = _push_touched(touched_f, nf, v)
+                    dist_f[v], pred_f[v] = nd, u
+                    kf, vf, sf = _heap_push(kf, vf, sf, nd, v)
+                if dist_b[v] < np.inf and dist_f[u] + data[e] + dist_b[v] < best:
+                    best, meet_u, meet_v = dist_f[u] + data[e] + dist_b[v], u, v
+            else:
+                nd = dist_b[u] + data[e]
+                if nd < dist_b[v]:
+                    if dist_b[v] == np.inf:
+                        touched_b, nb = _push_touched(touched_b, nb, v)
+                    dist_b[v], pred_b[v] = nd, u
+                    kb, vb, sb = _heap_push(kb, vb, sb, nd, v)
+                if dist_f[v] < np.inf and dist_f[v] + data[e] + dist_b[u] < best:
+                    best, meet_u, meet_v = dist_f[v] + data[e] + dist_b[u], v, u
+    return meet_u, meet_v, touched_f, nf, touched_b, nb
 
 
 # ------------------------------------------------------------------------------------------ driver
@@ -246,10 +277,10 @@ class _Scratch:
     """One query's per-node arrays (all reset after use: inf distances, state 0)."""
 
     def __init__(self, n: int):
-        self.dist, self.pdist = np.full(n, np.inf), np.full(n, np.inf)
+        self.dist, self.dist_f, self.dist_b = np.full(n, np.inf), np.full(n, np.inf), np.full(n, np.inf)
         self.near, self.state = np.zeros(n, np.int32), np.zeros(n, np.int8)
-        self.pred = np.zeros(n, np.int64)
-        self.touched, self.ptouched = np.empty(4096, np.int64), np.empty(4096, np.int64)
+        self.pred_f, self.pred_b = np.zeros(n, np.int64), np.zeros(n, np.int64)
+        self.touched, self.touched_f, self.touched_b = (np.empty(4096, np.int64) for _ in range(3))
 
 
 _pools: "weakref.WeakKeyDictionary[object, list[_Scratch]]" = weakref.WeakKeyDictionary()
@@ -308,27 +339,30 @@ def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None,
             raise ValueError("terminals are not connected")
         if mst.nnz == 0:
             return None, []
-        rows, cols = mst.row.tolist(), mst.col.tolist()
-        paths: dict[tuple[int, int], list[int]] = {}
-        for s in sorted(set(rows)):
-            targets = [j for i, j in zip(rows, cols) if i == s]
-            src = int(terms[s])
-            scratch.ptouched, m = _paths(src, terms[targets], graph.indptr, graph.indices, data, scratch.state,
-                                         scratch.pdist, scratch.pred, scratch.ptouched)
-            try:
-                for j in targets:
-                    path, x = [int(terms[j])], int(terms[j])
-                    if not np.isfinite(scratch.pdist[x]):
-                        raise ValueError(f"node {x} is not reachable from terminal {src}")
-                    while x != src:
-                        x = int(scratch.pred[x])
-                        path.append(x)
-                    paths[s, j] = path[::-1]
-            finally:
-                scratch.pdist[scratch.ptouched[:m]] = np.inf
-        return mst, [paths[i, j] for i, j in zip(rows, cols)]
+        paths = [_one_path(graph, scratch, data, int(terms[i]), int(terms[j]))
+                 for i, j in zip(mst.row.tolist(), mst.col.tolist())]
+        return mst, paths
     finally:
         touched = scratch.touched[:n] if n >= 0 else np.flatnonzero(scratch.state)
         scratch.dist[touched] = np.inf
         scratch.state[touched] = 0
         _give_back(owner, scratch)
+
+
+def _one_path(graph: CostGraph, scratch: _Scratch, data: np.ndarray, s: int, t: int) -> list[int]:
+    """A shortest s-t path (node ids) by :func:`_pair_path`; the scratch distances are reset after."""
+    u, v, scratch.touched_f, nf, scratch.touched_b, nb = _pair_path(
+        s, t, graph.indptr, graph.indices, data, scratch.state, scratch.dist_f, scratch.dist_b, scratch.pred_f,
+        scratch.pred_b, scratch.touched_f, scratch.touched_b)
+    try:
+        if u < 0:
+            raise ValueError(f"node {t} is not reachable from terminal {s}")
+        head, tail = [u], [v]
+        while head[-1] != s:
+            head.append(int(scratch.pred_f[head[-1]]))
+        while tail[-1] != t:
+            tail.append(int(scratch.pred_b[tail[-1]]))
+        return head[::-1] + tail
+    finally:
+        scratch.dist_f[scratch.touched_f[:nf]] = np.inf
+        scratch.dist_b[scratch.touched_b[:nb]] = np.inf
