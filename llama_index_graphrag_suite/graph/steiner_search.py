@@ -43,6 +43,11 @@ __all__ = ["compiled_paths"]
 _SLACK = 1e-9  # as steiner.py: a G1' edge must be below 2 D (1 - _SLACK) to count as found
 _IDLE = 2  # scratch sets kept per graph (one per concurrent query)
 _NO_BUDGET = np.iinfo(np.int64).max
+# Row entries past which a Voronoi search is handed back to steiner.py. The scalar loops here beat numpy's rounds
+# and scipy's set-up on narrow searches (300k passages: 2,135 entries, 4 against 15-33 ms) and lose on wide
+# ones, where random reads dominate and numpy's gathers overlap them (243k-428k entries: 77-300 against
+# 115-300 ms for the whole of steiner.py's search; the paths then cost as much again).
+SEARCH_ENTRIES = 1 << 16
 
 
 def _jit(fn):
@@ -313,12 +318,13 @@ def _pricing(graph: CostGraph):
             np.asarray(graph.data, np.float64), np.ones(graph.num_nodes, bool))
 
 
-def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None, info: dict
-                   ) -> tuple[sp.coo_matrix | None, list[list[int]]]:
-    """``(mst1, paths)``: the MST (or spanning forest, when the budget stopped the search) of G1' over terminal
-    positions, as ``steiner.py``'s ``_terminal_mst`` gives it, and for each of its edges (row i, column j, in
-    that order) a shortest path from ``terms[i]`` to ``terms[j]`` as node ids. ``info`` gets the search's
-    statistics. Raises ValueError when the search ends without joining the terminals."""
+def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None, info: dict,
+                   limit: int | None = None) -> list[list[int]] | None:
+    """For each edge of the MST of G1' (or of its spanning forest, when ``max_entries`` stopped the search), in
+    the order (row i, column j) of ``steiner.py``'s ``_terminal_mst``, a shortest path from ``terms[i]`` to
+    ``terms[j]`` as node ids; None when the search would read more than ``limit`` (default
+    :data:`SEARCH_ENTRIES`) entries before ``max_entries``. ``info`` gets the search's statistics. Raises
+    ValueError when the search ends without joining the terminals."""
     owner = graph.index if isinstance(graph, QueryCosts) else graph
     scratch = _borrow(owner, graph.num_nodes)
     k = terms.size
@@ -327,9 +333,14 @@ def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None,
     n = -1
     try:
         g1 = np.full((k, k), np.inf)
+        budget = _NO_BUDGET if max_entries is None else int(max_entries)
+        limit = SEARCH_ENTRIES if limit is None else limit
         radius, entries, stopped, scratch.touched, n = _voronoi(
             terms, graph.indptr, graph.indices, *pricing, scratch.dist, scratch.near, scratch.state,
-            scratch.touched, g1, _NO_BUDGET if max_entries is None else int(max_entries))
+            scratch.touched, g1, min(budget, limit))
+        if stopped and limit < budget:
+            info["compiled"] = False  # handed back
+            return None
         info.update(radius=float(radius), voronoi_entries=int(entries), voronoi_stopped=bool(stopped),
                     path_stops=0, whole_graph=False, compiled=True)
         if stopped:  # the edges known to be G1' edges: below twice the settled radius
@@ -338,10 +349,10 @@ def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None,
         if not stopped and mst.nnz < k - 1:
             raise ValueError("terminals are not connected")
         if mst.nnz == 0:
-            return None, []
+            return []
         paths = [_one_path(graph, scratch, data, int(terms[i]), int(terms[j]))
                  for i, j in zip(mst.row.tolist(), mst.col.tolist())]
-        return mst, paths
+        return paths
     finally:
         touched = scratch.touched[:n] if n >= 0 else np.flatnonzero(scratch.state)
         scratch.dist[touched] = np.inf

@@ -11,6 +11,10 @@ the questions' supporting ids, the steps' p50/p95, and for the ``--slowest`` que
 expensive functions (own time). ``--save`` writes each question's top 5 (ids, scores) and times; ``--compare``
 counts the questions whose top 5 ids (and scores) equal a saved run's. At 300,000+ passages run it under
 ``flock /work/scratch/m61.lock``.
+
+``--ab``: instead, per question, the retrieval ``before`` (steiner.py's numpy/scipy searches and every entity row's
+listed cosine) and ``after`` (the compiled search first, the synonym-edge entities' rows only), alternating which
+runs first, in one process: CPU and wall p50/p95 of both, recall@5 of both, and how many top 5s are equal.
 """
 
 from __future__ import annotations
@@ -85,6 +89,7 @@ def main() -> None:
     ap.add_argument("--functions", type=int, default=12)
     ap.add_argument("--save")
     ap.add_argument("--compare")
+    ap.add_argument("--ab", action="store_true")
     args = ap.parse_args()
 
     start = time.perf_counter()
@@ -98,6 +103,8 @@ def main() -> None:
     retriever.retrieve(questions[0].question)
     print(f"warm-up (first query) {time.process_time() - cpu:.2f} CPU s", flush=True)
 
+    if args.ab:
+        return ab(retriever, questions)
     searches: list[dict] = []
     real_steiner = steiner_module.steiner_tree
 
@@ -156,6 +163,34 @@ def main() -> None:
         same_ids = sum([c for c, _ in a] == [c for c, _ in b] for a, b in pairs)
         same = sum([(c, round(s, 9)) for c, s in a] == [(c, round(s, 9)) for c, s in b] for a, b in pairs)
         print(f"same top-5 ids as {args.compare}: {same_ids} of {len(pairs)} (ids and scores: {same})")
+
+
+def ab(retriever, questions) -> None:
+    graph, compiled_min = getattr(retriever, "inner", retriever)._graph(), steiner_module.COMPILED_MIN_ENTRIES
+    ends = graph.synonyms
+
+    def setting(name: str) -> None:
+        graph.synonyms = ends if name == "after" else None
+        steiner_module.COMPILED_MIN_ENTRIES = compiled_min if name == "after" else 1 << 62
+
+    runs = {"before": [], "after": []}
+    for i, q in enumerate(questions):
+        for name in (("before", "after") if i % 2 == 0 else ("after", "before")):
+            setting(name)
+            cpu, wall = time.process_time(), time.perf_counter()
+            top = chunk_ids(retriever.retrieve(q.question))
+            runs[name].append({"cpu": 1000 * (time.process_time() - cpu), "wall": 1000 * (time.perf_counter() - wall),
+                               "top": top, "recall": recall_at([c for c, _ in top], q.supporting_ids, 5)})
+    setting("after")
+    for name, rs in runs.items():
+        print(f"{name:6s} CPU ms {pct([r['cpu'] for r in rs])}; wall ms {pct([r['wall'] for r in rs])}; "
+              f"recall@5 {100 * np.mean([r['recall'] for r in rs]):.1f}")
+    pairs = list(zip(runs["before"], runs["after"]))
+    print(f"same top-5 ids: {sum([c for c, _ in a['top']] == [c for c, _ in b['top']] for a, b in pairs)} of "
+          f"{len(pairs)}; ids and scores: {sum(a['top'] == b['top'] for a, b in pairs)}")
+    slow = sorted(range(len(pairs)), key=lambda i: -pairs[i][0]["cpu"])[:10]
+    print("slowest before -> after CPU ms: " + ", ".join(
+        f"{questions[i].id} {pairs[i][0]['cpu']:.0f}->{pairs[i][1]['cpu']:.0f}" for i in slow))
 
 
 if __name__ == "__main__":
