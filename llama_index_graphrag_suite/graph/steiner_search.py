@@ -15,15 +15,16 @@ entry-cost buffer (so the MCMI expansion and the evidence read the same prices):
    its weight: ``steiner.py``'s module docstring): when the known edges below 2D join every terminal, their MST
    is the MST of the whole G1' and the search stops. It also stops before reading more than ``max_entries``
    row entries; the MST of the edges below 2D is then a spanning forest of the terminals it joined.
-2. **Paths.** Each MST edge (s, t) becomes a shortest s-t path: a bidirectional Dijkstra (from s and from t,
-   each side scanning only the nodes the Voronoi search settled; the others are reached, never scanned). Every
-   node of a shortest s-t path lies within half the edge's G1' weight of a terminal, so within the settled area:
-   the distance is the whole graph's. Two half-radius balls cost far less than one ball of the whole distance
-   around s (the search steiner.py runs), where hubs are near. Among equal-cost paths the one taken may differ
-   from scipy's.
+2. **Paths, without another search.** Mehlhorn (1988) shows that every MST of G1' is an MST of the complete
+   distance graph of the terminals (KMB's, the graph H of AGRAG's Algorithm 3, lines 3-8). As G1''s weight
+   w(s, t) is at least the distance d(s, t), the two MSTs' equal totals give w = d on every MST edge: the path
+   the Voronoi search found for an MST edge (s .. u, the boundary edge (u, v), v .. t, along the search's
+   shortest-path trees) is a shortest s-t path, the P(s, t) Algorithm 3 adds. Among equal-cost paths it may be
+   another one than the scipy search's. (A search for each path, as ``steiner.py`` runs, cost as much as the
+   Voronoi search on wide searches.)
 
-The MST of G1' and of the union of the paths, and the pruning, are ``steiner.py``'s. So the tree costs what the
-whole-graph search's costs; on graphs without equal-cost alternatives it is the same tree. Scratch arrays (one
+The MST of the union of the paths and the pruning are ``steiner.py``'s. On graphs without equal-cost
+alternatives the tree is the whole-graph search's. Scratch arrays (one
 distance, terminal and state per node) are kept per graph and reset where a search wrote, not made per query.
 """
 
@@ -164,16 +165,17 @@ def _push_touched(touched, n, v):
 
 @_jit
 def _voronoi(terms, indptr, indices, entry_a, entry_b, two, w, ns, pair_min, multi_starts, multi_edges,
-             slot_a, slot_b, data, priced, dist, near, state, touched, g1, budget):
+             slot_a, slot_b, data, priced, dist, near, state, pred, touched, g1, ends, budget):
     """Step 1 (module docstring). ``state``: 0 unseen, 1 reached, 2 settled; ``g1`` (k x k, inf) gets the G1'
-    candidates. Returns ``(radius, entries read, stopped at the budget, touched, how many)``: every node nearer
+    candidates and ``ends[a, b]`` the node nearest terminal a on the boundary edge giving g1[a, b]; ``pred`` the
+    search's shortest-path forest. Returns ``(radius, entries read, stopped at the budget, touched, how many)``: every node nearer
     than ``radius`` is settled; ``touched[:n]`` were given a distance (to reset)."""
     k = terms.size
     keys, vals, size = np.empty(1024, np.float64), np.empty(1024, np.int64), 0
     n = 0
     for i in range(k):
         t = terms[i]
-        dist[t], near[t], state[t] = 0.0, i, 1
+        dist[t], near[t], state[t], pred[t] = 0.0, i, 1, -1
         touched, n = _push_touched(touched, n, t)
         keys, vals, size = _heap_push(keys, vals, size, 0.0, t)
     entries = 0
@@ -205,6 +207,7 @@ def _voronoi(terms, indptr, indices, entry_a, entry_b, two, w, ns, pair_min, mul
                     a, b = near[u], near[v]
                     if wt < g1[a, b]:
                         g1[a, b], g1[b, a] = wt, wt
+                        ends[a, b], ends[b, a] = u, v
                         dirty = True
                 continue
             nd = d + c
@@ -212,68 +215,9 @@ def _voronoi(terms, indptr, indices, entry_a, entry_b, two, w, ns, pair_min, mul
                 if state[v] == 0:
                     touched, n = _push_touched(touched, n, v)
                     state[v] = 1
-                dist[v], near[v] = nd, near[u]
+                dist[v], near[v], pred[v] = nd, near[u], u
                 keys, vals, size = _heap_push(keys, vals, size, nd, v)
     return np.inf, entries, False, touched, n
-
-
-@_jit
-def _clean_top(keys, vals, size, dist):
-    """Drop stale entries (a distance since lowered) from the heap's top; returns the new size."""
-    while size > 0 and keys[0] > dist[vals[0]]:
-        size = _heap_pop(keys, vals, size)
-    return size
-
-
-@_jit
-def _pair_path(s, t, indptr, indices, data, state, dist_f, dist_b, pred_f, pred_b, touched_f, touched_b):
-    """Step 2 for one G1' edge: a shortest s-t path by bidirectional Dijkstra, each side scanning only settled
-    nodes (``state`` 2: every node of a shortest path is one). Stops when the two heaps' tops add up to the best
-    meeting found. Returns ``(u, v, touched_f, n_f, touched_b, n_b)``: the path is s..u (``pred_f``), the edge
-    (u, v), then v..t (``pred_b``); ``dist_*`` (inf) are written where touched (to reset)."""
-    kf, vf, sf = np.empty(1024, np.float64), np.empty(1024, np.int64), 0
-    kb, vb, sb = np.empty(1024, np.float64), np.empty(1024, np.int64), 0
-    dist_f[s], pred_f[s], dist_b[t], pred_b[t] = 0.0, -1, 0.0, -1
-    touched_f, nf = _push_touched(touched_f, 0, s)
-    touched_b, nb = _push_touched(touched_b, 0, t)
-    kf, vf, sf = _heap_push(kf, vf, sf, 0.0, s)
-    kb, vb, sb = _heap_push(kb, vb, sb, 0.0, t)
-    best, meet_u, meet_v = np.inf, -1, -1
-    while True:
-        sf = _clean_top(kf, vf, sf, dist_f)
-        sb = _clean_top(kb, vb, sb, dist_b)
-        if sf == 0 or sb == 0 or kf[0] + kb[0] >= best:
-            break
-        forward = kf[0] <= kb[0]
-        if forward:
-            u = vf[0]
-            sf = _heap_pop(kf, vf, sf)
-        else:
-            u = vb[0]
-            sb = _heap_pop(kb, vb, sb)
-        if state[u] != 2:
-            continue  # reached, never scanned
-        for e in range(indptr[u], indptr[u + 1]):
-            v = indices[e]
-            if forward:
-                nd = dist_f[u] + data[e]
-                if nd < dist_f[v]:
-                    if dist_f[v] == np.inf:
-                        touched_f, nf = _push_touched(touched_f, nf, v)
-                    dist_f[v], pred_f[v] = nd, u
-                    kf, vf, sf = _heap_push(kf, vf, sf, nd, v)
-                if dist_b[v] < np.inf and dist_f[u] + data[e] + dist_b[v] < best:
-                    best, meet_u, meet_v = dist_f[u] + data[e] + dist_b[v], u, v
-            else:
-                nd = dist_b[u] + data[e]
-                if nd < dist_b[v]:
-                    if dist_b[v] == np.inf:
-                        touched_b, nb = _push_touched(touched_b, nb, v)
-                    dist_b[v], pred_b[v] = nd, u
-                    kb, vb, sb = _heap_push(kb, vb, sb, nd, v)
-                if dist_f[v] < np.inf and dist_f[v] + data[e] + dist_b[u] < best:
-                    best, meet_u, meet_v = dist_f[v] + data[e] + dist_b[u], v, u
-    return meet_u, meet_v, touched_f, nf, touched_b, nb
 
 
 # ------------------------------------------------------------------------------------------ driver
@@ -282,10 +226,9 @@ class _Scratch:
     """One query's per-node arrays (all reset after use: inf distances, state 0)."""
 
     def __init__(self, n: int):
-        self.dist, self.dist_f, self.dist_b = np.full(n, np.inf), np.full(n, np.inf), np.full(n, np.inf)
-        self.near, self.state = np.zeros(n, np.int32), np.zeros(n, np.int8)
-        self.pred_f, self.pred_b = np.zeros(n, np.int64), np.zeros(n, np.int64)
-        self.touched, self.touched_f, self.touched_b = (np.empty(4096, np.int64) for _ in range(3))
+        self.dist, self.near, self.state = np.full(n, np.inf), np.zeros(n, np.int32), np.zeros(n, np.int8)
+        self.pred = np.zeros(n, np.int64)  # read only along chains the search wrote: never reset
+        self.touched = np.empty(4096, np.int64)
 
 
 _pools: "weakref.WeakKeyDictionary[object, list[_Scratch]]" = weakref.WeakKeyDictionary()
@@ -329,15 +272,14 @@ def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None,
     scratch = _borrow(owner, graph.num_nodes)
     k = terms.size
     pricing = _pricing(graph)
-    data = pricing[-2]
     n = -1
     try:
-        g1 = np.full((k, k), np.inf)
+        g1, ends = np.full((k, k), np.inf), np.full((k, k), -1, np.int64)
         budget = _NO_BUDGET if max_entries is None else int(max_entries)
         limit = SEARCH_ENTRIES if limit is None else limit
         radius, entries, stopped, scratch.touched, n = _voronoi(
-            terms, graph.indptr, graph.indices, *pricing, scratch.dist, scratch.near, scratch.state,
-            scratch.touched, g1, min(budget, limit))
+            terms, graph.indptr, graph.indices, *pricing, scratch.dist, scratch.near, scratch.state, scratch.pred,
+            scratch.touched, g1, ends, min(budget, limit))
         if stopped and limit < budget:
             info["compiled"] = False  # handed back
             return None
@@ -350,9 +292,8 @@ def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None,
             raise ValueError("terminals are not connected")
         if mst.nnz == 0:
             return []
-        paths = [_one_path(graph, scratch, data, int(terms[i]), int(terms[j]))
-                 for i, j in zip(mst.row.tolist(), mst.col.tolist())]
-        return paths
+        return [_chain(scratch.pred, int(ends[i, j]))[::-1] + _chain(scratch.pred, int(ends[j, i]))
+                for i, j in zip(mst.row.tolist(), mst.col.tolist())]
     finally:
         touched = scratch.touched[:n] if n >= 0 else np.flatnonzero(scratch.state)
         scratch.dist[touched] = np.inf
@@ -360,20 +301,9 @@ def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None,
         _give_back(owner, scratch)
 
 
-def _one_path(graph: CostGraph, scratch: _Scratch, data: np.ndarray, s: int, t: int) -> list[int]:
-    """A shortest s-t path (node ids) by :func:`_pair_path`; the scratch distances are reset after."""
-    u, v, scratch.touched_f, nf, scratch.touched_b, nb = _pair_path(
-        s, t, graph.indptr, graph.indices, data, scratch.state, scratch.dist_f, scratch.dist_b, scratch.pred_f,
-        scratch.pred_b, scratch.touched_f, scratch.touched_b)
-    try:
-        if u < 0:
-            raise ValueError(f"node {t} is not reachable from terminal {s}")
-        head, tail = [u], [v]
-        while head[-1] != s:
-            head.append(int(scratch.pred_f[head[-1]]))
-        while tail[-1] != t:
-            tail.append(int(scratch.pred_b[tail[-1]]))
-        return head[::-1] + tail
-    finally:
-        scratch.dist_f[scratch.touched_f[:nf]] = np.inf
-        scratch.dist_b[scratch.touched_b[:nb]] = np.inf
+def _chain(pred: np.ndarray, x: int) -> list[int]:
+    """``x`` and its predecessors in the Voronoi search up to its terminal."""
+    out = [x]
+    while pred[out[-1]] >= 0:
+        out.append(int(pred[out[-1]]))
+    return out
