@@ -29,9 +29,9 @@ whole-graph searches give, ties included:
 * **Search budget** (``max_entries``), on a graph of more than 8 budgets of entries: the Voronoi search stops
   before reading more, keeping its last complete radius (a spanning forest of the G1' edges it found: a
   Steiner forest); path searches run on the Voronoi subgraph, which holds every shortest path of a G1' edge.
-* **Graphs of COMPILED_MIN_ENTRIES entries or more** (never a shared benchmark's) are first searched by the
-  compiled Dijkstra of ``steiner_search.py`` (same steps and tree cost; among equal-cost paths it may take
-  another one), which hands a search wider than its own limit back to the searches here.
+* **Graphs of COMPILED_MIN_ENTRIES entries or more** (never a shared benchmark's) are searched by the
+  compiled Dijkstra of ``steiner_search.py`` instead (the same G1' MST and tree cost; among equal-cost
+  paths it may take another one).
 """
 
 from __future__ import annotations
@@ -306,12 +306,11 @@ def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float 
     graph = as_cost_graph(costs, symmetric)
     info = stats if stats is not None else {}
     info.update(radius=0.0, voronoi_entries=0, voronoi_stopped=False, path_stops=0, whole_graph=False)
-    paths = None
     if graph.indices.size >= COMPILED_MIN_ENTRIES and _compiled_ok(graph):
         from .steiner_search import compiled_paths  # numba: imported only for a large graph
 
-        paths = compiled_paths(graph, terms, max_entries, info)  # None past its own entry limit
-    if paths is None:
+        paths = compiled_paths(graph, terms, max_entries, info)
+    else:
         paths = _searched_paths(graph, terms, first_radius, max_entries, info)
     if not paths:
         return []

@@ -44,11 +44,6 @@ __all__ = ["compiled_paths"]
 _SLACK = 1e-9  # as steiner.py: a G1' edge must be below 2 D (1 - _SLACK) to count as found
 _IDLE = 2  # scratch sets kept per graph (one per concurrent query)
 _NO_BUDGET = np.iinfo(np.int64).max
-# Row entries past which a Voronoi search is handed back to steiner.py. The scalar loops here beat numpy's rounds
-# and scipy's set-up on narrow searches (300k passages: 2,135 entries, 4 against 15-33 ms) and lose on wide
-# ones, where random reads dominate and numpy's gathers overlap them (243k-428k entries: 77-300 against
-# 115-300 ms for the whole of steiner.py's search; the paths then cost as much again).
-SEARCH_ENTRIES = 1 << 16
 
 
 def _jit(fn):
@@ -261,13 +256,11 @@ def _pricing(graph: CostGraph):
             np.asarray(graph.data, np.float64), np.ones(graph.num_nodes, bool))
 
 
-def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None, info: dict,
-                   limit: int | None = None) -> list[list[int]] | None:
+def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None, info: dict) -> list[list[int]]:
     """For each edge of the MST of G1' (or of its spanning forest, when ``max_entries`` stopped the search), in
     the order (row i, column j) of ``steiner.py``'s ``_terminal_mst``, a shortest path from ``terms[i]`` to
-    ``terms[j]`` as node ids; None when the search would read more than ``limit`` (default
-    :data:`SEARCH_ENTRIES`) entries before ``max_entries``. ``info`` gets the search's statistics. Raises
-    ValueError when the search ends without joining the terminals."""
+    ``terms[j]`` as node ids. ``info`` gets the search's statistics. Raises ValueError when the search ends
+    without joining the terminals."""
     owner = graph.index if isinstance(graph, QueryCosts) else graph
     scratch = _borrow(owner, graph.num_nodes)
     k = terms.size
@@ -275,14 +268,9 @@ def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None,
     n = -1
     try:
         g1, ends = np.full((k, k), np.inf), np.full((k, k), -1, np.int64)
-        budget = _NO_BUDGET if max_entries is None else int(max_entries)
-        limit = SEARCH_ENTRIES if limit is None else limit
         radius, entries, stopped, scratch.touched, n = _voronoi(
             terms, graph.indptr, graph.indices, *pricing, scratch.dist, scratch.near, scratch.state, scratch.pred,
-            scratch.touched, g1, ends, min(budget, limit))
-        if stopped and limit < budget:
-            info["compiled"] = False  # handed back
-            return None
+            scratch.touched, g1, ends, _NO_BUDGET if max_entries is None else int(max_entries))
         info.update(radius=float(radius), voronoi_entries=int(entries), voronoi_stopped=bool(stopped),
                     path_stops=0, whole_graph=False, compiled=True)
         if stopped:  # the edges known to be G1' edges: below twice the settled radius
