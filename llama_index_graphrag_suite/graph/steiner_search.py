@@ -47,7 +47,10 @@ _NO_BUDGET = np.iinfo(np.int64).max
 
 
 def _jit(fn):
-    return numba.njit(nogil=True, cache=True)(fn)
+    try:  # compiled code cached next to this file (or in the user's cache) across processes, as ppr_fast's
+        return numba.njit(nogil=True, cache=True)(fn)
+    except Exception:  # nowhere to write a cache
+        return numba.njit(nogil=True)(fn)
 
 
 # ------------------------------------------------------------------------------------------ compiled kernels
