@@ -42,7 +42,7 @@ from .costs import ZERO_COST, CostGraph, CSRCosts, QueryCosts
 __all__ = ["compiled_paths"]
 
 _SLACK = 1e-9  # as steiner.py: a G1' edge must be below 2 D (1 - _SLACK) to count as found
-_IDLE = 2  # scratch sets kept per graph (one per concurrent query)
+_IDLE = 1  # idle scratch sets kept per graph (17 bytes a node; a concurrent query makes its own)
 _NO_BUDGET = np.iinfo(np.int64).max
 
 
@@ -225,7 +225,7 @@ class _Scratch:
 
     def __init__(self, n: int):
         self.dist, self.near, self.state = np.full(n, np.inf), np.zeros(n, np.int32), np.zeros(n, np.int8)
-        self.pred = np.zeros(n, np.int64)  # read only along chains the search wrote: never reset
+        self.pred = np.zeros(n, np.int32)  # read only along chains the search wrote: never reset
         self.touched = np.empty(4096, np.int64)
 
 
