@@ -130,6 +130,29 @@ class CSRCosts(CostGraph):
         return self.matrix
 
 
+def symmetric_min(costs: sp.spmatrix) -> sp.csr_matrix:
+    """A symmetric CSR cost matrix keeping the cheapest of parallel edges (and of both directions)."""
+    coo = sp.coo_matrix(costs)
+    rows = np.concatenate([coo.row, coo.col])
+    cols = np.concatenate([coo.col, coo.row])
+    data = np.concatenate([coo.data, coo.data]).astype(np.float64)
+    keep = rows != cols
+    rows, cols, data = rows[keep], cols[keep], data[keep]
+    order = np.lexsort((data, cols, rows))
+    rows, cols, data = rows[order], cols[order], data[order]
+    first = np.ones(rows.size, bool)
+    first[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
+    n = costs.shape[0]
+    return sp.csr_matrix((np.maximum(data[first], 0.0) + ZERO_COST, (rows[first], cols[first])), shape=(n, n))
+
+
+def as_cost_graph(costs, symmetric: bool = False) -> CostGraph:
+    """A :class:`CostGraph` as is; a sparse matrix through :func:`symmetric_min` (unless ``symmetric``)."""
+    if isinstance(costs, CostGraph):
+        return costs
+    return CSRCosts(costs.tocsr() if symmetric else symmetric_min(costs))
+
+
 class PairCostIndex:
     """Pairs, symmetric CSR layout and slot lookups of a fixed edge list (built once per graph snapshot).
 

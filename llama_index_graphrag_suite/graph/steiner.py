@@ -25,29 +25,29 @@ whole-graph searches give, ties included:
   every node it scans has its whole row, so it performs the same heap operations as on the whole graph:
   the same distances, nearest terminals and predecessors, ties included (the Fibonacci heap's order among
   equal distances depends on what it holds, so this matters when costs repeat).
-* **Large searches.** A search that reads more than 1/8 of all row entries prices the whole graph once and
-  runs scipy on it instead (a per-terminal search then still runs on the subgraph within its own bound when
-  that bound is small next to the reach; otherwise it is the whole-graph search to the reach itself).
-* **Search budget** (``max_entries``), on a graph of more than 8 budgets of row entries (a smaller one is
-  searched whole when need be, at most 8 budgets). No search prices the whole graph: the Voronoi search
-  stops when it would read more entries than the budget, and keeps its last complete radius (a spanning
-  forest of the G1' edges it found if they do not join every terminal: a Steiner forest). Path searches
-  run on the Voronoi subgraph, which holds every node of a shortest path of a G1' edge (see
-  ``_bounded_paths``); they are the unbounded ones when no search stops (``stats`` says whether one did).
+* **Large searches.** One that reads over 1/8 of all row entries prices the whole graph and runs scipy on it.
+* **Search budget** (``max_entries``), on a graph of more than 8 budgets of entries: the Voronoi search stops
+  before reading more, keeping its last complete radius (a spanning forest of the G1' edges it found: a
+  Steiner forest); path searches run on the Voronoi subgraph, which holds every shortest path of a G1' edge.
+* **Graphs of COMPILED_MIN_ENTRIES entries or more** (never a shared benchmark's) are searched by the
+  compiled Dijkstra of ``steiner_search.py`` instead (the same G1' MST and tree cost; among equal-cost
+  paths it may take another one).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra, minimum_spanning_tree
 
-from .costs import ZERO_COST, CostGraph, CSRCosts
+from .costs import ZERO_COST, CostGraph, CSRCosts, QueryCosts, as_cost_graph, symmetric_min  # noqa: F401
+from .ppr_fast import NUMBA_ENV
 
-# scipy's csgraph treats a stored 0 as "no edge"; costs are shifted by this so free edges stay edges.
-_ZERO = ZERO_COST
+_ZERO = ZERO_COST  # scipy's csgraph reads a stored 0 as "no edge": costs are stored shifted by this
 _GROWTH = 1.4  # next Voronoi search radius when a search was too small
 # A bounded search that reads more than this share of all row entries runs on the whole priced graph
 # instead (scipy's Dijkstra on all of it costs less than building a subgraph of most of it).
@@ -61,29 +61,13 @@ _WHOLE_REACH = 0.5
 MAX_ENTRIES = 1 << 19  # search budget in row entries (module docstring); a shared set's graph has < 0.25M
 _PATH_BUDGET_PARTS = 8  # a path search under the budget reads at most this share of it (see _bounded_paths)
 _SLACK = 1e-9  # relative and absolute margin on search bounds (float sums of one path in two orders)
+COMPILED_MIN_ENTRIES = 1 << 20  # from here (4x a shared set's graph) steiner_search.py searches first
 
 
-def symmetric_min(costs: sp.spmatrix) -> sp.csr_matrix:
-    """A symmetric CSR cost matrix keeping the cheapest of parallel edges (and of both directions)."""
-    coo = sp.coo_matrix(costs)
-    rows = np.concatenate([coo.row, coo.col])
-    cols = np.concatenate([coo.col, coo.row])
-    data = np.concatenate([coo.data, coo.data]).astype(np.float64)
-    keep = rows != cols
-    rows, cols, data = rows[keep], cols[keep], data[keep]
-    order = np.lexsort((data, cols, rows))
-    rows, cols, data = rows[order], cols[order], data[order]
-    first = np.ones(rows.size, bool)
-    first[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
-    n = costs.shape[0]
-    return sp.csr_matrix((np.maximum(data[first], 0.0) + _ZERO, (rows[first], cols[first])), shape=(n, n))
-
-
-def as_cost_graph(costs, symmetric: bool = False) -> CostGraph:
-    """A :class:`CostGraph` as is; a sparse matrix through :func:`symmetric_min` (unless ``symmetric``)."""
-    if isinstance(costs, CostGraph):
-        return costs
-    return CSRCosts(costs.tocsr() if symmetric else symmetric_min(costs))
+def _compiled_ok(graph: CostGraph) -> bool:
+    """Whether steiner_search.py searches ``graph``: numba importable and not switched off (as for PageRank)."""
+    return (isinstance(graph, (QueryCosts, CSRCosts)) and os.environ.get(NUMBA_ENV, "1") != "0"
+            and importlib.util.find_spec("numba") is not None)
 
 
 # ---------------------------------------------------------------------------------------- bounded searches
@@ -322,7 +306,35 @@ def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float 
     graph = as_cost_graph(costs, symmetric)
     info = stats if stats is not None else {}
     info.update(radius=0.0, voronoi_entries=0, voronoi_stopped=False, path_stops=0, whole_graph=False)
+    if graph.indices.size >= COMPILED_MIN_ENTRIES and _compiled_ok(graph):
+        from .steiner_search import compiled_paths  # numba: imported only for a large graph
 
+        paths = compiled_paths(graph, terms, max_entries, info)
+    else:
+        paths = _searched_paths(graph, terms, first_radius, max_entries, info)
+    if not paths:
+        return []
+    g3: dict[tuple[int, int], float] = {}
+    for path in paths:
+        for x, y in zip(path, path[1:]):
+            g3[(min(x, y), max(x, y))] = graph.cost(x, y)
+
+    # 5. Spanning tree of G3, then prune leaves that are not terminals.
+    nodes = sorted({x for e in g3 for x in e})
+    local = {x: i for i, x in enumerate(nodes)}
+    m = len(nodes)
+    rows3 = [local[x] for x, _ in g3]
+    cols3 = [local[y] for _, y in g3]
+    mst3 = minimum_spanning_tree(sp.csr_matrix((list(g3.values()), (rows3, cols3)), shape=(m, m))).tocoo()
+    edges = {(nodes[i], nodes[j]) if nodes[i] < nodes[j] else (nodes[j], nodes[i]): float(cost)
+             for i, j, cost in zip(mst3.row.tolist(), mst3.col.tolist(), mst3.data.tolist())}
+    return _prune(edges, set(terms.tolist()))
+
+
+def _searched_paths(graph: CostGraph, terms: np.ndarray, first_radius: float, max_entries: int | None,
+                    info: dict) -> list[list[int]]:
+    """Steps 1-4 by bounded numpy/scipy searches (module docstring): the shortest path (node ids) of each edge of
+    G1''s MST (or of the spanning forest a budget-stopped search found); [] when no two terminals joined."""
     # 1-3. Voronoi regions, the terminal graph G1' and its MST; first within a small search radius.
     big = max(int(graph.indices.size * _WHOLE_GRAPH_SHARE), 1)
     bounded = max_entries is not None and big > max_entries  # the budget applies: never the whole graph
@@ -383,23 +395,11 @@ def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float 
                 sub = _Subgraph(graph, np.flatnonzero(np.isfinite(dist)))
         _, pred = dijkstra(sub.matrix, indices=[int(sub.local[terms[s]])], return_predecessors=True, limit=reach)
         preds[s] = (sub, pred[0])
-    g3: dict[tuple[int, int], float] = {}
+    paths = []
     for i, j in zip(rows, cols):
         sub, pred = preds[i]
-        path = sub.glob[_path(pred, int(sub.local[terms[i]]), int(sub.local[terms[j]]))].tolist()
-        for x, y in zip(path, path[1:]):
-            g3[(min(x, y), max(x, y))] = graph.cost(x, y)
-
-    # 5. Spanning tree of G3, then prune leaves that are not terminals.
-    nodes = sorted({x for e in g3 for x in e})
-    local = {x: i for i, x in enumerate(nodes)}
-    m = len(nodes)
-    rows3 = [local[x] for x, _ in g3]
-    cols3 = [local[y] for _, y in g3]
-    mst3 = minimum_spanning_tree(sp.csr_matrix((list(g3.values()), (rows3, cols3)), shape=(m, m))).tocoo()
-    edges = {(nodes[i], nodes[j]) if nodes[i] < nodes[j] else (nodes[j], nodes[i]): float(cost)
-             for i, j, cost in zip(mst3.row.tolist(), mst3.col.tolist(), mst3.data.tolist())}
-    return _prune(edges, set(terms.tolist()))
+        paths.append(sub.glob[_path(pred, int(sub.local[terms[i]]), int(sub.local[terms[j]]))].tolist())
+    return paths
 
 
 def _prune(edges: dict[tuple[int, int], float], terminals: set[int]) -> list[tuple[int, int, float]]:

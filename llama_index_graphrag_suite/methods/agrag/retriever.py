@@ -43,6 +43,8 @@ from ...graph.mcmi import mcmi_expand
 from ...graph.ppr import personalized_pagerank
 from ...graph.snapshot import CHUNK, CONTAINS, EDGE_KIND_NAMES, RELATION, SYNONYM
 from ...graph.steiner import steiner_tree
+from ...graph.vector_lists import QUERY_NPROBE, row_products
+from ...index.vectors import normalize_rows
 from ...tracing import stage
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..baselines import facts_from_cosines
@@ -75,6 +77,17 @@ class _Graph:
     num_edges: int  # snapshot edges; edge ids >= this are pseudo edges (one per chunk, in chunk_order)
     num_facts: int
     num_nodes: int  # snapshot nodes (the pseudo node is this row)
+    synonyms: "_SynonymEnds | None" = None  # a listed entity table's synonym-edge ends (see _entity_cosines)
+
+
+@dataclass
+class _SynonymEnds:
+    """The entities on synonym edges (the only edges an entity slot prices), grouped by their vector list."""
+
+    nodes: np.ndarray  # snapshot rows, in list order
+    rows: np.ndarray  # their entity-vector rows
+    lists: np.ndarray  # their list
+    bounds: np.ndarray  # list l's entities: [bounds[l], bounds[l + 1])
 
 
 class AGRAGRetriever(GraphIndexRetriever):
@@ -113,7 +126,8 @@ class AGRAGRetriever(GraphIndexRetriever):
             con_src, con_dst = snap.edge_src[con], snap.edge_dst[con]
             slot_a[con] = slot_b[con] = nf + np.where(snap.node_kind[con_src] == CHUNK, con_src, con_dst)
             pairs = PairCostIndex(src, dst, pseudo + 1, slot_a, slot_b, nf + pseudo + 1)
-            return _Graph(weighted_transition(index), pairs, chunk_rows, snap.num_edges, nf, pseudo)
+            return _Graph(weighted_transition(index), pairs, chunk_rows, snap.num_edges, nf, pseudo,
+                          self._synonym_ends(snap.edge_src[syn], snap.edge_dst[syn]))
 
         return self.index.cached("agrag.graph", build)
 
@@ -181,11 +195,45 @@ class AGRAGRetriever(GraphIndexRetriever):
             if fact_sims is None:
                 fact_sims = index.fact_vectors.scores(query_vec)
             slots[:nf] = (1.0 - fact_sims[index.fact_text_rows]) / 2.0
-        ent_cos = index.entity_vectors.scores(query_vec)[index.entity_vector_rows]
-        slots[nf:nf + ent_cos.size] = (1.0 - ent_cos) / 2.0
+        if graph.synonyms is not None:  # a large table: the entities synonym edges read, not every row
+            slots[nf + graph.synonyms.nodes] = (1.0 - self._entity_cosines(graph.synonyms, query_vec)) / 2.0
+        else:
+            ent_cos = index.entity_vectors.scores(query_vec)[index.entity_vector_rows]
+            slots[nf:nf + ent_cos.size] = (1.0 - ent_cos) / 2.0
         slots[nf + graph.chunk_rows] = (1.0 - np.asarray(hybrid_scores, np.float64)) / 2.0
         slots[nf + n] = self.config.pseudo_cost
         return slots
+
+    def _synonym_ends(self, src: np.ndarray, dst: np.ndarray) -> _SynonymEnds | None:
+        """For a listed (large) entity table: its synonym-edge entities grouped by list; else None."""
+        table = self.index.entity_vectors
+        if table is None or not table.listed:
+            return None
+        nodes = np.unique(np.r_[src, dst])
+        rows = np.asarray(self.index.entity_vector_rows, np.int64)[nodes]
+        lists = np.asarray(table.lists.lists, np.int64)[rows]
+        order = np.argsort(lists, kind="stable")
+        bounds = np.searchsorted(lists[order], np.arange(len(table.lists.centroids) + 1))
+        return _SynonymEnds(nodes[order], rows[order], lists[order], bounds)
+
+    def _entity_cosines(self, ends: _SynonymEnds, query_vec: np.ndarray) -> np.ndarray:
+        """``VectorTable.scores`` of a listed table at the synonym-edge entities (same lists probed, same exact
+        cosines there), but reading only those entities' rows of the probed lists: the estimate elsewhere is capped
+        at the lowest exact cosine among them, not among every probed row (a higher cap, so the estimates of far
+        entities differ; studies/perf/agrag_slow_questions.py measures the effect)."""
+        table = self.index.entity_vectors
+        q = normalize_rows(query_vec)[0]
+        near = table.lists.centroids @ q
+        probed = np.argpartition(-near, QUERY_NPROBE - 1)[:QUERY_NPROBE] if QUERY_NPROBE < near.size \
+            else np.arange(near.size)
+        at = np.concatenate([np.arange(ends.bounds[i], ends.bounds[i + 1]) for i in probed.tolist()])
+        at = at[np.argsort(ends.rows[at])]  # rows read in row order
+        exact = row_products(table.at(ends.rows[at]), q)
+        if exact.size:
+            np.minimum(near, exact.min(), out=near)
+        out = near[ends.lists]
+        out[at] = exact
+        return out
 
     def _edge_costs(self, graph: _Graph, query_vec: np.ndarray, hybrid_scores: np.ndarray) -> np.ndarray:
         """Eq. 14 for every snapshot edge, then the pseudo edges (all edges priced: for benchmarks and tests)."""

@@ -1,0 +1,74 @@
+"""AGRAG's entity slots on a listed (large) entity table: only the synonym-edge entities are read (retriever
+``_entity_cosines``). Forced on the small test index by giving its entity table lists."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from llama_index_graphrag_suite.graph.vector_lists import row_products, train_lists
+from llama_index_graphrag_suite.index.vectors import normalize_rows
+from llama_index_graphrag_suite.methods.agrag import AGRAGRetriever
+from llama_index_graphrag_suite.methods.agrag import retriever as agrag_module
+from llama_index_graphrag_suite.methods.query_scores import hybrid_scores
+
+QUESTIONS = ["Which painter taught Ada Lorne at Kell Academy?", "Where does the Esk River reach the sea?",
+             "Who founded the gallery that holds The Grey Harbour?", "When was Kell Academy founded?"]
+
+
+@pytest.fixture
+def listed_entities(graph_index):
+    table = graph_index.entity_vectors
+    saved = table.lists
+    lists = train_lists(table.vectors(), nlist=6)
+    lists.moves = table.moves
+    table.lists = lists
+    assert table.listed
+    yield graph_index
+    table.lists = saved
+
+
+def _plain(retriever):
+    graph = retriever._graph()
+    return type(graph)(**{**graph.__dict__, "synonyms": None})
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_every_list_probed_gives_the_listed_scores_and_the_same_retrieval(listed_entities, question, monkeypatch):
+    index = listed_entities
+    monkeypatch.setattr(agrag_module, "QUERY_NPROBE", 10**6)  # every list probed: every cosine exact
+    retriever = AGRAGRetriever(index)
+    graph = retriever._graph()
+    ends = graph.synonyms
+    assert ends is not None and ends.nodes.size > 0
+    q = index.embed_query(question)
+    hyb = hybrid_scores(index, question)
+    new, old = retriever._slot_costs(graph, q, hyb), retriever._slot_costs(_plain(retriever), q, hyb)
+    at = graph.num_facts + ends.nodes
+    np.testing.assert_array_equal(new[at], old[at])
+    np.testing.assert_array_equal(graph.pairs.edge_costs(new), graph.pairs.edge_costs(old))  # no other slot read
+    nodes = retriever.retrieve(question)
+    plain = _plain(retriever)
+    monkeypatch.setattr(retriever, "_graph", lambda: plain)
+    assert [(n.node.node_id, n.score, n.node.get_content()) for n in retriever.retrieve(question)] == \
+        [(n.node.node_id, n.score, n.node.get_content()) for n in nodes]
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_few_lists_probed_exact_there_capped_estimates_elsewhere(listed_entities, question, monkeypatch):
+    index = listed_entities
+    monkeypatch.setattr(agrag_module, "QUERY_NPROBE", 2)
+    retriever = AGRAGRetriever(index)
+    ends = retriever._graph().synonyms
+    q = index.embed_query(question)
+    got = retriever._entity_cosines(ends, q)
+    table, u = index.entity_vectors, normalize_rows(q)[0]
+    near = table.lists.centroids @ u
+    probed = set(np.argsort(-near, kind="stable")[:2].tolist())
+    inside = np.array([lst in probed for lst in ends.lists.tolist()])
+    exact = row_products(table.at(ends.rows), u)
+    np.testing.assert_array_equal(got[inside], exact[inside])
+    np.testing.assert_array_equal(got[inside], table.lists.scores(u, table.at, nprobe=2)[ends.rows[inside]])
+    if inside.any():
+        cap = exact[inside].min()
+        np.testing.assert_array_equal(got[~inside], np.minimum(near[ends.lists[~inside]], cap))
