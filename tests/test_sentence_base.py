@@ -99,7 +99,7 @@ def test_the_guard_fuses_with_the_base_its_setting_names(index, method, monkeypa
         seen.clear()
         get_retriever(index, method, top_k=3, guard_best_sentence=on).retrieve(question)
         assert seen and seen[-1] == pytest.approx(expected[on])
-    assert get_retriever(index, method).guard_config.guard_best_sentence is True  # the shipped default
+    assert get_retriever(index, method).guard_config.guard_best_sentence is False  # the shipped default
 
 
 def test_a_loaded_index_reads_the_same_pairs_off_its_fact_columns(index, tmp_path):

@@ -51,7 +51,7 @@ class GuardConfig(MethodConfig):
         "corpus written in names (the index's reading that decides on terms).",
         "ours: the guarded methods at or above their own rankings - 0.5 on the Wikipedia sets (docs/guard.md)")
     guard_best_sentence: bool = param(
-        True, "Hybrid retrieval (the ranking the guard fuses with, and the hybrid scores AGRAG and A2RAG read inside "
+        False, "Hybrid retrieval (the ranking the guard fuses with, and the hybrid scores AGRAG and A2RAG read inside "
         "it) takes a third score, each chunk's best sentence: its fact sentences' best cosine to the question, "
         "fused with dense and BM25 at equal weights (query_scores.three_way).", "ours (docs/guard.md)")
     guard_own_order_from: float | None = param(
