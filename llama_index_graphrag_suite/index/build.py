@@ -278,9 +278,20 @@ def embed_new(ctx: BuildContext, chunk_nodes: list[TextNode], new_entities: set[
     fact_vecs = embed_texts(ctx, [texts[k] for k in keys], "fact texts")
     for table, ids, vecs in ((state.chunk_vectors, [n.node_id for n in chunk_nodes], chunk_vecs),
                              (state.entity_vectors, ent_ids, ent_vecs), (state.fact_vectors, keys, fact_vecs)):
+        kept = table.lists if table.listed else None
         table.add(ids, vecs)
-        state.journal.on_undo(lambda table=table, ids=ids: table.remove(ids))
-        table.ensure_lists()  # a large table's lists: trained once, then kept by adds and removes, saved
+        state.journal.on_undo(lambda table=table, ids=ids, kept=kept: _take_back(table, ids, kept))
+        # a large table's lists: trained once, then kept by adds and removes, saved; the entity names' trained again
+        # as a batched build outgrows them, since each insert's synonym search reads them (rows.add_synonyms)
+        table.ensure_lists(refit=table is state.entity_vectors)
+
+
+def _take_back(table: VectorTable, ids: list[str], lists) -> None:
+    """Undo an insert's rows of ``table``, and its lists as they were before it (``lists``: None when it kept
+    none), whether the insert extended them or trained new ones."""
+    table.remove(ids)
+    if lists is not None and len(lists) == len(table):
+        table.lists = lists.moved(table.moves)
 
 
 def fill_from_property_graph(ctx: BuildContext, store) -> None:

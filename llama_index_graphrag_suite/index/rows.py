@@ -140,7 +140,11 @@ def add_synonyms(state, new_entities: set[str]) -> None:
     table, config = state.entity_vectors, state.config
     rows = np.array([table.row(k) for k in new_entities], np.int64)
     lists = table.lists if table.listed else None  # a large table's lists (made by the embed step, saved)
-    if lists is not None and len(rows) < approx_min_rows():  # a few new names, many known ones
+    limit = approx_min_rows()
+    # Fewer new names than known ones (any insert into a large index, a later batch of a batched build): each new
+    # name is searched in its nearest lists, kept from insert to insert. An inverted file trained anew would read
+    # and assign every known name at each insert, a cost that grows with the index, not the insert.
+    if lists is not None and limit > 0 and (len(rows) < limit or 2 * len(rows) <= len(table)):
         src, dst, sim = listed_synonym_pairs(lists, table.at, rows, config.synonym_threshold,
                                              config.synonym_max_per_entity, eligible)
     else:

@@ -174,3 +174,58 @@ def test_on_a_listed_chunk_table_the_bm25_leaders_dense_cosines_are_exact(monkey
 
     fused = HybridRetriever(index, top_k=1).chunk_scores(QueryBundle(question))  # the hybrid baseline reads them too
     assert np.allclose(fused, hybrid(got, bm25_scores(index, question)))
+
+
+def test_refit_trains_new_lists_once_adds_have_outgrown_them(monkeypatch):
+    monkeypatch.setattr(vectors, "LISTED_MIN_ROWS", 100)
+    x = clustered(2000, centres=40)
+    table = VectorTable(32, [f"r{i}" for i in range(400)], [x[:400]])
+    first = table.ensure_lists()
+    assert len(first.centroids) == 20  # √400
+    table.add([f"r{i}" for i in range(400, 800)], x[400:800])
+    assert table.ensure_lists(refit=True) is table.lists and len(table.lists.centroids) == 20  # 800 = 2·20²: kept
+    table.add([f"r{i}" for i in range(800, 2000)], x[800:])
+    assert table.ensure_lists() is table.lists and len(table.lists.centroids) == 20  # no refit asked: kept
+    refit = table.ensure_lists(refit=True)
+    whole = train_lists(table.vectors())  # what a table built whole trains: the same lists, row for row
+    assert table.listed and len(refit.centroids) == 45 and (refit.lists == whole.lists).all()
+    assert np.array_equal(refit.centroids, whole.centroids)
+    assert table.ensure_lists(refit=True) is refit  # 2000 < 2·45²: kept
+
+
+def test_a_failed_insert_gives_back_the_lists_it_trained_again(monkeypatch):
+    monkeypatch.setattr(vectors, "LISTED_MIN_ROWS", 5)
+    monkeypatch.setattr(vectors, "REFIT_GROWTH", 0)  # every insert trains the entity lists again
+    config = IndexConfig(entities="statistical", entity_threshold=0.1)
+    index = GraphRAGIndex.from_documents(_docs(), embed_model=HashEmbedding(dim=64), config=config)
+    table = index.entity_vectors
+    index.insert(NEW[:1])
+    before = table.lists
+    assert table.listed and len(before.centroids) == round(len(table) ** 0.5)
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(rows, "keep_alias_pairs", fail)  # after the lists were trained again
+    with pytest.raises(RuntimeError):
+        index.insert(NEW[1:])
+    assert table.listed and np.array_equal(table.lists.centroids, before.centroids)
+    assert (table.lists.lists == before.lists).all()
+
+
+def test_a_large_insert_into_a_listed_index_searches_the_kept_lists(monkeypatch):
+    """Fewer new names than known ones: the lists, whatever the number of new names (a batch of a batched build)."""
+    from llama_index_graphrag_suite.graph import synonyms
+
+    monkeypatch.setattr(vectors, "LISTED_MIN_ROWS", 5)
+    monkeypatch.setenv(synonyms.APPROX_ENV, "1")  # every insert has "many" new names
+    config = IndexConfig(entities="statistical", entity_threshold=0.1, synonym_threshold=0.3)
+    index = GraphRAGIndex.from_documents(_docs(), embed_model=HashEmbedding(dim=64), config=config)
+    calls = []
+    monkeypatch.setattr(rows, "listed_synonym_pairs", lambda *a, **k: calls.append(1) or listed_synonym_pairs(*a, **k))
+    index.insert(NEW[:1])
+    assert calls and index.entity_vectors.listed
+    monkeypatch.setenv(synonyms.APPROX_ENV, "0")  # 0: always exact, lists or not
+    calls.clear()
+    index.insert(NEW[1:])
+    assert not calls
