@@ -259,7 +259,9 @@ class GraphRAGIndex(IndexReading):
         A save into the index's own folder writes only what changed: the rows an insert added follow the saved
         ones as new segments, whose vectors a query reads one row at a time instead of list by list. ``compact=True`` writes every table whole instead
         (each vector table packed list by list, each row table one segment), as a save into a new folder does:
-        after many inserts, or at the end of a build in batches. The older kept versions keep their own files
+        after many inserts, or at the end of a build in batches. A large table's lists are trained again first when
+        the table has outgrown them (twice as many rows as lists squared): a list then holds about as many rows as
+        lists were trained for the table's size, so a query reads no more of them than after a build in one insert. The older kept versions keep their own files
         until they are pruned (``keep_versions=1`` frees them at once, and with them the rollback).
         """
         return persistence.persist(self, persist_dir, keep_versions, compact)

@@ -178,6 +178,10 @@ def _persist(state, owner, persist_dir: str | Path, keep_versions: int, compact:
 
     root = Path(persist_dir)
     base = None if compact else _base_manifest(state, root)
+    if compact:  # lists trained when a table was a fraction of its size (a build in batches): trained again
+        for table in (state.chunk_vectors, state.entity_vectors, state.fact_vectors):
+            if table is not None:
+                table.ensure_lists(refit=True)
 
     writers: list[SegmentWriter] = []
 

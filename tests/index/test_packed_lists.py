@@ -364,3 +364,25 @@ def test_a_compacting_save_writes_every_table_whole_and_the_rows_stay(tmp_path, 
     older = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
     assert older.stats()["documents"] == index.stats()["documents"] - 1
     _check(older)
+
+
+def test_a_compacting_save_trains_outgrown_lists_again(tmp_path, monkeypatch):
+    """Lists trained when a table was small hold ever more rows as it grows: a compacting save trains them again
+    (round(sqrt(rows)) lists) before it packs, and the table still answers as a plain table of its rows."""
+    config = _large(monkeypatch)
+    monkeypatch.setattr(vectors, "REFIT_GROWTH", 0.5)  # outgrown at half the lists' square: these small tables are
+    folder = tmp_path / "idx"
+    GraphRAGIndex.from_documents(_docs()[:2], embed_model=HashEmbedding(dim=64), config=config).persist(folder)
+    index = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    index.insert(_docs()[2:] + NEW[:2])
+    index.persist(folder)
+    before = {n: unpacked(getattr(index, n)) for n in TABLES}
+    grown = {n: len(getattr(index, n).lists.centroids) for n in TABLES}
+    assert any(round(len(getattr(index, n)) ** 0.5) != grown[n] for n in TABLES)  # some lists are outgrown
+    index.persist(folder, compact=True)
+    for name in TABLES:
+        table = getattr(index, name)
+        assert table.listed and len(table.lists.centroids) == max(1, round(len(table) ** 0.5))
+    _check(index, before)
+    again = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    _check(again, before)
