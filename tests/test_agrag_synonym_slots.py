@@ -9,7 +9,7 @@ import pytest
 from llama_index_graphrag_suite.graph.vector_lists import row_products, train_lists
 from llama_index_graphrag_suite.index.vectors import normalize_rows
 from llama_index_graphrag_suite.methods.agrag import AGRAGRetriever
-from llama_index_graphrag_suite.methods.agrag import retriever as agrag_module
+from llama_index_graphrag_suite.graph import vector_lists
 from llama_index_graphrag_suite.methods.query_scores import hybrid_scores
 
 QUESTIONS = ["Which painter taught Ada Lorne at Kell Academy?", "Where does the Esk River reach the sea?",
@@ -36,7 +36,7 @@ def _plain(retriever):
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_every_list_probed_gives_the_listed_scores_and_the_same_retrieval(listed_entities, question, monkeypatch):
     index = listed_entities
-    monkeypatch.setattr(agrag_module, "QUERY_NPROBE", 10**6)  # every list probed: every cosine exact
+    monkeypatch.setattr(vector_lists, "QUERY_NPROBE", 10**6)  # every list probed: every cosine exact
     retriever = AGRAGRetriever(index)
     graph = retriever._graph()
     ends = graph.synonyms
@@ -57,7 +57,7 @@ def test_every_list_probed_gives_the_listed_scores_and_the_same_retrieval(listed
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_few_lists_probed_exact_there_capped_estimates_elsewhere(listed_entities, question, monkeypatch):
     index = listed_entities
-    monkeypatch.setattr(agrag_module, "QUERY_NPROBE", 2)
+    monkeypatch.setattr(vector_lists, "QUERY_NPROBE", 2)
     retriever = AGRAGRetriever(index)
     ends = retriever._graph().synonyms
     q = index.embed_query(question)

@@ -219,7 +219,7 @@ class VectorLists:
         exact one, so an estimate never outranks a row that was measured (``nprobe``: :data:`QUERY_NPROBE`). Costs ``nprobe`` lists' rows and one
         gather over the rows, not a product with every row."""
         q = np.asarray(query, np.float32).ravel()
-        near, probed = self._probe(q, nprobe)
+        near, probed = self.probe(q, nprobe)
         members, exact = self.probed_scores(q, probed, rows_of)
         if members.size:  # one gather over the rows: each list's estimate, capped at the lowest exact cosine
             np.minimum(near, exact.min(), out=near)
@@ -234,7 +234,7 @@ class VectorLists:
         k-th best exact cosine is above it no estimate can enter the top k. None when it is not (or fewer than
         ``k + 1`` rows were probed): the caller ranks :meth:`scores` instead."""
         q = np.asarray(query, np.float32).ravel()
-        rows, sims = self.probed_scores(q, self._probe(q, nprobe)[1], rows_of)
+        rows, sims = self.probed_scores(q, self.probe(q, nprobe)[1], rows_of)
         if not 0 < k < len(rows):
             return None
         kth = np.partition(sims, len(sims) - k)[len(sims) - k]
@@ -244,7 +244,7 @@ class VectorLists:
         best = tied[np.lexsort((rows[tied], -sims[tied]))][:k]
         return rows[best], sims[best]
 
-    def _probe(self, q: np.ndarray, nprobe: int | None) -> tuple[np.ndarray, np.ndarray]:
+    def probe(self, q: np.ndarray, nprobe: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The centroids' inner products with ``q`` and the ``nprobe`` (:data:`QUERY_NPROBE`) lists nearest it."""
         near = self.centroids @ q
         nlist = len(near)

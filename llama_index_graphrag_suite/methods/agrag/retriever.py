@@ -43,7 +43,7 @@ from ...graph.mcmi import mcmi_expand
 from ...graph.ppr import personalized_pagerank
 from ...graph.snapshot import CHUNK, CONTAINS, EDGE_KIND_NAMES, RELATION, SYNONYM
 from ...graph.steiner import steiner_tree
-from ...graph.vector_lists import QUERY_NPROBE, row_products
+from ...graph.vector_lists import row_products
 from ...index.vectors import normalize_rows
 from ...tracing import stage
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
@@ -223,9 +223,7 @@ class AGRAGRetriever(GraphIndexRetriever):
         entities differ; studies/perf/agrag_slow_questions.py measures the effect)."""
         table = self.index.entity_vectors
         q = normalize_rows(query_vec)[0]
-        near = table.lists.centroids @ q
-        probed = np.argpartition(-near, QUERY_NPROBE - 1)[:QUERY_NPROBE] if QUERY_NPROBE < near.size \
-            else np.arange(near.size)
+        near, probed = table.lists.probe(q)  # the lists VectorTable.scores would probe
         at = np.concatenate([np.arange(ends.bounds[i], ends.bounds[i + 1]) for i in probed.tolist()])
         at = at[np.argsort(ends.rows[at])]  # rows read in row order
         exact = row_products(table.at(ends.rows[at]), q)
