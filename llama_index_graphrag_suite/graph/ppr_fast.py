@@ -301,6 +301,17 @@ class _Kernels:
 
 
 @lru_cache(maxsize=1)
+def cached_njit(fn):
+    """``numba.njit(nogil=True)``, its compiled code cached next to the module (or in the user's cache) across
+    processes; uncached where no cache can be written. Numba must be importable."""
+    import numba
+
+    try:
+        return numba.njit(nogil=True, cache=True)(fn)
+    except Exception:  # nowhere to write a cache
+        return numba.njit(nogil=True)(fn)
+
+
 def _kernels() -> _Kernels | None:
     """The numba-compiled kernels, or None when numba is not importable (then scipy does the work)."""
     try:
@@ -309,10 +320,4 @@ def _kernels() -> _Kernels | None:
         log.info("numba not available (%s): personalized PageRank runs on scipy", e)
         return None
 
-    def jit(fn):
-        try:  # compiled code cached next to this file (or in the user's cache) across processes
-            return numba.njit(nogil=True, cache=True)(fn)
-        except Exception:  # nowhere to write a cache
-            return numba.njit(nogil=True)(fn)
-
-    return _Kernels(jit)
+    return _Kernels(cached_njit)

@@ -33,12 +33,13 @@ from __future__ import annotations
 import threading
 import weakref
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import minimum_spanning_tree
 
 from .costs import ZERO_COST, CostGraph, CSRCosts, QueryCosts
+from .ppr_fast import cached_njit
+
 __all__ = ["compiled_paths"]
 
 _SLACK = 1e-9  # as steiner.py: a G1' edge must be below 2 D (1 - _SLACK) to count as found
@@ -46,11 +47,7 @@ _IDLE = 1  # idle scratch sets kept per graph (17 bytes a node; a concurrent que
 _NO_BUDGET = np.iinfo(np.int64).max
 
 
-def _jit(fn):
-    try:  # compiled code cached next to this file (or in the user's cache) across processes, as ppr_fast's
-        return numba.njit(nogil=True, cache=True)(fn)
-    except Exception:  # nowhere to write a cache
-        return numba.njit(nogil=True)(fn)
+_jit = cached_njit
 
 
 # ------------------------------------------------------------------------------------------ compiled kernels
