@@ -31,6 +31,7 @@ from llama_index.core import Document
 
 from ..documents import document_key
 from .row_overlay import table_column
+from .persistence import without_compaction_hint
 from .storage import CURRENT
 
 log = logging.getLogger(__name__)
@@ -114,7 +115,8 @@ def build_in_batches(documents: Iterable[Document], persist_dir: str | Path, bat
             saved = _save(_insert(index, batch, ray_address, kwargs), folder, saving)
             del index  # here, not in a helper: the caller's name would keep the records alive
             gc.collect()  # the batch's records go before the columns are read back
-            index = _load_back(folder, saved, reopen)
+            with without_compaction_hint():  # the build compacts at its end (unless told not to)
+                index = _load_back(folder, saved, reopen)
             held += len(batch)
             if on_batch is not None:
                 on_batch(number, held, time.perf_counter() - start)

@@ -386,3 +386,42 @@ def test_a_compacting_save_trains_outgrown_lists_again(tmp_path, monkeypatch):
     _check(index, before)
     again = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
     _check(again, before)
+
+
+def test_a_load_says_when_the_index_has_outgrown_its_lists_and_a_compacted_one_does_not(tmp_path, monkeypatch, caplog):
+    """Inserts extend lists and append rows but never train or pack again: a load names the tables whose searches
+    read more rows than they need and the command that fixes it; after ``compact`` it says nothing."""
+    config = _large(monkeypatch)
+    folder = tmp_path / "idx"
+    GraphRAGIndex.from_documents(_docs()[:2], embed_model=HashEmbedding(dim=64), config=config).persist(folder)
+    with caplog.at_level("WARNING", logger="llama_index_graphrag_suite.index.persistence"):
+        GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    assert "graphrag-suite compact" not in caplog.text  # lists trained on every row: nothing to say
+    index = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    index.insert(_docs()[2:] + NEW[:2])
+    index.persist(folder)
+    outgrown = [n for n in TABLES if getattr(index, n).compaction_reason() is not None]
+    assert outgrown
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="llama_index_graphrag_suite.index.persistence"):
+        GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    assert f"graphrag-suite compact {folder}" in caplog.text and "lists trained for about" in caplog.text
+    index.persist(folder, compact=True)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="llama_index_graphrag_suite.index.persistence"):
+        again = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
+    assert "graphrag-suite compact" not in caplog.text
+    assert all(getattr(again, n).compaction_reason() is None for n in TABLES)
+
+
+def test_a_packed_table_with_many_rows_appended_is_worth_compacting_and_one_with_few_is_not():
+    x = clustered(400, dim=16, centres=20, seed=3)
+    table = VectorTable(16, [f"r{i}" for i in range(300)], [x[:300]])
+    table.lists = train_lists(table.vectors())
+    packed(table)
+    assert table.compaction_reason() is None
+    table.add([f"r{i}" for i in range(300, 360)], x[300:360])  # 60 of 360 appended: under the share
+    assert table.compaction_reason() is None
+    table.add([f"r{i}" for i in range(360, 400)], x[360:])  # 100 of 400
+    assert table.compaction_reason() == "100 of 400 rows appended after the packed ones"
+    assert VectorTable(16, ["a"], [x[:1]]).compaction_reason() is None  # no lists: scanned whole, nothing to pack
