@@ -192,6 +192,44 @@ def test_top_reached_is_top_k():
             assert np.array_equal(top_reached(r, k), top_k(r, k))
 
 
+def test_global_top_by_the_local_push_is_the_dense_paths_top(monkeypatch):
+    """Eq. 11's top-L nodes from the local push's reached nodes (large graphs) are the nodes and scores, bit for bit,
+    that ranking every node's PPR score gives, including when fewer than L nodes are reached."""
+    import scipy.sparse as sp
+
+    from llama_index_graphrag_suite.graph import ppr
+    from llama_index_graphrag_suite.methods.a2rag.config import A2RAGConfig
+    from llama_index_graphrag_suite.methods.a2rag.stages import global_top, top_reached
+
+    for name, value in (("FAST_MIN_NNZ", 0), ("PUSH_MIN_NNZ", 0), ("PUSH_MAX_RESET_SHARE", 1.0)):
+        monkeypatch.setattr(ppr, name, value)
+    rng = np.random.default_rng(5)
+    pushed = 0
+    for trial in range(40):
+        n = int(rng.integers(30, 400))
+        a = sp.random(n, n, density=float(rng.uniform(0.005, 0.05)), random_state=trial, format="csr")
+        a = ((a + a.T) > 0).astype(np.float64)
+        transition = ppr.transition_matrix(a)
+        assert transition.pushes
+        p0 = np.zeros(n)
+        seeds = np.sort(rng.choice(n, int(rng.integers(1, 6)), replace=False))
+        p0[seeds] = rng.uniform(0.1, 1.0, seeds.size)
+        config = A2RAGConfig(ppr_top_l=int(rng.choice([3, 20, 500])))
+        top, scores = global_top(transition, p0, seeds, config)
+        r = ppr.personalized_pagerank(transition, p0, damping=1.0 - config.ppr_alpha, tol=config.ppr_tol)
+        want = top_reached(r, config.ppr_top_l)
+        assert np.array_equal(top, want) and np.array_equal(scores, r[want])
+        pushed += int(np.count_nonzero(r) >= config.ppr_top_l)
+    assert 0 < pushed < 40  # both the reached nodes' ranking and the every-node fallback ran
+    monkeypatch.setattr(ppr, "PUSH_MIN_NNZ", 10**12)  # a small graph: no local push, the dense scores
+    transition = ppr.transition_matrix(a)
+    assert not transition.pushes
+    top, scores = global_top(transition, p0, seeds, config)
+    r = ppr.personalized_pagerank(transition, p0, damping=1.0 - config.ppr_alpha, tol=config.ppr_tol)
+    want = top_reached(r, config.ppr_top_l)
+    assert np.array_equal(top, want) and np.array_equal(scores, r[want])
+
+
 def test_title_names_strip_every_end_stop_word_as_python_does():
     import random
 

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ...graph.bridges import find_bridges
-from ...graph.ppr import Transition, degree_normalised_personalization, personalized_pagerank
+from ...graph.ppr import Transition, degree_normalised_personalization, personalized_pagerank, pushed_pagerank
 from ...graph.snapshot import RELATION
 from ...llm.usage import LLMUsage
 from ...tracing import traced
@@ -193,18 +193,43 @@ def stage_global(index, g: A2RAGGraph, config: A2RAGConfig, st: RetrievalState) 
         p0 = np.zeros(g.degree.size)
     if dense_rows:
         p0[dense_rows] += share * st.hybrid[best] / st.hybrid[best].sum()
-    r = personalized_pagerank(g.transition, p0, damping=1.0 - config.ppr_alpha, tol=config.ppr_tol)  # Eq. 11
-    top = top_reached(r, config.ppr_top_l)
+    seeds = np.union1d(np.asarray(rows, np.int64), np.asarray(dense_rows, np.int64))
+    top, top_scores = global_top(g.transition, p0, seeds[p0[seeds] > 0], config)  # Eq. 11
     # Eq. 12 with scores: each top-L node's PPR mass is shared evenly by its provenance chunks.
     sub = g.mapback[top]
-    mass = r[top] / np.maximum(np.diff(sub.indptr), 1)
+    mass = top_scores / np.maximum(np.diff(sub.indptr), 1)
     chunk_scores = np.asarray(sub.T @ mass).ravel()
     for pos in np.flatnonzero(chunk_scores).tolist():
         st.ppr_chunks[pos] = float(chunk_scores[pos])
     for u in top.tolist():
         st.nodes[u] = None
     st.stages[-1]["restart"] = {"seeds": len(rows), "hybrid_chunks": len(dense_rows)}
-    st.stages[-1]["top_nodes"] = [[index.snapshot.node_ids[u], round(float(r[u]), 6)] for u in top.tolist()]
+    st.stages[-1]["top_nodes"] = [[index.snapshot.node_ids[u], round(float(x), 6)]
+                                  for u, x in zip(top.tolist(), top_scores.tolist())]
+
+
+def global_top(transition: Transition, p0: np.ndarray, seeds: np.ndarray, config: A2RAGConfig
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Eq. 11's top-L nodes (:func:`top_reached` of the PPR scores from ``p0``) and their scores. ``seeds``: the
+    nonzero nodes of ``p0``, ascending. On a large graph the local push answers with the nodes it reached
+    (``pushed_pagerank``: the same bits as the dense path's scores there), so no pass over every node's score
+    picks the top; elsewhere, and when fewer than L nodes were reached, the scores of every node."""
+    damping, k = 1.0 - config.ppr_alpha, config.ppr_top_l
+    pushed = pushed_pagerank(transition, seeds, p0[seeds], damping=damping) if seeds.size else None
+    if pushed is None:
+        r = personalized_pagerank(transition, p0, damping=damping, tol=config.ppr_tol)
+        top = top_reached(r, k)
+        return top, r[top]
+    nodes, scores = pushed
+    reached = scores != 0  # as top_reached's nonzero entries
+    nodes, scores = nodes[reached], scores[reached]
+    if np.count_nonzero(scores > 0) >= k:
+        at = top_k(scores, k)
+        return nodes[at], scores[at]
+    r = np.zeros(p0.size)
+    r[nodes] = scores
+    top = top_k(r, k)
+    return top, r[top]
 
 
 def top_reached(r: np.ndarray, k: int) -> np.ndarray:
