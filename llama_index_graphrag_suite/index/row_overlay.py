@@ -67,12 +67,20 @@ class RowOverlay(MutableMapping):
     # --- rows -------------------------------------------------------------------------------------------------
 
     def __getitem__(self, key: Any) -> Any:
+        rec = self.get(key, _GONE)
+        if rec is _GONE:
+            raise KeyError(key)
+        return rec
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        """As ``Mapping.get``, without raising and catching a KeyError for an absent key (an insert asks about
+        every row it adds)."""
         rec = self._rows.get(key, _GONE)
         if rec is not _GONE:
             return rec
         row = -1 if key in self._gone else self._base_row(key)
         if row < 0:
-            raise KeyError(key)
+            return default
         if self.editing:  # made once and kept: not through the base's cache of copies, which would copy it again
             rec = self._rows[key] = self.base._make(row)
             self._base_rows[key] = row
@@ -134,17 +142,13 @@ class RowOverlay(MutableMapping):
         gone_rows = np.sort(np.fromiter((base_find(k) for k in gone), np.int64, len(gone)))
         tail_at = dict(zip(tail, range(len(tail)))) if tail else {}
         alive = len(self.base) - len(gone)
-        out = np.empty(len(keys), np.int64)
-        for i, key in enumerate(keys):
-            at = tail_at.get(key)
-            if at is not None:
-                out[i] = alive + at
-                continue
-            row = base_find(key) if key not in gone else -1
-            if row < 0:
-                raise KeyError(key)
-            out[i] = row - int(np.searchsorted(gone_rows, row))
-        return out
+        # an added row: -2 - its place in the tail; a base row: its row (-1: absent, or removed and not added again)
+        rows = np.fromiter((-2 - tail_at[k] if k in tail_at else -1 if k in gone else base_find(k) for k in keys),
+                           np.int64, len(keys))
+        if (rows == -1).any():
+            raise KeyError(keys[int(np.flatnonzero(rows == -1)[0])])
+        added = rows < -1
+        return np.where(added, alive + (-2 - rows), rows - np.searchsorted(gone_rows, rows))
 
     def in_order(self, keys: list[Any]) -> list[Any]:
         """The ones of ``keys`` the table holds, each once, in table order (as ``[k for k in table if k in keys]``),

@@ -164,3 +164,43 @@ def test_positions_and_order_of_keys_are_the_table_order(seed):
     assert overlay.in_order(keys) == [k for k in order if k in set(keys)]
     with pytest.raises(KeyError):
         overlay.positions(["absent"])
+
+
+def test_chunk_ids_behave_as_the_set_they_stand_for():
+    import numpy as np
+
+    from llama_index_graphrag_suite.index.records import ChunkIds
+
+    ids = [f"c{i}" for i in range(10)]
+    lazy = ChunkIds(ids, np.array([1, 3, 5], np.int32))
+    lazy.add("c9")
+    lazy.add("c3")  # already in the base rows
+    twin = lazy.copy()
+    assert lazy._set is None and twin._set is None  # added to and copied unread
+    twin.add("c0")
+    assert lazy == {"c1", "c3", "c5", "c9"} and {"c1", "c3", "c5", "c9"} == lazy and len(lazy) == 4
+    assert twin == {"c0", "c1", "c3", "c5", "c9"}  # the copy's change did not reach the original, nor the reverse
+    lazy.discard("c1")
+    assert "c1" not in lazy and "c1" in twin and sorted(lazy) == ["c3", "c5", "c9"]
+    assert lazy - {"c3"} == {"c5", "c9"} and {"c3", "x"} - lazy == {"x"} and lazy | {"x"} == {"c3", "c5", "c9", "x"}
+    assert lazy.issubset(twin) and lazy.union({"y"}) == {"c3", "c5", "c9", "y"} and isinstance(lazy - set(), set)
+    again = lazy.copy()
+    again.add("z")
+    assert "z" not in lazy and isinstance(again, set)  # a read one copies as a plain set
+    lazy.clear()
+    assert not lazy and len(twin) == 5
+
+
+def test_an_insert_reads_no_old_entity_s_chunk_set(tmp_path):
+    """The tables and link steps add the new chunks to old entities and the journal copies them, without making a
+    set of every chunk an old entity is in; the tables read afterwards are those of the records (above)."""
+    from llama_index_graphrag_suite.index.records import ChunkIds
+
+    built, loaded = _loaded(tmp_path)
+    loaded.insert(LINKING)
+    entities = loaded.state.entities
+    old = [k for k in built.entities if k in entities._rows]  # old entities the insert changed
+    assert old and all(isinstance(entities._rows[k].chunks, ChunkIds) for k in old)
+    assert all(entities._rows[k].chunks._set is None for k in old)  # never made whole
+    built.insert(LINKING)
+    assert {k: sorted(entities[k].chunks) for k in old} == {k: sorted(built.entities[k].chunks) for k in old}
