@@ -19,7 +19,6 @@ Fields come in three groups:
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -27,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..config import IndexConfig
 from ..extractors.entity_stats import EntityStatistics
@@ -42,6 +40,8 @@ from .locking import ReadWriteLock
 from .pending import DocumentOps
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
 from .row_columns import RowColumns
+from .overlay_reads import (distinct_count, overlaid, overlay_contains, overlay_edges, overlay_text_rows, rows_in,
+                            value_counts)
 from .row_overlay import RowOverlay, table_column
 from .synonym_pairs import SynonymPairs
 from .vectors import VectorTable
@@ -151,11 +151,11 @@ class IndexState:
     def counts(self) -> dict[str, int]:
         """Documents, chunks, entities, relations (and per kind), contains and synonym edges (``index.stats()``)."""
         return {
-            "documents": _distinct(self.chunks, "doc_id"),
+            "documents": distinct_count(self.chunks, "doc_id"),
             "chunks": len(self.chunks),
             "entities": len(self.entities),
             "relations": len(self.facts),
-            **{f"relations_{k}": v for k, v in sorted(_value_counts(self.facts, "kind").items())},
+            **{f"relations_{k}": v for k, v in sorted(value_counts(self.facts, "kind").items())},
             "contains_edges": int(contains_sizes(self.chunks).sum()),
             "synonym_edges": len(self.synonyms),
         }
@@ -177,7 +177,7 @@ class IndexState:
             self.facts_by_text = FactsByText(self.fact_ids, self.fact_text_rows, vectors.ids, vectors.row)
         elif isinstance(self.facts, RowOverlay):  # changed rows over a loaded version's: read as columns too
             self.fact_ids = list(self.facts)
-            self.fact_text_rows = _overlay_text_rows(self.facts, vectors)
+            self.fact_text_rows = overlay_text_rows(self.facts, vectors)
             self.facts_by_text = FactsByText(self.fact_ids, self.fact_text_rows, vectors.ids, vectors.row)
         else:
             self.facts_by_text = {}
@@ -238,11 +238,11 @@ class IndexState:
             entities = self.entities.key_array()
             offsets, codes, _ = self.chunks.links()
             sizes, targets = np.diff(offsets), codes.astype(np.int64)
-            name_rows = _rows_in(pa.array(names, pa.string()), entities)
+            name_rows = rows_in(pa.array(names, pa.string()), entities)
             ends = [_found(self.facts.end_rows(end, entities, forget=True), self.facts.arrow_column(end))
                     for end in ("subject", "object")]
-        elif _overlaid(self.chunks, self.entities, self.facts):  # changed rows over a loaded version's columns
-            sizes, targets, name_rows, ends = _overlay_edges(self.chunks, self.entities, self.facts, entity_ids, names)
+        elif overlaid(self.chunks, self.entities, self.facts):  # changed rows over a loaded version's columns
+            sizes, targets, name_rows, ends = overlay_edges(self.chunks, self.entities, self.facts, entity_ids, names)
         else:
             row = {n: i for i, n in enumerate(node_ids)}
             sizes, targets = contains_rows(self.chunks, row)
@@ -265,88 +265,6 @@ def _columnar(chunks, entities, facts) -> bool:
             and chunks.links()[2] is entities.key_list())
 
 
-def _base_column(table, name: str) -> tuple[pa.ChunkedArray, list] | None:
-    """For changed rows over a loaded version's columns, where ``name`` is a field a change never alters (a chunk's
-    document, a fact's kind): ``(the alive base rows' column, the added rows' values)``; else None."""
-    if not isinstance(table, RowOverlay) or not isinstance(table.base, (ChunkColumns, FactColumns)):
-        return None
-    alive, _, tail = table.layout()
-    column = table.base._cols[name]
-    return column.filter(pa.array(alive)), [getattr(rec, name) for rec in tail]
-
-
-def _distinct(table, name: str) -> int:
-    """How many distinct values the field ``name`` has over the table's rows (a loaded column: counted in Arrow)."""
-    split = _base_column(table, name)
-    if split is None:
-        return len(set(table_column(table, name)))
-    base, added = split
-    unique = pc.unique(base)
-    new = set(added)
-    if new:
-        new -= {v for v, seen in zip(new, pc.is_in(pa.array(list(new), unique.type), value_set=unique).to_pylist())
-                if seen}
-    return len(unique) + len(new)
-
-
-def _value_counts(table, name: str) -> Counter:
-    """How often each value of the field ``name`` occurs over the table's rows (a loaded column: counted in Arrow)."""
-    split = _base_column(table, name)
-    if split is None:
-        return Counter(table_column(table, name))
-    base, added = split
-    counts = Counter({row["values"]: row["counts"] for row in pc.value_counts(base).to_pylist()})
-    counts.update(added)
-    return counts
-
-
-def _overlaid(chunks, entities, facts) -> bool:
-    """Whether each table is changed rows over a loaded version's columns (``row_overlay.py``)."""
-    return (isinstance(chunks, RowOverlay) and isinstance(chunks.base, ChunkColumns)
-            and isinstance(entities, RowOverlay) and isinstance(entities.base, EntityColumns)
-            and isinstance(facts, RowOverlay) and isinstance(facts.base, FactColumns))
-
-
-def _overlay_edges(chunks: RowOverlay, entities: RowOverlay, facts: RowOverlay, entity_ids: list[str],
-                   names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
-    """:meth:`IndexState.build_snapshot`'s endpoint rows for tables that are changed rows over a loaded version's
-    columns: ``(contains sizes, contains targets, synonym name rows, [subject rows, object rows])``. The base rows are
-    mapped by whole-array joins (Arrow's hash join, numpy), and only the rows a change holds as records or added are
-    looked up one by one: the Python work follows the change, not the index (an insert into a large index rebuilt a
-    dict of every node and looked every link and fact end up in it). Node rows are entity rows: the arrays are the
-    ones the per-row lookups give, for entity keys that are not also chunk ids (the loaded path's reading too)."""
-    keys = pa.array(entity_ids, pa.string())
-    ent_alive, _, _ = entities.layout()
-    entity_row = np.cumsum(ent_alive) - 1  # base entity row -> row in entity_ids (an alive one)
-    entity_row[~ent_alive] = -1
-    base_keys = entities.base.key_list()
-
-    def rows_of(values: list[str]) -> np.ndarray:  # entity rows of a few names (records held or added)
-        return _rows_in(pa.array(values, pa.string()), keys) if values else np.zeros(0, np.int64)
-
-    # contains: the base's link codes name the base entity table's keys (a load shares that list)
-    offsets, codes, link_keys = chunks.base.links()
-    key_rows = entity_row if link_keys is base_keys else _rows_in(pa.array(list(link_keys), pa.string()), keys)
-    sizes, targets = _overlay_contains(chunks, key_rows, rows_of)
-    if (targets < 0).any():  # a held or added chunk's link (the base's are checked on the way)
-        raise ValueError("a chunk contains an entity the index does not have")
-    name_rows = _rows_in(pa.array(names, pa.string()), keys)
-    # fact ends: a held fact's are its base row's (a fact's id is its subject, predicate and object)
-    alive, _, tail = facts.layout()
-    ends = []
-    for end in ("subject", "object"):
-        base = facts.base.end_rows(end, keys, forget=True)[alive]
-        added = [getattr(rec, end) for rec in tail]
-        rows = np.concatenate([base, rows_of(added)])
-        missing = np.flatnonzero(rows < 0)
-        if missing.size:  # as a dict lookup of a name the index lacks would
-            at = int(missing[0])
-            raise KeyError(facts.base.arrow_column(end).filter(pa.array(alive))[at].as_py() if at < base.size
-                           else added[at - base.size])
-        ends.append(rows)
-    return sizes, targets, name_rows, ends
-
-
 def _node_finder(entities: RowColumns, chunks: RowColumns):
     """A snapshot's node id -> row (-1: none) from the loaded tables' own key lookups: entity rows, then chunk rows
     (a chunk first, as the last of two equal ids in a dict of the node ids would be)."""
@@ -359,11 +277,6 @@ def _node_finder(entities: RowColumns, chunks: RowColumns):
     return find
 
 
-def _rows_in(values: pa.Array, keys: pa.Array) -> np.ndarray:
-    """The row in ``keys`` of each of ``values`` (-1: none), by one hash join in Arrow."""
-    return pc.index_in(values, value_set=keys).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-
-
 def _found(rows: np.ndarray, keys: pa.Array) -> np.ndarray:
     """``rows`` when every key was found; else KeyError naming the first missing one (as a dict lookup would)."""
     missing = np.flatnonzero(rows < 0)
@@ -372,22 +285,12 @@ def _found(rows: np.ndarray, keys: pa.Array) -> np.ndarray:
     return rows
 
 
-def _overlay_text_rows(facts: RowOverlay, vectors: VectorTable) -> np.ndarray:
-    """The fact-text vector row of every fact of changed rows over a loaded version's: the base's rows (kept by
-    :meth:`FactColumns.text_rows`), with the rows held as records and the added ones put in."""
-    alive, _, tail = facts.layout()  # a held fact's text is its base row's: facts change support, never text
-    rows = facts.base.text_rows(vectors)[alive]
-    if (rows < 0).any():
-        raise ValueError("a fact's text has no vector")
-    return np.concatenate([rows, np.fromiter((vectors.row(text_key(rec.text)) for rec in tail), np.int64, len(tail))])
-
-
 def contains_sizes(chunks) -> np.ndarray:
     """How many entities each chunk contains, in table order."""
     if isinstance(chunks, ChunkColumns):
         return np.diff(chunks.links()[0])
     if isinstance(chunks, RowOverlay):
-        return _overlay_contains(chunks, None, None)[0]
+        return overlay_contains(chunks, None, None)[0]
     return np.fromiter((len(c.entities) for c in chunks.values()), np.int64, len(chunks))
 
 
@@ -399,54 +302,14 @@ def contains_rows(chunks, row: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
         return np.diff(offsets), np.fromiter(map(row.__getitem__, keys), np.int64, len(keys))[codes]
     if isinstance(chunks, RowOverlay):
         if row is None:
-            return _overlay_contains(chunks, None, None)
+            return overlay_contains(chunks, None, None)
         _, _, keys = chunks.base.links()
         key_rows = np.fromiter((row.get(k, -1) for k in keys), np.int64, len(keys))
-        return _overlay_contains(chunks, key_rows, lambda names: np.fromiter(map(row.__getitem__, names), np.int64,
+        return overlay_contains(chunks, key_rows, lambda names: np.fromiter(map(row.__getitem__, names), np.int64,
                                                                                 len(names)))
     recs = list(chunks.values())
     sizes = np.fromiter((len(c.entities) for c in recs), np.int64, len(recs))
     return sizes, np.fromiter((row[k] for c in recs for k in c.entities), np.int64, int(sizes.sum()))
-
-
-def _overlay_contains(chunks: RowOverlay, key_rows: np.ndarray | None,
-                      rows_of) -> tuple[np.ndarray, np.ndarray | None]:
-    """:func:`contains_rows` of changed chunk rows over a loaded version's: the base's link arrays, with the rows held
-    as records (and added after the base) put in. ``key_rows``: the node row of each of the base links' entity keys
-    (-1: none); ``rows_of(names)``: the node rows of a list of names (the held and added rows' links); None: the sizes
-    only."""
-    offsets, codes, keys = chunks.base.links()
-    n = len(chunks.base)
-    alive, held, tail = chunks.layout()
-    sizes = np.diff(offsets)
-    own = sizes.copy()
-    for r, rec in held.items():
-        own[r] = len(rec.entities)
-    out_sizes = np.concatenate([own[alive], np.fromiter((len(c.entities) for c in tail), np.int64, len(tail))])
-    if key_rows is None:
-        return out_sizes, None
-    out_offsets = np.concatenate([[0], np.cumsum(out_sizes)])
-    out_row = np.cumsum(alive) - 1  # where each alive base row goes
-    targets = np.empty(int(out_offsets[-1]), np.int64)
-    plain = alive.copy()
-    plain[list(held)] = False
-    link_row = np.repeat(np.arange(n), sizes)
-    take = plain[link_row]
-    links = np.flatnonzero(take)
-    linked = key_rows[codes[links]]
-    if (linked < 0).any():
-        raise ValueError("a chunk contains an entity the index does not have")
-    targets[out_offsets[out_row[link_row[links]]] + links - offsets[link_row[links]]] = linked
-    starts = [out_offsets[out_row[r]] for r in held if alive[r]] + out_offsets[len(out_sizes) - len(tail):-1].tolist()
-    recs = [rec for r, rec in held.items() if alive[r]] + tail
-    # the held and added rows' links: their names looked up together, then put in chunk by chunk
-    found = rows_of([k for rec in recs for k in rec.entities])
-    at = 0
-    for start, rec in zip(starts, recs):
-        n = len(rec.entities)
-        targets[start:start + n] = found[at:at + n]
-        at += n
-    return out_sizes, targets
 
 
 # The fields the read side (GraphIndexReader) exposes as they are, as read-only properties of the index and its views.

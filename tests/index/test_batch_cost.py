@@ -92,8 +92,8 @@ def test_the_snapshot_of_a_loaded_index_maps_its_rows_by_whole_columns(tmp_path,
     subjects and objects, the entity keys of every link) and looks up only the held and added rows one by one."""
     _, loaded = _loaded(tmp_path)
     used, read = [], []
-    edges = state_module._overlay_edges
-    monkeypatch.setattr(state_module, "_overlay_edges", lambda *a: used.append(1) or edges(*a))
+    edges = state_module.overlay_edges
+    monkeypatch.setattr(state_module, "overlay_edges", lambda *a: used.append(1) or edges(*a))
     loaded.insert(LINKING)
     for cls in {type(t.base) for t in (loaded.state.chunks, loaded.state.entities, loaded.state.facts)}:
         def column(self, name, original=cls.column):
