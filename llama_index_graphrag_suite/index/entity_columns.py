@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .records import EntityRecord, entity_attributes
+from .records import ChunkIds, EntityRecord, entity_attributes
 from .row_columns import RowColumns
 
 __all__ = ["EntityColumns"]
@@ -71,9 +71,9 @@ class EntityColumns(RowColumns):
         return self._surface[row].as_py()
 
     def _make(self, row: int) -> EntityRecord:
-        ids = self._chunk_ids
         grouped, bounds = self._groups()
-        chunks = {ids[c] for c in grouped[bounds[row]:bounds[row + 1]].tolist()}
+        # its chunk ids as rows of the grouped links, made a set when read (an insert mostly only adds to it)
+        chunks = ChunkIds(self._chunk_ids, grouped[bounds[row]:bounds[row + 1]])
         return EntityRecord(self._keys[row], self._surface[row].as_py(), chunks, self._type[row].as_py() or "",
                             dict(self._attributes.get(row, {})))
 

@@ -86,6 +86,15 @@ class FactColumns(RowColumns):
     def _copy(self, rec: FactRecord) -> FactRecord:
         return FactRecord(rec.id, rec.subject, rec.predicate, rec.object, rec.text, rec.kind, set(rec.chunks))
 
+    def lists(self, row: int, name: str, value: Any) -> bool:
+        """Whether fact ``row``'s ``chunks`` list ``value``, read from the column (no record)."""
+        if name != "chunks":
+            return super().lists(row, name, value)
+        listed = self._cols["chunks"][row].values
+        if len(listed) <= 64:  # most facts: a short list read as Python strings costs less than a compute call
+            return value in listed.to_pylist()
+        return pc.index(listed, value).as_py() >= 0
+
     def values(self) -> Iterator[FactRecord]:  # type: ignore[override]
         """Every fact as a record, in order, read column by column (not row by row)."""
         cols = [self._cols[k].to_pylist() for k in COLUMNS]

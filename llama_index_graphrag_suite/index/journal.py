@@ -77,7 +77,7 @@ def _copy_row(row: Any) -> Any:
     if hasattr(row, "entities") and isinstance(row.entities, list):  # ChunkRecord
         return replace(row, entities=list(row.entities))
     if hasattr(row, "chunks"):  # EntityRecord, FactRecord (an entity's attributes dict is replaced, never changed)
-        return replace(row, chunks=set(row.chunks))
+        return replace(row, chunks=row.chunks.copy())  # a loaded entity's ChunkIds: copied unread (records.py)
     return row  # a synonym score
 
 

@@ -58,6 +58,10 @@ class RowColumns(Mapping):
         except TypeError:  # an unhashable "key"
             return -1
 
+    def lists(self, row: int, name: str, value: Any) -> bool:
+        """Whether the collection field ``name`` of row ``row`` holds ``value`` (a subclass reads its column)."""
+        return value in getattr(self.record(row), name)
+
     def _make(self, row: int) -> Any:
         raise NotImplementedError
 

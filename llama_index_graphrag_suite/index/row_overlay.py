@@ -34,14 +34,27 @@ class RowOverlay(MutableMapping):
         self._rows: dict[Any, Any] = {}  # key -> record: base rows read by key while editing, and added rows
         self._gone: set[Any] = set()  # base keys removed (a key added again after that is in _tail)
         self._tail: dict[Any, None] = {}  # keys added after the base's rows, in order
+        # the last key looked up in the base and its base row (-1: none): a change reads one row several times in a
+        # row (the journal's copy, then the record, then maybe a set), and a base row never moves
+        self._last: tuple[Any, int] | None = None
+        self._base_rows: dict[Any, int] = {}  # key -> base row of the rows made records here (see layout)
 
     # --- where a key is -------------------------------------------------------------------------------------
 
+    def _base_row(self, key: Any) -> int:
+        """The row of ``key`` in the base (-1: none), whether or not it was removed since."""
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1]
+        row = self.base._find(key)
+        self._last = (key, row)
+        return row
+
     def _in_base(self, key: Any) -> bool:
-        return key not in self._gone and key in self.base
+        return key not in self._gone and self._base_row(key) >= 0
 
     def __contains__(self, key: object) -> bool:
-        return key in self._tail or self._in_base(key)
+        return key in self._rows or key in self._tail or self._in_base(key)
 
     def __len__(self) -> int:
         return len(self.base) - len(self._gone) + len(self._tail)
@@ -54,14 +67,25 @@ class RowOverlay(MutableMapping):
     # --- rows -------------------------------------------------------------------------------------------------
 
     def __getitem__(self, key: Any) -> Any:
+        rec = self.get(key, _GONE)
+        if rec is _GONE:
+            raise KeyError(key)
+        return rec
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        """As ``Mapping.get``, without raising and catching a KeyError for an absent key (an insert asks about
+        every row it adds)."""
         rec = self._rows.get(key, _GONE)
         if rec is not _GONE:
             return rec
-        if not self._in_base(key):
-            raise KeyError(key)
-        rec = self.base[key]  # a copy of the base row
-        if self.editing:
-            self._rows[key] = rec
+        row = -1 if key in self._gone else self._base_row(key)
+        if row < 0:
+            return default
+        if self.editing:  # made once and kept: not through the base's cache of copies, which would copy it again
+            rec = self._rows[key] = self.base._make(row)
+            self._base_rows[key] = row
+        else:
+            rec = self.base.record(row)  # a copy of the base row
         return rec
 
     def __setitem__(self, key: Any, record: Any) -> None:
@@ -78,6 +102,17 @@ class RowOverlay(MutableMapping):
             raise KeyError(key)
         self._rows.pop(key, None)
 
+    def lists(self, key: Any, name: str, value: Any) -> bool:
+        """Whether row ``key`` exists and its collection field ``name`` holds ``value``: read from the record when
+        one is held, else from the base's column (no record made or kept)."""
+        rec = self._rows.get(key, _GONE)
+        if rec is not _GONE:
+            return value in getattr(rec, name)
+        if key in self._gone:
+            return False
+        row = self._base_row(key)
+        return row >= 0 and self.base.lists(row, name, value)
+
     def values(self) -> Iterator[Any]:  # type: ignore[override]
         return (rec for _, rec in self.items())
 
@@ -93,11 +128,33 @@ class RowOverlay(MutableMapping):
         """``(alive, held, tail)``: which base rows are still in the table (bool per base row), the base rows held
         as records (base row -> record), and the records added after the base's rows, in order. The table is
         the alive base rows, with the held ones' records in their place, then the tail."""
-        base_row = self.base._find
+        base_row, known = self.base._find, self._base_rows  # a held row's base row, kept when it was made
         alive = np.ones(len(self.base), bool)
         alive[[base_row(k) for k in self._gone]] = False
-        held = {base_row(k): rec for k, rec in self._rows.items() if k not in self._tail}
+        held = {known[k] if k in known else base_row(k): rec for k, rec in self._rows.items() if k not in self._tail}
         return alive, held, [self._rows[k] for k in self._tail]
+
+    def positions(self, keys: list[Any]) -> np.ndarray:
+        """Each of ``keys``' position in table order (KeyError for a key the table lacks), without a scan of the
+        table: an alive base row comes after the alive base rows before it, an added row after every alive base row,
+        in the order rows were added. Costs the keys, the removed rows and the added rows, not the table."""
+        base_find, gone, tail = self.base._find, self._gone, self._tail
+        gone_rows = np.sort(np.fromiter((base_find(k) for k in gone), np.int64, len(gone)))
+        tail_at = dict(zip(tail, range(len(tail)))) if tail else {}
+        alive = len(self.base) - len(gone)
+        # an added row: -2 - its place in the tail; a base row: its row (-1: absent, or removed and not added again)
+        rows = np.fromiter((-2 - tail_at[k] if k in tail_at else -1 if k in gone else base_find(k) for k in keys),
+                           np.int64, len(keys))
+        if (rows == -1).any():
+            raise KeyError(keys[int(np.flatnonzero(rows == -1)[0])])
+        added = rows < -1
+        return np.where(added, alive + (-2 - rows), rows - np.searchsorted(gone_rows, rows))
+
+    def in_order(self, keys: list[Any]) -> list[Any]:
+        """The ones of ``keys`` the table holds, each once, in table order (as ``[k for k in table if k in keys]``),
+        found by :meth:`positions` instead of a scan of every row."""
+        held = [k for k in dict.fromkeys(keys) if k in self]
+        return [held[i] for i in np.argsort(self.positions(held), kind="stable").tolist()]
 
     def column(self, name: str) -> list:
         """One field of every row in table order (the base's column, with the rows held as records put in)."""

@@ -16,7 +16,7 @@ from .bm25 import bm25_tokens
 from .chunking import DOC_HASH
 from .extraction import Extraction
 from .records import ChunkRecord, EntityRecord, FactRecord, entity_attributes, fact_id, text_key
-from .row_overlay import table_column
+from .row_overlay import RowOverlay, table_column
 
 __all__ = ["add_chunk", "add_synonyms", "chunks_that_may_mention", "link_new_entities_to_old_chunks",
            "support_entity", "support_fact", "take_attributes", "unused_texts"]
@@ -70,8 +70,14 @@ def take_attributes(state, kg_nodes: list) -> None:
                 ent.attributes = {**ent.attributes, **attrs}
 
 
-def support_fact(state, r: Relation, chunk_id: str, new_facts: set[str]) -> None:
+def support_fact(state, r: Relation, chunk_id: str, new_facts: set[str], recomputed: bool = False) -> None:
+    """``chunk_id`` states the relation ``r``: its fact gets the chunk (or is made). ``recomputed``: the relation
+    is one of an older chunk's, recomputed by the link step, which the chunk may state already."""
     fid = fact_id(r.source_id, r.label, r.target_id)
+    if recomputed and _supported(state.facts, fid, chunk_id):
+        # Most of an old chunk's recomputed relations are ones it states already: nothing changes, so no copy for
+        # the journal and no row for the next save (it would write the row back as it was).
+        return
     state.journal.touch("facts", fid)
     fact = state.facts.get(fid)
     if fact is None:
@@ -79,6 +85,15 @@ def support_fact(state, r: Relation, chunk_id: str, new_facts: set[str]) -> None
         fact = state.facts[fid] = FactRecord(fid, r.source_id, r.label, r.target_id, text, str(r.properties.get("kind", "other")))
         new_facts.add(fid)
     fact.chunks.add(chunk_id)
+
+
+def _supported(facts, fid: str, chunk_id: str) -> bool:
+    """Whether fact ``fid`` exists and lists ``chunk_id`` among its chunks, read without making a record of it (a
+    loaded fact's chunks are read from its column)."""
+    if isinstance(facts, RowOverlay):
+        return facts.lists(fid, "chunks", chunk_id)
+    fact = facts.get(fid)
+    return fact is not None and chunk_id in fact.chunks
 
 
 def link_new_entities_to_old_chunks(state, new_entities: set[str], new_chunks: set[str], extraction: Extraction,
@@ -104,7 +119,7 @@ def link_new_entities_to_old_chunks(state, new_entities: set[str], new_chunks: s
             rec.entities.append(key)
         if extraction.cooccurrence is not None:
             for r in extraction.cooccurrence.relations(rec.text, frozenset(rec.entities), cid):
-                support_fact(state, r, cid, new_facts)
+                support_fact(state, r, cid, new_facts, recomputed=True)
     return touched
 
 

@@ -19,7 +19,6 @@ Fields come in three groups:
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -27,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..config import IndexConfig
 from ..extractors.entity_stats import EntityStatistics
@@ -42,6 +40,8 @@ from .locking import ReadWriteLock
 from .pending import DocumentOps
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
 from .row_columns import RowColumns
+from .overlay_reads import (distinct_count, overlaid, overlay_contains, overlay_edges, overlay_text_rows, rows_in,
+                            value_counts)
 from .row_overlay import RowOverlay, table_column
 from .synonym_pairs import SynonymPairs
 from .vectors import VectorTable
@@ -151,11 +151,11 @@ class IndexState:
     def counts(self) -> dict[str, int]:
         """Documents, chunks, entities, relations (and per kind), contains and synonym edges (``index.stats()``)."""
         return {
-            "documents": len(set(table_column(self.chunks, "doc_id"))),
+            "documents": distinct_count(self.chunks, "doc_id"),
             "chunks": len(self.chunks),
             "entities": len(self.entities),
             "relations": len(self.facts),
-            **{f"relations_{k}": v for k, v in sorted(Counter(table_column(self.facts, "kind")).items())},
+            **{f"relations_{k}": v for k, v in sorted(value_counts(self.facts, "kind").items())},
             "contains_edges": int(contains_sizes(self.chunks).sum()),
             "synonym_edges": len(self.synonyms),
         }
@@ -177,7 +177,7 @@ class IndexState:
             self.facts_by_text = FactsByText(self.fact_ids, self.fact_text_rows, vectors.ids, vectors.row)
         elif isinstance(self.facts, RowOverlay):  # changed rows over a loaded version's: read as columns too
             self.fact_ids = list(self.facts)
-            self.fact_text_rows = _overlay_text_rows(self.facts, vectors)
+            self.fact_text_rows = overlay_text_rows(self.facts, vectors)
             self.facts_by_text = FactsByText(self.fact_ids, self.fact_text_rows, vectors.ids, vectors.row)
         else:
             self.facts_by_text = {}
@@ -190,6 +190,15 @@ class IndexState:
             self.entity_vector_rows = np.zeros(0, np.int64)
         elif isinstance(self.entities, RowColumns):  # a loaded version's: one lookup of the key column
             self.entity_vector_rows = _found(self.entities.vector_rows(self.entity_vectors), self.entities.key_array())
+        elif isinstance(self.entities, RowOverlay) and isinstance(self.entities.base, RowColumns):
+            # changed rows over a loaded version's: the base's rows (one kept hash join; a held row keeps its key),
+            # then a lookup per added row, instead of a lookup per entity at every insert
+            alive, _, tail = self.entities.layout()
+            base = self.entities.base
+            base = _found(base.vector_rows(self.entity_vectors)[alive], base.key_array().filter(pa.array(alive)))
+            row = self.entity_vectors.row
+            self.entity_vector_rows = np.concatenate(
+                [base, np.fromiter((row(rec.key) for rec in tail), np.int64, len(tail))])
         else:
             self.entity_vector_rows = np.fromiter(
                 (self.entity_vectors.row(k) for k in self.entities), np.int64, len(self.entities))
@@ -229,9 +238,11 @@ class IndexState:
             entities = self.entities.key_array()
             offsets, codes, _ = self.chunks.links()
             sizes, targets = np.diff(offsets), codes.astype(np.int64)
-            name_rows = _rows_in(pa.array(names, pa.string()), entities)
+            name_rows = rows_in(pa.array(names, pa.string()), entities)
             ends = [_found(self.facts.end_rows(end, entities, forget=True), self.facts.arrow_column(end))
                     for end in ("subject", "object")]
+        elif overlaid(self.chunks, self.entities, self.facts):  # changed rows over a loaded version's columns
+            sizes, targets, name_rows, ends = overlay_edges(self.chunks, self.entities, self.facts, entity_ids, names)
         else:
             row = {n: i for i, n in enumerate(node_ids)}
             sizes, targets = contains_rows(self.chunks, row)
@@ -266,11 +277,6 @@ def _node_finder(entities: RowColumns, chunks: RowColumns):
     return find
 
 
-def _rows_in(values: pa.Array, keys: pa.Array) -> np.ndarray:
-    """The row in ``keys`` of each of ``values`` (-1: none), by one hash join in Arrow."""
-    return pc.index_in(values, value_set=keys).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-
-
 def _found(rows: np.ndarray, keys: pa.Array) -> np.ndarray:
     """``rows`` when every key was found; else KeyError naming the first missing one (as a dict lookup would)."""
     missing = np.flatnonzero(rows < 0)
@@ -279,22 +285,12 @@ def _found(rows: np.ndarray, keys: pa.Array) -> np.ndarray:
     return rows
 
 
-def _overlay_text_rows(facts: RowOverlay, vectors: VectorTable) -> np.ndarray:
-    """The fact-text vector row of every fact of changed rows over a loaded version's: the base's rows (kept by
-    :meth:`FactColumns.text_rows`), with the rows held as records and the added ones put in."""
-    alive, _, tail = facts.layout()  # a held fact's text is its base row's: facts change support, never text
-    rows = facts.base.text_rows(vectors)[alive]
-    if (rows < 0).any():
-        raise ValueError("a fact's text has no vector")
-    return np.concatenate([rows, np.fromiter((vectors.row(text_key(rec.text)) for rec in tail), np.int64, len(tail))])
-
-
 def contains_sizes(chunks) -> np.ndarray:
     """How many entities each chunk contains, in table order."""
     if isinstance(chunks, ChunkColumns):
         return np.diff(chunks.links()[0])
     if isinstance(chunks, RowOverlay):
-        return _overlay_contains(chunks, None)[0]
+        return overlay_contains(chunks, None, None)[0]
     return np.fromiter((len(c.entities) for c in chunks.values()), np.int64, len(chunks))
 
 
@@ -305,41 +301,15 @@ def contains_rows(chunks, row: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
         offsets, codes, keys = chunks.links()
         return np.diff(offsets), np.fromiter(map(row.__getitem__, keys), np.int64, len(keys))[codes]
     if isinstance(chunks, RowOverlay):
-        return _overlay_contains(chunks, row)
+        if row is None:
+            return overlay_contains(chunks, None, None)
+        _, _, keys = chunks.base.links()
+        key_rows = np.fromiter((row.get(k, -1) for k in keys), np.int64, len(keys))
+        return overlay_contains(chunks, key_rows, lambda names: np.fromiter(map(row.__getitem__, names), np.int64,
+                                                                                len(names)))
     recs = list(chunks.values())
     sizes = np.fromiter((len(c.entities) for c in recs), np.int64, len(recs))
     return sizes, np.fromiter((row[k] for c in recs for k in c.entities), np.int64, int(sizes.sum()))
-
-
-def _overlay_contains(chunks: RowOverlay, row: dict[str, int] | None) -> tuple[np.ndarray, np.ndarray | None]:
-    """:func:`contains_rows` of changed chunk rows over a loaded version's: the base's link arrays, with the rows held
-    as records (and added after the base) put in; ``row`` None: the sizes only."""
-    offsets, codes, keys = chunks.base.links()
-    n = len(chunks.base)
-    alive, held, tail = chunks.layout()
-    sizes = np.diff(offsets)
-    own = sizes.copy()
-    for r, rec in held.items():
-        own[r] = len(rec.entities)
-    out_sizes = np.concatenate([own[alive], np.fromiter((len(c.entities) for c in tail), np.int64, len(tail))])
-    if row is None:
-        return out_sizes, None
-    out_offsets = np.concatenate([[0], np.cumsum(out_sizes)])
-    out_row = np.cumsum(alive) - 1  # where each alive base row goes
-    targets = np.empty(int(out_offsets[-1]), np.int64)
-    plain = alive.copy()
-    plain[list(held)] = False
-    link_row = np.repeat(np.arange(n), sizes)
-    take = plain[link_row]
-    links = np.flatnonzero(take)
-    key_rows = np.fromiter((row.get(k, -1) for k in keys), np.int64, len(keys))[codes[links]]
-    if (key_rows < 0).any():
-        raise ValueError("a chunk contains an entity the index does not have")
-    targets[out_offsets[out_row[link_row[links]]] + links - offsets[link_row[links]]] = key_rows
-    starts = [out_offsets[out_row[r]] for r in held if alive[r]] + out_offsets[len(out_sizes) - len(tail):-1].tolist()
-    for start, rec in zip(starts, [rec for r, rec in held.items() if alive[r]] + tail):
-        targets[start:start + len(rec.entities)] = [row[k] for k in rec.entities]
-    return out_sizes, targets
 
 
 # The fields the read side (GraphIndexReader) exposes as they are, as read-only properties of the index and its views.

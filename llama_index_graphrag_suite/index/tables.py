@@ -44,6 +44,7 @@ from .fact_columns import TEXT_KEY, FactColumns, with_text_keys
 from .listed_io import list_count, read_vector_lists, vector_lists_segments, write_vector_lists
 from .folding import any_gone, first_duplicate, fold_rows, folded, folded_table
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
+from .row_overlay import RowOverlay
 from .segment_files import MAX_SEGMENTS, SEGMENTS, SegmentWriter, one_array, read_segment
 from .synonym_pairs import SynonymPairs, read_segments as read_synonyms, whole_table as whole_synonyms
 from .vector_io import read_vector_parts, vector_part_segments, write_vector_parts
@@ -81,8 +82,7 @@ def _rows(state: Any, table: str, keys: Iterable[Any], gone: Iterable[Any]) -> p
     flags = [True] * n_gone + [False] * len(keys)
     if table == "chunks":
         recs = [state.chunks[c] for c in keys]
-        position = {c: i for i, c in enumerate(state.chunk_order)}
-        rows = [state.bm25.row(position[c]) for c in keys]
+        rows = [state.bm25.row(p) for p in _chunk_positions(state, keys)]
         cols = {"id": gone + keys, "gone": flags,
                 "doc_id": [None] * n_gone + [r.doc_id for r in recs],
                 "title": [None] * n_gone + [r.title for r in recs],
@@ -118,6 +118,27 @@ def _whole_facts(facts: FactColumns) -> pa.Table:
     return t.add_column(1, "gone", pa.array(np.zeros(len(t), bool))).cast(SCHEMAS["facts"])
 
 
+def _in_order(rows: Any, keys: list[Any]) -> list[Any]:
+    """The ones of ``keys`` that ``rows`` holds, in its order: placed by a loaded table's overlay (cost: the keys), or
+    read off a scan of the rows (a table of records)."""
+    if isinstance(rows, RowOverlay):
+        return rows.in_order(keys)
+    wanted = set(keys)
+    return [k for k in rows if k in wanted]
+
+
+def _chunk_positions(state: Any, keys: list[str]) -> list[int]:
+    """Each chunk's row in BM25's table (``chunk_order``): from the chunks overlay's own placement when BM25 follows
+    the table's order (as ``derive`` makes it), checked key by key; else from a lookup of the whole order."""
+    order = state.bm25.ids
+    if isinstance(state.chunks, RowOverlay) and len(order) == len(state.chunks):
+        found = state.chunks.positions(keys).tolist()
+        if all(order[p] == c for p, c in zip(found, keys)):
+            return found
+    position = {c: i for i, c in enumerate(state.chunk_order)}
+    return [position[c] for c in keys]
+
+
 def _rows_dict(state: Any, table: str) -> dict:
     return state.chunks if table in ("chunks", "chunk_links") else getattr(state, table)
 
@@ -138,12 +159,13 @@ def write_tables(state: Any, writer: SegmentWriter, base: dict | None, stats: An
                      isinstance(rows, FactColumns) else _rows(state, table, list(rows), []))
             segments = [writer.table(whole)]
         elif marks:
+            # the marked rows in table order, without a scan of every row where the table can place them itself
             if table == "chunks":  # text and BM25 row: written when a chunk is added (or added again) only
-                keys = [k for k in rows if marks.get(k)]
-            elif table == "synonyms":  # in table order, without a scan of every pair
+                keys = _in_order(rows, [k for k, added in marks.items() if added])
+            elif table == "synonyms":
                 keys = rows.in_order([k for k in marks if k in rows])
             else:
-                keys = [k for k in rows if k in marks]
+                keys = _in_order(rows, list(marks))
             gone = [k for k, added in marks.items() if added or k not in rows]
             if keys or gone:
                 segments.append(writer.table(_rows(state, table, keys, gone)))
