@@ -8,6 +8,10 @@ The fold is computed on arrays, not by replaying the changes into a dict row by 
 index folds millions of rows): every change gets a time (segment after segment; in a segment its removals, then
 its other rows), a key's row is its last set after its last removal, and its place in the table is its first set
 after that removal.
+
+A version is usually one segment written whole and a few small ones (the changes of the saves since): then only the
+first segment's rows whose keys a later segment names take part in the fold (found by probing a hash set of the
+later keys, not by hashing every key into one), and the others keep their rows and places.
 """
 
 from __future__ import annotations
@@ -19,6 +23,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 __all__ = ["any_gone", "columns", "first_duplicate", "fold", "fold_rows", "folded", "folded_table"]
+
+#: The fold reads a first segment's keys only to find the ones later segments name when those segments hold at most
+#: this share of its rows (a few saves' changes on a table written whole); above it, every key is hashed.
+SMALL_TAIL_SHARE = 0.25
 
 
 def _key_codes(tables: list[pa.Table], key_columns: tuple[str, ...]) -> tuple[np.ndarray, int]:
@@ -37,13 +45,26 @@ def _key_codes(tables: list[pa.Table], key_columns: tuple[str, ...]) -> tuple[np
     return codes, n_keys
 
 
-def fold_rows(tables: list[pa.Table], key_columns: tuple[str, ...]) -> np.ndarray:
+def fold_rows(tables: list[pa.Table], key_columns: tuple[str, ...], checked: bool = False) -> np.ndarray:
     """Rows of the segments placed one after the other that the folded table holds, in its order (see the module
-    docstring); ValueError when a first segment without removals lists a key twice (a whole table)."""
+    docstring); ValueError when a first segment without removals lists a key twice (a whole table). ``checked``: the
+    caller refuses such a first segment itself, so a small tail is folded onto it (:func:`_fold_onto_first`)."""
     lengths = np.array([len(t) for t in tables], np.int64)
     n = int(lengths.sum())
     if n == 0:
         return np.zeros(0, np.int64)
+    if checked:
+        rows = _fold_onto_first(tables, key_columns, lengths)
+        if rows is not None:
+            return rows
+    return _fold_every_key(tables, key_columns, lengths)[0]
+
+
+def _fold_every_key(tables: list[pa.Table], key_columns: tuple[str, ...], lengths: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`fold_rows` over every key, and each returned row's place (its key's first set after its last
+    removal, as a row of the segments placed one after the other)."""
+    n = int(lengths.sum())
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     codes, n_keys = _key_codes(tables, key_columns)
     gone = np.concatenate([t.column("gone").fill_null(False).to_numpy(zero_copy_only=False).astype(bool)
@@ -62,7 +83,43 @@ def fold_rows(tables: list[pa.Table], key_columns: tuple[str, ...]) -> np.ndarra
     row = np.full(n_keys, -1, np.int64)  # its last set: its row
     np.maximum.at(row, codes[sets], sets)
     present = row >= 0
-    return row[present][np.argsort(place[present], kind="stable")]
+    order = np.argsort(place[present], kind="stable")
+    return row[present][order], place[present][order]
+
+
+def _fold_onto_first(tables: list[pa.Table], key_columns: tuple[str, ...], lengths: np.ndarray) -> np.ndarray | None:
+    """:func:`fold_rows` of a first segment without removals and later segments of at most :data:`SMALL_TAIL_SHARE`
+    of its rows (None for other shapes). Only the first segment's rows whose keys a later segment names are folded
+    with the later rows (a hash set of the later keys probed with the first's: no hash table of every key); the
+    other rows of the first segment stay as they are, in place. The first segment's keys are taken as distinct."""
+    first = int(lengths[0])
+    if len(tables) < 2 or len(key_columns) != 1 or not first or lengths[1:].sum() > SMALL_TAIL_SHARE * first:
+        return None
+    key = key_columns[0]
+    base_keys = tables[0].column(key)
+    later_keys = pa.chunked_array([c for t in tables[1:] for c in t.column(key).chunks], base_keys.type)
+    if base_keys.null_count or later_keys.null_count or any_gone(tables[0]):
+        return None
+    named = pc.is_in(base_keys, value_set=pc.unique(later_keys))
+    hit = np.flatnonzero(named.to_numpy(zero_copy_only=False)) if pc.any(named).as_py() else np.zeros(0, np.int64)
+    # the fold of the named rows of the first segment (in its order) and the later segments, over their keys alone
+    reduced = [pa.table({key: base_keys.take(pa.array(hit, pa.int64())), "gone": pa.array(np.zeros(hit.size, bool))})]
+    reduced += [t.select([key, "gone"]) for t in tables[1:]]
+    rows, places = _fold_every_key(reduced, key_columns, np.array([hit.size, *lengths[1:]], np.int64))
+    # back to rows of the segments placed one after the other: the named rows are first-segment rows, the rest
+    # follow it
+    mapped = rows - hit.size + first
+    if hit.size:
+        rows = np.where(rows < hit.size, hit[np.minimum(rows, hit.size - 1)], mapped)
+    else:
+        rows = mapped
+    in_first = places < hit.size  # a key placed where the first segment has it: it stays there (changed or not)
+    out = np.arange(first, dtype=np.int64)
+    alive = np.ones(first, bool)
+    alive[hit] = False  # a named row is in the table only where the fold keeps its key at its place
+    at = hit[places[in_first]]
+    out[at], alive[at] = rows[in_first], True
+    return np.concatenate([out[alive], rows[~in_first]])
 
 
 def _key_list(table: pa.Table, key_columns: tuple[str, ...]) -> list:
@@ -110,7 +167,7 @@ def _folded_concat(tables: list[pa.Table], key_columns: tuple[str, ...], checked
             raise ValueError(f"a table segment lists a key twice ({first_duplicate(keys.to_pylist())!r})")
         if keys is not None:
             return tables[0]
-    rows = fold_rows(tables, key_columns)
+    rows = fold_rows(tables, key_columns, checked)
     joined = pa.concat_tables(tables)
     if len(rows) == len(joined) and (len(rows) == 0 or (rows == np.arange(len(rows))).all()):
         return joined  # only new rows were added: nothing moves

@@ -343,7 +343,7 @@ def _bm25_counts(tables: list[pa.Table], n_terms: int) -> sp.csr_matrix:
     if len(tables) == 1 and not any_gone(tables[0]):
         return blocks[0]
     stacked = sp.vstack(blocks, format="csr")
-    rows = fold_rows(tables, ("id",))
+    rows = fold_rows(tables, ("id",), checked=True)  # the chunks table read beside it refuses a key listed twice
     if len(rows) == stacked.shape[0] and (rows == np.arange(len(rows))).all():
         return stacked  # only new chunks were added
     return stacked[rows]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -71,3 +72,39 @@ def test_segments_that_only_add_rows_are_joined_without_a_copy():
     assert table.column("id").to_pylist() == ["x", "y", "z"] and table.column("id").num_chunks == 2
     changed = folded_table([a, _segment(["x", "y"], [True, False], [None, "9"])], "id", a.schema)
     assert changed.column("id").to_pylist() == ["y"] and changed.column("b").to_pylist() == ["9"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_small_tail_folded_onto_its_first_segment_gives_the_rows_of_every_key_folded(seed, monkeypatch):
+    """A first segment written whole (distinct keys, nothing gone) and small later segments: folding only the first
+    segment's rows that later segments name (``checked``) gives the rows and order the fold of every key gives."""
+    from llama_index_graphrag_suite.index import folding
+
+    monkeypatch.setattr(folding, "SMALL_TAIL_SHARE", 1.0)  # any tail up to the first segment's size
+    rng = random.Random(seed)
+    onto = 0
+    for _ in range(300):
+        universe = [f"k{i}" for i in range(rng.randint(1, 30))]
+        base = rng.sample(universe, rng.randint(1, len(universe)))
+        tables = [_segment(base, [False] * len(base), ["x"] * len(base))]
+        for _ in range(rng.randint(1, 3)):
+            keys = [rng.choice(universe) for _ in range(rng.randint(0, 6))]
+            tables.append(_segment(keys, [rng.random() < 0.3 for _ in keys], ["y"] * len(keys)))
+        lengths = np.array([len(t) for t in tables], np.int64)
+        fast = folding._fold_onto_first(tables, ("id",), lengths)
+        want = folding._fold_every_key(tables, ("id",), lengths)[0]
+        if fast is None:  # a tail larger than the first segment
+            continue
+        onto += 1
+        assert fast.tolist() == want.tolist()
+        assert fold_rows(tables, ("id",), checked=True).tolist() == want.tolist()
+        replayed = _replayed(tables, ("id",))
+        starts = np.cumsum([0] + [len(t) for t in tables])
+        assert [(int(np.searchsorted(starts, g, "right")) - 1, int(g - starts[np.searchsorted(starts, g, "right") - 1]))
+                for g in fast] == list(replayed.values())
+    assert onto > 100
+    gone_first = [_segment(["a", "b"], [True, False], ["x", "x"]), _segment(["a"], [False], ["y"])]
+    assert folding._fold_onto_first(gone_first, ("id",), np.array([2, 1])) is None  # removals in the first: every key
+    monkeypatch.setattr(folding, "SMALL_TAIL_SHARE", 0.25)
+    big_tail = [_segment(["a", "b"], [False, False], ["x", "x"]), _segment(["c"], [False], ["y"])]
+    assert folding._fold_onto_first(big_tail, ("id",), np.array([2, 1])) is None
