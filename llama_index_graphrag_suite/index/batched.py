@@ -31,7 +31,7 @@ from llama_index.core import Document
 
 from ..documents import document_key
 from .row_overlay import table_column
-from .persistence import without_compaction_hint
+from .compaction_hint import without_compaction_hint
 from .storage import CURRENT
 
 log = logging.getLogger(__name__)

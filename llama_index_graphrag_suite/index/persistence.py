@@ -7,7 +7,6 @@ Functions behind :class:`~.graph_index.GraphRAGIndex`'s ``persist``, ``load``, `
 
 from __future__ import annotations
 
-import contextvars
 import gc
 import logging
 import os
@@ -26,6 +25,7 @@ from ..graph.snapshot import GraphSnapshot
 from . import build, pending, stores
 from .artefacts import ARTEFACTS
 from .checks import check_snapshot, check_tables, check_vector_rows
+from .compaction_hint import hint_compaction
 from .legacy import read_format_1
 from .provenance_file import ProvenanceFile
 from .lazy_store import LazySimplePropertyGraphStore, is_derived
@@ -261,34 +261,8 @@ def load(cls, persist_dir, embed_model, llm, store_arg, show_progress, version):
             raise
         # another process saved meanwhile (and may have pruned the version being read): read the new one
         index = _load(*args)
-    if _HINT_COMPACTION.get():
-        _hint_compaction(index.state, persist_dir)
+    hint_compaction(index.state, persist_dir)
     return index
-
-
-_HINT_COMPACTION = contextvars.ContextVar("hint_compaction", default=True)
-
-
-@contextmanager
-def without_compaction_hint():
-    """Loads in this block do not suggest compaction (the batches of a batched build, which compacts at its end)."""
-    token = _HINT_COMPACTION.set(False)
-    try:
-        yield
-    finally:
-        _HINT_COMPACTION.reset(token)
-
-
-def _hint_compaction(state, persist_dir) -> None:
-    """Warn when a vector table's searches read more rows than a compacted index's would: an insert appends rows
-    and extends lists but never trains them again, so a long-lived index that grows slows down unseen."""
-    tables = (("chunk", state.chunk_vectors), ("entity", state.entity_vectors), ("fact", state.fact_vectors))
-    reasons = [f"{name} vectors: {why}" for name, table in tables
-               if table is not None and (why := table.compaction_reason()) is not None]
-    if reasons:
-        log.warning("index at %s has grown since it was last written whole (%s): its searches read more rows than "
-                    "they need until `graphrag-suite compact %s` (or persist(compact=True)) packs every table and "
-                    "trains its lists again", persist_dir, "; ".join(reasons), persist_dir)
 
 
 def _load(cls, persist_dir, embed_model, llm, store_arg, show_progress, version):

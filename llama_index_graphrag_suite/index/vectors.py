@@ -31,11 +31,7 @@ LISTED_MIN_ROWS = 100_000
 #: costs about twice the last training in all.
 REFIT_GROWTH = 2
 
-#: A packed table with more than this share of its rows after the packed ones (appended by inserts since the last
-#: packing save; a query reads them one at a time) is worth compacting (:meth:`VectorTable.compaction_reason`).
-TAIL_SHARE_WORTH_COMPACTING = 0.2
-
-__all__ = ["LISTED_MIN_ROWS", "REFIT_GROWTH", "TAIL_SHARE_WORTH_COMPACTING", "VectorTable", "normalize_rows"]
+__all__ = ["LISTED_MIN_ROWS", "REFIT_GROWTH", "VectorTable", "normalize_rows"]
 
 
 def normalize_rows(x: np.ndarray) -> np.ndarray:
@@ -111,20 +107,6 @@ class VectorTable:
             self.lists = lists
             self.forget_joined()
         return self.lists
-
-    def compaction_reason(self) -> str | None:
-        """Why a compacting save (``persist(compact=True)``) would make this listed table's searches cheaper, or None:
-        its lists outgrown by the rows added since they were trained (a probed list then holds ever more rows), or
-        many rows appended after its packed ones. Inserts never train lists again nor pack every row."""
-        if self.lists is None or not self.listed:
-            return None
-        rows, lists = len(self.ids), len(self.lists.centroids)
-        if rows > REFIT_GROWTH * lists ** 2:
-            return f"{rows:,} rows in {lists:,} lists trained for about {lists ** 2:,}"
-        tail = rows - self._head_rows()
-        if self.packed is not None and tail > TAIL_SHARE_WORTH_COMPACTING * rows:
-            return f"{tail:,} of {rows:,} rows appended after the packed ones"
-        return None
 
     @property
     def mapped(self) -> bool:

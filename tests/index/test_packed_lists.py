@@ -15,6 +15,7 @@ from llama_index_graphrag_suite.embeddings import HashEmbedding
 from llama_index_graphrag_suite.graph import vector_lists
 from llama_index_graphrag_suite.graph.vector_lists import PackedRows, VectorLists, row_products, train_lists
 from llama_index_graphrag_suite.index import rows, vector_io, vectors
+from llama_index_graphrag_suite.index.compaction_hint import compaction_reason
 from llama_index_graphrag_suite.index.segment_files import read_segment
 from llama_index_graphrag_suite.index.storage import CorruptIndexError, rollback
 from llama_index_graphrag_suite.index.vectors import LISTED_MIN_ROWS, VectorTable
@@ -400,7 +401,7 @@ def test_a_load_says_when_the_index_has_outgrown_its_lists_and_a_compacted_one_d
     index = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
     index.insert(_docs()[2:] + NEW[:2])
     index.persist(folder)
-    outgrown = [n for n in TABLES if getattr(index, n).compaction_reason() is not None]
+    outgrown = [n for n in TABLES if compaction_reason(getattr(index, n)) is not None]
     assert outgrown
     caplog.clear()
     with caplog.at_level("WARNING", logger="llama_index_graphrag_suite.index.persistence"):
@@ -411,7 +412,7 @@ def test_a_load_says_when_the_index_has_outgrown_its_lists_and_a_compacted_one_d
     with caplog.at_level("WARNING", logger="llama_index_graphrag_suite.index.persistence"):
         again = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
     assert "graphrag-suite compact" not in caplog.text
-    assert all(getattr(again, n).compaction_reason() is None for n in TABLES)
+    assert all(compaction_reason(getattr(again, n)) is None for n in TABLES)
 
 
 def test_a_packed_table_with_many_rows_appended_is_worth_compacting_and_one_with_few_is_not():
@@ -419,9 +420,9 @@ def test_a_packed_table_with_many_rows_appended_is_worth_compacting_and_one_with
     table = VectorTable(16, [f"r{i}" for i in range(300)], [x[:300]])
     table.lists = train_lists(table.vectors())
     packed(table)
-    assert table.compaction_reason() is None
+    assert compaction_reason(table) is None
     table.add([f"r{i}" for i in range(300, 360)], x[300:360])  # 60 of 360 appended: under the share
-    assert table.compaction_reason() is None
+    assert compaction_reason(table) is None
     table.add([f"r{i}" for i in range(360, 400)], x[360:])  # 100 of 400
-    assert table.compaction_reason() == "100 of 400 rows appended after the packed ones"
-    assert VectorTable(16, ["a"], [x[:1]]).compaction_reason() is None  # no lists: scanned whole, nothing to pack
+    assert compaction_reason(table) == "100 of 400 rows appended after the packed ones"
+    assert compaction_reason(VectorTable(16, ["a"], [x[:1]])) is None  # no lists: scanned whole, nothing to pack
