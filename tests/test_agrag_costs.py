@@ -246,8 +246,12 @@ def test_agrag_costs_tree_and_subgraph_equal_the_whole_matrix_pipeline(graph_ind
     fact_sims = index.fact_vectors.scores(q)
     for k in range(1, 9):  # fact mapping from the cosines computed once
         assert retriever._search_facts(fact_sims, k) == index.search_facts(q, k)
+    slots = retriever._slot_costs(graph, q, hyb, fact_sims).copy()  # the thread's buffer: the next call refills it
+    again = retriever._slot_costs(graph, q, hyb)
+    np.testing.assert_array_equal(slots, again)
+    other = retriever._slot_costs(graph, index.embed_query("an unrelated question about music"), hyb[::-1].copy())
+    assert other is again and not np.array_equal(other, slots)  # one buffer per thread, filled anew each call
     slots = retriever._slot_costs(graph, q, hyb, fact_sims)
-    np.testing.assert_array_equal(slots, retriever._slot_costs(graph, q, hyb))
     edge_costs = reference_eq14(retriever, graph, q, hyb)
     np.testing.assert_array_equal(graph.pairs.edge_costs(slots), edge_costs)
     full, best = graph.pairs.matrix(edge_costs)
@@ -341,3 +345,45 @@ def test_the_budget_never_applies_to_a_graph_of_at_most_eight_budgets():
         assert not stats["voronoi_stopped"] and not stats["path_stops"]
     stats = {}  # a budget of one entry on a larger graph: the first Voronoi search stops, no tree, no error
     assert steiner_tree(pairs.query(w), [0, n - 1], max_entries=1, stats=stats) == [] and stats["voronoi_stopped"]
+
+
+def test_pagerank_by_the_local_push_gives_the_dense_scores_and_answers(monkeypatch):
+    """On a large graph AGRAG writes the local push's reached nodes into zeros (``pushed_pagerank``) instead of
+    taking every node's score from the dense path: the same scores, bit for bit, and the same answers."""
+    from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
+    from llama_index_graphrag_suite.documents import make_document
+    from llama_index_graphrag_suite.embeddings import HashEmbedding
+    from llama_index_graphrag_suite.graph import ppr
+    from llama_index_graphrag_suite.methods.agrag import retriever as agrag_module
+
+    from conftest import CORPUS
+
+    for name, value in (("FAST_MIN_NNZ", 0), ("PUSH_MIN_NNZ", 0), ("PUSH_MAX_RESET_SHARE", 1.0)):
+        monkeypatch.setattr(ppr, name, value)
+    index = GraphRAGIndex.from_documents([make_document(i, text, title) for i, title, text in CORPUS],
+                                         embed_model=HashEmbedding(dim=128),
+                                         config=IndexConfig(entities="statistical", entity_threshold=0.1))
+    retriever = AGRAGRetriever(index)  # its own index: a graph built here, with the local push
+    graph = retriever._graph()
+    assert graph.transition.pushes
+    terminals = [0, 3, 7]
+    pushed = retriever._ppr_scores(graph, terminals).copy()
+    answers = {q: [(n.node.node_id, n.score) for n in retriever.retrieve(q)] for q in QUESTIONS}
+    monkeypatch.setattr(agrag_module, "pushed_pagerank", lambda *a, **k: None)  # the dense scores of every node
+    dense = retriever._ppr_scores(graph, terminals)
+    np.testing.assert_array_equal(pushed, dense)
+    assert np.count_nonzero(dense) < dense.size and dense[-1] == 0.0
+    assert answers == {q: [(n.node.node_id, n.score) for n in retriever.retrieve(q)] for q in QUESTIONS}
+
+
+def test_one_retriever_answers_from_many_threads_as_from_one(graph_index):
+    """The per-query arrays (slots, PageRank scores) are each thread's own: concurrent queries on one retriever give
+    the answers sequential ones give."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    retriever = AGRAGRetriever(graph_index)
+    asked = QUESTIONS * 6
+    alone = [[(n.node.node_id, n.score) for n in retriever.retrieve(q)] for q in asked]
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(lambda q: [(n.node.node_id, n.score) for n in retriever.retrieve(q)], asked))
+    assert together == alone

@@ -43,7 +43,7 @@ def test_every_list_probed_gives_the_listed_scores_and_the_same_retrieval(listed
     assert ends is not None and ends.nodes.size > 0
     q = index.embed_query(question)
     hyb = hybrid_scores(index, question)
-    new, old = retriever._slot_costs(graph, q, hyb), retriever._slot_costs(_plain(retriever), q, hyb)
+    new, old = retriever._slot_costs(graph, q, hyb).copy(), retriever._slot_costs(_plain(retriever), q, hyb)
     at = graph.num_facts + ends.nodes
     np.testing.assert_array_equal(new[at], old[at])
     np.testing.assert_array_equal(graph.pairs.edge_costs(new), graph.pairs.edge_costs(old))  # no other slot read

@@ -31,7 +31,8 @@ Steiner tree only), ``no_filter`` (``triple_filter=False``). Prompts (``prompts.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -40,7 +41,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from ...graph.costs import PairCostIndex, QueryCosts
 from ...graph.disjoint_sets import DisjointSets
 from ...graph.mcmi import mcmi_expand
-from ...graph.ppr import personalized_pagerank
+from ...graph.ppr import personalized_pagerank, pushed_pagerank
 from ...graph.snapshot import CHUNK, CONTAINS, EDGE_KIND_NAMES, RELATION, SYNONYM
 from ...graph.steiner import steiner_tree
 from ...graph.vector_lists import row_products
@@ -78,6 +79,17 @@ class _Graph:
     num_facts: int
     num_nodes: int  # snapshot nodes (the pseudo node is this row)
     synonyms: "_SynonymEnds | None" = None  # a listed entity table's synonym-edge ends (see _entity_cosines)
+    # per thread, the arrays a query fills whole (slots, PageRank scores), kept for its next query: at 1M passages
+    # they are 54 + 17 MB, and a fresh array's pages cost their first write each query
+    scratch: threading.local = field(default_factory=threading.local)
+
+    def buffer(self, name: str, size: int) -> np.ndarray:
+        """This thread's float64 array ``name`` of ``size`` (its contents are the last query's)."""
+        kept = getattr(self.scratch, name, None)
+        if kept is None or kept.size != size:
+            kept = np.empty(size)
+            setattr(self.scratch, name, kept)
+        return kept
 
 
 @dataclass
@@ -190,11 +202,13 @@ class AGRAGRetriever(GraphIndexRetriever):
         Eq. 14 was always computed here; a synonym edge's ``(1 - max cos) / 2`` is the min of its ends' slots.
         """
         index, nf, n = self.index, graph.num_facts, graph.num_nodes
-        slots = np.full(nf + n + 1, 0.5)  # a node that is neither entity nor chunk: cost of a hybrid score 0
+        slots = graph.buffer("slots", nf + n + 1)  # valid until this thread's next query
+        slots[nf:] = 0.5  # a node that is neither entity nor chunk: cost of a hybrid score 0
         if nf:
             if fact_sims is None:
                 fact_sims = index.fact_vectors.scores(query_vec)
-            slots[:nf] = (1.0 - fact_sims[index.fact_text_rows]) / 2.0
+            # per fact text, then gathered per fact (facts share texts): the same float32 values, cast
+            np.take(((1.0 - fact_sims) / 2.0).astype(np.float64), index.fact_text_rows, out=slots[:nf])
         if graph.synonyms is not None:  # a large table: the entities synonym edges read, not every row
             slots[nf + graph.synonyms.nodes] = (1.0 - self._entity_cosines(graph.synonyms, query_vec)) / 2.0
         else:
@@ -203,6 +217,25 @@ class AGRAGRetriever(GraphIndexRetriever):
         slots[nf + graph.chunk_rows] = (1.0 - np.asarray(hybrid_scores, np.float64)) / 2.0
         slots[nf + n] = self.config.pseudo_cost
         return slots
+
+    def _ppr_scores(self, graph: _Graph, terminals: list[int]) -> np.ndarray:
+        """Eq. 10-13: PageRank from the terminals (Eq. 11's reset, 1 on each), chunks scaled by the passage factor,
+        and a 0 for the pseudo node; this thread's array, valid until its next query. On a large graph the local
+        push's reached nodes are written into zeros (``pushed_pagerank``: the same bits as the dense scores there)."""
+        n = graph.num_nodes
+        scores = graph.buffer("ppr", n + 1)
+        pushed = pushed_pagerank(graph.transition, np.asarray(terminals, np.int64), np.ones(len(terminals)),
+                                 damping=self.config.damping)
+        if pushed is None:
+            reset = np.zeros(n)
+            reset[terminals] = 1.0
+            scores[:n] = personalized_pagerank(graph.transition, reset, damping=self.config.damping)
+        else:
+            scores[:] = 0.0
+            scores[pushed[0]] = pushed[1]
+        scores[n] = 0.0
+        scores[graph.chunk_rows] *= self.config.passage_factor
+        return scores
 
     def _synonym_ends(self, src: np.ndarray, dst: np.ndarray) -> _SynonymEnds | None:
         """For a listed (large) entity table: its synonym-edge entities grouped by list; else None."""
@@ -266,11 +299,8 @@ class AGRAGRetriever(GraphIndexRetriever):
         graph = self._graph()
         terminals = sorted({snap.row(k) for f, _ in kept for k in (index.facts[f].subject, index.facts[f].object)})
         with stage("agrag.ppr"):  # Eq. 10-13
-            reset = np.zeros(snap.num_nodes)
-            reset[terminals] = 1.0  # Eq. 11
-            scores = personalized_pagerank(graph.transition, reset, damping=cfg.damping)
-            scores[graph.chunk_rows] *= cfg.passage_factor
-            scores_ext = np.r_[scores, 0.0]  # the pseudo node has no influence of its own
+            scores_ext = self._ppr_scores(graph, terminals)  # the pseudo node (last) has no influence of its own
+            scores = scores_ext[:snap.num_nodes]
 
         with stage("agrag.steiner"):  # Eq. 14 edge costs (priced where the search reads them), then the Steiner tree
             costs = graph.pairs.query(self._slot_costs(graph, q, hyb, fact_sims))
