@@ -22,11 +22,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["any_gone", "columns", "first_duplicate", "fold", "fold_rows", "folded", "folded_table"]
+__all__ = ["any_gone", "columns", "first_duplicate", "fold", "fold_rows", "folded", "folded_table", "gathered"]
 
 #: The fold reads a first segment's keys only to find the ones later segments name when those segments hold at most
 #: this share of its rows (a few saves' changes on a table written whole); above it, every key is hashed.
 SMALL_TAIL_SHARE = 0.25
+
+#: A folded table whose rows form at most this many runs of consecutive segment rows is joined from slices of the
+#: segments (no copy: a few saves' changes on a table written whole); more runs, and its rows are copied into one.
+MAX_SLICES = 1024
 
 
 def _key_codes(tables: list[pa.Table], key_columns: tuple[str, ...]) -> tuple[np.ndarray, int]:
@@ -171,7 +175,19 @@ def _folded_concat(tables: list[pa.Table], key_columns: tuple[str, ...], checked
     joined = pa.concat_tables(tables)
     if len(rows) == len(joined) and (len(rows) == 0 or (rows == np.arange(len(rows))).all()):
         return joined  # only new rows were added: nothing moves
-    return joined.take(pa.array(rows, pa.int64()))
+    return gathered(joined, rows)
+
+
+def gathered(table: pa.Table, rows: np.ndarray) -> pa.Table:
+    """``table.take(rows)``: as slices of ``table`` where the rows run in at most :data:`MAX_SLICES` stretches of
+    consecutive rows (a table written whole with a few rows replaced or added: its columns are then shared, not
+    copied, in as many chunks), else copied."""
+    rows = np.asarray(rows, np.int64)
+    starts = np.flatnonzero(np.diff(rows) != 1) + 1 if rows.size else np.zeros(0, np.int64)
+    if not rows.size or starts.size >= MAX_SLICES:
+        return table.take(pa.array(rows, pa.int64()))
+    bounds = np.concatenate(([0], starts, [rows.size]))
+    return pa.concat_tables([table.slice(int(rows[a]), int(b - a)) for a, b in zip(bounds[:-1], bounds[1:])])
 
 
 def any_gone(table: pa.Table) -> bool:

@@ -108,3 +108,31 @@ def test_a_small_tail_folded_onto_its_first_segment_gives_the_rows_of_every_key_
     monkeypatch.setattr(folding, "SMALL_TAIL_SHARE", 0.25)
     big_tail = [_segment(["a", "b"], [False, False], ["x", "x"]), _segment(["c"], [False], ["y"])]
     assert folding._fold_onto_first(big_tail, ("id",), np.array([2, 1])) is None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rows_gathered_as_slices_are_the_rows_taken(seed, monkeypatch):
+    """A fold's rows in few runs of consecutive rows are joined from slices (no copy), in many runs copied: the
+    same rows either way, in the same order."""
+    from llama_index_graphrag_suite.index import folding
+
+    rng = np.random.default_rng(seed)
+    parts = [_segment([f"k{i}" for i in range(a, b)], [False] * (b - a), [str(i % 7) for i in range(a, b)])
+             for a, b in ((0, 40), (40, 47), (47, 50))]
+    table = pa.concat_tables(parts)
+    for _ in range(200):
+        rows = np.arange(table.num_rows)
+        replaced = rng.choice(40, int(rng.integers(0, 6)), replace=False)
+        rows[replaced] = rng.integers(40, 50, replaced.size)
+        rows = np.concatenate([np.delete(rows[:40], rng.choice(40, int(rng.integers(0, 3)), replace=False)),
+                               rng.permutation(np.arange(40, 50))[: int(rng.integers(0, 5))]])
+        want = table.take(pa.array(rows, pa.int64())).to_pylist()
+        got = folding.gathered(table, rows)
+        assert got.to_pylist() == want
+        runs = 1 + int(np.count_nonzero(np.diff(rows) != 1)) if rows.size else 0
+        assert got.column("id").num_chunks >= runs  # a slice (one chunk or more) per run: nothing copied
+    monkeypatch.setattr(folding, "MAX_SLICES", 1)  # every fold with two runs or more is copied
+    rows = np.array([0, 1, 45, 3])
+    assert folding.gathered(table, rows).to_pylist() == table.take(pa.array(rows)).to_pylist()
+    assert folding.gathered(table, rows).column("id").num_chunks == 1
+    assert folding.gathered(table, np.zeros(0, np.int64)).num_rows == 0
