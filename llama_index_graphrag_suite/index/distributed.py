@@ -161,8 +161,8 @@ class RayRunner:
         if len(shards) == 1:  # too little work to split: here, without a worker's start-up (same function, same result)
             done = [_on_node(fn, shards[0], *shared, driver=True)]
         else:
-            if fn not in self._remote:
-                self._remote[fn] = self.ray.remote(num_cpus=1)(_on_node)
+            if fn not in self._remote:  # shards spread over the nodes: Ray's default fills the driver's node first
+                self._remote[fn] = self.ray.remote(num_cpus=1, scheduling_strategy="SPREAD")(_on_node)
             refs = [self.ray.put(value) for value in shared]
             done = self.ray.get([self._remote[fn].remote(fn, shard, *refs) for shard in shards])
             self.nodes_used.update(info["node"] for info, _ in done)
