@@ -378,7 +378,7 @@ def render(runs: list[dict]) -> str:
                                  f"{r.get('insert_prepare_seconds', '-')} | {r['insert_save_seconds']} | "
                                  f"{r['insert_written_mb']} | {r['insert_segments_written']} | {r['disk_before_insert_mb']} | "
                                  f"{r['reload_seconds']} |")
-        methods = list(rows[0]["methods"])
+        methods = list(dict.fromkeys(m for r in rows for m in r["methods"]))  # a requery may add one at a size
         again = run.get("requery")
         lines += ["", "Retrieval per method: p50 / p95 ms (query embedding excluded), recall@5 %, first query s "
                   "(lazy set-up, untimed in p50/p95)" + (
@@ -494,8 +494,9 @@ def plot(runs: list[dict], path: Path) -> None:
         left.plot(ns, [total[0] * n / ns[0] for n in ns], ":", color="grey", label="linear from the first size")
         for stage in rows[-1][key]:
             left.plot(ns, [max(r[key].get(stage, 0), 1e-3) for r in rows], "o--", lw=1.2, label=stage)
-        for m in rows[-1]["methods"]:
-            right.plot(ns, [r["methods"][m]["p50_ms"] for r in rows], "o-", label=m)
+        for m in rows[-1]["methods"]:  # a method a requery added at the largest size only: its points where measured
+            held = [(n, r["methods"][m]["p50_ms"]) for n, r in zip(ns, rows) if m in r["methods"]]
+            right.plot([n for n, _ in held], [v for _, v in held], "o-", label=m)
         measure = "CPU" if key == "stage_cpu_seconds" else "wall"
         setting = f"embed={run['embed']}, entities={run['entities']}"
         for ax, title, ylabel in ((left, f"index {measure} time per stage ({setting})", "seconds"),
