@@ -63,7 +63,7 @@ from ...graph.snapshot import RELATION
 from ...tracing import stage, traced
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..query_scores import bm25_scores, dense_scores, listed_chunks
-from ..scoring import blended
+from ..scoring import blended, top_k
 from .config import ArchRAGConfig, ChunkRanking, RelationScope
 from ..shared_graph import ChunkPositions
 from .hierarchy import ArchRAGHierarchy
@@ -239,7 +239,7 @@ class ArchRAGRetriever(GraphIndexRetriever):
         elif cfg.chunk_ranking == ChunkRanking.DENSE_BOOST:
             base = blended(dense, lambda: bm25_scores(index, query_bundle.query_str), cfg.sparse_weight)
             score = base + cfg.item_weight * np.where(np.isfinite(best), best, 0.0)
-            ranked = np.lexsort((np.arange(dense.size), -score))[: self.top_k]
+            ranked = top_k(score, self.top_k)  # the sort of every chunk by (-score, position), cut at top_k
         else:
             candidates = np.flatnonzero(np.isfinite(best))
             ranked = candidates[np.lexsort((candidates, -dense[candidates], -best[candidates]))][: self.top_k]
