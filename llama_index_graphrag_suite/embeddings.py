@@ -104,8 +104,8 @@ def _bundled_onnx(local: str, batch_size: int) -> BaseEmbedding | None:
             raise ImportError("GRAPHRAG_SUITE_EMBED_BACKEND=onnx needs onnxruntime: pip install onnxruntime")
         return None
     try:
-        # Our own batching cuts by padded tokens, so hand it large groups.
-        model = OnnxSentenceEmbedding(local, embed_batch_size=max(batch_size, 256))
+        # Our own batching cuts by padded tokens, so hand it large groups (LlamaIndex allows at most 2048).
+        model = OnnxSentenceEmbedding(local, embed_batch_size=max(batch_size, 2048))
     except Exception as exc:  # export or runtime trouble: the PyTorch path gives the same vectors
         if backend == "onnx":
             raise

@@ -35,7 +35,7 @@ from pydantic import Field, PrivateAttr
 
 log = logging.getLogger(__name__)
 
-__all__ = ["OnnxSentenceEmbedding", "onnx_available", "onnx_cache_dir", "export_onnx"]
+__all__ = ["OnnxSentenceEmbedding", "onnx_available", "onnx_cache_dir", "export_onnx", "token_batches"]
 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -140,6 +140,21 @@ def export_onnx(model_dir: str | Path, cache_dir: str | Path | None = None) -> P
     return target
 
 
+def token_batches(lengths: list[int], max_tokens: int) -> list[list[int]]:
+    """Positions of texts of ``lengths`` tokens grouped into batches, shortest texts first, each batch as large as
+    its padded size (count x its longest) allows within ``max_tokens`` (a text longer than that alone): long
+    chunks go a few at a time, short entity names many at a time, and little is spent on padding."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    batches, start = [], 0
+    while start < len(order):
+        end = start + 1
+        while end < len(order) and (end - start + 1) * lengths[order[end]] <= max_tokens:
+            end += 1
+        batches.append(order[start:end])
+        start = end
+    return batches
+
+
 class OnnxSentenceEmbedding(BaseEmbedding):
     """A sentence-transformers model folder (BERT + mean pooling + normalise) run with ONNX Runtime."""
 
@@ -149,8 +164,12 @@ class OnnxSentenceEmbedding(BaseEmbedding):
     threads: int = Field(default=0, ge=0, description="ONNX Runtime intra-op threads; 0 = one per core")
     spin: bool = Field(default=False, description="let idle intra-op threads spin waiting for the next operator (ONNX "
                        "Runtime's default) instead of sleeping")
+    bulk_precision: str | None = Field(default=None, description="document batches: auto (bfloat16 where the CPU "
+                                       "multiplies it natively, embeddings_bf16), float32 or bfloat16; None: "
+                                       "GRAPHRAG_SUITE_EMBED_PRECISION, else auto. Queries are always float32")
     _session: Any = PrivateAttr(default=None)
     _tokenizer: Any = PrivateAttr(default=None)
+    _bulk: Any = PrivateAttr(default=None)  # the bfloat16 encoder, False for float32, None until first needed
 
     def __init__(self, model_dir: str, onnx_path: str | None = None, **kwargs: Any) -> None:
         config = Path(model_dir) / "sentence_bert_config.json"
@@ -183,19 +202,22 @@ class OnnxSentenceEmbedding(BaseEmbedding):
     def class_name(cls) -> str:
         return "OnnxSentenceEmbedding"
 
+    def _tokenize(self, texts: list[str]) -> tuple[list[Any], list[list[int]]]:
+        """The texts' encodings and their batches (:func:`token_batches`)."""
+        encodings = self._encodings(texts)
+        return encodings, token_batches([len(e.ids) for e in encodings], self.max_batch_tokens)
+
+    def _encodings(self, texts: list[str]) -> list[Any]:
+        """The texts tokenized (truncated, unpadded); a blank text as one space, which BERT reads as [CLS] [SEP]."""
+        return self._tokenizer.encode_batch([t if t.strip() else " " for t in texts])
+
     def _encode(self, texts: list[str]) -> np.ndarray:
+        """Unit float32 vectors of ``texts`` from the ONNX graph."""
         out = np.zeros((len(texts), 0), np.float32)
         if not texts:
             return out
-        encodings = self._tokenizer.encode_batch([t if t.strip() else " " for t in texts])
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        start = 0
-        while start < len(order):
-            end = start + 1
-            # Grow the batch while its padded size (count x longest, the last one since sorted) fits the budget.
-            while end < len(order) and (end - start + 1) * len(encodings[order[end]].ids) <= self.max_batch_tokens:
-                end += 1
-            batch = order[start:end]
+        encodings, batches = self._tokenize(texts)
+        for batch in batches:
             width = len(encodings[batch[-1]].ids)
             feed = {name: np.zeros((len(batch), width), np.int64) for name in _INPUTS}
             for row, i in enumerate(batch):
@@ -211,8 +233,23 @@ class OnnxSentenceEmbedding(BaseEmbedding):
             if out.shape[1] == 0:
                 out = np.zeros((len(texts), vecs.shape[1]), np.float32)
             out[batch] = vecs
-            start = end
         return out
+
+    def encode_documents(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors of many document texts: in bfloat16 on PyTorch when :attr:`bulk_precision` resolves so
+        (``embeddings_bf16``), else :meth:`_encode`'s float32."""
+        if not texts:
+            return np.zeros((0, 0), np.float32)
+        if self._bulk is None:
+            from .embeddings_bf16 import Bf16Encoder, resolve_precision
+
+            if resolve_precision(self.bulk_precision) == "bfloat16":
+                self._bulk = Bf16Encoder(self.model_dir, self.threads or (os.cpu_count() or 1), self.max_batch_tokens)
+            else:
+                self._bulk = False
+        if self._bulk is False:
+            return self._encode(texts)
+        return self._bulk.encode(self._encodings(texts))
 
     def _get_query_embedding(self, query: str) -> list[float]:
         return self._encode([query])[0].tolist()
@@ -224,4 +261,4 @@ class OnnxSentenceEmbedding(BaseEmbedding):
         return self._encode([text])[0].tolist()
 
     def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-        return self._encode(texts).tolist()
+        return self.encode_documents(texts).tolist()

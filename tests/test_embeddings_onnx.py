@@ -30,7 +30,8 @@ def cache(tmp_path_factory):
 def onnx_model(cache):
     from llama_index_graphrag_suite.embeddings_onnx import OnnxSentenceEmbedding, export_onnx
 
-    return OnnxSentenceEmbedding(MODEL, onnx_path=str(export_onnx(MODEL, cache)))
+    # float32 documents too: these tests are about the ONNX graph (test_embeddings_bf16.py: the bfloat16 path)
+    return OnnxSentenceEmbedding(MODEL, onnx_path=str(export_onnx(MODEL, cache)), bulk_precision="float32")
 
 
 def test_vectors_match_sentence_transformers(onnx_model, monkeypatch):

@@ -82,7 +82,7 @@ def _build_embedder(spec: dict) -> BaseEmbedding:
 
         # One ONNX Runtime thread per Ray CPU: Ray runs one task per CPU already.
         threads = int(os.environ.get("OMP_NUM_THREADS") or 1)
-        model = OnnxSentenceEmbedding(path, embed_batch_size=max(spec["batch_size"], 256), threads=threads)
+        model = OnnxSentenceEmbedding(path, embed_batch_size=max(spec["batch_size"], 2048), threads=threads)
     else:
         from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
