@@ -24,7 +24,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PRECISIONS", "Bf16Encoder", "batch_width", "bf16_native", "resolve_precision"]
+__all__ = ["BATCH_TOKENS", "PRECISIONS", "Bf16Encoder", "batch_width", "bf16_native", "resolve_precision"]
 
 #: ``auto``: bfloat16 where :func:`bf16_native`, else float32.
 PRECISIONS = ("auto", "float32", "bfloat16")
@@ -61,6 +61,12 @@ def resolve_precision(precision: str | None = None) -> str:
     return value
 
 
+#: Tokens of a bfloat16 batch (rows x width). Every batch of a width has the same row count, so the last one of each
+#: width is filled up: a budget this small bounds that waste (a one-document insert pays about a second for it) and
+#: runs as fast as 2048 (studies/perf/results/embed_precision.md).
+BATCH_TOKENS = 1024
+
+
 def batch_width(tokens: int) -> int:
     """The width of the batches a text of ``tokens`` tokens runs in: rounded up to a step of an eighth of it at
     most (exact below 16 tokens, then steps of 2, 4, 8 ...), so padding adds under 1/8 and there are few widths."""
@@ -72,7 +78,7 @@ class Bf16Encoder:
     """The transformer of a sentence-transformers folder on PyTorch under bfloat16 autocast, with the same
     tokenizer, mean pooling and normalisation as :class:`~.embeddings_onnx.OnnxSentenceEmbedding`."""
 
-    def __init__(self, model_dir: str, workers: int, max_batch_tokens: int) -> None:
+    def __init__(self, model_dir: str, workers: int, max_batch_tokens: int = BATCH_TOKENS) -> None:
         import torch
         from transformers import AutoModel
 

@@ -244,7 +244,7 @@ class OnnxSentenceEmbedding(BaseEmbedding):
             from .embeddings_bf16 import Bf16Encoder, resolve_precision
 
             if resolve_precision(self.bulk_precision) == "bfloat16":
-                self._bulk = Bf16Encoder(self.model_dir, self.threads or (os.cpu_count() or 1), self.max_batch_tokens)
+                self._bulk = Bf16Encoder(self.model_dir, self.threads or (os.cpu_count() or 1))
             else:
                 self._bulk = False
         if self._bulk is False:

@@ -68,7 +68,9 @@ def models(tmp_path_factory):
 
     path = str(export_onnx(MODEL, tmp_path_factory.mktemp("onnx-cache")))
     fp32 = OnnxSentenceEmbedding(MODEL, onnx_path=path, bulk_precision="float32")
-    bf16 = OnnxSentenceEmbedding(MODEL, onnx_path=path, bulk_precision="bfloat16", max_batch_tokens=256)
+    bf16 = OnnxSentenceEmbedding(MODEL, onnx_path=path, bulk_precision="bfloat16")
+    bf16.encode_documents(["load the encoder"])
+    bf16._bulk.max_batch_tokens = 256  # several batches of a width among TEXTS
     return fp32, bf16
 
 
