@@ -218,3 +218,13 @@ def manifest_embed_spec(name):
     if isinstance(name, str) and name.startswith("hash:") and name.count(":") == 1:
         return f"{name}:1"
     return name
+
+
+def embed_few(model: BaseEmbedding, texts: list[str]) -> np.ndarray:
+    """Float32 vectors of a few texts embedded for a query or a check, not stored: for the bundled model, ONNX
+    Runtime's float32 path, which never loads the bfloat16 encoder that document batches may use (seconds to load,
+    and a fixed batch shape per text length made for thousands of texts, ``embeddings_bf16``)."""
+    encode = getattr(model, "encode_float32", None)
+    if encode is not None:
+        return encode(texts)
+    return np.asarray(model.get_text_embedding_batch(texts), np.float32)

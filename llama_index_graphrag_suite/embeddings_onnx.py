@@ -211,8 +211,8 @@ class OnnxSentenceEmbedding(BaseEmbedding):
         """The texts tokenized (truncated, unpadded); a blank text as one space, which BERT reads as [CLS] [SEP]."""
         return self._tokenizer.encode_batch([t if t.strip() else " " for t in texts])
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        """Unit float32 vectors of ``texts`` from the ONNX graph."""
+    def encode_float32(self, texts: list[str]) -> np.ndarray:
+        """Unit float32 vectors of ``texts`` from the ONNX graph (queries, and documents where not bfloat16)."""
         out = np.zeros((len(texts), 0), np.float32)
         if not texts:
             return out
@@ -237,7 +237,7 @@ class OnnxSentenceEmbedding(BaseEmbedding):
 
     def encode_documents(self, texts: list[str]) -> np.ndarray:
         """Unit vectors of many document texts: in bfloat16 on PyTorch when :attr:`bulk_precision` resolves so
-        (``embeddings_bf16``), else :meth:`_encode`'s float32."""
+        (``embeddings_bf16``), else :meth:`encode_float32`'s float32."""
         if not texts:
             return np.zeros((0, 0), np.float32)
         if self._bulk is None:
@@ -248,17 +248,17 @@ class OnnxSentenceEmbedding(BaseEmbedding):
             else:
                 self._bulk = False
         if self._bulk is False:
-            return self._encode(texts)
+            return self.encode_float32(texts)
         return self._bulk.encode(self._encodings(texts))
 
     def _get_query_embedding(self, query: str) -> list[float]:
-        return self._encode([query])[0].tolist()
+        return self.encode_float32([query])[0].tolist()
 
     async def _aget_query_embedding(self, query: str) -> list[float]:
         return self._get_query_embedding(query)
 
     def _get_text_embedding(self, text: str) -> list[float]:
-        return self._encode([text])[0].tolist()
+        return self.encode_float32([text])[0].tolist()
 
     def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
         return self.encode_documents(texts).tolist()

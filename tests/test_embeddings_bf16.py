@@ -105,3 +105,36 @@ def test_a_text_gets_the_same_bits_whatever_it_is_embedded_beside(models):
     np.testing.assert_array_equal(together[:6], alone)
     np.testing.assert_array_equal(together, one_worker)
     assert torch.get_num_threads() == threads  # the encoder gives PyTorch its thread count back
+
+
+def test_embed_few_uses_the_models_batch_for_other_models():
+    from llama_index_graphrag_suite.embeddings import HashEmbedding, embed_few
+
+    model = HashEmbedding(dim=16)
+    got = embed_few(model, ["alpha beta", "gamma"])
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, np.asarray(model.get_text_embedding_batch(["alpha beta", "gamma"]), np.float32))
+
+
+@needs_model
+def test_a_loaded_index_answers_without_the_bfloat16_encoder(models, tmp_path):
+    """Loading checks vectors and PathRAG embeds its key phrases: a few texts, on ONNX Runtime in float32, so a query
+    process never loads PyTorch's encoder (seconds) for them."""
+    from llama_index.core import Document
+
+    from llama_index_graphrag_suite import IndexConfig
+    from llama_index_graphrag_suite.index.graph_index import GraphRAGIndex
+    from llama_index_graphrag_suite.registry import get_retriever
+
+    fp32, bf16 = models
+    docs = [Document(text=f"Ada Lovelace wrote notes on the Analytical Engine in {1840 + i}. Charles Babbage "
+                          f"designed the engine in London. Item {i}.", doc_id=f"d{i}") for i in range(6)]
+    GraphRAGIndex.from_documents(docs, embed_model=bf16, config=IndexConfig(entities="statistical")).persist(tmp_path)
+    reader = fp32.model_copy(update={"bulk_precision": "bfloat16"})
+    reader._session, reader._tokenizer, reader._bulk = fp32._session, fp32._tokenizer, None
+    index = GraphRAGIndex.load(tmp_path, embed_model=reader)
+    pathrag = get_retriever(index, "pathrag:paper")  # the method itself, not the guard around it
+    assert pathrag.retrieve("Who designed the Analytical Engine?")
+    phrases = pathrag._phrase_vectors(["Analytical Engine", "London"])  # an LLM's key phrases take this path
+    np.testing.assert_allclose(phrases, fp32.encode_float32(["Analytical Engine", "London"]), atol=1e-6)
+    assert reader._bulk is None

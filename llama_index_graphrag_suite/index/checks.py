@@ -192,7 +192,9 @@ def check_vector_rows(index, where: str) -> np.ndarray:
             ids = [table.ids[0], table.ids[-1]]
             probes.append((table, ids, [text_of(i) for i in ids]))
     texts = [t for _, _, ts in probes for t in ts] or ["dimension check"]
-    fresh = np.asarray(index.embed_model.get_text_embedding_batch(texts), dtype=np.float32)
+    from ..embeddings import embed_few
+
+    fresh = embed_few(index.embed_model, texts)
     if fresh.shape[1] != index.state.dim:
         return fresh[0]
     at = 0

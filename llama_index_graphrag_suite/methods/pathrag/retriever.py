@@ -55,6 +55,7 @@ from typing import Any, Sequence
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from ...embeddings import embed_few
 from ...graph import vector_lists
 from ...graph.flow_paths import FlowGraph, flow_paths
 from ...index.vectors import normalize_rows
@@ -224,8 +225,7 @@ class PathRAGRetriever(GraphIndexRetriever):
         if not phrases:
             return np.zeros((0, 1), np.float32)
         memo = self.index.cached("pathrag.phrase_vectors", RecentVectors)
-        return memo.get(tuple(phrases), lambda: normalize_rows(
-            np.asarray(self.index.embed_model.get_text_embedding_batch(phrases), np.float32)))
+        return memo.get(tuple(phrases), lambda: normalize_rows(embed_few(self.index.embed_model, phrases)))
 
     def embed_query_texts(self, question: str) -> None:
         """Embed what a retrieval for ``question`` embeds, the question and its key phrases (both are remembered):
