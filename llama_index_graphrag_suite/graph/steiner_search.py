@@ -54,11 +54,24 @@ _jit = cached_njit
 # Every array is passed in (numba sees no Python objects); the kernels call each other as compiled globals.
 
 @_jit
-def _stored(s, w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b):
-    """Stored cost of slot ``s``, as ``QueryCosts._stored``: max(w, 0) + ZERO_COST, or a multi-edge pair's
+def _value(s, w, cos, cos_rows):
+    """Slot ``s``'s value, as ``QueryCosts.slot_values``: below ``cos_rows.size`` derived from its cosine,
+    ``(1 - c) / 2`` in the cosines' dtype (a float32 difference is rounded to float32, as numpy computes it), else
+    ``w[s]``."""
+    if s < cos_rows.size:
+        c = cos[cos_rows[s]]
+        # float32 constants: with a float32 cosine numba computes in float32 (numpy's dtype for a float32 array and
+        # a Python float), with a float64 one in float64
+        return np.float64((np.float32(1.0) - c) / np.float32(2.0))
+    return w[s]
+
+
+@_jit
+def _stored(s, w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b, cos, cos_rows):
+    """Stored cost of slot ``s``, as ``QueryCosts._stored``: max(value, 0) + ZERO_COST, or a multi-edge pair's
     minimum over its edges (computed once into ``pair_min``, which the query's QueryCosts shares)."""
     if s < ns:
-        x = w[s]
+        x = _value(s, w, cos, cos_rows)
         return max(x, 0.0) + ZERO_COST
     m = s - ns
     if np.isnan(pair_min[m]):
@@ -66,21 +79,23 @@ def _stored(s, w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b):
         best = np.inf
         for k in range(multi_starts[m], end):
             e = multi_edges[k]
-            best = min(best, max(w[slot_a[e]], 0.0) + ZERO_COST, max(w[slot_b[e]], 0.0) + ZERO_COST)
+            best = min(best, max(_value(slot_a[e], w, cos, cos_rows), 0.0) + ZERO_COST,
+                       max(_value(slot_b[e], w, cos, cos_rows), 0.0) + ZERO_COST)
         pair_min[m] = best
     return pair_min[m]
 
 
 @_jit
 def _price_row(u, indptr, entry_a, entry_b, two, w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b,
-               data, priced):
+               cos, cos_rows, data, priced):
     """Price row ``u``'s entries into ``data`` unless it is priced; returns how many entries it has."""
     lo, hi = indptr[u], indptr[u + 1]
     if not priced[u]:
         for e in range(lo, hi):
-            c = _stored(entry_a[e], w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b)
+            c = _stored(entry_a[e], w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b, cos, cos_rows)
             if two[e]:
-                c = min(c, _stored(entry_b[e], w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b))
+                c = min(c, _stored(entry_b[e], w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b, cos,
+                                   cos_rows))
             data[e] = c
         priced[u] = True
     return hi - lo
@@ -160,7 +175,7 @@ def _push_touched(touched, n, v):
 
 @_jit
 def _voronoi(terms, indptr, indices, entry_a, entry_b, two, w, ns, pair_min, multi_starts, multi_edges,
-             slot_a, slot_b, data, priced, dist, near, state, pred, touched, g1, ends, budget):
+             slot_a, slot_b, cos, cos_rows, data, priced, dist, near, state, pred, touched, g1, ends, budget):
     """Step 1 (module docstring). ``state``: 0 unseen, 1 reached, 2 settled; ``g1`` (k x k, inf) gets the G1'
     candidates and ``ends[a, b]`` the node nearest terminal a on the boundary edge giving g1[a, b]; ``pred`` the
     search's shortest-path forest. Returns ``(radius, entries read, stopped at the budget, touched, how many)``: every node nearer
@@ -192,7 +207,7 @@ def _voronoi(terms, indptr, indices, entry_a, entry_b, two, w, ns, pair_min, mul
         size = _heap_pop(keys, vals, size)
         state[u] = 2
         entries += _price_row(u, indptr, entry_a, entry_b, two, w, ns, pair_min, multi_starts, multi_edges,
-                              slot_a, slot_b, data, priced)
+                              slot_a, slot_b, cos, cos_rows, data, priced)
         for e in range(indptr[u], indptr[u + 1]):
             v = indices[e]
             c = data[e]
@@ -246,14 +261,16 @@ def _give_back(owner, scratch: _Scratch) -> None:
 
 
 def _pricing(graph: CostGraph):
-    """The arrays ``_voronoi`` prices rows from, the entry-cost array and the priced-row flags."""
-    if isinstance(graph, QueryCosts):
-        ix = graph.index
-        return (ix._entry_a, ix._entry_b, ix._two_slots, graph.slot_costs, ix.num_slots, graph._pair_min,
-                ix._multi_starts, ix._multi_edges, ix.slot_a, ix.slot_b, graph._data, graph._priced)
+    """The arrays ``_voronoi`` prices rows from (with the derived slots' cosines and rows, empty when none), the
+    entry-cost array and the priced-row flags."""
     none32, none64 = np.zeros(0, np.int32), np.zeros(0, np.int64)
+    if isinstance(graph, QueryCosts):
+        ix, derived = graph.index, graph.cosine_slots
+        cos, cos_rows = (derived.cosines, derived.rows) if derived is not None else (np.zeros(0), none64)
+        return (ix._entry_a, ix._entry_b, ix._two_slots, graph.slot_costs, ix.num_slots, graph._pair_min,
+                ix._multi_starts, ix._multi_edges, ix.slot_a, ix.slot_b, cos, cos_rows, graph._data, graph._priced)
     return (none32, none32, np.zeros(0, bool), np.zeros(0), 0, np.zeros(0), none64, none32, none32, none32,
-            np.asarray(graph.data, np.float64), np.ones(graph.num_nodes, bool))
+            np.zeros(0), none64, np.asarray(graph.data, np.float64), np.ones(graph.num_nodes, bool))
 
 
 def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None, info: dict) -> list[list[int]]:

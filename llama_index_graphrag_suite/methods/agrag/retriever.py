@@ -31,14 +31,12 @@ Steiner tree only), ``no_filter`` (``triple_filter=False``). Prompts (``prompts.
 from __future__ import annotations
 
 import logging
-import threading
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from ...graph.costs import PairCostIndex, QueryCosts
+from ...graph.costs import CosineSlots, PairCostIndex, QueryCosts
 from ...graph.disjoint_sets import DisjointSets
 from ...graph.mcmi import mcmi_expand
 from ...graph.ppr import personalized_pagerank, pushed_pagerank
@@ -52,6 +50,7 @@ from ..baselines import facts_from_cosines
 from ..query_scores import hybrid_scores, top_ranked
 from ..shared_graph import chunk_rows as shared_chunk_rows, weighted_transition
 from .config import AGRAGConfig
+from .graph import AGRAGGraph as _Graph, SynonymEnds as _SynonymEnds
 from .prompts import DEFAULT_PROMPTS
 
 __all__ = ["AGRAGConfig", "AGRAGRetriever", "VARIANTS"]
@@ -60,46 +59,6 @@ log = logging.getLogger(__name__)
 VARIANTS = tuple(AGRAGConfig.PRESETS)
 RRF_K = 60
 PSEUDO = "pseudo"
-
-
-@dataclass
-class _Graph:
-    """Per-snapshot structures (cached on the index): transition matrix and cost layout with the pseudo node.
-
-    Eq. 14 prices edges from a few per-query numbers, the *slots* of :class:`PairCostIndex`: one per fact
-    (fact edges), one per node ((1 - cos) / 2 of an entity: a synonym edge is the cheaper of its two ends;
-    (1 - hybrid) / 2 of a chunk: its contains edges), and one for the pseudo edges. Slot layout:
-    ``[0, num_facts)`` facts, ``num_facts + node row`` nodes, ``num_facts + num_nodes`` the pseudo cost.
-    """
-
-    transition: Any
-    pairs: PairCostIndex
-    chunk_rows: np.ndarray  # snapshot rows of index.chunk_order
-    num_edges: int  # snapshot edges; edge ids >= this are pseudo edges (one per chunk, in chunk_order)
-    num_facts: int
-    num_nodes: int  # snapshot nodes (the pseudo node is this row)
-    synonyms: "_SynonymEnds | None" = None  # a listed entity table's synonym-edge ends (see _entity_cosines)
-    # per thread, the arrays a query fills whole (slots, PageRank scores), kept for its next query: at 1M passages
-    # they are 54 + 17 MB, and a fresh array's pages cost their first write each query
-    scratch: threading.local = field(default_factory=threading.local)
-
-    def buffer(self, name: str, size: int) -> np.ndarray:
-        """This thread's float64 array ``name`` of ``size`` (its contents are the last query's)."""
-        kept = getattr(self.scratch, name, None)
-        if kept is None or kept.size != size:
-            kept = np.empty(size)
-            setattr(self.scratch, name, kept)
-        return kept
-
-
-@dataclass
-class _SynonymEnds:
-    """The entities on synonym edges (the only edges an entity slot prices), grouped by their vector list."""
-
-    nodes: np.ndarray  # snapshot rows, in list order
-    rows: np.ndarray  # their entity-vector rows
-    lists: np.ndarray  # their list
-    bounds: np.ndarray  # list l's entities: [bounds[l], bounds[l + 1])
 
 
 class AGRAGRetriever(GraphIndexRetriever):
@@ -138,8 +97,11 @@ class AGRAGRetriever(GraphIndexRetriever):
             con_src, con_dst = snap.edge_src[con], snap.edge_dst[con]
             slot_a[con] = slot_b[con] = nf + np.where(snap.node_kind[con_src] == CHUNK, con_src, con_dst)
             pairs = PairCostIndex(src, dst, pseudo + 1, slot_a, slot_b, nf + pseudo + 1)
+            chunk_mask = np.zeros(pseudo + 1, bool)
+            chunk_mask[chunk_rows] = True
             return _Graph(weighted_transition(index), pairs, chunk_rows, snap.num_edges, nf, pseudo,
-                          self._synonym_ends(snap.edge_src[syn], snap.edge_dst[syn]))
+                          self._synonym_ends(snap.edge_src[syn], snap.edge_dst[syn]),
+                          np.ascontiguousarray(index.fact_text_rows, np.int64), chunk_mask)
 
         return self.index.cached("agrag.graph", build)
 
@@ -194,17 +156,18 @@ class AGRAGRetriever(GraphIndexRetriever):
         return facts_from_cosines(self.index, fact_sims, k)
 
     def _slot_costs(self, graph: _Graph, query_vec: np.ndarray, hybrid_scores: np.ndarray,
-                    fact_sims: np.ndarray | None = None) -> np.ndarray:
+                    fact_sims: np.ndarray | None = None, facts: bool = True) -> np.ndarray:
         """Eq. 14's per-query numbers (the slots of ``graph.pairs``; layout in :class:`_Graph`).
 
         ``fact_sims``: the query's cosines with every fact text when already computed (fact mapping).
         Fact and entity costs are computed in float32 from the float32 cosines, chunk costs in float64, as
         Eq. 14 was always computed here; a synonym edge's ``(1 - max cos) / 2`` is the min of its ends' slots.
+        ``facts=False`` leaves the fact slots unwritten, for :meth:`_query_costs`, which derives them when read.
         """
         index, nf, n = self.index, graph.num_facts, graph.num_nodes
         slots = graph.buffer("slots", nf + n + 1)  # valid until this thread's next query
         slots[nf:] = 0.5  # a node that is neither entity nor chunk: cost of a hybrid score 0
-        if nf:
+        if nf and facts:
             if fact_sims is None:
                 fact_sims = index.fact_vectors.scores(query_vec)
             # per fact text, then gathered per fact (facts share texts): the same float32 values, cast
@@ -218,6 +181,18 @@ class AGRAGRetriever(GraphIndexRetriever):
         slots[nf + n] = self.config.pseudo_cost
         return slots
 
+    def _query_costs(self, graph: _Graph, query_vec: np.ndarray, hybrid_scores: np.ndarray,
+                     fact_sims: np.ndarray | None = None) -> QueryCosts:
+        """The query's cost graph over ``graph.pairs``: :meth:`_slot_costs` without writing a slot per fact (4.7M at
+        1M passages); a fact slot is derived from its text's cosine where a search reads it (the same value)."""
+        index, nf = self.index, graph.num_facts
+        slots = self._slot_costs(graph, query_vec, hybrid_scores, fact_sims, facts=False)
+        if not nf:
+            return graph.pairs.query(slots)
+        if fact_sims is None:
+            fact_sims = index.fact_vectors.scores(query_vec)
+        return graph.pairs.query(slots, CosineSlots(fact_sims, graph.fact_text_rows))
+
     def _ppr_scores(self, graph: _Graph, terminals: list[int]) -> np.ndarray:
         """Eq. 10-13: PageRank from the terminals (Eq. 11's reset, 1 on each), chunks scaled by the passage factor,
         and a 0 for the pseudo node; this thread's array, valid until its next query. On a large graph the local
@@ -226,15 +201,24 @@ class AGRAGRetriever(GraphIndexRetriever):
         scores = graph.buffer("ppr", n + 1)
         pushed = pushed_pagerank(graph.transition, np.asarray(terminals, np.int64), np.ones(len(terminals)),
                                  damping=self.config.damping)
+        written = getattr(graph.scratch, "ppr_written", None)  # (buffer, the nodes the last push wrote)
         if pushed is None:
             reset = np.zeros(n)
             reset[terminals] = 1.0
             scores[:n] = personalized_pagerank(graph.transition, reset, damping=self.config.damping)
+            scores[n] = 0.0
+            scores[graph.chunk_rows] *= self.config.passage_factor
+            graph.scratch.ppr_written = None
+            return scores
+        # zeros but where the last push wrote, then the reached nodes, chunks scaled (x * 1.0 is x): no pass over
+        # every node or chunk
+        if written is not None and written[0] is scores:
+            scores[written[1]] = 0.0
         else:
             scores[:] = 0.0
-            scores[pushed[0]] = pushed[1]
-        scores[n] = 0.0
-        scores[graph.chunk_rows] *= self.config.passage_factor
+        nodes, values = pushed
+        scores[nodes] = values * np.where(graph.chunk_mask[nodes], self.config.passage_factor, 1.0)
+        graph.scratch.ppr_written = (scores, nodes)
         return scores
 
     def _synonym_ends(self, src: np.ndarray, dst: np.ndarray) -> _SynonymEnds | None:
@@ -303,7 +287,7 @@ class AGRAGRetriever(GraphIndexRetriever):
             scores = scores_ext[:snap.num_nodes]
 
         with stage("agrag.steiner"):  # Eq. 14 edge costs (priced where the search reads them), then the Steiner tree
-            costs = graph.pairs.query(self._slot_costs(graph, q, hyb, fact_sims))
+            costs = self._query_costs(graph, q, hyb, fact_sims)
             tree = steiner_tree(costs, terminals, max_entries=cfg.steiner_max_entries)
         described: dict[tuple, dict] = {}  # the Steiner edges come back in the MCMI subgraph: described once
 
