@@ -44,9 +44,25 @@ def forward_push(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray | Non
     return y, entries
 
 
-def _rounds(indptr, indices, data, degree, seeds, weights, damping, eps, y, r, pushed: list, touched: list) -> int:
+def _distinct(cols: np.ndarray, slots: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(cols, return_inverse=True)``; with ``slots`` (an int64 array over every node, any contents) by
+    sorting the values alone and looking each one's position up in ``slots`` (no argsort of every entry)."""
+    if slots is None or cols.size == 0:
+        return np.unique(cols, return_inverse=True)
+    ordered = np.sort(cols)
+    first = np.empty(ordered.size, bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    distinct = ordered[first]
+    slots[distinct] = np.arange(distinct.size)
+    return distinct, slots[cols]
+
+
+def _rounds(indptr, indices, data, degree, seeds, weights, damping, eps, y, r, pushed: list, touched: list,
+            slots: np.ndarray | None = None) -> int:
     """The push rounds on ``y`` and ``r`` (zero where they start); appends each round's pushed rows to ``pushed``
-    and the rows whose residual it wrote to ``touched`` (the seeds first). Returns the entries read."""
+    and the rows whose residual it wrote to ``touched`` (the seeds first). Returns the entries read. ``slots``:
+    scratch for :func:`_distinct`."""
     frontier = np.asarray(seeds, np.int64)
     r[frontier] = weights
     touched.append(frontier)
@@ -74,7 +90,7 @@ def _rounds(indptr, indices, data, degree, seeds, weights, damping, eps, y, r, p
         values = np.repeat(share, lengths[live])
         if data is not None:
             values = values * data[where]
-        reached, slot = np.unique(indices[where], return_inverse=True)
+        reached, slot = _distinct(indices[where], slots)
         r[reached] += np.bincount(slot, weights=values, minlength=reached.size)
         touched.append(reached)
         frontier = reached
@@ -90,11 +106,11 @@ def forward_push_reached(indptr: np.ndarray, indices: np.ndarray, data: np.ndarr
     The estimate and residual arrays are kept per graph (``degree``) for the next call and zeroed where this one
     wrote: fresh arrays of every node cost their pages' first writes (and a pass to find the nonzeros) per query.
     The nonzeros are the pushed rows: a push adds a residual above ``eps * degree >= 0``."""
-    y, r = _borrow(degree)
+    y, r, slots = _borrow(degree)
     pushed: list[np.ndarray] = []
     touched: list[np.ndarray] = []
     try:
-        entries = _rounds(indptr, indices, data, degree, seeds, weights, damping, eps, y, r, pushed, touched)
+        entries = _rounds(indptr, indices, data, degree, seeds, weights, damping, eps, y, r, pushed, touched, slots)
         rows = np.unique(np.concatenate(pushed)) if pushed else np.empty(0, np.int64)
         values = y[rows]
         rows = rows[values != 0]  # a zero push (eps < 0) leaves no mass, as the nonzeros of y say
@@ -104,7 +120,7 @@ def forward_push_reached(indptr: np.ndarray, indices: np.ndarray, data: np.ndarr
             y[part] = 0.0
         for part in touched:
             r[part] = 0.0
-        _give_back(degree, (y, r))
+        _give_back(degree, (y, r, slots))
 
 
 # per graph (its degree array, by id: arrays are not hashable), the idle estimate and residual arrays; an entry
@@ -114,12 +130,13 @@ _pool_lock = threading.Lock()
 
 
 def _borrow(degree: np.ndarray) -> tuple[np.ndarray, ...]:
-    """A zeroed estimate and residual array for ``degree``'s graph (one pair per concurrent push)."""
+    """A zeroed estimate and residual array and an int64 scratch array for ``degree``'s graph (one set per
+    concurrent push)."""
     with _pool_lock:
         entry = _pool.get(id(degree))
         if entry is not None and entry[0]() is degree and entry[1]:
             return entry[1].pop()
-    return np.zeros(degree.size), np.zeros(degree.size)
+    return np.zeros(degree.size), np.zeros(degree.size), np.empty(degree.size, np.int64)
 
 
 def _give_back(degree: np.ndarray, arrays: tuple[np.ndarray, ...]) -> None:
@@ -128,7 +145,7 @@ def _give_back(degree: np.ndarray, arrays: tuple[np.ndarray, ...]) -> None:
         if entry is None or entry[0]() is not degree:
             entry = _pool[id(degree)] = (weakref.ref(degree), [])
             weakref.finalize(degree, _forget, id(degree))
-        if len(entry[1]) < 2:  # two cores: more idle pairs would only hold memory
+        if len(entry[1]) < 2:  # two cores: more idle sets would only hold memory
             entry[1].append(arrays)
 
 

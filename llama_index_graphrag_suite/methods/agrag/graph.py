@@ -30,8 +30,9 @@ class AGRAGGraph:
     num_facts: int
     num_nodes: int  # snapshot nodes (the pseudo node is this row)
     synonyms: "SynonymEnds | None" = None  # a listed entity table's synonym-edge ends (see _entity_cosines)
-    fact_text_rows: np.ndarray | None = None  # index.fact_text_rows, contiguous int64 (read by compiled searches)
+    fact_text_rows: np.ndarray | None = None  # index.fact_text_rows, contiguous (read by compiled searches)
     chunk_mask: np.ndarray | None = None  # per node row (and the pseudo node): whether it is in chunk_rows
+    chunk_slots: np.ndarray | None = None  # the slots of chunk_rows (num_facts + row)
     # per thread, the arrays of every slot and every node a query writes (slots, PageRank scores), kept for its
     # next query: at 1M passages a fresh array's pages cost their first write each query
     scratch: threading.local = field(default_factory=threading.local)

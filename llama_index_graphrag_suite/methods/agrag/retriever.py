@@ -61,6 +61,12 @@ RRF_K = 60
 PSEUDO = "pseudo"
 
 
+def _row_ids(rows) -> np.ndarray:
+    """``rows`` contiguous, int32 when they fit (half the memory a compiled search reads them from)."""
+    rows = np.asarray(rows)
+    return np.ascontiguousarray(rows, np.int32 if rows.size == 0 or rows.max() < 2**31 else np.int64)
+
+
 class AGRAGRetriever(GraphIndexRetriever):
     """``AGRAGRetriever(index, top_k=5, llm=None, variant=None, **settings)``; settings: :class:`AGRAGConfig`.
 
@@ -101,7 +107,7 @@ class AGRAGRetriever(GraphIndexRetriever):
             chunk_mask[chunk_rows] = True
             return _Graph(weighted_transition(index), pairs, chunk_rows, snap.num_edges, nf, pseudo,
                           self._synonym_ends(snap.edge_src[syn], snap.edge_dst[syn]),
-                          np.ascontiguousarray(index.fact_text_rows, np.int64), chunk_mask)
+                          _row_ids(index.fact_text_rows), chunk_mask, nf + chunk_rows.astype(np.int64))
 
         return self.index.cached("agrag.graph", build)
 
@@ -166,7 +172,10 @@ class AGRAGRetriever(GraphIndexRetriever):
         """
         index, nf, n = self.index, graph.num_facts, graph.num_nodes
         slots = graph.buffer("slots", nf + n + 1)  # valid until this thread's next query
-        slots[nf:] = 0.5  # a node that is neither entity nor chunk: cost of a hybrid score 0
+        layout = (slots, graph.synonyms is not None)  # every query below writes the same nodes' slots
+        if getattr(graph.scratch, "slots_layout", None) != layout:
+            slots[nf:] = 0.5  # a node that is neither entity nor chunk: cost of a hybrid score 0
+            graph.scratch.slots_layout = layout
         if nf and facts:
             if fact_sims is None:
                 fact_sims = index.fact_vectors.scores(query_vec)
@@ -177,7 +186,9 @@ class AGRAGRetriever(GraphIndexRetriever):
         else:
             ent_cos = index.entity_vectors.scores(query_vec)[index.entity_vector_rows]
             slots[nf:nf + ent_cos.size] = (1.0 - ent_cos) / 2.0
-        slots[nf + graph.chunk_rows] = (1.0 - np.asarray(hybrid_scores, np.float64)) / 2.0
+        chunk_costs = np.subtract(1.0, np.asarray(hybrid_scores, np.float64))
+        chunk_costs /= 2.0
+        slots[graph.chunk_slots] = chunk_costs
         slots[nf + n] = self.config.pseudo_cost
         return slots
 
