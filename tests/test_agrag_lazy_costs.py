@@ -142,3 +142,45 @@ def test_agrag_query_costs_equal_the_written_slots(graph_index, question):
     assert graph.num_facts and np.isnan(lazy.slot_costs[:graph.num_facts]).all()
     everything = np.arange(plain.indices.size)
     np.testing.assert_array_equal(lazy.entry_costs(everything), plain.entry_costs(everything))
+
+
+@pytest.fixture
+def listed_facts(graph_index):
+    from llama_index_graphrag_suite.graph.vector_lists import train_lists
+
+    table = graph_index.fact_vectors
+    saved = table.lists
+    lists = train_lists(table.vectors(), nlist=6)
+    lists.moves = table.moves
+    table.lists = lists
+    assert table.listed
+    yield graph_index
+    table.lists = saved
+
+
+@pytest.mark.parametrize("nprobe", [1, 2, 3, 10**6])
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_listed_fact_cosines_give_the_array_facts_and_slots(listed_facts, question, nprobe, monkeypatch):
+    """On a listed fact table the mapped facts and every fact slot's value, from the probed rows and the lists'
+    estimates, equal those from ``VectorTable.scores``' array; and so do the retrieval's answers, down the
+    compiled search too."""
+    from llama_index_graphrag_suite.graph import vector_lists
+    from llama_index_graphrag_suite.methods.agrag import fact_cosines
+    from llama_index_graphrag_suite.methods.baselines import facts_from_cosines
+
+    monkeypatch.setattr(vector_lists, "QUERY_NPROBE", nprobe)
+    index = listed_facts
+    q = index.embed_query(question)
+    every = index.fact_vectors.scores(q)
+    cosines, mapped = fact_cosines.map_facts(index, q, 5)
+    assert mapped == facts_from_cosines(index, every, 5)
+    assert (cosines.every is None) or nprobe < 3  # with few rows probed the k-th may tie the cap: the array
+    rows = np.asarray(index.fact_text_rows)
+    np.testing.assert_array_equal(cosines.slots(rows).values(np.arange(rows.size)),
+                                  ((1.0 - every) / 2.0).astype(np.float64)[rows])
+    retriever = AGRAGRetriever(index)
+    monkeypatch.setattr(steiner_module, "COMPILED_MIN_ENTRIES", 0)
+    answers = [(n.node.node_id, n.score, n.node.get_content()) for n in retriever.retrieve(question)]
+    monkeypatch.setattr(fact_cosines, "_listed", lambda *a: None)  # the array path
+    assert answers == [(n.node.node_id, n.score, n.node.get_content()) for n in retriever.retrieve(question)]
+

@@ -54,12 +54,18 @@ _jit = cached_njit
 # Every array is passed in (numba sees no Python objects); the kernels call each other as compiled globals.
 
 @_jit
-def _value(s, w, cos, cos_rows):
+def _value(s, w, cos, cos_rows, cos_lists, list_cos):
     """Slot ``s``'s value, as ``QueryCosts.slot_values``: below ``cos_rows.size`` derived from its cosine,
     ``(1 - c) / 2`` in the cosines' dtype (a float32 difference is rounded to float32, as numpy computes it), else
-    ``w[s]``."""
+    ``w[s]``. The cosine is ``CosineSlots.row_cosines``': its list's (``list_cos``) unless NaN, else ``cos``."""
     if s < cos_rows.size:
-        c = cos[cos_rows[s]]
+        r = cos_rows[s]
+        if cos_lists.size:
+            c = list_cos[cos_lists[r]]
+            if np.isnan(c):
+                c = cos[r]
+        else:
+            c = cos[r]
         # float32 constants: with a float32 cosine numba computes in float32 (numpy's dtype for a float32 array and
         # a Python float), with a float64 one in float64
         return np.float64((np.float32(1.0) - c) / np.float32(2.0))
@@ -67,11 +73,11 @@ def _value(s, w, cos, cos_rows):
 
 
 @_jit
-def _stored(s, w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b, cos, cos_rows):
+def _stored(s, w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b, cos, cos_rows, cos_lists, list_cos):
     """Stored cost of slot ``s``, as ``QueryCosts._stored``: max(value, 0) + ZERO_COST, or a multi-edge pair's
     minimum over its edges (computed once into ``pair_min``, which the query's QueryCosts shares)."""
     if s < ns:
-        x = _value(s, w, cos, cos_rows)
+        x = _value(s, w, cos, cos_rows, cos_lists, list_cos)
         return max(x, 0.0) + ZERO_COST
     m = s - ns
     if np.isnan(pair_min[m]):
@@ -79,23 +85,24 @@ def _stored(s, w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b, cos, 
         best = np.inf
         for k in range(multi_starts[m], end):
             e = multi_edges[k]
-            best = min(best, max(_value(slot_a[e], w, cos, cos_rows), 0.0) + ZERO_COST,
-                       max(_value(slot_b[e], w, cos, cos_rows), 0.0) + ZERO_COST)
+            best = min(best, max(_value(slot_a[e], w, cos, cos_rows, cos_lists, list_cos), 0.0) + ZERO_COST,
+                       max(_value(slot_b[e], w, cos, cos_rows, cos_lists, list_cos), 0.0) + ZERO_COST)
         pair_min[m] = best
     return pair_min[m]
 
 
 @_jit
 def _price_row(u, indptr, entry_a, entry_b, two, w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b,
-               cos, cos_rows, data, priced):
+               cos, cos_rows, cos_lists, list_cos, data, priced):
     """Price row ``u``'s entries into ``data`` unless it is priced; returns how many entries it has."""
     lo, hi = indptr[u], indptr[u + 1]
     if not priced[u]:
         for e in range(lo, hi):
-            c = _stored(entry_a[e], w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b, cos, cos_rows)
+            c = _stored(entry_a[e], w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b, cos, cos_rows,
+                        cos_lists, list_cos)
             if two[e]:
                 c = min(c, _stored(entry_b[e], w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b, cos,
-                                   cos_rows))
+                                   cos_rows, cos_lists, list_cos))
             data[e] = c
         priced[u] = True
     return hi - lo
@@ -175,7 +182,8 @@ def _push_touched(touched, n, v):
 
 @_jit
 def _voronoi(terms, indptr, indices, entry_a, entry_b, two, w, ns, pair_min, multi_starts, multi_edges,
-             slot_a, slot_b, cos, cos_rows, data, priced, dist, near, state, pred, touched, g1, ends, budget):
+             slot_a, slot_b, cos, cos_rows, cos_lists, list_cos, data, priced, dist, near, state, pred, touched, g1,
+             ends, budget):
     """Step 1 (module docstring). ``state``: 0 unseen, 1 reached, 2 settled; ``g1`` (k x k, inf) gets the G1'
     candidates and ``ends[a, b]`` the node nearest terminal a on the boundary edge giving g1[a, b]; ``pred`` the
     search's shortest-path forest. Returns ``(radius, entries read, stopped at the budget, touched, how many)``: every node nearer
@@ -207,7 +215,7 @@ def _voronoi(terms, indptr, indices, entry_a, entry_b, two, w, ns, pair_min, mul
         size = _heap_pop(keys, vals, size)
         state[u] = 2
         entries += _price_row(u, indptr, entry_a, entry_b, two, w, ns, pair_min, multi_starts, multi_edges,
-                              slot_a, slot_b, cos, cos_rows, data, priced)
+                              slot_a, slot_b, cos, cos_rows, cos_lists, list_cos, data, priced)
         for e in range(indptr[u], indptr[u + 1]):
             v = indices[e]
             c = data[e]
@@ -266,11 +274,13 @@ def _pricing(graph: CostGraph):
     none32, none64 = np.zeros(0, np.int32), np.zeros(0, np.int64)
     if isinstance(graph, QueryCosts):
         ix, derived = graph.index, graph.cosine_slots
-        cos, cos_rows = (derived.cosines, derived.rows) if derived is not None else (np.zeros(0), none64)
+        cos = ((derived.cosines, derived.rows, derived.lists, derived.list_cosines) if derived is not None
+               else (np.zeros(0), none64, none64, np.zeros(0)))
         return (ix._entry_a, ix._entry_b, ix._two_slots, graph.slot_costs, ix.num_slots, graph._pair_min,
-                ix._multi_starts, ix._multi_edges, ix.slot_a, ix.slot_b, cos, cos_rows, graph._data, graph._priced)
+                ix._multi_starts, ix._multi_edges, ix.slot_a, ix.slot_b, *cos, graph._data, graph._priced)
     return (none32, none32, np.zeros(0, bool), np.zeros(0), 0, np.zeros(0), none64, none32, none32, none32,
-            np.zeros(0), none64, np.asarray(graph.data, np.float64), np.ones(graph.num_nodes, bool))
+            np.zeros(0), none64, none64, np.zeros(0), np.asarray(graph.data, np.float64),
+            np.ones(graph.num_nodes, bool))
 
 
 def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None, info: dict) -> list[list[int]]:

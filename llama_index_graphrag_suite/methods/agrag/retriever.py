@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from ...graph.costs import CosineSlots, PairCostIndex, QueryCosts
+from ...graph.costs import PairCostIndex, QueryCosts
 from ...graph.disjoint_sets import DisjointSets
 from ...graph.mcmi import mcmi_expand
 from ...graph.ppr import personalized_pagerank, pushed_pagerank
@@ -50,6 +50,7 @@ from ..baselines import facts_from_cosines
 from ..query_scores import hybrid_scores, top_ranked
 from ..shared_graph import chunk_rows as shared_chunk_rows, weighted_transition
 from .config import AGRAGConfig
+from .fact_cosines import FactCosines, map_facts
 from .graph import AGRAGGraph as _Graph, SynonymEnds as _SynonymEnds
 from .prompts import DEFAULT_PROMPTS
 
@@ -193,16 +194,18 @@ class AGRAGRetriever(GraphIndexRetriever):
         return slots
 
     def _query_costs(self, graph: _Graph, query_vec: np.ndarray, hybrid_scores: np.ndarray,
-                     fact_sims: np.ndarray | None = None) -> QueryCosts:
+                     fact_sims: np.ndarray | FactCosines | None = None) -> QueryCosts:
         """The query's cost graph over ``graph.pairs``: :meth:`_slot_costs` without writing a slot per fact (4.7M at
-        1M passages); a fact slot is derived from its text's cosine where a search reads it (the same value)."""
+        1M passages); a fact slot is derived from its text's cosine where a search reads it (the same value).
+        ``fact_sims``: every fact text's cosine, or :func:`map_facts`' cosines."""
         index, nf = self.index, graph.num_facts
-        slots = self._slot_costs(graph, query_vec, hybrid_scores, fact_sims, facts=False)
+        slots = self._slot_costs(graph, query_vec, hybrid_scores, facts=False)
         if not nf:
             return graph.pairs.query(slots)
         if fact_sims is None:
             fact_sims = index.fact_vectors.scores(query_vec)
-        return graph.pairs.query(slots, CosineSlots(fact_sims, graph.fact_text_rows))
+        cosines = fact_sims if isinstance(fact_sims, FactCosines) else FactCosines(every=fact_sims)
+        return graph.pairs.query(slots, cosines.slots(graph.fact_text_rows))
 
     def _ppr_scores(self, graph: _Graph, terminals: list[int]) -> np.ndarray:
         """Eq. 10-13: PageRank from the terminals (Eq. 11's reset, 1 on each), chunks scaled by the passage factor,
@@ -280,8 +283,7 @@ class AGRAGRetriever(GraphIndexRetriever):
             return self._finish([], hybrid_rank, hyb, None, evidence, "")
 
         with stage("agrag.fact_mapping"):  # Eq. 7-8; the cosines with every fact are Eq. 14's fact costs too
-            fact_sims = index.fact_vectors.scores(q) if index.facts else None
-            mapped = self._search_facts(fact_sims, cfg.fact_top_k)
+            fact_sims, mapped = map_facts(index, q, cfg.fact_top_k) if index.facts else (None, [])
         with stage("agrag.triple_filter"):  # Eq. 9 (an LLM call when there is an llm)
             kept, how = self.filter_facts(question, mapped)
         evidence.update(mapped_facts=[self._fact_json(f, s) for f, s in mapped],
