@@ -176,7 +176,7 @@ def test_listed_fact_cosines_give_the_array_facts_and_slots(listed_facts, questi
     assert mapped == facts_from_cosines(index, every, 5)
     assert (cosines.every is None) or nprobe < 3  # with few rows probed the k-th may tie the cap: the array
     rows = np.asarray(index.fact_text_rows)
-    np.testing.assert_array_equal(cosines.slots(rows).values(np.arange(rows.size)),
+    np.testing.assert_array_equal(cosines.slots(index, rows).values(np.arange(rows.size)),
                                   ((1.0 - every) / 2.0).astype(np.float64)[rows])
     retriever = AGRAGRetriever(index)
     monkeypatch.setattr(steiner_module, "COMPILED_MIN_ENTRIES", 0)
@@ -184,3 +184,29 @@ def test_listed_fact_cosines_give_the_array_facts_and_slots(listed_facts, questi
     monkeypatch.setattr(fact_cosines, "_listed", lambda *a: None)  # the array path
     assert answers == [(n.node.node_id, n.score, n.node.get_content()) for n in retriever.retrieve(question)]
 
+
+
+def test_the_compiled_searches_heap_pops_in_key_then_id_order():
+    """steiner_search's 4-ary heap against heapq on (key, id) pairs, with many equal keys."""
+    import heapq
+
+    pytest.importorskip("numba")
+    from llama_index_graphrag_suite.graph.steiner_search import _heap_pop, _heap_push
+
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        keys, vals, size, reference, got, expected = np.empty(4), np.empty(4, np.int64), 0, [], [], []
+        for _ in range(int(rng.integers(1, 2000))):
+            if size == 0 or rng.random() < 0.6:
+                key, val = float(rng.integers(0, 12)) / 4, int(rng.integers(0, 10**6))
+                keys, vals, size = _heap_push(keys, vals, size, key, val)
+                heapq.heappush(reference, (key, val))
+            else:
+                got.append((keys[0], vals[0]))
+                size = _heap_pop(keys, vals, size)
+                expected.append(heapq.heappop(reference))
+        while size:
+            got.append((keys[0], vals[0]))
+            size = _heap_pop(keys, vals, size)
+            expected.append(heapq.heappop(reference))
+        assert got == expected

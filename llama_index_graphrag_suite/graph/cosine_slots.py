@@ -12,11 +12,12 @@ class CosineSlots:
     ``c = cosines[rows[s]]``, computed in the cosines' dtype and then widened to float64 (AGRAG's fact slots:
     millions of facts, of which a bounded search reads a few thousand).
 
-    With ``lists`` and ``list_cosines`` (a listed vector table, ``VectorLists.scores``): row ``t``'s cosine is
-    ``list_cosines[lists[t]]`` (its list's capped estimate), or ``cosines[t]`` where that is NaN (a probed list,
-    whose rows' exact cosines ``cosines`` holds; its other rows are never read)."""
+    With ``slot_lists`` and ``list_cosines`` (a listed vector table, ``VectorLists.scores``): slot ``s``'s cosine is
+    ``list_cosines[slot_lists[s]]`` (the capped estimate of its row's list), or ``cosines[rows[s]]`` where that is NaN
+    (a probed list, whose rows' exact cosines ``cosines`` holds; its other rows are never read). One list id per
+    slot: a search reading a slot reads one array, not the row and then the row's list."""
 
-    def __init__(self, cosines: np.ndarray, rows: np.ndarray, lists: np.ndarray | None = None,
+    def __init__(self, cosines: np.ndarray, rows: np.ndarray, slot_lists: np.ndarray | None = None,
                  list_cosines: np.ndarray | None = None):
         self.cosines = np.ascontiguousarray(cosines)
         if self.cosines.dtype not in (np.float32, np.float64):
@@ -24,19 +25,16 @@ class CosineSlots:
         self.rows = np.asarray(rows)
         self.count = int(self.rows.size)
         # empty when not listed (the compiled searches take arrays, never None)
-        self.lists = np.zeros(0, np.int64) if lists is None else np.ascontiguousarray(lists)
+        self.lists = np.zeros(0, np.int64) if slot_lists is None else np.ascontiguousarray(slot_lists)
         self.list_cosines = (np.zeros(0, self.cosines.dtype) if list_cosines is None
                              else np.ascontiguousarray(list_cosines, self.cosines.dtype))
 
-    def row_cosines(self, rows: np.ndarray) -> np.ndarray:
-        """The cosines of table ``rows``."""
-        if not self.lists.size:
-            return self.cosines[rows]
-        out = self.list_cosines[self.lists[rows]]
-        exact = np.isnan(out)
-        out[exact] = self.cosines[rows[exact]]
-        return out
-
     def values(self, slots: np.ndarray) -> np.ndarray:
         """The float64 values of ``slots`` (each below ``count``)."""
-        return ((1.0 - self.row_cosines(self.rows[slots])) / 2.0).astype(np.float64)
+        if self.lists.size:
+            cos = self.list_cosines[self.lists[slots]]
+            exact = np.isnan(cos)
+            cos[exact] = self.cosines[self.rows[slots[exact]]]
+        else:
+            cos = self.cosines[self.rows[slots]]
+        return ((1.0 - cos) / 2.0).astype(np.float64)

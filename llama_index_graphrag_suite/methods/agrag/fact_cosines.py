@@ -34,11 +34,21 @@ class FactCosines:
     lists: np.ndarray | None = None
     list_cosines: np.ndarray | None = None
 
-    def slots(self, text_rows: np.ndarray) -> CosineSlots:
+    def slots(self, index, text_rows: np.ndarray) -> CosineSlots:
         """The fact slots (fact ``i`` reads text row ``text_rows[i]``) derived from these cosines."""
         if self.every is not None:
             return CosineSlots(self.every, text_rows)
-        return CosineSlots(self.exact, text_rows, self.lists, self.list_cosines)
+        return CosineSlots(self.exact, text_rows, _fact_lists(index, self.lists, text_rows), self.list_cosines)
+
+
+def _fact_lists(index, lists: np.ndarray, text_rows: np.ndarray) -> np.ndarray:
+    """Each fact's text row's list (int16 when the lists allow), made once per lists array and text rows."""
+    kept = index.cached("agrag.fact_lists", dict)
+    if kept.get("lists") is not lists or kept.get("rows") is not text_rows:
+        out = np.asarray(lists)[text_rows]
+        kept.update(lists=lists, rows=text_rows,
+                    out=out.astype(np.int16 if out.size == 0 or out.max() < 2**15 else np.int32))
+    return kept["out"]
 
 
 def map_facts(index, query_vec: np.ndarray, k: int) -> tuple[FactCosines, list[tuple[str, float]]]:

@@ -205,7 +205,7 @@ class AGRAGRetriever(GraphIndexRetriever):
         if fact_sims is None:
             fact_sims = index.fact_vectors.scores(query_vec)
         cosines = fact_sims if isinstance(fact_sims, FactCosines) else FactCosines(every=fact_sims)
-        return graph.pairs.query(slots, cosines.slots(graph.fact_text_rows))
+        return graph.pairs.query(slots, cosines.slots(index, graph.fact_text_rows))
 
     def _ppr_scores(self, graph: _Graph, terminals: list[int]) -> np.ndarray:
         """Eq. 10-13: PageRank from the terminals (Eq. 11's reset, 1 on each), chunks scaled by the passage factor,
