@@ -186,27 +186,28 @@ def test_listed_fact_cosines_give_the_array_facts_and_slots(listed_facts, questi
 
 
 
-def test_the_compiled_searches_heap_pops_in_key_then_id_order():
-    """steiner_search's 4-ary heap against heapq on (key, id) pairs, with many equal keys."""
-    import heapq
 
-    pytest.importorskip("numba")
-    from llama_index_graphrag_suite.graph.steiner_search import _heap_pop, _heap_push
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_listed_fact_mapping_with_a_tie_at_the_kth_takes_the_array(listed_facts, question, monkeypatch):
+    """Rows tied at the k-th cosine: the array's argpartition picks among them, so the array path runs."""
+    from llama_index_graphrag_suite.graph import vector_lists
+    from llama_index_graphrag_suite.methods.agrag import fact_cosines
+    from llama_index_graphrag_suite.methods.baselines import facts_from_cosines
 
-    rng = np.random.default_rng(7)
-    for _ in range(30):
-        keys, vals, size, reference, got, expected = np.empty(4), np.empty(4, np.int64), 0, [], [], []
-        for _ in range(int(rng.integers(1, 2000))):
-            if size == 0 or rng.random() < 0.6:
-                key, val = float(rng.integers(0, 12)) / 4, int(rng.integers(0, 10**6))
-                keys, vals, size = _heap_push(keys, vals, size, key, val)
-                heapq.heappush(reference, (key, val))
-            else:
-                got.append((keys[0], vals[0]))
-                size = _heap_pop(keys, vals, size)
-                expected.append(heapq.heappop(reference))
-        while size:
-            got.append((keys[0], vals[0]))
-            size = _heap_pop(keys, vals, size)
-            expected.append(heapq.heappop(reference))
-        assert got == expected
+    monkeypatch.setattr(vector_lists, "QUERY_NPROBE", 10**6)
+    index = listed_facts
+    lists = index.fact_vectors.lists
+    real = lists.probed_scores
+
+    def tied(q, probed, rows_of):  # the 6th best exact cosine made equal to the 5th (both paths read this)
+        rows, sims = real(q, probed, rows_of)
+        sims = sims.copy()
+        order = np.lexsort((rows, -sims))
+        sims[order[5]] = sims[order[4]]
+        return rows, sims
+
+    monkeypatch.setattr(lists, "probed_scores", tied)
+    q = index.embed_query(question)
+    cosines, mapped = fact_cosines.map_facts(index, q, 5)
+    assert cosines.every is not None
+    assert mapped == facts_from_cosines(index, index.fact_vectors.scores(q), 5)

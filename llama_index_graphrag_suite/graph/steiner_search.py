@@ -7,7 +7,7 @@ AGRAG's slowest step. Here the same steps run as numba-compiled loops over the q
 (or any :class:`~.costs.CSRCosts`), pricing each row where the search first scans it, into the query's own
 entry-cost buffer (so the MCMI expansion and the evidence read the same prices):
 
-1. **Voronoi search.** One multi-source Dijkstra from the terminals (4-ary heap; ties by node id) settles nodes
+1. **Voronoi search.** One multi-source Dijkstra from the terminals (binary heap; ties by node id) settles nodes
    in order of distance and records each node's nearest terminal. When it settles the later end of an edge
    (u, v) whose ends have different nearest terminals, it has the G1' candidate d(u) + c(u, v) + d(v) (summed
    from the lower node id, as ``steiner.py`` sums it). Before settling a node at distance D, every node nearer
@@ -109,15 +109,14 @@ def _price_row(u, indptr, entry_a, entry_b, two, w, ns, pair_min, multi_starts, 
 
 @_jit
 def _heap_push(keys, vals, size, key, val):
-    """Push (key, val) on a 4-ary min-heap ordered by key, then val; the arrays double when full. (Every pair a
-    search pushes is distinct, so any heap pops them in one order: a 4-ary one is shallower than a binary one.)"""
+    """Push (key, val) on a binary min-heap ordered by key, then val; the arrays double when full."""
     if size == keys.size:
         k2, v2 = np.empty(2 * size, keys.dtype), np.empty(2 * size, vals.dtype)
         k2[:size], v2[:size] = keys, vals
         keys, vals = k2, v2
     i = size
     while i > 0:
-        p = (i - 1) >> 2
+        p = (i - 1) >> 1
         if keys[p] < key or (keys[p] == key and vals[p] < val):
             break
         keys[i], vals[i] = keys[p], vals[p]
@@ -133,13 +132,11 @@ def _heap_pop(keys, vals, size):
     key, val = keys[size], vals[size]
     i = 0
     while True:
-        first = 4 * i + 1
-        if first >= size:
+        c = 2 * i + 1
+        if c >= size:
             break
-        c = first
-        for d in range(first + 1, min(first + 4, size)):
-            if keys[d] < keys[c] or (keys[d] == keys[c] and vals[d] < vals[c]):
-                c = d
+        if c + 1 < size and (keys[c + 1] < keys[c] or (keys[c + 1] == keys[c] and vals[c + 1] < vals[c])):
+            c += 1
         if key < keys[c] or (key == keys[c] and val < vals[c]):
             break
         keys[i], vals[i] = keys[c], vals[c]

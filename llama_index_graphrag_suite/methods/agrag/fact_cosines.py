@@ -5,7 +5,8 @@ list centroid's, capped at the lowest exact one) neither needs the array of ever
 1,000,000 passages): the mapped facts come from the probed rows (as ``baselines.mapped_facts`` finds them) and a
 fact slot's cosine is derived where a search reads it (:class:`~...graph.cosine_slots.CosineSlots` with the
 lists). The same facts, scores and slot values as from the array; when the k-th best exact cosine ties with the
-cap, the array is made as before.
+cap or with another row's, the array is made as before (``facts_from_cosines`` takes the top rows by
+``argpartition``, whose choice among rows tied at the k-th is its own).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ _scratch = threading.local()  # per thread, the exact cosines of the probed rows
 @dataclass
 class FactCosines:
     """One query's cosines with every fact text: the array (``every``), or a listed table's probed rows' exact
-    cosines (``exact``, valid at the rows of the probed lists) and each list's capped estimate (NaN if probed)."""
+    cosines (``exact``, valid at the rows of the probed lists) and each list's capped estimate (NaN if probed).
+    ``exact`` is this thread's array: valid until its next :func:`map_facts`."""
 
     every: np.ndarray | None = None
     exact: np.ndarray | None = None
@@ -75,7 +77,9 @@ def _listed(index, table, query_vec: np.ndarray, k: int):
     if kth <= cap:  # an estimate could tie into the top: the array decides (as baselines._listed_matches)
         return None
     tied = np.flatnonzero(sims >= kth)
-    best = tied[np.lexsort((rows[tied], -sims[tied]))][:n]
+    if tied.size > n:  # a tie across the k-th: the array's argpartition picks among them (not by row)
+        return None
+    best = tied[np.lexsort((rows[tied], -sims[tied]))]
     mapped = _facts_of_rows(index, rows[best], sims[best], k)
     exact = getattr(_scratch, "exact", None)
     if exact is None or exact.size != len(table) or exact.dtype != sims.dtype:
