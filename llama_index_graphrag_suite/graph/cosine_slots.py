@@ -25,7 +25,8 @@ class CosineSlots:
         self.rows = np.asarray(rows)
         self.count = int(self.rows.size)
         # empty when not listed (the compiled searches take arrays, never None)
-        self.lists = np.zeros(0, np.int64) if slot_lists is None else np.ascontiguousarray(slot_lists)
+        # int32 either way: one compiled specialisation of the searches for both forms
+        self.lists = np.ascontiguousarray(np.zeros(0) if slot_lists is None else slot_lists, np.int32)
         self.list_cosines = (np.zeros(0, self.cosines.dtype) if list_cosines is None
                              else np.ascontiguousarray(list_cosines, self.cosines.dtype))
 

@@ -235,9 +235,9 @@ def pushed_pagerank(transition: Transition, seeds: np.ndarray, weights: np.ndarr
                                               weights / pairwise_total(seeds, weights, n), damping, eps)
     # normalised as the dense path does, by the sum over every node (in node order)
     nodes = f.order[reached]
-    total = pairwise_total(nodes, values, n)
     order = np.argsort(nodes)
-    return nodes[order], values[order] / total
+    nodes, values = nodes[order], values[order]
+    return nodes, values / pairwise_total(nodes, values, n, ordered=True)
 
 
 # ---------------------------------------------------------------------- A2RAG Eq. 9-11

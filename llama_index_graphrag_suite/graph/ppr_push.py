@@ -156,14 +156,16 @@ def _forget(key: int) -> None:
             del _pool[key]
 
 
-def pairwise_total(positions: np.ndarray, values: np.ndarray, n: int) -> float:
+def pairwise_total(positions: np.ndarray, values: np.ndarray, n: int, ordered: bool = False) -> float:
     """``np.sum`` of a float64 array of ``n`` zeros holding ``values`` at the distinct ``positions``, bit for bit,
     without the array: numpy sums by pairwise halving down to blocks of at most 128 (eight interleaved accumulators),
     and a range without a nonzero adds exactly 0, so only the ranges that hold a position are visited. The
     PageRank paths normalise by such sums; a last bit of difference moves a push threshold or a near tie."""
-    order = np.argsort(positions, kind="stable")
-    pos = np.ascontiguousarray(np.asarray(positions, np.int64)[order])
-    val = np.ascontiguousarray(np.asarray(values, np.float64)[order])
+    pos, val = np.asarray(positions, np.int64), np.asarray(values, np.float64)
+    if not ordered:  # ``ordered``: the positions are ascending already
+        order = np.argsort(pos, kind="stable")
+        pos, val = pos[order], val[order]
+    pos, val = np.ascontiguousarray(pos), np.ascontiguousarray(val)
     kernel = _pairwise_kernel()
     if kernel is None:  # numba missing: the array itself
         dense = np.zeros(n)

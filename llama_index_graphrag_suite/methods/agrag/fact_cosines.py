@@ -44,12 +44,11 @@ class FactCosines:
 
 
 def _fact_lists(index, lists: np.ndarray, text_rows: np.ndarray) -> np.ndarray:
-    """Each fact's text row's list (int16 when the lists allow), made once per lists array and text rows."""
+    """Each fact's text row's list (int32), made once per lists array and text rows."""
     kept = index.cached("agrag.fact_lists", dict)
     if kept.get("lists") is not lists or kept.get("rows") is not text_rows:
         out = np.asarray(lists)[text_rows]
-        kept.update(lists=lists, rows=text_rows,
-                    out=out.astype(np.int16 if out.size == 0 or out.max() < 2**15 else np.int32))
+        kept.update(lists=lists, rows=text_rows, out=out.astype(np.int32))
     return kept["out"]
 
 
