@@ -211,3 +211,23 @@ def test_listed_fact_mapping_with_a_tie_at_the_kth_takes_the_array(listed_facts,
     cosines, mapped = fact_cosines.map_facts(index, q, 5)
     assert cosines.every is not None
     assert mapped == facts_from_cosines(index, index.fact_vectors.scores(q), 5)
+
+
+def test_mcmi_expansions_in_a_row_leave_their_kept_arrays_reset():
+    """mcmi_expand keeps its per-node arrays for the next call: equal to the heap reference call after call
+    (tests/test_agrag_costs.py checks each), and all False / inf / -1 again after each."""
+    from llama_index_graphrag_suite.graph import mcmi
+    from test_agrag_costs import reference_mcmi, reference_steiner_tree
+
+    for seed in range(6):
+        rng, n, pairs, w, _ = random_instance(500 + seed, n_range=(60, 61))  # one node count: the arrays are reused
+        full, _ = pairs.matrix(pairs.edge_costs(w))
+        terminals = rng.choice(n, size=4, replace=False).tolist()
+        tree = reference_steiner_tree(full, terminals)
+        scores = np.round(rng.random(n) * 4) / 4 * (rng.random(n) < 0.8)
+        for max_iter in (1, 20):
+            got = mcmi.mcmi_expand(pairs.query(w), scores, tree, terminals, max_iter, "sum")
+            expected = reference_mcmi(full, scores, tree, terminals, max_iter, "sum")
+            assert (got.nodes, got.edges, got.added) == expected[:3]
+            in_nodes, key, pos = mcmi._idle.arrays
+            assert not in_nodes.any() and np.isinf(key).all() and (pos == -1).all()
