@@ -64,8 +64,8 @@ def _rounds(indptr, indices, data, degree, seeds, weights, damping, eps, y, r, p
     and the rows whose residual it wrote to ``touched`` (the seeds first). Returns the entries read. ``slots``:
     scratch for :func:`_distinct`."""
     frontier = np.asarray(seeds, np.int64)
+    touched.append(frontier)  # listed before written: a caller resets what is listed, even after an error
     r[frontier] = weights
-    touched.append(frontier)
     entries = 0
     while frontier.size:
         # the threshold eps * deg(u) of the frontier only: a whole-graph array per query cost more than the push
@@ -91,8 +91,8 @@ def _rounds(indptr, indices, data, degree, seeds, weights, damping, eps, y, r, p
         if data is not None:
             values = values * data[where]
         reached, slot = _distinct(indices[where], slots)
-        r[reached] += np.bincount(slot, weights=values, minlength=reached.size)
         touched.append(reached)
+        r[reached] += np.bincount(slot, weights=values, minlength=reached.size)
         frontier = reached
     return entries
 
@@ -123,8 +123,8 @@ def forward_push_reached(indptr: np.ndarray, indices: np.ndarray, data: np.ndarr
         _give_back(degree, (y, r, slots))
 
 
-# per graph (its degree array, by id: arrays are not hashable), the idle estimate and residual arrays; an entry
-# goes with its array
+# per graph (its degree array, by id: arrays are not hashable), the idle estimate, residual and scratch arrays;
+# an entry goes with its array
 _pool: dict[int, tuple[weakref.ref, list[tuple[np.ndarray, ...]]]] = {}
 _pool_lock = threading.Lock()
 
