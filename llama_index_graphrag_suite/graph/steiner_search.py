@@ -50,10 +50,21 @@ _NO_BUDGET = np.iinfo(np.int64).max
 _jit = cached_njit
 
 
+def _jit_inline(fn):
+    """``cached_njit``, inlined into its callers by numba (a slot read happens per entry a search prices: a call with
+    its arrays passed cost more than the read)."""
+    import numba
+
+    try:
+        return numba.njit(nogil=True, cache=True, inline="always")(fn)
+    except Exception:  # nowhere to write a cache
+        return numba.njit(nogil=True, inline="always")(fn)
+
+
 # ------------------------------------------------------------------------------------------ compiled kernels
 # Every array is passed in (numba sees no Python objects); the kernels call each other as compiled globals.
 
-@_jit
+@_jit_inline
 def _value(s, w, cos, cos_rows, cos_lists, list_cos):
     """Slot ``s``'s value, as ``QueryCosts.slot_values``: below ``cos_rows.size`` derived from its cosine,
     ``(1 - c) / 2`` in the cosines' dtype (a float32 difference is rounded to float32, as numpy computes it), else
@@ -71,7 +82,7 @@ def _value(s, w, cos, cos_rows, cos_lists, list_cos):
     return w[s]
 
 
-@_jit
+@_jit_inline
 def _stored(s, w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b, cos, cos_rows, cos_lists, list_cos):
     """Stored cost of slot ``s``, as ``QueryCosts._stored``: max(value, 0) + ZERO_COST, or a multi-edge pair's
     minimum over its edges (computed once into ``pair_min``, which the query's QueryCosts shares)."""
