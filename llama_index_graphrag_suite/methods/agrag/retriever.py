@@ -173,10 +173,10 @@ class AGRAGRetriever(GraphIndexRetriever):
         """
         index, nf, n = self.index, graph.num_facts, graph.num_nodes
         slots = graph.buffer("slots", nf + n + 1)  # valid until this thread's next query
-        layout = (slots, graph.synonyms is not None)  # every query below writes the same nodes' slots
-        if getattr(graph.scratch, "slots_layout", None) != layout:
+        filled = getattr(graph.scratch, "slots_filled", None)  # (buffer, entity form) whose defaults are written
+        if filled is None or filled[0] is not slots or filled[1] != (graph.synonyms is not None):
             slots[nf:] = 0.5  # a node that is neither entity nor chunk: cost of a hybrid score 0
-            graph.scratch.slots_layout = layout
+            graph.scratch.slots_filled = (slots, graph.synonyms is not None)  # later queries write the same slots
         if nf and facts:
             if fact_sims is None:
                 fact_sims = index.fact_vectors.scores(query_vec)
