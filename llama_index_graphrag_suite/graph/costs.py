@@ -28,6 +28,8 @@ import weakref
 import numpy as np
 import scipy.sparse as sp
 
+from .cosine_slots import CosineSlots
+
 ZERO_COST = 1e-12  # scipy's csgraph reads a stored 0 as "no edge": free edges get this instead
 _BLOCK = 1 << 16  # entries per slice when pricing the whole graph
 _MAX_IDLE_BUFFERS = 2  # entry-cost buffers kept for reuse per index (2 x pairs x 8 bytes each)
@@ -263,9 +265,9 @@ class PairCostIndex:
 
     # ------------------------------------------------------------------ per query
 
-    def query(self, slot_costs: np.ndarray) -> "QueryCosts":
-        """One query's costs: ``slot_costs`` holds the ``num_slots`` slot values (float64 or float32)."""
-        return QueryCosts(self, slot_costs)
+    def query(self, slot_costs: np.ndarray, cosine_slots: "CosineSlots | None" = None) -> "QueryCosts":
+        """One query's costs from the ``num_slots`` ``slot_costs`` (float64 or float32; see :class:`QueryCosts`)."""
+        return QueryCosts(self, slot_costs, cosine_slots)
 
     def edge_costs(self, slot_costs: np.ndarray) -> np.ndarray:
         """The cost of every edge (``min`` of its two slots), as a float64 array."""
@@ -309,17 +311,19 @@ class QueryCosts(CostGraph):
     """One query's edge costs over a :class:`PairCostIndex`, priced per entry on demand (one thread).
 
     Building it costs one array of the multi-edge pairs' minima (filled when read); every entry a search
-    reads then costs two slot lookups. Entry costs are bit-identical to
+    reads then costs two slot lookups. With ``cosine_slots`` the first ``cosine_slots.count`` slot costs are
+    never read from ``slot_costs``: they are derived where read (:class:`~.cosine_slots.CosineSlots`). Entry costs are bit-identical to
     ``PairCostIndex.matrix(PairCostIndex.edge_costs(slot_costs))`` (min and ``max(., 0) + ZERO_COST``
     are monotone, so they commute).
     """
 
-    def __init__(self, index: PairCostIndex, slot_costs: np.ndarray):
+    def __init__(self, index: PairCostIndex, slot_costs: np.ndarray, cosine_slots: CosineSlots | None = None):
         w = np.asarray(slot_costs, np.float64)
         if w.shape != (index.num_slots,):
             raise ValueError(f"expected {index.num_slots} slot costs, got {w.shape}")
         self.index = index
         self.slot_costs = w
+        self.cosine_slots = cosine_slots
         self.indptr, self.indices = index.indptr, index.indices
         self.num_nodes = index.num_nodes
         # Stored slot values (max(w, 0) + ZERO_COST) and the multi-edge pairs' minima are computed for the slots
@@ -333,10 +337,20 @@ class QueryCosts(CostGraph):
         self._data = index._borrow_buffer()
         weakref.finalize(self, index._return_buffer, self._data)
 
+    def slot_values(self, slots: np.ndarray) -> np.ndarray:
+        """The float64 values of ``slots`` (each below ``num_slots``): ``slot_costs``, or derived (``cosine_slots``)."""
+        out = self.slot_costs[slots]
+        derived = self.cosine_slots
+        if derived is not None and derived.count:
+            low = np.flatnonzero(slots < derived.count)
+            if low.size:
+                out[low] = derived.values(slots[low])
+        return out
+
     def _stored(self, slots: np.ndarray) -> np.ndarray:
         """The stored values of ``slots`` (ids >= num_slots: a multi-edge pair's minimum, computed once)."""
         index, ns = self.index, self.index.num_slots
-        out = np.maximum(self.slot_costs[np.minimum(slots, ns - 1)], 0.0) + ZERO_COST
+        out = np.maximum(self.slot_values(np.minimum(slots, ns - 1)), 0.0) + ZERO_COST
         multi = np.flatnonzero(slots >= ns)
         if multi.size:
             pairs = slots[multi] - ns
@@ -345,9 +359,9 @@ class QueryCosts(CostGraph):
                 bounds = np.r_[index._multi_starts, index._multi_edges.size]
                 at, owner = gather_rows(bounds, todo)
                 e = index._multi_edges[at]
-                w = self.slot_costs
-                per_edge = np.minimum(np.maximum(w[index.slot_a[e]], 0.0) + ZERO_COST,
-                                      np.maximum(w[index.slot_b[e]], 0.0) + ZERO_COST)
+                value = self.slot_values
+                per_edge = np.minimum(np.maximum(value(index.slot_a[e]), 0.0) + ZERO_COST,
+                                      np.maximum(value(index.slot_b[e]), 0.0) + ZERO_COST)
                 found = np.full(todo.size, np.inf)
                 np.minimum.at(found, owner, per_edge)
                 self._pair_min[todo] = found
@@ -402,6 +416,5 @@ class QueryCosts(CostGraph):
         if pair < 0:
             return -1
         edges = index._order[index._starts[pair]:index._ends[pair]]
-        w = self.slot_costs
-        costs = np.minimum(w[index.slot_a[edges]], w[index.slot_b[edges]])
+        costs = np.minimum(self.slot_values(index.slot_a[edges]), self.slot_values(index.slot_b[edges]))
         return int(edges[int(np.argmin(costs))])

@@ -26,6 +26,7 @@ versus "frontier" stop (a heap still holding stale pushes counts as not empty).
 from __future__ import annotations
 
 import heapq
+import threading
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -80,14 +81,13 @@ def mcmi_expand(
         return total if ratio == "sum" else total / max(len(edges), 1)
 
     result = MCMIResult(nodes=[], edges=[], ratios=[current()])
-    n = graph.num_nodes
     indices = graph.indices
-    in_nodes = np.zeros(n, bool)
+    # per-node arrays kept between calls (fresh ones cost their pages' first writes each query): all False / inf /
+    # -1, and reset where this call wrote them (at the end)
+    in_nodes, key, pos = _borrow(graph.num_nodes)
     in_nodes[list(nodes)] = True
     # The frontier: every node ever pushed (cand), with its lowest push c(u, v) / s_v so far (its heap
     # minimum; inf once added) in front_key, aligned with cand; pos maps a node to its place in cand.
-    key = np.full(n, np.inf)
-    pos = np.full(n, -1, np.int64)
     cand = np.empty(0, np.int64)
     front_key = np.empty(0)
     stale: list[tuple[float, int]] = []  # the heap's other pushes for nodes since added (popped as stale)
@@ -146,6 +146,27 @@ def mcmi_expand(
         result.added.append(v)
         result.ratios.append(current())
         push_neighbours(np.array([v], np.int64))
+    # every key and pos written is a candidate's, every node marked is in the subgraph (an error above drops the
+    # arrays instead: a push it interrupted may have written elsewhere)
+    key[cand] = np.inf
+    pos[cand] = -1
+    in_nodes[list(nodes)] = False
+    _give_back(in_nodes, key, pos)
     result.nodes = sorted(nodes)
     result.edges = [(u, v, c) for (u, v), c in sorted(edges.items())]
     return result
+
+
+_idle = threading.local()  # per thread, per node count: the idle (in_nodes, key, pos) arrays
+
+
+def _borrow(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    kept = getattr(_idle, "arrays", None)
+    if kept is not None and kept[0].size == n:
+        _idle.arrays = None
+        return kept
+    return np.zeros(n, bool), np.full(n, np.inf), np.full(n, -1, np.int64)
+
+
+def _give_back(in_nodes: np.ndarray, key: np.ndarray, pos: np.ndarray) -> None:
+    _idle.arrays = (in_nodes, key, pos)

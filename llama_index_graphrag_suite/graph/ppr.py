@@ -57,7 +57,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .ppr_fast import SymmetricForm, solve, symmetric_form
-from .ppr_push import forward_push, forward_push_reached
+from .ppr_push import forward_push, forward_push_reached, pairwise_total
 
 log = logging.getLogger(__name__)
 
@@ -230,15 +230,14 @@ def pushed_pagerank(transition: Transition, seeds: np.ndarray, weights: np.ndarr
     seeds, weights = seeds[order], weights[order]
     # the reset's total summed as the dense path sums its vector (numpy's pairwise sum of every node's entry): a
     # total differing in its last bit moves the push's thresholds, and with them a few near-tied chunks
-    reset = np.zeros(n)
-    reset[seeds] = weights
     f = transition.fast
     reached, values, _ = forward_push_reached(f.indptr, f.indices, f.data, f.degree, f.position[seeds],
-                                              weights / reset.sum(), damping, eps)
-    x = np.zeros(n)  # normalised as the dense path does, by the sum over every node
-    x[f.order[reached]] = values
-    nodes = np.sort(f.order[reached])
-    return nodes, x[nodes] / x.sum()
+                                              weights / pairwise_total(seeds, weights, n), damping, eps)
+    # normalised as the dense path does, by the sum over every node (in node order)
+    nodes = f.order[reached]
+    order = np.argsort(nodes)
+    nodes, values = nodes[order], values[order]
+    return nodes, values / pairwise_total(nodes, values, n, ordered=True)
 
 
 # ---------------------------------------------------------------------- A2RAG Eq. 9-11

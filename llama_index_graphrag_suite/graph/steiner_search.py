@@ -50,15 +50,44 @@ _NO_BUDGET = np.iinfo(np.int64).max
 _jit = cached_njit
 
 
+def _jit_inline(fn):
+    """``cached_njit``, inlined into its callers by numba (a slot read happens per entry a search prices: a call with
+    its arrays passed cost more than the read)."""
+    import numba
+
+    try:
+        return numba.njit(nogil=True, cache=True, inline="always")(fn)
+    except Exception:  # nowhere to write a cache
+        return numba.njit(nogil=True, inline="always")(fn)
+
+
 # ------------------------------------------------------------------------------------------ compiled kernels
 # Every array is passed in (numba sees no Python objects); the kernels call each other as compiled globals.
 
-@_jit
-def _stored(s, w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b):
-    """Stored cost of slot ``s``, as ``QueryCosts._stored``: max(w, 0) + ZERO_COST, or a multi-edge pair's
+@_jit_inline
+def _value(s, w, cos, cos_rows, cos_lists, list_cos):
+    """Slot ``s``'s value, as ``QueryCosts.slot_values``: below ``cos_rows.size`` derived from its cosine,
+    ``(1 - c) / 2`` in the cosines' dtype (a float32 difference is rounded to float32, as numpy computes it), else
+    ``w[s]``. The cosine is as ``CosineSlots.values`` reads it: its list's (``list_cos``) unless NaN, else ``cos``."""
+    if s < cos_rows.size:
+        if cos_lists.size:
+            c = list_cos[cos_lists[s]]
+            if np.isnan(c):
+                c = cos[cos_rows[s]]
+        else:
+            c = cos[cos_rows[s]]
+        # float32 constants: with a float32 cosine numba computes in float32 (numpy's dtype for a float32 array and
+        # a Python float), with a float64 one in float64
+        return np.float64((np.float32(1.0) - c) / np.float32(2.0))
+    return w[s]
+
+
+@_jit_inline
+def _stored(s, w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b, cos, cos_rows, cos_lists, list_cos):
+    """Stored cost of slot ``s``, as ``QueryCosts._stored``: max(value, 0) + ZERO_COST, or a multi-edge pair's
     minimum over its edges (computed once into ``pair_min``, which the query's QueryCosts shares)."""
     if s < ns:
-        x = w[s]
+        x = _value(s, w, cos, cos_rows, cos_lists, list_cos)
         return max(x, 0.0) + ZERO_COST
     m = s - ns
     if np.isnan(pair_min[m]):
@@ -66,21 +95,24 @@ def _stored(s, w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b):
         best = np.inf
         for k in range(multi_starts[m], end):
             e = multi_edges[k]
-            best = min(best, max(w[slot_a[e]], 0.0) + ZERO_COST, max(w[slot_b[e]], 0.0) + ZERO_COST)
+            best = min(best, max(_value(slot_a[e], w, cos, cos_rows, cos_lists, list_cos), 0.0) + ZERO_COST,
+                       max(_value(slot_b[e], w, cos, cos_rows, cos_lists, list_cos), 0.0) + ZERO_COST)
         pair_min[m] = best
     return pair_min[m]
 
 
 @_jit
 def _price_row(u, indptr, entry_a, entry_b, two, w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b,
-               data, priced):
+               cos, cos_rows, cos_lists, list_cos, data, priced):
     """Price row ``u``'s entries into ``data`` unless it is priced; returns how many entries it has."""
     lo, hi = indptr[u], indptr[u + 1]
     if not priced[u]:
         for e in range(lo, hi):
-            c = _stored(entry_a[e], w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b)
+            c = _stored(entry_a[e], w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b, cos, cos_rows,
+                        cos_lists, list_cos)
             if two[e]:
-                c = min(c, _stored(entry_b[e], w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b))
+                c = min(c, _stored(entry_b[e], w, ns, pair_min, multi_starts, multi_edges, slot_a, slot_b, cos,
+                                   cos_rows, cos_lists, list_cos))
             data[e] = c
         priced[u] = True
     return hi - lo
@@ -160,7 +192,8 @@ def _push_touched(touched, n, v):
 
 @_jit
 def _voronoi(terms, indptr, indices, entry_a, entry_b, two, w, ns, pair_min, multi_starts, multi_edges,
-             slot_a, slot_b, data, priced, dist, near, state, pred, touched, g1, ends, budget):
+             slot_a, slot_b, cos, cos_rows, cos_lists, list_cos, data, priced, dist, near, state, pred, touched, g1,
+             ends, budget):
     """Step 1 (module docstring). ``state``: 0 unseen, 1 reached, 2 settled; ``g1`` (k x k, inf) gets the G1'
     candidates and ``ends[a, b]`` the node nearest terminal a on the boundary edge giving g1[a, b]; ``pred`` the
     search's shortest-path forest. Returns ``(radius, entries read, stopped at the budget, touched, how many)``: every node nearer
@@ -192,7 +225,7 @@ def _voronoi(terms, indptr, indices, entry_a, entry_b, two, w, ns, pair_min, mul
         size = _heap_pop(keys, vals, size)
         state[u] = 2
         entries += _price_row(u, indptr, entry_a, entry_b, two, w, ns, pair_min, multi_starts, multi_edges,
-                              slot_a, slot_b, data, priced)
+                              slot_a, slot_b, cos, cos_rows, cos_lists, list_cos, data, priced)
         for e in range(indptr[u], indptr[u + 1]):
             v = indices[e]
             c = data[e]
@@ -246,14 +279,18 @@ def _give_back(owner, scratch: _Scratch) -> None:
 
 
 def _pricing(graph: CostGraph):
-    """The arrays ``_voronoi`` prices rows from, the entry-cost array and the priced-row flags."""
-    if isinstance(graph, QueryCosts):
-        ix = graph.index
-        return (ix._entry_a, ix._entry_b, ix._two_slots, graph.slot_costs, ix.num_slots, graph._pair_min,
-                ix._multi_starts, ix._multi_edges, ix.slot_a, ix.slot_b, graph._data, graph._priced)
+    """The arrays ``_voronoi`` prices rows from (with the derived slots' cosines and rows, empty when none), the
+    entry-cost array and the priced-row flags."""
     none32, none64 = np.zeros(0, np.int32), np.zeros(0, np.int64)
+    if isinstance(graph, QueryCosts):
+        ix, derived = graph.index, graph.cosine_slots
+        cos = ((derived.cosines, derived.rows, derived.lists, derived.list_cosines) if derived is not None
+               else (np.zeros(0), none64, none64, np.zeros(0)))
+        return (ix._entry_a, ix._entry_b, ix._two_slots, graph.slot_costs, ix.num_slots, graph._pair_min,
+                ix._multi_starts, ix._multi_edges, ix.slot_a, ix.slot_b, *cos, graph._data, graph._priced)
     return (none32, none32, np.zeros(0, bool), np.zeros(0), 0, np.zeros(0), none64, none32, none32, none32,
-            np.asarray(graph.data, np.float64), np.ones(graph.num_nodes, bool))
+            np.zeros(0), none64, none64, np.zeros(0), np.asarray(graph.data, np.float64),
+            np.ones(graph.num_nodes, bool))
 
 
 def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None, info: dict) -> list[list[int]]:

@@ -31,8 +31,6 @@ Steiner tree only), ``no_filter`` (``triple_filter=False``). Prompts (``prompts.
 from __future__ import annotations
 
 import logging
-import threading
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -52,6 +50,8 @@ from ..baselines import facts_from_cosines
 from ..query_scores import hybrid_scores, top_ranked
 from ..shared_graph import chunk_rows as shared_chunk_rows, weighted_transition
 from .config import AGRAGConfig
+from .fact_cosines import FactCosines, map_facts
+from .graph import AGRAGGraph as _Graph, SynonymEnds as _SynonymEnds
 from .prompts import DEFAULT_PROMPTS
 
 __all__ = ["AGRAGConfig", "AGRAGRetriever", "VARIANTS"]
@@ -62,44 +62,10 @@ RRF_K = 60
 PSEUDO = "pseudo"
 
 
-@dataclass
-class _Graph:
-    """Per-snapshot structures (cached on the index): transition matrix and cost layout with the pseudo node.
-
-    Eq. 14 prices edges from a few per-query numbers, the *slots* of :class:`PairCostIndex`: one per fact
-    (fact edges), one per node ((1 - cos) / 2 of an entity: a synonym edge is the cheaper of its two ends;
-    (1 - hybrid) / 2 of a chunk: its contains edges), and one for the pseudo edges. Slot layout:
-    ``[0, num_facts)`` facts, ``num_facts + node row`` nodes, ``num_facts + num_nodes`` the pseudo cost.
-    """
-
-    transition: Any
-    pairs: PairCostIndex
-    chunk_rows: np.ndarray  # snapshot rows of index.chunk_order
-    num_edges: int  # snapshot edges; edge ids >= this are pseudo edges (one per chunk, in chunk_order)
-    num_facts: int
-    num_nodes: int  # snapshot nodes (the pseudo node is this row)
-    synonyms: "_SynonymEnds | None" = None  # a listed entity table's synonym-edge ends (see _entity_cosines)
-    # per thread, the arrays a query fills whole (slots, PageRank scores), kept for its next query: at 1M passages
-    # they are 54 + 17 MB, and a fresh array's pages cost their first write each query
-    scratch: threading.local = field(default_factory=threading.local)
-
-    def buffer(self, name: str, size: int) -> np.ndarray:
-        """This thread's float64 array ``name`` of ``size`` (its contents are the last query's)."""
-        kept = getattr(self.scratch, name, None)
-        if kept is None or kept.size != size:
-            kept = np.empty(size)
-            setattr(self.scratch, name, kept)
-        return kept
-
-
-@dataclass
-class _SynonymEnds:
-    """The entities on synonym edges (the only edges an entity slot prices), grouped by their vector list."""
-
-    nodes: np.ndarray  # snapshot rows, in list order
-    rows: np.ndarray  # their entity-vector rows
-    lists: np.ndarray  # their list
-    bounds: np.ndarray  # list l's entities: [bounds[l], bounds[l + 1])
+def _row_ids(rows) -> np.ndarray:
+    """``rows`` contiguous, int32 when they fit (half the memory a compiled search reads them from)."""
+    rows = np.asarray(rows)
+    return np.ascontiguousarray(rows, np.int32 if rows.size == 0 or rows.max() < 2**31 else np.int64)
 
 
 class AGRAGRetriever(GraphIndexRetriever):
@@ -138,8 +104,11 @@ class AGRAGRetriever(GraphIndexRetriever):
             con_src, con_dst = snap.edge_src[con], snap.edge_dst[con]
             slot_a[con] = slot_b[con] = nf + np.where(snap.node_kind[con_src] == CHUNK, con_src, con_dst)
             pairs = PairCostIndex(src, dst, pseudo + 1, slot_a, slot_b, nf + pseudo + 1)
+            chunk_mask = np.zeros(pseudo + 1, bool)
+            chunk_mask[chunk_rows] = True
             return _Graph(weighted_transition(index), pairs, chunk_rows, snap.num_edges, nf, pseudo,
-                          self._synonym_ends(snap.edge_src[syn], snap.edge_dst[syn]))
+                          self._synonym_ends(snap.edge_src[syn], snap.edge_dst[syn]),
+                          _row_ids(index.fact_text_rows), chunk_mask, nf + chunk_rows.astype(np.int64))
 
         return self.index.cached("agrag.graph", build)
 
@@ -194,17 +163,21 @@ class AGRAGRetriever(GraphIndexRetriever):
         return facts_from_cosines(self.index, fact_sims, k)
 
     def _slot_costs(self, graph: _Graph, query_vec: np.ndarray, hybrid_scores: np.ndarray,
-                    fact_sims: np.ndarray | None = None) -> np.ndarray:
+                    fact_sims: np.ndarray | None = None, facts: bool = True) -> np.ndarray:
         """Eq. 14's per-query numbers (the slots of ``graph.pairs``; layout in :class:`_Graph`).
 
         ``fact_sims``: the query's cosines with every fact text when already computed (fact mapping).
         Fact and entity costs are computed in float32 from the float32 cosines, chunk costs in float64, as
         Eq. 14 was always computed here; a synonym edge's ``(1 - max cos) / 2`` is the min of its ends' slots.
+        ``facts=False`` leaves the fact slots unwritten, for :meth:`_query_costs`, which derives them when read.
         """
         index, nf, n = self.index, graph.num_facts, graph.num_nodes
         slots = graph.buffer("slots", nf + n + 1)  # valid until this thread's next query
-        slots[nf:] = 0.5  # a node that is neither entity nor chunk: cost of a hybrid score 0
-        if nf:
+        filled = getattr(graph.scratch, "slots_filled", None)  # (buffer, entity form) whose defaults are written
+        if filled is None or filled[0] is not slots or filled[1] != (graph.synonyms is not None):
+            slots[nf:] = 0.5  # a node that is neither entity nor chunk: cost of a hybrid score 0
+            graph.scratch.slots_filled = (slots, graph.synonyms is not None)  # later queries write the same slots
+        if nf and facts:
             if fact_sims is None:
                 fact_sims = index.fact_vectors.scores(query_vec)
             # per fact text, then gathered per fact (facts share texts): the same float32 values, cast
@@ -214,9 +187,25 @@ class AGRAGRetriever(GraphIndexRetriever):
         else:
             ent_cos = index.entity_vectors.scores(query_vec)[index.entity_vector_rows]
             slots[nf:nf + ent_cos.size] = (1.0 - ent_cos) / 2.0
-        slots[nf + graph.chunk_rows] = (1.0 - np.asarray(hybrid_scores, np.float64)) / 2.0
+        chunk_costs = np.subtract(1.0, np.asarray(hybrid_scores, np.float64))
+        chunk_costs /= 2.0
+        slots[graph.chunk_slots] = chunk_costs
         slots[nf + n] = self.config.pseudo_cost
         return slots
+
+    def _query_costs(self, graph: _Graph, query_vec: np.ndarray, hybrid_scores: np.ndarray,
+                     fact_sims: np.ndarray | FactCosines | None = None) -> QueryCosts:
+        """The query's cost graph over ``graph.pairs``: :meth:`_slot_costs` without writing a slot per fact (4.7M at
+        1M passages); a fact slot is derived from its text's cosine where a search reads it (the same value).
+        ``fact_sims``: every fact text's cosine, or :func:`map_facts`' cosines."""
+        index, nf = self.index, graph.num_facts
+        slots = self._slot_costs(graph, query_vec, hybrid_scores, facts=False)
+        if not nf:
+            return graph.pairs.query(slots)
+        if fact_sims is None:
+            fact_sims = index.fact_vectors.scores(query_vec)
+        cosines = fact_sims if isinstance(fact_sims, FactCosines) else FactCosines(every=fact_sims)
+        return graph.pairs.query(slots, cosines.slots(index, graph.fact_text_rows))
 
     def _ppr_scores(self, graph: _Graph, terminals: list[int]) -> np.ndarray:
         """Eq. 10-13: PageRank from the terminals (Eq. 11's reset, 1 on each), chunks scaled by the passage factor,
@@ -226,15 +215,24 @@ class AGRAGRetriever(GraphIndexRetriever):
         scores = graph.buffer("ppr", n + 1)
         pushed = pushed_pagerank(graph.transition, np.asarray(terminals, np.int64), np.ones(len(terminals)),
                                  damping=self.config.damping)
+        written = getattr(graph.scratch, "ppr_written", None)  # (buffer, the nodes the last push wrote)
         if pushed is None:
             reset = np.zeros(n)
             reset[terminals] = 1.0
             scores[:n] = personalized_pagerank(graph.transition, reset, damping=self.config.damping)
+            scores[n] = 0.0
+            scores[graph.chunk_rows] *= self.config.passage_factor
+            graph.scratch.ppr_written = None
+            return scores
+        # zeros but where the last push wrote, then the reached nodes, chunks scaled (x * 1.0 is x): no pass over
+        # every node or chunk
+        if written is not None and written[0] is scores:
+            scores[written[1]] = 0.0
         else:
             scores[:] = 0.0
-            scores[pushed[0]] = pushed[1]
-        scores[n] = 0.0
-        scores[graph.chunk_rows] *= self.config.passage_factor
+        nodes, values = pushed
+        scores[nodes] = values * np.where(graph.chunk_mask[nodes], self.config.passage_factor, 1.0)
+        graph.scratch.ppr_written = (scores, nodes)
         return scores
 
     def _synonym_ends(self, src: np.ndarray, dst: np.ndarray) -> _SynonymEnds | None:
@@ -285,8 +283,7 @@ class AGRAGRetriever(GraphIndexRetriever):
             return self._finish([], hybrid_rank, hyb, None, evidence, "")
 
         with stage("agrag.fact_mapping"):  # Eq. 7-8; the cosines with every fact are Eq. 14's fact costs too
-            fact_sims = index.fact_vectors.scores(q) if index.facts else None
-            mapped = self._search_facts(fact_sims, cfg.fact_top_k)
+            fact_sims, mapped = map_facts(index, q, cfg.fact_top_k) if index.facts else (None, [])
         with stage("agrag.triple_filter"):  # Eq. 9 (an LLM call when there is an llm)
             kept, how = self.filter_facts(question, mapped)
         evidence.update(mapped_facts=[self._fact_json(f, s) for f, s in mapped],
@@ -303,7 +300,7 @@ class AGRAGRetriever(GraphIndexRetriever):
             scores = scores_ext[:snap.num_nodes]
 
         with stage("agrag.steiner"):  # Eq. 14 edge costs (priced where the search reads them), then the Steiner tree
-            costs = graph.pairs.query(self._slot_costs(graph, q, hyb, fact_sims))
+            costs = self._query_costs(graph, q, hyb, fact_sims)
             tree = steiner_tree(costs, terminals, max_entries=cfg.steiner_max_entries)
         described: dict[tuple, dict] = {}  # the Steiner edges come back in the MCMI subgraph: described once
 

@@ -1,0 +1,56 @@
+"""AGRAG's per-snapshot structures (cached on the index by ``retriever.AGRAGRetriever._graph``)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...graph.costs import PairCostIndex
+
+__all__ = ["AGRAGGraph", "SynonymEnds"]
+
+
+@dataclass
+class AGRAGGraph:
+    """Per-snapshot structures (cached on the index): transition matrix and cost layout with the pseudo node.
+
+    Eq. 14 prices edges from a few per-query numbers, the *slots* of :class:`PairCostIndex`: one per fact
+    (fact edges), one per node ((1 - cos) / 2 of an entity: a synonym edge is the cheaper of its two ends;
+    (1 - hybrid) / 2 of a chunk: its contains edges), and one for the pseudo edges. Slot layout:
+    ``[0, num_facts)`` facts, ``num_facts + node row`` nodes, ``num_facts + num_nodes`` the pseudo cost.
+    """
+
+    transition: Any
+    pairs: PairCostIndex
+    chunk_rows: np.ndarray  # snapshot rows of index.chunk_order
+    num_edges: int  # snapshot edges; edge ids >= this are pseudo edges (one per chunk, in chunk_order)
+    num_facts: int
+    num_nodes: int  # snapshot nodes (the pseudo node is this row)
+    synonyms: "SynonymEnds | None" = None  # a listed entity table's synonym-edge ends (see _entity_cosines)
+    fact_text_rows: np.ndarray | None = None  # index.fact_text_rows, contiguous (read by compiled searches)
+    chunk_mask: np.ndarray | None = None  # per node row (and the pseudo node): whether it is in chunk_rows
+    chunk_slots: np.ndarray | None = None  # the slots of chunk_rows (num_facts + row)
+    # per thread, the arrays of every slot and every node a query writes (slots, PageRank scores), kept for its
+    # next query: at 1M passages a fresh array's pages cost their first write each query
+    scratch: threading.local = field(default_factory=threading.local)
+
+    def buffer(self, name: str, size: int) -> np.ndarray:
+        """This thread's float64 array ``name`` of ``size`` (its contents are the last query's)."""
+        kept = getattr(self.scratch, name, None)
+        if kept is None or kept.size != size:
+            kept = np.empty(size)
+            setattr(self.scratch, name, kept)
+        return kept
+
+
+@dataclass
+class SynonymEnds:
+    """The entities on synonym edges (the only edges an entity slot prices), grouped by their vector list."""
+
+    nodes: np.ndarray  # snapshot rows, in list order
+    rows: np.ndarray  # their entity-vector rows
+    lists: np.ndarray  # their list
+    bounds: np.ndarray  # list l's entities: [bounds[l], bounds[l + 1])
