@@ -15,7 +15,8 @@ two steps itself:
    go a few at a time, short entity names many at a time.
 
 The vectors match sentence-transformers' to float rounding (cosine > 0.9999, checked in the tests), so an index
-built with either backend is queried correctly by the other.
+built with either backend is queried correctly by the other. Documents (not queries) run in bfloat16 on PyTorch
+instead where the CPU computes it natively (``embeddings_bf16``).
 """
 
 from __future__ import annotations
@@ -258,7 +259,7 @@ class OnnxSentenceEmbedding(BaseEmbedding):
         return self._get_query_embedding(query)
 
     def _get_text_embedding(self, text: str) -> list[float]:
-        return self.encode_float32([text])[0].tolist()
+        return self.encode_documents([text])[0].tolist()  # a document, as in a batch: the same vector either way
 
     def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
         return self.encode_documents(texts).tolist()

@@ -103,6 +103,7 @@ def test_a_text_gets_the_same_bits_whatever_it_is_embedded_beside(models):
         bf16._bulk.workers = before
     np.testing.assert_array_equal(together, reversed_)
     np.testing.assert_array_equal(together[:6], alone)
+    np.testing.assert_array_equal(np.asarray(bf16.get_text_embedding(TEXTS[0]), np.float32), together[0])
     np.testing.assert_array_equal(together, one_worker)
     assert torch.get_num_threads() == threads  # the encoder gives PyTorch its thread count back
 
