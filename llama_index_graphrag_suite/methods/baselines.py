@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from ..graph import vector_lists
 from ..index.vectors import normalize_rows
 from .base import GraphIndexRetriever, MethodConfig, chunk_node, evidence_node, param
 from .query_scores import bm25_scores, dense_scores, fusable_dense
@@ -103,12 +102,27 @@ def mapped_facts(index, query_vec: np.ndarray, k: int) -> tuple[list[tuple[str, 
     return mapped, (float(every.min()) if every.size else 0.0), (float(every.max()) if every.size else 0.0)
 
 
-def _listed_matches(index, table, query_vec: np.ndarray, k: int):
+@dataclass
+class ProbedTop:
+    """A listed table's exact cosines with a query on its probed lists (``rows``, ``sims``), when the ``n`` best of
+    them beat ``cap``, the lowest (every unprobed row's estimate is capped there): then they are the table's ``n``
+    best rows. ``near``: every list centroid's product with the query; ``kth``: the n-th best exact cosine."""
+
+    near: np.ndarray
+    probed: np.ndarray
+    rows: np.ndarray
+    sims: np.ndarray
+    n: int
+    cap: float
+    kth: float
+
+
+def probed_top(table, query_vec: np.ndarray, k: int) -> ProbedTop | None:
+    """:class:`ProbedTop` of a listed ``table`` for the ``k`` best rows, or None when an estimate could tie into
+    them (the caller then reads the array of every row, ``VectorTable.scores``)."""
     lists = table.lists
-    q = np.asarray(normalize_rows(query_vec)[0], np.float32).ravel()
-    near = lists.centroids @ q  # as VectorLists.scores probes: the QUERY_NPROBE lists of highest centroid product
-    nprobe = vector_lists.QUERY_NPROBE
-    probed = np.argpartition(-near, nprobe - 1)[:nprobe] if nprobe < near.size else np.arange(near.size)
+    q = np.asarray(normalize_rows(query_vec)[0], np.float32).ravel()  # as VectorTable.scores -> VectorLists.scores
+    near, probed = lists.probe(q)
     rows, sims = lists.probed_scores(q, probed, table.at)
     n = min(k, len(table))
     if not 0 < n < rows.size:
@@ -117,6 +131,15 @@ def _listed_matches(index, table, query_vec: np.ndarray, k: int):
     kth = np.partition(sims, rows.size - n)[rows.size - n]
     if kth <= cap:
         return None
+    return ProbedTop(near, probed, rows, sims, n, cap, kth)
+
+
+def _listed_matches(index, table, query_vec: np.ndarray, k: int):
+    top = probed_top(table, query_vec, k)
+    if top is None:
+        return None
+    lists, near, probed, rows, sims = table.lists, top.near, top.probed, top.rows, top.sims
+    n, cap, kth = top.n, top.cap, top.kth
     sizes = index.cached("hipporag.fact_list_sizes", dict)  # rows per list, per lists object (a change makes new)
     if sizes.get("lists") is not lists:
         sizes.update(lists=lists, rows=np.bincount(lists.lists, minlength=near.size))

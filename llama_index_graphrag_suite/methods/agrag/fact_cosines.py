@@ -17,8 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...graph.cosine_slots import CosineSlots
-from ...index.vectors import normalize_rows
-from ..baselines import _facts_of_rows, facts_from_cosines
+from ..baselines import _facts_of_rows, facts_from_cosines, probed_top
 
 __all__ = ["FactCosines", "map_facts"]
 
@@ -64,17 +63,11 @@ def map_facts(index, query_vec: np.ndarray, k: int) -> tuple[FactCosines, list[t
 
 
 def _listed(index, table, query_vec: np.ndarray, k: int):
-    lists = table.lists
-    q = np.asarray(normalize_rows(query_vec)[0], np.float32).ravel()  # as VectorTable.scores -> VectorLists.scores
-    near, probed = lists.probe(q)
-    rows, sims = lists.probed_scores(q, probed, table.at)
-    n = min(k, len(table))
-    if not 0 < n < rows.size:
+    top = probed_top(table, query_vec, k)
+    if top is None:
         return None
-    cap = sims.min()
-    kth = np.partition(sims, rows.size - n)[rows.size - n]
-    if kth <= cap:  # an estimate could tie into the top: the array decides (as baselines._listed_matches)
-        return None
+    lists, near, probed, rows, sims = table.lists, top.near, top.probed, top.rows, top.sims
+    n, cap, kth = top.n, top.cap, top.kth
     tied = np.flatnonzero(sims >= kth)
     if tied.size > n:  # a tie across the k-th: the array's argpartition picks among them (not by row)
         return None
