@@ -314,6 +314,7 @@ def test_save_load_round_trip(index, queries, tmp_path):
     assert sorted(p.name for p in (tmp_path / "chnsw").iterdir()) == sorted(arrays + [META_FILE])
     loaded = CHNSW.load(tmp_path / "chnsw")
     assert all(isinstance(loaded.layer_vectors(l), np.memmap) for l in range(loaded.num_layers))  # not read into RAM
+    assert all(isinstance(lk, np.memmap) and lk.dtype == np.int32 for lk in loaded._links)  # nor widened to intp
     assert loaded.layer_sizes == index.layer_sizes and loaded.dim == index.dim and loaded.M == index.M
     for q in queries[:30]:
         for (ids_a, sims_a), (ids_b, sims_b) in zip(index.search_all_layers(q, 5), loaded.search_all_layers(q, 5)):

@@ -79,7 +79,7 @@ def _read_arrays(folder: Path, meta: dict, num_layers: int) -> tuple[list, list,
                 raise CHNSWNotFoundError(f"no C-HNSW index in {folder}: {path.name} is missing")
             if not isinstance(sums, dict) or sums.get(path.name) != sha256_file(path):
                 raise CorruptCHNSWError(f"{path}: checksum does not match {META_FILE} (corrupt or half-written)")
-            layers.append(np.load(path, mmap_mode="r" if kind == "vectors" else None, allow_pickle=False))
+            layers.append(np.load(path, mmap_mode="r" if kind != "down" else None, allow_pickle=False))
         out.append(layers)
     return tuple(out)
 
