@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from .embeddings_batches import padded_inputs
+
 log = logging.getLogger(__name__)
 
 __all__ = ["BATCH_TOKENS", "PRECISIONS", "Bf16Encoder", "batch_width", "bf16_native", "resolve_precision"]
@@ -116,12 +118,8 @@ class Bf16Encoder:
         def run(job: tuple[int, list[int]]) -> tuple[list[int], np.ndarray]:
             width, batch = job
             rows = max(1, self.max_batch_tokens // width)
-            ids = np.zeros((3, rows, width), np.int64)  # input ids, attention mask, token types
-            for row in range(rows):  # rows past the batch repeat its first text (their vectors are dropped)
-                enc = encodings[batch[row] if row < len(batch) else batch[0]]
-                n = len(enc.ids)
-                ids[0, row, :n], ids[1, row, :n], ids[2, row, :n] = enc.ids, enc.attention_mask, enc.type_ids
-            feed = torch.from_numpy(ids)
+            # rows past the batch repeat its first text (their vectors are dropped)
+            feed = torch.from_numpy(padded_inputs(encodings, batch, width, rows))
             with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
                 hidden = self.model(input_ids=feed[0], attention_mask=feed[1], token_type_ids=feed[2]).last_hidden_state
             weights = feed[1][:len(batch), :, None].float()

@@ -34,9 +34,11 @@ import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import Field, PrivateAttr
 
+from .embeddings_batches import padded_inputs, token_batches
+
 log = logging.getLogger(__name__)
 
-__all__ = ["OnnxSentenceEmbedding", "onnx_available", "onnx_cache_dir", "export_onnx", "token_batches"]
+__all__ = ["OnnxSentenceEmbedding", "onnx_available", "onnx_cache_dir", "export_onnx"]
 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -141,21 +143,6 @@ def export_onnx(model_dir: str | Path, cache_dir: str | Path | None = None) -> P
     return target
 
 
-def token_batches(lengths: list[int], max_tokens: int) -> list[list[int]]:
-    """Positions of texts of ``lengths`` tokens grouped into batches, shortest texts first, each batch as large as
-    its padded size (count x its longest) allows within ``max_tokens`` (a text longer than that alone): long
-    chunks go a few at a time, short entity names many at a time, and little is spent on padding."""
-    order = sorted(range(len(lengths)), key=lengths.__getitem__)
-    batches, start = [], 0
-    while start < len(order):
-        end = start + 1
-        while end < len(order) and (end - start + 1) * lengths[order[end]] <= max_tokens:
-            end += 1
-        batches.append(order[start:end])
-        start = end
-    return batches
-
-
 class OnnxSentenceEmbedding(BaseEmbedding):
     """A sentence-transformers model folder (BERT + mean pooling + normalise) run with ONNX Runtime."""
 
@@ -219,14 +206,7 @@ class OnnxSentenceEmbedding(BaseEmbedding):
             return out
         encodings, batches = self._tokenize(texts)
         for batch in batches:
-            width = len(encodings[batch[-1]].ids)
-            feed = {name: np.zeros((len(batch), width), np.int64) for name in _INPUTS}
-            for row, i in enumerate(batch):
-                enc = encodings[i]
-                n = len(enc.ids)
-                feed["input_ids"][row, :n] = enc.ids
-                feed["attention_mask"][row, :n] = enc.attention_mask
-                feed["token_type_ids"][row, :n] = enc.type_ids
+            feed = dict(zip(_INPUTS, padded_inputs(encodings, batch, len(encodings[batch[-1]].ids))))
             hidden = self._session.run(None, feed)[0]
             mask = feed["attention_mask"][..., None].astype(np.float32)
             vecs = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
