@@ -112,3 +112,41 @@ def test_a_loaded_index_reads_the_same_pairs_off_its_fact_columns(index, tmp_pat
     for built, read in zip(sentence_chunk_pairs(index), sentence_chunk_pairs(loaded)):
         assert built.tolist() == read.tolist()
     assert sentence_scores(loaded, SECOND_SENTENCE) == pytest.approx(sentence_scores(index, SECOND_SENTENCE))
+
+
+def test_groups_of_picks_the_wanted_chunks_sentences_group_by_group():
+    from llama_index_graphrag_suite.methods.query_scores import groups_of
+
+    # chunk 0: rows 0-1, chunk 2: rows 2-4, chunk 5: row 5 (as sentence_chunk_pairs gives them)
+    starts, chunks = np.array([0, 2, 5]), np.array([0, 2, 5])
+    new_starts, got_chunks, picked = groups_of(starts, chunks, 6, np.array([5, 1, 2, 9]))  # 1 and 9 state none
+    assert got_chunks.tolist() == [2, 5] and new_starts.tolist() == [0, 3] and picked.tolist() == [2, 3, 4, 5]
+    assert [a.size for a in groups_of(starts, chunks, 6, np.array([1, 3]))] == [0, 0, 0]
+
+
+def test_on_a_listed_fact_table_the_leaders_best_sentences_are_exact_and_the_rest_keep_dense(index, monkeypatch):
+    """A list's estimate must not rank as a sentence score: on a listed fact table the leaders of dense and BM25 are
+    scored by their sentences' exact cosines, every other chunk by its own dense cosine."""
+    from llama_index_graphrag_suite.graph import vector_lists
+    from llama_index_graphrag_suite.methods import query_scores
+
+    question = SECOND_SENTENCE
+    exact = sentence_scores(index, question)
+    dense = dense_scores(index, question)
+    table = index.fact_vectors
+    saved = table.lists
+    lists = vector_lists.train_lists(table.vectors(), nlist=3)
+    lists.moves = table.moves
+    monkeypatch.setattr(query_scores, "SENTENCE_LEADERS", 2)
+    monkeypatch.setattr(vector_lists, "QUERY_NPROBE", 1)
+    table.lists = lists
+    try:
+        assert table.listed
+        got = sentence_scores(index, question)
+    finally:
+        table.lists = saved
+    leaders = set(top_k(dense, 2).tolist()) | set(top_k(bm25_scores(index, question), 2).tolist())
+    assert leaders and index.chunk_position["ada#0"] in leaders
+    for position in range(len(index.chunk_order)):
+        expected = exact[position] if position in leaders else dense[position]
+        assert got[position] == pytest.approx(expected, abs=1e-6)

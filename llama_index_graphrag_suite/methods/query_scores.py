@@ -21,7 +21,7 @@ import numpy as np
 
 from .scoring import hybrid, minmax, top_k
 
-__all__ = ["best_sentence", "bm25_scores", "dense_scores", "fusable_dense", "hybrid_scores", "listed_chunks",
+__all__ = ["best_sentence", "bm25_scores", "dense_scores", "fusable_dense", "groups_of", "hybrid_scores", "listed_chunks",
            "sentence_base", "sentence_chunk_pairs", "sentence_scores", "shared_query_scores", "three_way",
            "top_ranked"]
 
@@ -113,17 +113,48 @@ def three_way(dense: np.ndarray, sparse: np.ndarray, sentence: np.ndarray) -> np
     return (minmax(dense) + minmax(sparse) + minmax(sentence)) / 3.0
 
 
+#: On a fact table large enough to keep vector lists, the chunks whose best sentence is read: the leaders of dense
+#: and of BM25 (the only chunks a third score can lift into any fused top; elsewhere a list's estimate would rank).
+SENTENCE_LEADERS = BM25_LEADERS
+
+
 def sentence_scores(index, question: str) -> np.ndarray:
     """Each chunk's best sentence: the highest cosine between the question and a sentence of the chunk that states a
     fact (the fact texts the index embeds for its facts anyway, ``index.fact_vectors``); a chunk stating none is
-    read as one sentence, its own dense cosine. In ``index.chunk_order``."""
+    read as one sentence, its own dense cosine. In ``index.chunk_order``. On a listed fact table only the
+    :data:`SENTENCE_LEADERS` of dense and of BM25 are read (exactly); other chunks keep their dense cosine."""
     def compute() -> np.ndarray:
         dense = dense_scores(index, question)
         if not index.facts:
             return dense
         starts, chunks, rows = sentence_chunk_pairs(index)
-        return best_sentence(index.fact_vectors.scores(index.embed_query(question)), starts, chunks, rows, dense)
+        table, query = index.fact_vectors, index.embed_query(question)
+        if not getattr(table, "listed", False):
+            return best_sentence(table.scores(query), starts, chunks, rows, dense)
+        leaders = np.union1d(top_k(dense, SENTENCE_LEADERS), top_k(bm25_scores(index, question), SENTENCE_LEADERS))
+        starts, chunks, picked = groups_of(starts, chunks, rows.size, leaders)
+        sims = table.scores_at(query, rows[picked]) if picked.size else np.zeros(0, np.float32)
+        return best_sentence(sims, starts, chunks, np.arange(picked.size), dense)
     return _memoised(index, "sentence", question, compute)
+
+
+def groups_of(starts: np.ndarray, chunks: np.ndarray, total: int,
+              wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The groups of ``wanted`` chunk positions (those that state a sentence) out of :func:`sentence_chunk_pairs`'
+    ``starts``/``chunks`` (``total`` rows): their new starts, their chunk positions, and the indexes into the
+    pairs' rows of their sentences, group after group."""
+    wanted = np.unique(np.asarray(wanted, np.int64))
+    at = np.searchsorted(chunks, wanted)
+    states = at < chunks.size
+    states[states] = chunks[at[states]] == wanted[states]
+    found = at[states]
+    if not found.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    ends = np.append(starts[1:], total)[found]
+    lengths = ends - starts[found]
+    new_starts = np.r_[0, np.cumsum(lengths)[:-1]]
+    picked = np.repeat(starts[found] - new_starts, lengths) + np.arange(int(lengths.sum()))
+    return new_starts, chunks[found], picked
 
 
 def best_sentence(sentence_sims: np.ndarray, starts: np.ndarray, chunks: np.ndarray, rows: np.ndarray,
@@ -154,7 +185,9 @@ def sentence_chunk_pairs(index) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         key = np.unique(chunk[keep] * width + text_rows[fact[keep]])  # sorted by chunk, then row; each pair once
         chunks, rows = key // width, key % width
         starts = np.r_[0, np.flatnonzero(np.diff(chunks)) + 1] if key.size else np.zeros(0, np.int64)
-        return starts, chunks[starts], rows
+        # int32 where they fit: a serving process keeps these for the snapshot (4.7M rows at 1M passages)
+        small = np.int32 if max(len(index.chunk_order), width, key.size) < 2 ** 31 else np.int64
+        return starts.astype(small), chunks[starts].astype(small), rows.astype(small)
 
     return index.cached("query_scores.sentence_pairs", build)
 
