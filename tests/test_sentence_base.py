@@ -99,7 +99,21 @@ def test_the_guard_fuses_with_the_base_its_setting_names(index, method, monkeypa
         seen.clear()
         get_retriever(index, method, top_k=3, guard_best_sentence=on).retrieve(question)
         assert seen and seen[-1] == pytest.approx(expected[on])
-    assert get_retriever(index, method).guard_config.guard_best_sentence is False  # the shipped default
+    default = get_retriever(index, method)
+    assert default.guard_config.guard_best_sentence is None and default.reads_best_sentence is False  # hash embedding
+
+
+def test_the_default_reads_the_best_sentence_with_a_model_and_not_with_the_hash_embedding(index, monkeypatch):
+    from llama_index.core.embeddings import MockEmbedding
+
+    from llama_index_graphrag_suite.methods.query_scores import sentences_carry_meaning
+    from llama_index_graphrag_suite.registry import get_retriever
+
+    assert not sentences_carry_meaning(index)  # the fixture's hash embedding
+    retriever = get_retriever(index, "agrag")
+    monkeypatch.setattr(index.state, "embed_model", MockEmbedding(embed_dim=64))  # any model but the hash one
+    assert sentences_carry_meaning(index) and retriever.reads_best_sentence
+    assert get_retriever(index, "agrag", guard_best_sentence=False).reads_best_sentence is False
 
 
 def test_a_loaded_index_reads_the_same_pairs_off_its_fact_columns(index, tmp_path):

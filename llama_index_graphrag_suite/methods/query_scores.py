@@ -21,9 +21,9 @@ import numpy as np
 
 from .scoring import hybrid, minmax, top_k
 
-__all__ = ["best_sentence", "bm25_scores", "dense_scores", "fusable_dense", "groups_of", "hybrid_scores", "listed_chunks",
-           "sentence_base", "sentence_chunk_pairs", "sentence_scores", "shared_query_scores", "three_way",
-           "top_ranked"]
+__all__ = ["best_sentence", "bm25_scores", "dense_scores", "fusable_dense", "groups_of", "hybrid_scores",
+           "listed_chunks", "sentence_base", "sentence_chunk_pairs", "sentence_scores", "sentences_carry_meaning",
+           "shared_query_scores", "three_way", "top_ranked"]
 
 _MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("graphrag_query_scores", default=None)
 _SENTENCES: contextvars.ContextVar[bool] = contextvars.ContextVar("graphrag_sentence_base", default=False)
@@ -105,6 +105,16 @@ def hybrid_scores(index, question: str) -> np.ndarray:
             dense_scores(index, question), bm25_scores(index, question), sentence_scores(index, question))))
     return _memoised(index, "hybrid", question, lambda: _read_only(hybrid(dense_scores(index, question),
                                                                          bm25_scores(index, question))))
+
+
+def sentences_carry_meaning(index) -> bool:
+    """Whether a chunk's best sentence is a signal of its own with the index's embedder: with any model, but not with
+    the hash embedding (tests, demos, scale runs), a bag of hashed words, where a sentence's cosine to the question
+    counts the words they share, as BM25 does but without its weights (on the synthetic scale corpus dense finds 6.5
+    % of the gold passages with it and the best sentence 2.8 %; docs/guard.md)."""
+    from ..embeddings import HashEmbedding
+
+    return not isinstance(getattr(index, "embed_model", None), HashEmbedding)
 
 
 def three_way(dense: np.ndarray, sparse: np.ndarray, sentence: np.ndarray) -> np.ndarray:

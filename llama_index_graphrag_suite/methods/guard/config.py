@@ -50,10 +50,11 @@ class GuardConfig(MethodConfig):
         "the question's entities as the fused top 5, its own top_k stands (weight 1), at top_k 5 and above, in a "
         "corpus written in names (the index's reading that decides on terms).",
         "ours: the guarded methods at or above their own rankings - 0.5 on the Wikipedia sets (docs/guard.md)")
-    guard_best_sentence: bool = param(
-        False, "Hybrid retrieval (the ranking the guard fuses with, and the hybrid scores AGRAG and A2RAG read inside "
+    guard_best_sentence: bool | None = param(
+        None, "Hybrid retrieval (the ranking the guard fuses with, and the hybrid scores AGRAG and A2RAG read inside "
         "it) takes a third score, each chunk's best sentence: its fact sentences' best cosine to the question, "
-        "fused with dense and BM25 at equal weights (query_scores.three_way).", "ours (docs/guard.md)")
+        "fused with dense and BM25 at equal weights (query_scores.three_way). None: on unless the index embeds "
+        "with the hash embedding (query_scores.sentences_carry_meaning).", "ours (docs/guard.md)")
     guard_own_order_from: float | None = param(
         None, "From this graph weight on, the fused top_k is listed in the method's own order (None: the fusion's); "
         "it changes which chunk comes first, never which chunks are returned.", "ours (docs/guard.md)",

@@ -17,7 +17,7 @@ import numpy as np
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
-from ..query_scores import sentence_base, shared_query_scores
+from ..query_scores import sentence_base, sentences_carry_meaning, shared_query_scores
 from .config import TUNED_TOP_K, GuardConfig
 from ..shared_graph import ChunkPositions
 from .fusion import fuse_rankings, guard_weight, hybrid_ranking, in_own_order, linked_hybrid
@@ -76,7 +76,7 @@ class HybridGuard(GraphIndexRetriever):
     # ------------------------------------------------------------------ retrieval
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        with sentence_base(self.guard_config.guard_best_sentence):  # the base the method reads and the fusion's
+        with sentence_base(self.reads_best_sentence):  # the base the method reads and the fusion's
             chunks, evidence = self.inner.retrieve_with_evidence(query_bundle)
             return self.fuse(query_bundle.query_str, chunks, evidence)[0]
 
@@ -84,7 +84,7 @@ class HybridGuard(GraphIndexRetriever):
         """A method's ``retrieve_with_trace`` (A2RAG's), guarded: its trace gains ``hybrid_guard``."""
         bundle = query if isinstance(query, QueryBundle) else QueryBundle(query)
         # one state of the index; the method's scores reused; the base both read
-        with self.reading(), shared_query_scores(), sentence_base(self.guard_config.guard_best_sentence):
+        with self.reading(), shared_query_scores(), sentence_base(self.reads_best_sentence):
             nodes, trace = self.inner.retrieve_with_trace(bundle)
             chunks = [n for n in nodes if n.node.metadata.get("kind") != "evidence"]
             evidence = next((n for n in nodes if n.node.metadata.get("kind") == "evidence"), None)
@@ -92,6 +92,13 @@ class HybridGuard(GraphIndexRetriever):
         chunks, evidence = self._split(fused)
         trace["hybrid_guard"] = guard
         return chunks + ([evidence] if evidence is not None else []), trace
+
+    @property
+    def reads_best_sentence(self) -> bool:
+        """Whether the base takes each chunk's best sentence (``guard_best_sentence``; None: as the embedder
+        allows, :func:`~..query_scores.sentences_carry_meaning`)."""
+        chosen = self.guard_config.guard_best_sentence
+        return sentences_carry_meaning(self.index) if chosen is None else chosen
 
     def fuse(self, question: str, chunks: list[NodeWithScore],
              evidence: NodeWithScore | None) -> tuple[list[NodeWithScore], dict[str, Any]]:
