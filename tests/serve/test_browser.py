@@ -232,6 +232,12 @@ def test_method_settings_come_from_each_config_and_are_sent(index, browser):
         assert _error(browser) == ""
         assert seen[-1]["method"] == "pathrag"
         assert seen[-1]["settings"] == {"num_paths": 3, "chunk_ranking": "paths_only", "edge_kinds": ["relation", "synonym"]}
+        # a setting whose default is None and whose values are true and false: three choices, "none" not sent
+        best = browser.find_element(By.CSS_SELECTOR, '#settings-a [data-setting="guard_best_sentence"]')
+        assert best.tag_name == "select" and best.get_attribute("value") == ""
+        _select(browser, "false", css='#settings-a [data-setting="guard_best_sentence"]')
+        _ask(browser, QUESTION, "pathrag")
+        assert seen[-1]["settings"]["guard_best_sentence"] is False
         # a variant, and the defaults again
         _select(browser, "agrag", "method-a")
         assert browser.find_element(By.CSS_SELECTOR, "#settings-a").get_attribute("open") is not None  # stays open

@@ -110,7 +110,14 @@ for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("c
 function settingInput(name, spec) {
   const schema = spec.schema || {}, def = spec.default;
   let input;
-  if (schema.type === "boolean") {
+  if (schema.type === "boolean" && schema.nullable) {
+    // three states: a checkbox would send false for "none" (the default that decides by itself)
+    input = el("select"); input.dataset.kind = "boolean";
+    for (const [label, value] of [["(none)", ""], ["true", "true"], ["false", "false"]]) {
+      const o = el("option", "", label); o.value = value; input.append(o);
+    }
+    input.value = def == null ? "" : String(def);
+  } else if (schema.type === "boolean") {
     input = el("input"); input.type = "checkbox"; input.checked = !!def;
   } else if (schema.type === "integer" || schema.type === "number") {
     input = el("input"); input.type = "number";
@@ -147,6 +154,7 @@ function settingValue(input, spec) {
   if (input.type === "checkbox") return input.checked;
   const raw = input.value.trim();
   if (raw === "") return schema.nullable ? null : spec.default;
+  if (input.dataset.kind === "boolean") return raw === "true";
   if (input.type === "number") return Number(raw);
   if (input.tagName === "SELECT") return raw;
   try { return JSON.parse(raw); } catch (e) { throw new Error("setting " + input.dataset.setting + ": not valid JSON"); }
