@@ -195,3 +195,18 @@ def test_a_whole_write_turns_a_slice_of_rows_into_records_at_a_time(tmp_path, mo
         got = tables_io._whole_rows(state, name, list(tables_io._rows_dict(state, name)))
         assert asked and max(asked) <= 2 and sum(asked) == len(expected)
         assert got.combine_chunks().equals(expected.combine_chunks())
+
+
+def test_the_synonym_step_and_a_compaction_let_go_of_the_mapped_vector_pages_they_read(tmp_path, monkeypatch):
+    """After the synonym search (each batch) the entity names' mapped pages are dropped from the process, and so are
+    each table's after a compaction trains its lists again: pages read once need not stay in the build's RSS."""
+    from llama_index_graphrag_suite.index.vectors import VectorTable
+
+    dropped = []
+    original = VectorTable.drop_mapped_pages
+    monkeypatch.setattr(VectorTable, "drop_mapped_pages", lambda self: dropped.append(self) or original(self))
+    index = build_in_batches(iter(docs()), tmp_path / "idx", batch_size=2, embed_model=HashEmbedding(dim=64),
+                             config=CONFIG)
+    assert tables(index) == tables(in_memory(2))
+    assert sum(t is not None and t.dim == 64 for t in dropped) >= 3 + 3  # a synonym step per batch, 3 at the end
+    assert any(t.mapped for t in dropped)  # at least one of them read from disk (a loaded batch)
