@@ -93,9 +93,8 @@ def _fsync_file(path: Path) -> None:
 
 
 def write_json(path: Path, data: Any) -> None:
-    # json.dumps, not json.dump: dump streams through the pure-Python encoder (dumps uses the C one, the same text),
-    # which took 29 s for the 67 MB provenance of a million passages, rewritten by every save of a batched build
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    # dumps, not dump: dump streams through the pure-Python encoder (the same text), 29 s for the 67 MB provenance
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))  # of 1M passages, saved by every batch
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
 
