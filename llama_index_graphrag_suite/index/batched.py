@@ -32,6 +32,7 @@ from llama_index.core import Document
 from ..documents import document_key
 from .row_overlay import table_column
 from .compaction_hint import without_compaction_hint
+from .segment_files import appending_segments
 from .storage import CURRENT
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,8 @@ def build_in_batches(documents: Iterable[Document], persist_dir: str | Path, bat
             from .distributed import ray_session
 
             session.enter_context(ray_session(ray_address))
+        if compact:  # the batches append their rows; the end writes every table whole, once
+            session.enter_context(appending_segments())
         for number, batch in enumerate(_batches(documents, batch_size, done), 1):
             start = time.perf_counter()
             saved = _save(_insert(index, batch, ray_address, kwargs), folder, saving)

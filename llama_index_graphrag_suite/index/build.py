@@ -181,6 +181,10 @@ def embed(ctx: BuildContext, run: BuildRun) -> None:
 
 def synonyms(ctx: BuildContext, run: BuildRun) -> None:
     rows.add_synonyms(ctx.state, run.new_entities)
+    if ctx.state.entity_vectors is not None:
+        # the search read most of the entity names' mapped pages (1.1 GB at a million passages), which would stay
+        # in the process's RSS through the graph step and the save; the next read maps them again
+        ctx.state.entity_vectors.drop_mapped_pages()
 
 
 def graph(ctx: BuildContext, run: BuildRun) -> None:

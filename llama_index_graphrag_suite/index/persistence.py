@@ -183,6 +183,7 @@ def _persist(state, owner, persist_dir: str | Path, keep_versions: int, compact:
         for table in (state.chunk_vectors, state.entity_vectors, state.fact_vectors):
             if table is not None:
                 table.ensure_lists(refit=True)
+                table.drop_mapped_pages()  # training read every row: the pages need not stay in RSS while it packs
 
     writers: list[SegmentWriter] = []
 

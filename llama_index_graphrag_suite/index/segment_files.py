@@ -12,8 +12,10 @@ manifest, so a segment file is always whole; ``storage.py`` checks the checksums
 
 from __future__ import annotations
 
+import contextvars
 import os
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -23,10 +25,30 @@ import pyarrow.parquet as pq
 
 from ..fileio import sha256_file
 
-__all__ = ["MAX_SEGMENTS", "SEGMENTS", "SegmentWriter", "one_array", "read_segment", "write_arrow"]
+__all__ = ["MAX_SEGMENTS", "SEGMENTS", "SegmentWriter", "appending", "appending_segments", "one_array",
+           "read_segment", "write_arrow"]
 
 SEGMENTS = "segments"
 MAX_SEGMENTS = 8  # segments a table may have before a save writes it whole again
+
+_APPENDING = contextvars.ContextVar("appending_segments", default=False)
+
+
+@contextmanager
+def appending_segments():
+    """Saves in this block append segments however many a table has (no compaction): the batches of a batched
+    build, which writes every table whole once at its end. A whole write in between would write the same rows
+    again (about twice the bytes of the index so far) and hold each table's rows as records while it does."""
+    token = _APPENDING.set(True)
+    try:
+        yield
+    finally:
+        _APPENDING.reset(token)
+
+
+def appending() -> bool:
+    """Whether saves here append without compaction (:func:`appending_segments`)."""
+    return _APPENDING.get()
 
 
 class SegmentWriter:

@@ -93,8 +93,10 @@ def _fsync_file(path: Path) -> None:
 
 
 def write_json(path: Path, data: Any) -> None:
+    # dumps, not dump: dump streams through the pure-Python encoder (the same text), 29 s for the 67 MB provenance
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))  # of 1M passages, saved by every batch
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
+        f.write(text)
 
 
 def read_json(path: Path) -> Any:

@@ -45,7 +45,7 @@ from .listed_io import list_count, read_vector_lists, vector_lists_segments, wri
 from .folding import any_gone, first_duplicate, fold_rows, folded, folded_table
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
 from .row_overlay import RowOverlay
-from .segment_files import MAX_SEGMENTS, SEGMENTS, SegmentWriter, one_array, read_segment
+from .segment_files import MAX_SEGMENTS, SEGMENTS, SegmentWriter, one_array, read_segment, appending
 from .synonym_pairs import SynonymPairs, read_segments as read_synonyms, whole_table as whole_synonyms
 from .vector_io import read_vector_parts, vector_part_segments, write_vector_parts
 from .vectors import VectorTable
@@ -75,14 +75,39 @@ _UNSAVED_OF = {"chunks": "chunks", "chunk_links": "chunks", "entities": "entitie
 
 # --- writing ------------------------------------------------------------------------------------------------------
 
-def _rows(state: Any, table: str, keys: Iterable[Any], gone: Iterable[Any]) -> pa.Table:
-    """``keys``' rows of ``table`` as they are in ``state`` now, after a ``gone`` row for each of ``gone``."""
+#: Rows a whole write turns into records and Python lists at once (:func:`_whole_rows`).
+WHOLE_SLICE_ROWS = 50_000
+
+
+def _segment_limit() -> int | float:
+    """Segments a table may have before a save writes it whole again: none while a batched build appends."""
+    return float("inf") if appending() else MAX_SEGMENTS
+
+
+def _whole_rows(state: Any, table: str, keys: list[Any]) -> pa.Table:
+    """Every row of ``table`` (``keys``: all of them, in table order), made :data:`WHOLE_SLICE_ROWS` rows at a
+    time: a loaded table's rows become records only while their slice is converted (at a million chunks all of
+    them at once, texts and BM25 rows as Python objects, were several GB), and the Arrow slices are joined."""
+    if len(keys) <= WHOLE_SLICE_ROWS:
+        return _rows(state, table, keys, [])
+    positions = _chunk_positions(state, keys) if table == "chunks" else None
+    parts = []
+    for lo in range(0, len(keys), WHOLE_SLICE_ROWS):
+        at = positions[lo:lo + WHOLE_SLICE_ROWS] if positions is not None else None
+        parts.append(_rows(state, table, keys[lo:lo + WHOLE_SLICE_ROWS], [], at))
+    return pa.concat_tables(parts)
+
+
+def _rows(state: Any, table: str, keys: Iterable[Any], gone: Iterable[Any], positions: list[int] | None = None
+          ) -> pa.Table:
+    """``keys``' rows of ``table`` as they are in ``state`` now, after a ``gone`` row for each of ``gone``
+    (``positions``: the chunks' rows in BM25's table, when the caller has them)."""
     gone, keys = list(gone), list(keys)
     n_gone = len(gone)
     flags = [True] * n_gone + [False] * len(keys)
     if table == "chunks":
         recs = [state.chunks[c] for c in keys]
-        rows = [state.bm25.row(p) for p in _chunk_positions(state, keys)]
+        rows = [state.bm25.row(p) for p in (positions if positions is not None else _chunk_positions(state, keys))]
         cols = {"id": gone + keys, "gone": flags,
                 "doc_id": [None] * n_gone + [r.doc_id for r in recs],
                 "title": [None] * n_gone + [r.title for r in recs],
@@ -154,9 +179,9 @@ def write_tables(state: Any, writer: SegmentWriter, base: dict | None, stats: An
         segments = list(base_tables[table]) if base_tables else []
         rows = _rows_dict(state, table)
         marks = state.unsaved[_UNSAVED_OF[table]]
-        if not base_tables or len(segments) >= MAX_SEGMENTS:
+        if not base_tables or len(segments) >= _segment_limit():
             whole = (whole_synonyms(rows, SCHEMAS[table]) if table == "synonyms" else _whole_facts(rows) if
-                     isinstance(rows, FactColumns) else _rows(state, table, list(rows), []))
+                     isinstance(rows, FactColumns) else _whole_rows(state, table, list(rows)))
             segments = [writer.table(whole)]
         elif marks:
             # the marked rows in table order, without a scan of every row where the table can place them itself
@@ -174,7 +199,7 @@ def write_tables(state: Any, writer: SegmentWriter, base: dict | None, stats: An
     saved = vocab.saved if base_tables else None
     vocab_segments = list(base["vocabulary"]) if saved is not None else []
     start = saved if saved is not None else 0
-    if len(vocab_segments) >= MAX_SEGMENTS:
+    if len(vocab_segments) >= _segment_limit():
         vocab_segments, start = [], 0
     if len(vocab) > start or not vocab_segments:
         vocab_segments.append(writer.table(pa.Table.from_pydict({"term": vocab.terms[start:]}, schema=SCHEMAS["vocabulary"])))
@@ -194,7 +219,7 @@ def _write_statistics(stats: Any, writer: SegmentWriter, base: dict | None) -> d
     if stats is None:
         return {k: base[k] for k in ("ngrams", "ngram_chunks")}
     segments = list(base.get("ngrams", [])) if base is not None and stats.saved else []
-    if segments and len(segments) < MAX_SEGMENTS:
+    if segments and len(segments) < _segment_limit():
         keys = sorted(stats.changed)
         if keys:
             dfs = [stats.doc_freq.get(k, 0) for k in keys]

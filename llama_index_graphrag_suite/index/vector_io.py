@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..graph.vector_lists import PackedRows
-from .segment_files import MAX_SEGMENTS, one_array
+from .segment_files import MAX_SEGMENTS, one_array, appending
 from .vectors import VectorTable
 
 __all__ = ["MAX_SEGMENTS", "PACKED_TABLES", "read_vector_parts", "vector_part_segments", "write_vector_parts"]
@@ -33,6 +33,11 @@ __all__ = ["MAX_SEGMENTS", "PACKED_TABLES", "read_vector_parts", "vector_part_se
 #: are read by name far more than by list, and gathering them through a row map would only add a lookup.
 PACKED_TABLES = ("chunks", "facts")
 _STR = pa.string()
+
+
+def _segment_limit() -> int | float:
+    """Segments a table may have before a save writes it whole again: none while a batched build appends."""
+    return float("inf") if appending() else MAX_SEGMENTS
 
 
 def _ids_segment(writer: Any, ids: list[str]) -> str:
@@ -46,7 +51,7 @@ def write_vector_parts(name: str, table: VectorTable, writer: Any, base_parts: l
         return _write_packed(table, writer, base_parts)
     plain = base_parts is not None and not any(len(p) == 4 for p in base_parts)
     parts = _kept_parts(base_parts, table.saved_rows) if plain else None
-    if parts is not None and (len(parts) >= MAX_SEGMENTS or table.saved_rows < sum(p[2] for p in base_parts) // 2):
+    if parts is not None and (len(parts) >= _segment_limit() or table.saved_rows < sum(p[2] for p in base_parts) // 2):
         parts = None  # compaction, or a delete near the start left less than half of the saved rows in use
     if parts is None:
         parts, ids, matrix = [], table.ids, table.blocks() or table.vectors()
@@ -62,7 +67,7 @@ def _write_packed(table: VectorTable, writer: Any, base_parts: list | None) -> l
     if packed is None or head is None or head[1] != packed.segment or table.lists.packed is not packed:
         return [_pack(table, writer)]
     tail = _kept_parts(base_parts[1:], table.saved_rows - packed.size)
-    if 1 + len(tail) >= MAX_SEGMENTS or len(table) - packed.size > packed.size or 2 * packed.size < len(packed):
+    if 1 + len(tail) >= _segment_limit() or len(table) - packed.size > packed.size or 2 * packed.size < len(packed):
         return [_pack(table, writer)]
     if packed.rows_segment != head[3]:  # rows removed since: their entries marked, the others renumbered
         of_entry = np.repeat(np.arange(len(packed.bounds) - 1, dtype=np.int32), np.diff(packed.bounds))

@@ -147,3 +147,66 @@ def test_a_build_in_batches_ends_compacted(tmp_path, monkeypatch, caplog):
     version = json.loads((plain / "CURRENT").read_text())["version"]
     manifest = json.loads((plain / version / "manifest.json").read_text())
     assert len(manifest["tables"]["chunks"]) > 1
+
+
+def test_the_batches_append_and_only_the_end_writes_tables_whole(tmp_path, monkeypatch):
+    """More batches than a table may have segments: no batch's save writes a table whole again (each appends its
+    rows), the build's last save does; the rows are the ones the same inserts make."""
+    import json
+
+    from llama_index_graphrag_suite.index import segment_files, tables as tables_io
+
+    monkeypatch.setattr(tables_io, "MAX_SEGMENTS", 2)  # 6 one-document batches: past it from the third on
+    whole_writes = []
+    original = tables_io._whole_rows
+    monkeypatch.setattr(tables_io, "_whole_rows", lambda state, table, keys: whole_writes.append(
+        (segment_files.appending(), table, len(keys))) or original(state, table, keys))
+    folder = tmp_path / "idx"
+    index = build_in_batches(iter(docs()), folder, batch_size=1, embed_model=HashEmbedding(dim=64), config=CONFIG,
+                             keep_versions=10)
+    # the chunks written whole: by the first batch (nothing to extend yet) and by the end, never in between
+    assert [(appending, n) for appending, table, n in whole_writes if table == "chunks"] == [(True, 1),
+                                                                                           (False, len(CORPUS))]
+    versions = sorted(folder.glob("v-*"))
+    before_end = json.loads((versions[-2] / "manifest.json").read_text())
+    assert len(before_end["tables"]["chunks"]) == len(CORPUS)  # one segment per batch
+    assert all(len(s) == 1 for s in json.loads((versions[-1] / "manifest.json").read_text())["tables"].values())
+    assert tables(index) == tables(in_memory(1))
+    assert not segment_files.appending()  # outside the build, saves compact as before
+
+
+def test_a_whole_write_turns_a_slice_of_rows_into_records_at_a_time(tmp_path, monkeypatch):
+    """A table written whole is made WHOLE_SLICE_ROWS rows at a time (never every row as records at once), and
+    reads back the same as written in one piece."""
+    from llama_index_graphrag_suite.index import tables as tables_io
+
+    index = build_in_batches(iter(docs()), tmp_path / "idx", batch_size=2, embed_model=HashEmbedding(dim=64),
+                             config=CONFIG)
+    state = index.state
+    one_piece = {t: tables_io._rows(state, t, list(tables_io._rows_dict(state, t)), []) for t in
+                 ("chunks", "chunk_links", "entities")}
+    asked = []
+    original = tables_io._rows
+    monkeypatch.setattr(tables_io, "_rows", lambda state, table, keys, gone, positions=None: asked.append(
+        len(keys)) or original(state, table, keys, gone, positions))
+    monkeypatch.setattr(tables_io, "WHOLE_SLICE_ROWS", 2)
+    for name, expected in one_piece.items():
+        asked.clear()
+        got = tables_io._whole_rows(state, name, list(tables_io._rows_dict(state, name)))
+        assert asked and max(asked) <= 2 and sum(asked) == len(expected)
+        assert got.combine_chunks().equals(expected.combine_chunks())
+
+
+def test_the_synonym_step_and_a_compaction_let_go_of_the_mapped_vector_pages_they_read(tmp_path, monkeypatch):
+    """After the synonym search (each batch) the entity names' mapped pages are dropped from the process, and so are
+    each table's after a compaction trains its lists again: pages read once need not stay in the build's RSS."""
+    from llama_index_graphrag_suite.index.vectors import VectorTable
+
+    dropped = []
+    original = VectorTable.drop_mapped_pages
+    monkeypatch.setattr(VectorTable, "drop_mapped_pages", lambda self: dropped.append(self) or original(self))
+    index = build_in_batches(iter(docs()), tmp_path / "idx", batch_size=2, embed_model=HashEmbedding(dim=64),
+                             config=CONFIG)
+    assert tables(index) == tables(in_memory(2))
+    assert sum(t is not None and t.dim == 64 for t in dropped) >= 3 + 3  # a synonym step per batch, 3 at the end
+    assert any(t.mapped for t in dropped)  # at least one of them read from disk (a loaded batch)

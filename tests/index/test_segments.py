@@ -258,3 +258,16 @@ def test_a_matrix_written_from_blocks_is_the_file_np_save_writes(tmp_path):
     np.save(expected, np.concatenate(blocks), allow_pickle=False)
     assert (tmp_path / "segments" / name).read_bytes() == expected.getvalue()
     np.testing.assert_array_equal(np.load(tmp_path / "segments" / name, mmap_mode="r"), np.concatenate(blocks))
+
+
+def test_write_json_writes_the_text_json_dump_writes(tmp_path):
+    """The index's JSON files (manifest, provenance) are json.dumps' text: the same as the streaming json.dump."""
+    import json
+
+    from llama_index_graphrag_suite.index.storage import write_json
+
+    data = [{"doc": "é\u2028x", "n": 1.5, "chunks": ["a", "b"], "none": None, "t": True}, {"k": [1e-7, 10 ** 20]}]
+    write_json(tmp_path / "a.json", data)
+    with open(tmp_path / "b.json", "w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
