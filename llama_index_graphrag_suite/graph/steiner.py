@@ -58,7 +58,9 @@ _PATH_SHARE = 1 / 32
 # On the priced whole graph, a terminal whose own bound is at least this share of the reach runs the
 # reference search itself (Dijkstra to the reach on the whole graph: one search instead of two and a subgraph).
 _WHOLE_REACH = 0.5
-MAX_ENTRIES = 1 << 19  # search budget in row entries (module docstring); a shared set's graph has < 0.25M
+# search budget in row entries (module docstring); it applies from 8 budgets (2.1M entries) on, and a shared set's
+# graph has < 0.25M; its recall cost at 1M passages is in studies/perf/results/agrag_1m_query.md
+MAX_ENTRIES = 1 << 18
 _PATH_BUDGET_PARTS = 8  # a path search under the budget reads at most this share of it (see _bounded_paths)
 _SLACK = 1e-9  # relative and absolute margin on search bounds (float sums of one path in two orders)
 COMPILED_MIN_ENTRIES = 1 << 20  # from here (4x a shared set's graph) steiner_search.py searches first

@@ -214,7 +214,7 @@ class AGRAGRetriever(GraphIndexRetriever):
         n = graph.num_nodes
         scores = graph.buffer("ppr", n + 1)
         pushed = pushed_pagerank(graph.transition, np.asarray(terminals, np.int64), np.ones(len(terminals)),
-                                 damping=self.config.damping)
+                                 damping=self.config.damping, eps=self.config.push_eps)
         written = getattr(graph.scratch, "ppr_written", None)  # (buffer, the nodes the last push wrote)
         if pushed is None:
             reset = np.zeros(n)
