@@ -116,3 +116,29 @@ def test_agrag_retrieval_is_the_same_down_the_compiled_path(graph_index, questio
     assert [(n.node.node_id, n.score, n.node.get_content()) for n in nodes_after] == \
         [(n.node.node_id, n.score, n.node.get_content()) for n in nodes_before]
     assert calls  # the Steiner search ran down the compiled path
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_first_join_stops_sooner_with_a_steiner_tree(seed, compiled):
+    """``first_join``: the search reads no more than the exact one and still gives a tree over the terminals whose
+    leaves are terminals, with the edges' true costs; its cost is at least the optimum's lower bound, half the MST
+    of G1' (the 2-approximation's)."""
+    rng, n, pairs, w, _ = random_instance(seed)
+    full, _ = pairs.matrix(pairs.edge_costs(w))
+    for _ in range(3):
+        terminals = rng.choice(n, size=int(rng.integers(2, min(n, 9) + 1)), replace=False).tolist()
+        exact, early = {}, {}
+        steiner_tree(pairs.query(w), terminals, max_entries=None, stats=exact)
+        tree = steiner_tree(pairs.query(w), terminals, max_entries=None, stats=early, first_join=True)
+        assert early["voronoi_entries"] <= exact["voronoi_entries"]
+        _tree_checks(tree, terminals, full)
+        mst1 = reference_terminal_mst(full, np.unique(terminals), np.inf)
+        assert sum(c for *_, c in tree) >= mst1.data.sum() / 2 - 1e-9
+
+
+def test_first_join_is_ignored_by_the_numpy_search():
+    """Below COMPILED_MIN_ENTRIES (every shared set's graph) the tree is Mehlhorn's whatever ``first_join``."""
+    rng, n, pairs, w, _ = random_instance(3)
+    full, _ = pairs.matrix(pairs.edge_costs(w))
+    terminals = rng.choice(n, size=5, replace=False).tolist()
+    assert steiner_tree(pairs.query(w), terminals, first_join=True) == reference_steiner_tree(full, terminals)

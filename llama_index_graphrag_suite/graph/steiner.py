@@ -286,7 +286,8 @@ def _path(pred_row: np.ndarray, source: int, target: int) -> list[int]:
 
 
 def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float = 0.125,
-                 max_entries: int | None = MAX_ENTRIES, stats: dict | None = None) -> list[tuple[int, int, float]]:
+                 max_entries: int | None = MAX_ENTRIES, stats: dict | None = None,
+                 first_join: bool = False) -> list[tuple[int, int, float]]:
     """Edges ``(u, v, cost)`` (u < v) of a Steiner tree spanning ``terminals``; cost <= 2 x optimum.
 
     ``costs`` is an n x n sparse matrix of non-negative edge costs (an undirected graph; pass
@@ -299,6 +300,9 @@ def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float 
     that stops at it gives a Steiner forest (see the module docstring). ``stats``, when given, is filled
     with ``radius``, ``voronoi_entries`` (row entries the Voronoi search read), ``voronoi_stopped`` and
     ``path_stops`` (searches the budget stopped) and ``whole_graph`` (whether the whole graph was priced).
+    ``first_join`` (compiled searches only, graphs of COMPILED_MIN_ENTRIES+): the Voronoi search stops once the
+    terminal-graph edges it found join every terminal, and the tree spans those: still a Steiner tree of real
+    shortest paths, not always Mehlhorn's (no 2-approximation bound).
     """
     terms = np.unique(np.asarray(list(terminals), dtype=np.int64))
     if terms.size == 0:
@@ -311,7 +315,7 @@ def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float 
     if graph.indices.size >= COMPILED_MIN_ENTRIES and _compiled_ok(graph):
         from .steiner_search import compiled_paths  # numba: imported only for a large graph
 
-        paths = compiled_paths(graph, terms, max_entries, info)
+        paths = compiled_paths(graph, terms, max_entries, info, first_join)
     else:
         paths = _searched_paths(graph, terms, first_radius, max_entries, info)
     if not paths:

@@ -29,7 +29,9 @@ def parse_setting(text: str) -> dict:
     out = {}
     for part in filter(None, text.split(",")):
         name, value = part.split("=", 1)
-        out[name.strip()] = None if value.strip() == "None" else float(value) if "." in value or "e" in value \
+        value = value.strip()
+        out[name.strip()] = None if value == "None" else value == "True" if value in ("True", "False") else \
+            float(value) if "." in value or "e" in value \
             else int(value)
     return out
 

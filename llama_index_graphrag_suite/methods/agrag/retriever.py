@@ -301,7 +301,8 @@ class AGRAGRetriever(GraphIndexRetriever):
 
         with stage("agrag.steiner"):  # Eq. 14 edge costs (priced where the search reads them), then the Steiner tree
             costs = self._query_costs(graph, q, hyb, fact_sims)
-            tree = steiner_tree(costs, terminals, max_entries=cfg.steiner_max_entries)
+            tree = steiner_tree(costs, terminals, max_entries=cfg.steiner_max_entries,
+                                first_join=cfg.steiner_first_join)
         described: dict[tuple, dict] = {}  # the Steiner edges come back in the MCMI subgraph: described once
 
         def edge_json(u: int, v: int, c: float) -> dict:
