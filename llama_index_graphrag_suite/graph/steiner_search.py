@@ -302,8 +302,8 @@ def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None,
                    first_join: bool = False) -> list[list[int]]:
     """For each edge of the MST of G1' (or of its spanning forest, when ``max_entries`` stopped the search), in
     the order (row i, column j) of ``steiner.py``'s ``_terminal_mst``, a shortest path from ``terms[i]`` to
-    ``terms[j]`` as node ids. ``info`` gets the search's statistics; ``first_join``: see ``_voronoi``. Raises ValueError when the search ends
-    without joining the terminals."""
+    ``terms[j]`` as node ids. ``info`` gets the search's statistics; ``first_join``: see ``_voronoi``. Raises
+    ValueError when the search ends without joining the terminals."""
     owner = graph.index if isinstance(graph, QueryCosts) else graph
     scratch = _borrow(owner, graph.num_nodes)
     k = terms.size
