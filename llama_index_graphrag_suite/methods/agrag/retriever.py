@@ -6,8 +6,9 @@ Per query (paper Section III-C/D):
 2. Triple filter (Eq. 9): with an LLM, a prompt keeps the query-relevant candidates (answers are parsed
    leniently and snapped back to real candidates); without one, the LLM-free filter keeps the facts whose
    cosine is within ``filter_margin`` of the best candidate (the best is always kept).
-3. Node influence (Eq. 10-13): personalised PageRank (damping 0.5, tolerance 1e-7) restarting uniformly on
-   the kept facts' entities; passage-node scores are then multiplied by ``passage_factor`` (0.05).
+3. Node influence (Eq. 10-13): personalised PageRank (damping 0.5, tolerance 1e-7; the local push to ``push_eps``
+   on a graph of 1M+ entries) restarting uniformly on the kept facts' entities; passage-node scores are then
+   multiplied by ``passage_factor`` (0.05).
 4. Edge costs (Eq. 14): fact edges (1 - cos(q, fact)) / 2; synonym edges (1 - max cos(q, entity)) / 2;
    contains edges (1 - hybrid(q, chunk)) / 2 with the hybrid score in [0, 1]; a pseudo node joins every
    passage at cost ``pseudo_cost`` (10) so the graph is connected (as in HippoRAG 2 and the paper).
