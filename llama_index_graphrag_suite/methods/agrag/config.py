@@ -82,9 +82,10 @@ class AGRAGConfig(MethodConfig):
         paper="ours: on the shared sets (<= 0.25M entries) it never applies; at 300k passages it bounds the "
         "search (studies/perf/agrag_at_scale.py)", ge=1)
     steiner_first_join: bool = param(
-        False, "on a graph of 1M+ entries (the compiled search), stop the Voronoi search once the terminals are "
+        True, "on a graph of 1M+ entries (the compiled search), stop the Voronoi search once the terminals are "
         "joined instead of once the joining edges are provably the cheapest (a Steiner tree, not always Mehlhorn's)",
-        paper="ours: never on the shared sets (< 0.25M entries)")
+        paper="ours: never on the shared sets (< 0.25M entries); its cost at 1M: "
+        "studies/perf/results/agrag_1m_approximations.md")
     # -- hybrid retrieval (Eq. 20-21)
     hybrid_top_k: int = param(5, "chunks from hybrid retrieval (k_r), fused with the subgraph's chunks", ge=0,
                               paper="AGRAG Eq. 20: k_r = 5 (§IV: top-k = 5 for every model)")
