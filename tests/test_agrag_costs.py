@@ -363,7 +363,9 @@ def test_pagerank_by_the_local_push_gives_the_dense_scores_and_answers(monkeypat
     index = GraphRAGIndex.from_documents([make_document(i, text, title) for i, title, text in CORPUS],
                                          embed_model=HashEmbedding(dim=128),
                                          config=IndexConfig(entities="statistical", entity_threshold=0.1))
-    retriever = AGRAGRetriever(index)  # its own index: a graph built here, with the local push
+    # its own index: a graph built here, with the local push at the dense path's bound (AGRAG's own push_eps is
+    # looser: tests/test_agrag_at_scale_bounds.py)
+    retriever = AGRAGRetriever(index, push_eps=ppr.PUSH_EPS)
     graph = retriever._graph()
     assert graph.transition.pushes
     terminals = [0, 3, 7]

@@ -117,13 +117,13 @@ def test_agrag_pagerank_arrays_in_a_row_equal_the_dense_scores(monkeypatch):
     index = GraphRAGIndex.from_documents([make_document(i, text, title) for i, title, text in CORPUS],
                                          embed_model=HashEmbedding(dim=128),
                                          config=IndexConfig(entities="statistical", entity_threshold=0.1))
-    retriever = AGRAGRetriever(index)
+    retriever = AGRAGRetriever(index, push_eps=ppr.PUSH_EPS)  # the dense path's bound: the same bits
     graph = retriever._graph()
     assert graph.transition.pushes
     n = graph.num_nodes
     sets = [[0, 3, 7], [1], [2, 5, n - 1], [0, 3, 7], [4, 6]]
     pushed = [retriever._ppr_scores(graph, t).copy() for t in sets]
-    dense_path = AGRAGRetriever(index)
+    dense_path = AGRAGRetriever(index, push_eps=ppr.PUSH_EPS)
     monkeypatch.setattr(agrag_module, "pushed_pagerank", lambda *a, **k: None)
     for terminals, scores in zip(sets, pushed):
         np.testing.assert_array_equal(scores, dense_path._ppr_scores(dense_path._graph(), terminals))

@@ -72,3 +72,24 @@ def test_few_lists_probed_exact_there_capped_estimates_elsewhere(listed_entities
     if inside.any():
         cap = exact[inside].min()
         np.testing.assert_array_equal(got[~inside], np.minimum(near[ends.lists[~inside]], cap))
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+@pytest.mark.parametrize("nprobe", [1, 2, 10**6])
+def test_slots_written_from_the_parts_equal_the_formula_on_the_cosines(listed_entities, question, nprobe,
+                                                                       monkeypatch):
+    """The entity slots are written per list estimate and per exact cosine, the chunk slots by a compiled loop
+    (forced here): the values of ``(1 - _entity_cosines) / 2`` and ``(1 - hybrid) / 2``, bit for bit."""
+    from llama_index_graphrag_suite.methods.agrag import graph as agrag_graph
+
+    index = listed_entities
+    monkeypatch.setattr(vector_lists, "QUERY_NPROBE", nprobe)
+    monkeypatch.setattr(agrag_graph, "COMPILED_MIN_CHUNKS", 0)
+    retriever = AGRAGRetriever(index)
+    graph = retriever._graph()
+    ends = graph.synonyms
+    q = index.embed_query(question)
+    hyb = hybrid_scores(index, question)
+    slots = retriever._slot_costs(graph, q, hyb).copy()
+    np.testing.assert_array_equal(slots[graph.num_facts + ends.nodes], (1.0 - retriever._entity_cosines(ends, q)) / 2.0)
+    np.testing.assert_array_equal(slots[graph.chunk_slots], (1.0 - np.asarray(hyb, np.float64)) / 2.0)

@@ -106,7 +106,7 @@ def test_a_budget_stops_the_search_into_a_forest_and_scratch_is_reset(compiled):
 
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_agrag_retrieval_is_the_same_down_the_compiled_path(graph_index, question, monkeypatch):
-    retriever = AGRAGRetriever(graph_index)
+    retriever = AGRAGRetriever(graph_index, steiner_first_join=False)  # Mehlhorn's stop: the numpy search's tree
     nodes_before = retriever.retrieve(question)
     monkeypatch.setattr(steiner_module, "COMPILED_MIN_ENTRIES", 0)
     calls = []
@@ -116,3 +116,45 @@ def test_agrag_retrieval_is_the_same_down_the_compiled_path(graph_index, questio
     assert [(n.node.node_id, n.score, n.node.get_content()) for n in nodes_after] == \
         [(n.node.node_id, n.score, n.node.get_content()) for n in nodes_before]
     assert calls  # the Steiner search ran down the compiled path
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_first_join_stops_sooner_with_a_steiner_tree(seed, compiled):
+    """``first_join``: the search reads no more than the exact one and still gives a tree over the terminals whose
+    leaves are terminals, with the edges' true costs; its cost is at least the optimum's lower bound, half the MST
+    of G1' (the 2-approximation's)."""
+    rng, n, pairs, w, _ = random_instance(seed)
+    full, _ = pairs.matrix(pairs.edge_costs(w))
+    for _ in range(3):
+        terminals = rng.choice(n, size=int(rng.integers(2, min(n, 9) + 1)), replace=False).tolist()
+        exact, early = {}, {}
+        steiner_tree(pairs.query(w), terminals, max_entries=None, stats=exact)
+        tree = steiner_tree(pairs.query(w), terminals, max_entries=None, stats=early, first_join=True)
+        assert early["voronoi_entries"] <= exact["voronoi_entries"]
+        _tree_checks(tree, terminals, full)
+        mst1 = reference_terminal_mst(full, np.unique(terminals), np.inf)
+        assert sum(c for *_, c in tree) >= mst1.data.sum() / 2 - 1e-9
+
+
+def test_first_join_is_ignored_by_the_numpy_search():
+    """Below COMPILED_MIN_ENTRIES (every shared set's graph) the tree is Mehlhorn's whatever ``first_join``."""
+    rng, n, pairs, w, _ = random_instance(3)
+    full, _ = pairs.matrix(pairs.edge_costs(w))
+    terminals = rng.choice(n, size=5, replace=False).tolist()
+    assert steiner_tree(pairs.query(w), terminals, first_join=True) == reference_steiner_tree(full, terminals)
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_agrag_first_join_acts_only_down_the_compiled_path(graph_index, question, monkeypatch):
+    """On by default, AGRAG's ``steiner_first_join`` reaches the search; below COMPILED_MIN_ENTRIES (every shared set)
+    the retrieval is the exact search's."""
+    assert AGRAGRetriever(graph_index).config.steiner_first_join
+    exact = AGRAGRetriever(graph_index, steiner_first_join=False).retrieve(question)
+    seen = []
+    real = steiner_search.compiled_paths
+    monkeypatch.setattr(steiner_search, "compiled_paths", lambda *a: seen.append(a[-1]) or real(*a))
+    got = AGRAGRetriever(graph_index).retrieve(question)
+    assert [(n.node.node_id, n.score) for n in got] == [(n.node.node_id, n.score) for n in exact] and not seen
+    monkeypatch.setattr(steiner_module, "COMPILED_MIN_ENTRIES", 0)
+    nodes = AGRAGRetriever(graph_index).retrieve(question)
+    assert seen == [True] and nodes

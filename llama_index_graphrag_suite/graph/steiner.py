@@ -58,7 +58,7 @@ _PATH_SHARE = 1 / 32
 # On the priced whole graph, a terminal whose own bound is at least this share of the reach runs the
 # reference search itself (Dijkstra to the reach on the whole graph: one search instead of two and a subgraph).
 _WHOLE_REACH = 0.5
-MAX_ENTRIES = 1 << 19  # search budget in row entries (module docstring); a shared set's graph has < 0.25M
+MAX_ENTRIES = 1 << 18  # search budget in row entries (module docstring); a shared set's graph has < 0.25M
 _PATH_BUDGET_PARTS = 8  # a path search under the budget reads at most this share of it (see _bounded_paths)
 _SLACK = 1e-9  # relative and absolute margin on search bounds (float sums of one path in two orders)
 COMPILED_MIN_ENTRIES = 1 << 20  # from here (4x a shared set's graph) steiner_search.py searches first
@@ -283,7 +283,7 @@ def _path(pred_row: np.ndarray, source: int, target: int) -> list[int]:
     return path[::-1]
 
 
-def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float = 0.125,
+def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float = 0.125, first_join: bool = False,
                  max_entries: int | None = MAX_ENTRIES, stats: dict | None = None) -> list[tuple[int, int, float]]:
     """Edges ``(u, v, cost)`` (u < v) of a Steiner tree spanning ``terminals``; cost <= 2 x optimum.
 
@@ -297,6 +297,7 @@ def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float 
     that stops at it gives a Steiner forest (see the module docstring). ``stats``, when given, is filled
     with ``radius``, ``voronoi_entries`` (row entries the Voronoi search read), ``voronoi_stopped`` and
     ``path_stops`` (searches the budget stopped) and ``whole_graph`` (whether the whole graph was priced).
+    ``first_join``: the compiled Voronoi search stops once its G1' edges join the terminals (not always Mehlhorn's).
     """
     terms = np.unique(np.asarray(list(terminals), dtype=np.int64))
     if terms.size == 0:
@@ -309,7 +310,7 @@ def steiner_tree(costs, terminals, symmetric: bool = False, first_radius: float 
     if graph.indices.size >= COMPILED_MIN_ENTRIES and _compiled_ok(graph):
         from .steiner_search import compiled_paths  # numba: imported only for a large graph
 
-        paths = compiled_paths(graph, terms, max_entries, info)
+        paths = compiled_paths(graph, terms, max_entries, info, first_join)
     else:
         paths = _searched_paths(graph, terms, first_radius, max_entries, info)
     if not paths:

@@ -193,10 +193,11 @@ def _push_touched(touched, n, v):
 @_jit
 def _voronoi(terms, indptr, indices, entry_a, entry_b, two, w, ns, pair_min, multi_starts, multi_edges,
              slot_a, slot_b, cos, cos_rows, cos_lists, list_cos, data, priced, dist, near, state, pred, touched, g1,
-             ends, budget):
+             ends, budget, first_join):
     """Step 1 (module docstring). ``state``: 0 unseen, 1 reached, 2 settled; ``g1`` (k x k, inf) gets the G1'
     candidates and ``ends[a, b]`` the node nearest terminal a on the boundary edge giving g1[a, b]; ``pred`` the
-    search's shortest-path forest. Returns ``(radius, entries read, stopped at the budget, touched, how many)``: every node nearer
+    search's shortest-path forest. ``first_join``: stop as soon as the G1' edges found join every terminal, whatever
+    their weight (their spanning tree is a Steiner tree, not always the MST of the whole G1'). Returns ``(radius, entries read, stopped at the budget, touched, how many)``: every node nearer
     than ``radius`` is settled; ``touched[:n]`` were given a distance (to reset)."""
     k = terms.size
     keys, vals, size = np.empty(1024, np.float64), np.empty(1024, np.int64), 0
@@ -214,6 +215,10 @@ def _voronoi(terms, indptr, indices, entry_a, entry_b, two, w, ns, pair_min, mul
             size = _heap_pop(keys, vals, size)
             continue
         bound = 2.0 * d * (1.0 - _SLACK)  # every G1' edge below it is in g1
+        if first_join and dirty:
+            joined, _ = _spans(g1, np.inf)
+            if joined:
+                return d, entries, False, touched, n
         if dirty or bound > nxt:
             joined, nxt = _spans(g1, bound)
             dirty = False
@@ -293,11 +298,12 @@ def _pricing(graph: CostGraph):
             np.ones(graph.num_nodes, bool))
 
 
-def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None, info: dict) -> list[list[int]]:
+def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None, info: dict,
+                   first_join: bool = False) -> list[list[int]]:
     """For each edge of the MST of G1' (or of its spanning forest, when ``max_entries`` stopped the search), in
     the order (row i, column j) of ``steiner.py``'s ``_terminal_mst``, a shortest path from ``terms[i]`` to
-    ``terms[j]`` as node ids. ``info`` gets the search's statistics. Raises ValueError when the search ends
-    without joining the terminals."""
+    ``terms[j]`` as node ids. ``info`` gets the search's statistics; ``first_join``: see ``_voronoi``. Raises
+    ValueError when the search ends without joining the terminals."""
     owner = graph.index if isinstance(graph, QueryCosts) else graph
     scratch = _borrow(owner, graph.num_nodes)
     k = terms.size
@@ -307,7 +313,7 @@ def compiled_paths(graph: CostGraph, terms: np.ndarray, max_entries: int | None,
         g1, ends = np.full((k, k), np.inf), np.full((k, k), -1, np.int64)
         radius, entries, stopped, scratch.touched, n = _voronoi(
             terms, graph.indptr, graph.indices, *pricing, scratch.dist, scratch.near, scratch.state, scratch.pred,
-            scratch.touched, g1, ends, _NO_BUDGET if max_entries is None else int(max_entries))
+            scratch.touched, g1, ends, _NO_BUDGET if max_entries is None else int(max_entries), bool(first_join))
         info.update(radius=float(radius), voronoi_entries=int(entries), voronoi_stopped=bool(stopped),
                     path_stops=0, whole_graph=False, compiled=True)
         if stopped:  # the edges known to be G1' edges: below twice the settled radius

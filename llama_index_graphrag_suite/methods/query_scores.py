@@ -19,7 +19,8 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .scoring import hybrid, minmax, top_k
+from .query_kernels import hybrid, top_k  # scoring's, as one compiled pass over a large array (the same values)
+from .scoring import minmax
 
 __all__ = ["best_sentence", "bm25_scores", "dense_scores", "fusable_dense", "groups_of", "hybrid_scores",
            "listed_chunks", "sentence_base", "sentence_chunk_pairs", "sentence_scores", "sentences_carry_meaning",

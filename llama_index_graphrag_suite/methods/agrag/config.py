@@ -24,7 +24,12 @@ from typing import Any, ClassVar
 from ...graph.steiner import MAX_ENTRIES
 from ..base import MethodConfig, param
 
-__all__ = ["AGRAGConfig", "MCMIRatio"]
+__all__ = ["AGRAGConfig", "MCMIRatio", "PUSH_EPS"]
+
+#: AGRAG's local-push residual bound (graph/ppr.py's PUSH_EPS is 1e-7): AGRAG reads the scores of the few nodes
+#: next to its Steiner tree and of the chunks on its subgraph, which keep their order at this bound (its recall
+#: cost at 1M passages: studies/perf/results/agrag_1m_query.md)
+PUSH_EPS = 1e-6
 
 
 class MCMIRatio(str, Enum):
@@ -52,6 +57,10 @@ class AGRAGConfig(MethodConfig):
     passage_factor: float = param(0.05, "multiplies the PPR score of passage nodes, so influence does not "
                                   "concentrate on them", paper="AGRAG §III-C: balance factor 0.05 (after HippoRAG 2; "
                                   "the authors' AGRAG code path does not apply it)", ge=0.0)
+    push_eps: float = param(PUSH_EPS, "on a graph of 1M+ entries, where the local push answers the PageRank "
+                            "(graph/ppr.py), its per-degree residual bound: each score is at most push_eps x degree "
+                            "/ (1 - d) below exact", paper="ours: on the shared sets (< 1M entries) the global "
+                            "solver runs to the tolerance 1e-7 and this never applies", gt=0.0)
     # -- edge costs (Eq. 14)
     pseudo_cost: float = param(10.0, "cost of the pseudo edges joining every passage to one pseudo node (keeps the "
                                "graph connected; paths through it are penalised)",
@@ -72,6 +81,11 @@ class AGRAGConfig(MethodConfig):
         "search that stops there gives a Steiner forest of the terminals it joined (graph/steiner.py)",
         paper="ours: on the shared sets (<= 0.25M entries) it never applies; at 300k passages it bounds the "
         "search (studies/perf/agrag_at_scale.py)", ge=1)
+    steiner_first_join: bool = param(
+        True, "on a graph of 1M+ entries (the compiled search), stop the Voronoi search once the terminals are "
+        "joined instead of once the joining edges are provably the cheapest (a Steiner tree, not always Mehlhorn's)",
+        paper="ours: never on the shared sets (< 0.25M entries); its cost at 1M: "
+        "studies/perf/results/agrag_1m_approximations.md")
     # -- hybrid retrieval (Eq. 20-21)
     hybrid_top_k: int = param(5, "chunks from hybrid retrieval (k_r), fused with the subgraph's chunks", ge=0,
                               paper="AGRAG Eq. 20: k_r = 5 (§IV: top-k = 5 for every model)")

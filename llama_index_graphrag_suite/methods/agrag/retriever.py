@@ -6,8 +6,9 @@ Per query (paper Section III-C/D):
 2. Triple filter (Eq. 9): with an LLM, a prompt keeps the query-relevant candidates (answers are parsed
    leniently and snapped back to real candidates); without one, the LLM-free filter keeps the facts whose
    cosine is within ``filter_margin`` of the best candidate (the best is always kept).
-3. Node influence (Eq. 10-13): personalised PageRank (damping 0.5, tolerance 1e-7) restarting uniformly on
-   the kept facts' entities; passage-node scores are then multiplied by ``passage_factor`` (0.05).
+3. Node influence (Eq. 10-13): personalised PageRank (damping 0.5, tolerance 1e-7; the local push to ``push_eps``
+   on a graph of 1M+ entries) restarting uniformly on the kept facts' entities; passage-node scores are then
+   multiplied by ``passage_factor`` (0.05).
 4. Edge costs (Eq. 14): fact edges (1 - cos(q, fact)) / 2; synonym edges (1 - max cos(q, entity)) / 2;
    contains edges (1 - hybrid(q, chunk)) / 2 with the hybrid score in [0, 1]; a pseudo node joins every
    passage at cost ``pseudo_cost`` (10) so the graph is connected (as in HippoRAG 2 and the paper).
@@ -51,7 +52,7 @@ from ..query_scores import hybrid_scores, top_ranked
 from ..shared_graph import chunk_rows as shared_chunk_rows, weighted_transition
 from .config import AGRAGConfig
 from .fact_cosines import FactCosines, map_facts
-from .graph import AGRAGGraph as _Graph, SynonymEnds as _SynonymEnds
+from .graph import AGRAGGraph as _Graph, SynonymEnds as _SynonymEnds, write_chunk_slots
 from .prompts import DEFAULT_PROMPTS
 
 __all__ = ["AGRAGConfig", "AGRAGRetriever", "VARIANTS"]
@@ -183,13 +184,16 @@ class AGRAGRetriever(GraphIndexRetriever):
             # per fact text, then gathered per fact (facts share texts): the same float32 values, cast
             np.take(((1.0 - fact_sims) / 2.0).astype(np.float64), index.fact_text_rows, out=slots[:nf])
         if graph.synonyms is not None:  # a large table: the entities synonym edges read, not every row
-            slots[nf + graph.synonyms.nodes] = (1.0 - self._entity_cosines(graph.synonyms, query_vec)) / 2.0
+            # (1 - cos) / 2 per list estimate and per exact cosine, then gathered: the values of the formula on
+            # _entity_cosines' array, without its float passes over every synonym-edge entity
+            ends = graph.synonyms
+            near, at, exact = self._entity_parts(ends, query_vec)
+            slots[ends.slots] = ((1.0 - near) / 2.0)[ends.lists]
+            slots[ends.slots[at]] = (1.0 - exact.astype(near.dtype, copy=False)) / 2.0
         else:
             ent_cos = index.entity_vectors.scores(query_vec)[index.entity_vector_rows]
             slots[nf:nf + ent_cos.size] = (1.0 - ent_cos) / 2.0
-        chunk_costs = np.subtract(1.0, np.asarray(hybrid_scores, np.float64))
-        chunk_costs /= 2.0
-        slots[graph.chunk_slots] = chunk_costs
+        write_chunk_slots(slots, graph.chunk_slots, np.asarray(hybrid_scores, np.float64))
         slots[nf + n] = self.config.pseudo_cost
         return slots
 
@@ -214,7 +218,7 @@ class AGRAGRetriever(GraphIndexRetriever):
         n = graph.num_nodes
         scores = graph.buffer("ppr", n + 1)
         pushed = pushed_pagerank(graph.transition, np.asarray(terminals, np.int64), np.ones(len(terminals)),
-                                 damping=self.config.damping)
+                                 damping=self.config.damping, eps=self.config.push_eps)
         written = getattr(graph.scratch, "ppr_written", None)  # (buffer, the nodes the last push wrote)
         if pushed is None:
             reset = np.zeros(n)
@@ -245,13 +249,20 @@ class AGRAGRetriever(GraphIndexRetriever):
         lists = np.asarray(table.lists.lists, np.int64)[rows]
         order = np.argsort(lists, kind="stable")
         bounds = np.searchsorted(lists[order], np.arange(len(table.lists.centroids) + 1))
-        return _SynonymEnds(nodes[order], rows[order], lists[order], bounds)
+        return _SynonymEnds(nodes[order], rows[order], lists[order], bounds, len(self.index.fact_ids) + nodes[order])
 
     def _entity_cosines(self, ends: _SynonymEnds, query_vec: np.ndarray) -> np.ndarray:
         """``VectorTable.scores`` of a listed table at the synonym-edge entities (same lists probed, same exact
         cosines there), but reading only those entities' rows of the probed lists: the estimate elsewhere is capped
         at the lowest exact cosine among them, not among every probed row (a higher cap, so the estimates of far
         entities differ; studies/perf/agrag_slow_questions.py measures the effect)."""
+        near, at, exact = self._entity_parts(ends, query_vec)
+        out = near[ends.lists]
+        out[at] = exact
+        return out
+
+    def _entity_parts(self, ends: _SynonymEnds, query_vec: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`_entity_cosines` as ``(per-list capped estimate, positions in ends read exactly, their cosines)``."""
         table = self.index.entity_vectors
         q = normalize_rows(query_vec)[0]
         near, probed = table.lists.probe(q)  # the lists VectorTable.scores would probe
@@ -260,9 +271,7 @@ class AGRAGRetriever(GraphIndexRetriever):
         exact = row_products(table.at(ends.rows[at]), q)
         if exact.size:
             np.minimum(near, exact.min(), out=near)
-        out = near[ends.lists]
-        out[at] = exact
-        return out
+        return near, at, exact
 
     def _edge_costs(self, graph: _Graph, query_vec: np.ndarray, hybrid_scores: np.ndarray) -> np.ndarray:
         """Eq. 14 for every snapshot edge, then the pseudo edges (all edges priced: for benchmarks and tests)."""
@@ -301,7 +310,8 @@ class AGRAGRetriever(GraphIndexRetriever):
 
         with stage("agrag.steiner"):  # Eq. 14 edge costs (priced where the search reads them), then the Steiner tree
             costs = self._query_costs(graph, q, hyb, fact_sims)
-            tree = steiner_tree(costs, terminals, max_entries=cfg.steiner_max_entries)
+            tree = steiner_tree(costs, terminals, max_entries=cfg.steiner_max_entries,
+                                first_join=cfg.steiner_first_join)
         described: dict[tuple, dict] = {}  # the Steiner edges come back in the MCMI subgraph: described once
 
         def edge_json(u: int, v: int, c: float) -> dict:
