@@ -21,6 +21,7 @@ raises :class:`~.storage.CorruptIndexError` with one line naming the first viola
 from __future__ import annotations
 
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable
 
 import numpy as np
@@ -37,6 +38,10 @@ from .storage import CorruptIndexError
 __all__ = ["check_snapshot", "check_tables", "check_vector_rows"]
 
 KEY_PROBES = 64  # saved fact text keys checked against their texts on each load
+# Arrow's hash joins release the GIL, and a loaded version's checks make five independent ones over millions of
+# rows (a fact's two ends, its chunks, its text's vector row, an entity's vector row): run side by side they took
+# a 1M-passage load from ~10 s toward its cores' share (studies/perf/load_time.py)
+JOIN_THREADS = 4
 
 
 def _duplicate(ids: Iterable[str]) -> str | None:
@@ -60,28 +65,47 @@ def _keys(table) -> pa.Array:
     return table.key_array() if isinstance(table, RowColumns) else pa.array(list(table), pa.string())
 
 
-def _check_fact_columns(facts: FactColumns, entities, chunks, fail) -> None:
-    """Every fact's ends among the entities and its chunks among the chunks, column by column."""
-    known_entities, known_chunks = _keys(entities), _keys(chunks)
+def _joins_side_by_side(index) -> tuple[pa.Array, int | None]:
+    """Run a loaded version's hash joins at once: the facts' ends and text rows and the entities' vector rows are
+    kept by the columns for the checks and the derive that read them next. Returns the facts' saved text keys
+    (taken before the text rows are found, which lets the facts drop them) and their first chunk that is not among
+    the chunks (:func:`_first_missing` of their flattened chunk lists)."""
+    facts, entities = index.facts, index.entities
+    texts = facts.text_keys()
+    known_entities, known_chunks = _keys(entities), _keys(index.chunks)
+    with ThreadPoolExecutor(JOIN_THREADS) as pool:
+        jobs = [pool.submit(facts.end_rows, end, known_entities) for end in ("subject", "object")]
+        jobs.append(pool.submit(facts.text_rows, index.fact_vectors))
+        if isinstance(entities, EntityColumns):
+            jobs.append(pool.submit(entities.vector_rows, index.entity_vectors))
+        missing_chunk = pool.submit(_first_missing, pc.list_flatten(facts.arrow_column("chunks")), known_chunks)
+        for job in jobs:
+            job.result()  # re-raises a join's error here
+        return texts, missing_chunk.result()
+
+
+def _check_fact_columns(facts: FactColumns, entities, chunks, fail, at: int | None) -> None:
+    """Every fact's ends among the entities and its chunks among the chunks (``at``: the first flattened chunk id
+    that is not, from :func:`_joins_side_by_side`), column by column."""
+    known_entities = _keys(entities)
     ids = facts.arrow_column("id")
     for end in ("subject", "object"):
         missing = np.flatnonzero(facts.end_rows(end, known_entities) < 0)  # kept for the graph snapshot's edges
         if missing.size:
             row = int(missing[0])
             fail(f"fact {ids[row].as_py()!r} is on unknown entity {facts.arrow_column(end)[row].as_py()!r}")
-    lists = facts.arrow_column("chunks")
-    at = _first_missing(pc.list_flatten(lists), known_chunks)
-    lists = lists.combine_chunks() if at is not None and isinstance(lists, pa.ChunkedArray) else lists  # parents
     if at is not None:
+        lists = facts.arrow_column("chunks")
+        lists = lists.combine_chunks() if isinstance(lists, pa.ChunkedArray) else lists  # for the parents
         row = int(pc.list_parent_indices(lists)[at].as_py())
         fail(f"fact {ids[row].as_py()!r} links missing chunk {pc.list_flatten(lists)[at].as_py()!r}")
 
 
-def _check_text_keys(facts: FactColumns, fail) -> None:
+def _check_text_keys(facts: FactColumns, keys: pa.Array, fail) -> None:
     """A few saved text keys against their texts (every fact's key is not hashed again on each load: a table whose
     keys are wrong but whose checksums hold is caught where these rows are, as a reordered vector table is)."""
     n = len(facts)
-    keys, texts = facts.text_keys(), facts.arrow_column("text")
+    texts = facts.arrow_column("text")
     for row in sorted({int(r) for r in np.linspace(0, n - 1, min(n, KEY_PROBES))}):
         if keys[row].as_py() != text_key(texts[row].as_py() or ""):
             fail(f"fact {facts.arrow_column('id')[row].as_py()!r} has a text key that is not its text's")
@@ -108,8 +132,9 @@ def check_tables(index, rows: dict[str, list[str]], where: str) -> None:
                 fail(f"entity {key!r} links missing chunk {cid!r}")
     columnar = isinstance(facts, FactColumns)  # a loaded version's facts: checked column by column
     if columnar:
-        _check_fact_columns(facts, entities, chunks, fail)
-        _check_text_keys(facts, fail)
+        texts, at = _joins_side_by_side(index)
+        _check_fact_columns(facts, entities, chunks, fail, at)
+        _check_text_keys(facts, texts, fail)
     for fid, f in ({} if columnar else facts).items():
         for end in (f.subject, f.object):
             if end not in entities:
@@ -121,7 +146,8 @@ def check_tables(index, rows: dict[str, list[str]], where: str) -> None:
     at = _first_missing(names, _keys(entities))
     if at is not None:
         fail(f"a synonym pair is on unknown entity {names[at].as_py()!r}")
-    texts = facts.text_keys() if columnar else pa.array([text_key(f.text) for f in facts.values()], pa.string())
+    if not columnar:
+        texts = pa.array([text_key(f.text) for f in facts.values()], pa.string())
     expected = {"chunks": _keys(chunks), "entities": _keys(entities), "facts": texts}
     for name, table in (("chunks", index.chunk_vectors), ("entities", index.entity_vectors), ("facts", index.fact_vectors)):
         if name == "facts" and columnar:  # the rows the index's derive reads anyway (kept by the facts)
