@@ -196,16 +196,51 @@ def query_methods(index, ds, methods: list[str]) -> dict:
 
 
 def requery_child(dataset: str, folder: str, embed: str, methods: list[str]) -> dict:
-    """In the child process: load a kept index and time the methods again (the build is not redone)."""
+    """In the child process: load a kept index and time the methods again (the build is not redone). A kept index
+    whose current version is the build's insert of 1,000 passages is loaded twice: first the version before the
+    insert (``load_seconds``), then the current one (``reload_seconds``), on which the methods are timed."""
     from llama_index_graphrag_suite.eval.datasets import load_dataset
     from llama_index_graphrag_suite.index.graph_index import GraphRAGIndex
 
+    model = None if embed == "minilm" else embed
+    out = {}
+    before = _version_before_insert(Path(folder))
+    if before is not None:
+        start = time.perf_counter()
+        GraphRAGIndex.load(folder, embed_model=model, version=before)
+        out["load_seconds"] = round(time.perf_counter() - start, 2)
     start = time.perf_counter()  # before the corpus is read: a million passages held as objects slow a load by 3 s
-    index = GraphRAGIndex.load(folder, embed_model=None if embed == "minilm" else embed)
-    load_seconds = round(time.perf_counter() - start, 2)
+    index = GraphRAGIndex.load(folder, embed_model=model)
+    out["reload_seconds" if before is not None else "load_seconds"] = round(time.perf_counter() - start, 2)
     ds = load_dataset(dataset)
-    return {"load_seconds": load_seconds, "methods": query_methods(index, ds, methods),
-            "peak_rss_query_mb": round(_peak_rss_mb())}
+    return {**out, "methods": query_methods(index, ds, methods), "peak_rss_query_mb": round(_peak_rss_mb())}
+
+
+def _version_before_insert(folder: Path) -> int | None:
+    """The newest kept version of ``folder`` holding fewer documents than the current one (the build's own, before
+    the bench inserted 1,000 passages), or None."""
+    current = json.loads((folder / "CURRENT").read_text())["version"]
+    docs = {}
+    for manifest in folder.glob("v-*/manifest.json"):
+        docs[manifest.parent.name] = json.loads(manifest.read_text()).get("counts", {}).get("documents")
+    now = docs.get(current)
+    fewer = [v for v, d in docs.items() if now is not None and d is not None and d < now]
+    return int(max(fewer).split("-")[1]) if fewer else None
+
+
+def serve_memory(keep: Path, n: int, embed: str, count: int, methods: list[str]) -> dict:
+    """``benchmarks/serve_memory.py`` on the kept index of size ``n``: the serving process's RSS once loaded and
+    after ``count`` questions over HTTP, and each method's median round trip."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "serve.json"
+        cmd = [sys.executable, str(HERE / "serve_memory.py"), "--index", str(keep / f"index-{n}"), "--questions",
+               str(keep / f"synth-{n}" / "questions.jsonl"), "--count", str(count), "--methods", ",".join(methods),
+               "--json", str(out), *(["--embed", embed] if embed != "minilm" else [])]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                              env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        if done.returncode or not out.is_file():
+            sys.exit(f"serve_memory at N={n} failed:\n{done.stderr[-3000:]}")
+        return json.loads(out.read_text())
 
 
 # -- fitting and extrapolation ------------------------------------------------------------------------
@@ -257,6 +292,7 @@ def extrapolate(rows: list[dict], n: int = EXTRAPOLATE_TO) -> dict:
 TARGET_N = 1_000_000
 TARGET_RSS_GB, TARGET_DISK_GB, TARGET_LOAD_S, TARGET_INSERT_S = 12.0, 8.0, 10.0, 60.0
 TARGET_P50_MS, TARGET_P95_MS, TARGET_EXPONENT = 100.0, 300.0, 1.05
+TARGET_SERVE_GB = 6.0  # a serving process's RSS after 100 questions (GiB, as the other memory figures here)
 
 
 def _batch_size(run: dict) -> int:
@@ -309,6 +345,7 @@ def targets(rows: list[dict], curve: list[dict] | None = None) -> list[str]:
            *([row(f"load after the insert below ≤ {TARGET_LOAD_S:g} s", "reload_seconds", TARGET_LOAD_S, 1, " s")]
              if top.get("reload_seconds") is not None else []),
            row(f"insert 1,000 documents ≤ {TARGET_INSERT_S:g} s", "insert_seconds", TARGET_INSERT_S, 1, " s"),
+           *_serve_row(top, reached),
            f"| build CPU growth ≤ n^{TARGET_EXPONENT} | "
            + (f"n^{cpu:.2f} over {sizes} | | {'met' if cpu <= TARGET_EXPONENT else '**not met**'} |"
               if cpu is not None else "- | | - |")]
@@ -318,6 +355,17 @@ def targets(rows: list[dict], curve: list[dict] | None = None) -> list[str]:
                    f"{stats['p50_ms']:.1f} / {stats['p95_ms']:.1f} ms | | {'met' if ok else '**not met**'} at "
                    f"{top['n']:,} |")
     return out
+
+
+def _serve_row(top: dict, reached: bool) -> list[str]:
+    """The serving target's row, when the run served its largest index (``--serve``)."""
+    served = top.get("serve")
+    if not served:
+        return []
+    gb = served["after_mb"]["VmRSS"] / 1024
+    verdict = ("met" if gb <= TARGET_SERVE_GB else "**not met**") + ("" if reached else " (not at 1M)")
+    return [f"| serving process ≤ {TARGET_SERVE_GB:g} GB RSS after {served['questions']} questions | {gb:.1f} GB "
+            f"(peak {served['after_mb']['VmHWM'] / 1024:.1f} GB) | - | {verdict} |"]
 
 
 def _hms(seconds: float) -> str:
@@ -393,6 +441,15 @@ def render(runs: list[dict]) -> str:
                 cells.append(f"{s['p50_ms']:.1f} / {s['p95_ms']:.1f} | {100 * s['recall@5']:.1f} | {s['first_query_s']:.1f}"
                              if s else "- | - | -")
             lines.append(f"| {m} | " + " | ".join(cells) + " |")
+        for r in rows:
+            if r.get("serve"):  # --serve: the kept index served over HTTP (benchmarks/serve_memory.py)
+                sv = r["serve"]
+                lines += ["", f"Served at {r['n']:,} (`graphrag-suite serve`, {sv['questions']} questions over HTTP, "
+                          f"methods in turn): ready after {sv['ready_s']} s at {sv['loaded_mb']['VmRSS']:,} MB RSS; "
+                          f"after the questions {sv['after_mb']['VmRSS']:,} MB (anonymous {sv['after_mb']['RssAnon']:,}, "
+                          f"file-backed {sv['after_mb']['RssFile']:,}), peak {sv['after_mb']['VmHWM']:,} MB. Median "
+                          "round trip ms (query embedding included): " + ", ".join(
+                              f"{m} {v['median_ms']}" for m, v in sv["methods"].items()) + "."]
         if len(rows) >= 2:
             ex = extrapolate(rows)
             measure = ex["measure"]
@@ -538,6 +595,9 @@ def main() -> None:
     ap.add_argument("--no-prepare-again", action="store_true",
                     help="after the 1,000-passage insert, do not build ArchRAG's hierarchy again (it is built anew, "
                          "as long as at build time)")
+    ap.add_argument("--serve", type=int, default=0, metavar="Q",
+                    help="with --keep: serve each kept index (`graphrag-suite serve`, benchmarks/serve_memory.py) and "
+                         "record its RSS after Q questions over HTTP (the 1M target: <= 6 GB after 100)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--child-index", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -576,6 +636,8 @@ def main() -> None:
                 shutil.rmtree(kept)
             extra = ["--child-index", str(kept)] if args.keep else []
             row = _child(folder, args, extra)
+            if args.serve and args.keep:
+                row["serve"] = serve_memory(base, n, args.embed, args.serve, methods)
             rows.append(row)
             print(f"N={n}: index {row['index_seconds']} s {row['stage_seconds']}, peak RSS {row['peak_rss_build_mb']} MB, "
                   f"disk {row['disk_mb']} MB; " + ", ".join(f"{m} {s['p50_ms']} ms r@5 {s['recall@5']}"
@@ -623,6 +685,11 @@ def requery(args, sizes: list[int], methods: list[str], command: str) -> None:
         got = _child(Path(args.keep) / f"synth-{n}", args, ["--requery", "--child-index", str(index_dir)])
         row["methods"].update(got["methods"])
         row["load_seconds"] = got["load_seconds"]
+        if "reload_seconds" in got:
+            row["reload_seconds"] = got["reload_seconds"]
+        if args.serve:
+            row["serve"] = serve_memory(Path(args.keep), n, args.embed, args.serve, methods)
+            print(f"N={n}: served, RSS after {args.serve} questions {row['serve']['after_mb']['VmRSS']} MB", flush=True)
         print(f"N={n}: load {got['load_seconds']} s; " + ", ".join(f"{m} {s['p50_ms']} ms r@5 {s['recall@5']}"
                                                                    for m, s in got["methods"].items()), flush=True)
     run["requery"] = {"command": command, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

@@ -54,6 +54,7 @@ def main() -> None:
     ap.add_argument("--mapped-mb", type=float, default=None,
                     help="the server's --mapped-mb (default: its own default; 0: never unmap index pages)")
     ap.add_argument("--out", default=None, help="append the result table to this markdown file")
+    ap.add_argument("--json", default=None, help="write the figures to this JSON file too (scale.py --serve reads it)")
     args = ap.parse_args()
     questions = [json.loads(line)["question"] for line in Path(args.questions).read_text().splitlines() if line.strip()]
     methods = args.methods.split(",")
@@ -102,6 +103,11 @@ def main() -> None:
             lines.append(f"| {m} | {len(ms)} | {statistics.median(ms):.1f} | {max(ms):.1f} |")
     text = "\n".join(lines) + "\n"
     print(text)
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "questions": args.count, "ready_s": round(ready_s, 2), "loaded_mb": loaded, "after_mb": after,
+            "methods": {m: {"questions": len(ms), "median_ms": round(statistics.median(ms), 1),
+                            "max_ms": round(max(ms), 1)} for m, ms in times.items() if ms}}, indent=1) + "\n")
     if args.out:
         if not Path(args.out).exists():
             Path(args.out).write_text("# A served index: memory and latency over HTTP\n\n" + " ".join(

@@ -45,3 +45,32 @@ def test_load_memory_reports_the_load_and_each_method(tmp_path):
     lines = out.stdout.splitlines()
     assert lines[1].startswith("loaded in ") and "VmHWM" in lines[1]
     assert [line.split()[0] for line in lines[2:]] == ["bm25", "pathrag"]
+
+
+def test_scale_requery_loads_before_and_after_the_insert_and_serves_the_kept_index(tmp_path):
+    keep, results = tmp_path / "keep", tmp_path / "results"
+    common = ["--sizes", "300", "--embed", "hash", "--entities", "statistical", "--methods", "bm25,hybrid",
+              "--questions", "6", "--keep", str(keep), "--results", str(results), "--no-prepare-again"]
+    built = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scale.py"), *common],
+                           capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr[-3000:]
+    again = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scale.py"), *common, "--requery", "--serve", "4"],
+                           capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    (run,) = json.loads((results / "scale.json").read_text())
+    (row,) = run["rows"]
+    # the kept index's current version is the bench's insert: the requery loads the build's version, then that one
+    assert row["load_seconds"] > 0 and row["reload_seconds"] > 0 and "requery" in run
+    served = row["serve"]
+    assert served["questions"] == 4 and set(served["methods"]) == {"bm25", "hybrid"}
+    assert served["after_mb"]["VmRSS"] > served["loaded_mb"]["VmRSS"] * 0.5 > 0
+    assert "Served at 300 (`graphrag-suite serve`, 4 questions" in (results / "scale.md").read_text()
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import scale
+
+    small = {"n": 100, "index_seconds": 1.0, "methods": {}}
+    for rss, verdict in ((5000, "met"), (7000, "**not met**")):
+        top = {"n": 1_000_000, "index_seconds": 9.0, "methods": {},
+               "serve": {**served, "after_mb": {**served["after_mb"], "VmRSS": rss}}}
+        (line,) = [ln for ln in scale.targets([small, top]) if ln.startswith("| serving process")]
+        assert line.startswith("| serving process ≤ 6 GB RSS after 4 questions | ") and line.endswith(f"| {verdict} |")
