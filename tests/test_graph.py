@@ -74,6 +74,7 @@ def test_neighbours_list_every_edge_both_ways_with_int32_ids():
     assert snap.neighbours.data.dtype == np.int32
     for row in range(40):
         nbrs, eids = snap.neighbours_of(row)
-        expected = sorted([(int(d), e) for e, (s, d) in enumerate(zip(src, dst)) if s == row] +
-                          [(int(s), e) for e, (s, d) in enumerate(zip(src, dst)) if d == row])
-        assert sorted(zip(nbrs.tolist(), eids.tolist())) == expected
+        # in order: by neighbour, then edges listed under their source before those under their target, then by id
+        expected = sorted([(int(d), 0, e) for e, (s, d) in enumerate(zip(src, dst)) if s == row] +
+                          [(int(s), 1, e) for e, (s, d) in enumerate(zip(src, dst)) if d == row])
+        assert list(zip(nbrs.tolist(), eids.tolist())) == [(n, e) for n, _, e in expected]
