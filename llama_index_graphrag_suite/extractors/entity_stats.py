@@ -24,7 +24,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable, Literal
+from typing import Iterable, Literal, Mapping
 
 from ..text import analyze, ngram_candidates, word_spans
 
@@ -49,7 +49,8 @@ class EntityStatistics:
 
     max_ngram: int = 3
     n_chunks: int = 0
-    doc_freq: Counter = field(default_factory=Counter)
+    doc_freq: Mapping[str, int] = field(default_factory=Counter)
+    """A Counter, or a loaded version's read-only columns (``index/ngram_columns.py``) until a change edits them."""
     changed: set[str] = field(default_factory=set, repr=False, compare=False)
     """n-grams whose frequency changed since the index last saved these statistics (it saves only those)."""
     saved: bool = field(default=False, repr=False, compare=False)
@@ -73,26 +74,34 @@ class EntityStatistics:
             best[key] = forms.most_common(1)[0][0]  # ties: the form seen first, as Counter orders them
         return counts, best, len(word_spans(text))
 
+    def _counts(self) -> Counter:
+        """The frequencies as a Counter a change can edit (a loaded version's columns become one here)."""
+        if not isinstance(self.doc_freq, Counter):
+            self.doc_freq = self.doc_freq.to_counter() if hasattr(self.doc_freq, "to_counter") else Counter(self.doc_freq)
+        return self.doc_freq
+
     def fit(self, texts: Iterable[str]) -> None:
+        counts = self._counts()
         for text in texts:
             keys = self._keys(text)
             self.n_chunks += 1
-            self.doc_freq.update(keys)
+            counts.update(keys)
             self.changed.update(keys)
 
     def add_counts(self, n_chunks: int, doc_freq: dict[str, int]) -> None:
         """Add statistics fitted elsewhere (a shard of a distributed build)."""
         self.n_chunks += n_chunks
-        self.doc_freq.update(doc_freq)
+        self._counts().update(doc_freq)
         self.changed.update(doc_freq)
 
     def forget(self, texts: Iterable[str]) -> None:
+        counts = self._counts()
         for text in texts:
             keys = self._keys(text)
             self.n_chunks = max(0, self.n_chunks - 1)
-            self.doc_freq.subtract(keys)
+            counts.subtract(keys)
             self.changed.update(keys)
-        self.doc_freq = +self.doc_freq  # drop zero and negative counts
+        self.doc_freq = +counts  # drop zero and negative counts
 
     def _keys(self, text: str) -> set[str]:
         return {key for key, _ in ngram_candidates(text, self.max_ngram)}
@@ -119,7 +128,7 @@ class EntityStatistics:
         return [e for e in self.score(text, length_norm) if e.score > threshold]
 
     def to_dict(self) -> dict:
-        return {"max_ngram": self.max_ngram, "n_chunks": self.n_chunks, "doc_freq": dict(self.doc_freq)}
+        return {"max_ngram": self.max_ngram, "n_chunks": self.n_chunks, "doc_freq": dict(self.doc_freq.items())}
 
     @classmethod
     def from_dict(cls, data: dict) -> "EntityStatistics":

@@ -27,7 +27,6 @@ parts followed by the rows added since (``VectorTable.saved_rows``), so an inser
 from __future__ import annotations
 
 import json
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -42,7 +41,8 @@ from .chunk_columns import ChunkColumns
 from .entity_columns import EntityColumns
 from .fact_columns import TEXT_KEY, FactColumns, with_text_keys
 from .listed_io import list_count, read_vector_lists, vector_lists_segments, write_vector_lists
-from .folding import any_gone, first_duplicate, fold_rows, folded, folded_table
+from .ngram_columns import doc_freq_of
+from .folding import any_gone, first_duplicate, fold_rows, folded_table
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
 from .row_overlay import RowOverlay
 from .segment_files import MAX_SEGMENTS, SEGMENTS, SegmentWriter, one_array, read_segment, appending
@@ -226,10 +226,9 @@ def _write_statistics(stats: Any, writer: SegmentWriter, base: dict | None) -> d
             segments.append(writer.table(pa.Table.from_pydict(
                 {"key": keys, "gone": [d <= 0 for d in dfs], "df": [max(d, 0) for d in dfs]}, schema=SCHEMAS["ngrams"])))
     else:
-        keys = list(stats.doc_freq)
+        keys, dfs = (list(c) for c in zip(*stats.doc_freq.items())) if stats.doc_freq else ([], [])
         segments = [writer.table(pa.Table.from_pydict(
-            {"key": keys, "gone": [False] * len(keys), "df": [stats.doc_freq[k] for k in keys]},
-            schema=SCHEMAS["ngrams"]))]
+            {"key": keys, "gone": [False] * len(keys), "df": dfs}, schema=SCHEMAS["ngrams"]))]
     return {"ngrams": segments, "ngram_chunks": stats.n_chunks}
 
 
@@ -239,8 +238,9 @@ def read_statistics(segment_folder: Path, manifest: dict, max_ngram: int) -> Any
 
     if "ngrams" not in manifest:
         return None
-    keys, c = folded([read_segment(segment_folder / s) for s in manifest["ngrams"]], ("key",), ("df",))
-    stats = EntityStatistics(max_ngram, int(manifest["ngram_chunks"]), Counter(dict(zip(keys, c["df"]))))
+    table = folded_table([read_segment(segment_folder / s) for s in manifest["ngrams"]], "key", SCHEMAS["ngrams"],
+                         checked=True)  # doc_freq_of refuses a key listed twice
+    stats = EntityStatistics(max_ngram, int(manifest["ngram_chunks"]), doc_freq_of(table))
     stats.saved = True
     return stats
 

@@ -200,9 +200,13 @@ def test_entity_rows_count_the_chunks_that_link_each_entity(tmp_path):
     assert rows == {k: (e.surface, e.type, len(e.chunks)) for k, e in index.entities.items()}
 
 
-def test_the_ngram_statistics_are_saved_and_a_loaded_index_never_refits_them_from_its_chunks(tmp_path, monkeypatch):
+@pytest.mark.parametrize("columns_from", [0, 10**9])  # a loaded version's n-grams as columns, or as a Counter
+def test_the_ngram_statistics_are_saved_and_a_loaded_index_never_refits_them_from_its_chunks(tmp_path, monkeypatch,
+                                                                                             columns_from):
     from llama_index_graphrag_suite.extractors.entity_stats import EntityStatistics
+    from llama_index_graphrag_suite.index import ngram_columns
 
+    monkeypatch.setattr(ngram_columns, "COLUMNS_FROM", columns_from)
     index = _built()
     index.persist(tmp_path / "idx")
     fitted: list[int] = []
@@ -223,6 +227,7 @@ def test_the_ngram_statistics_are_saved_and_a_loaded_index_never_refits_them_fro
     again = GraphRAGIndex.load(tmp_path / "idx", embed_model=HashEmbedding(dim=64))
     saved = again.entity_statistics()
     assert fitted == [2]
+    assert isinstance(saved.doc_freq, ngram_columns.NgramColumns) == (columns_from == 0)
     monkeypatch.undo()
     scratch = EntityStatistics(saved.max_ngram)
     scratch.fit(c.text for c in again.chunks.values())
