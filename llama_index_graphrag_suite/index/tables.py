@@ -27,6 +27,7 @@ parts followed by the rows added since (``VectorTable.saved_rows``), so an inser
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -288,31 +289,33 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
     entries = manifest["tables"]
     out = LoadedTables()
 
-    entities = folded_table([read(s) for s in entries["entities"]], "key", SCHEMAS["entities"], checked=True)
-    key_array = one_array(entities.column("key"))
-    keys = key_array.to_pylist()
+    # the facts (the largest table) fold in Arrow, without Python's lock, while the entities and chunks are read
+    with ThreadPoolExecutor(1) as pool:
+        facts = pool.submit(lambda: FactColumns(folded_table(with_text_keys([read(s) for s in entries["facts"]]), "id",
+                                                             SCHEMAS["facts"], checked=True)))
+        entities = folded_table([read(s) for s in entries["entities"]], "key", SCHEMAS["entities"], checked=True)
+        key_array = one_array(entities.column("key"))
+        keys = key_array.to_pylist()
 
-    chunk_tables = [read(s) for s in entries["chunks"]]
-    chunks = folded_table(chunk_tables, "id", SCHEMAS["chunks"], checked=True)
-    chunk_array = one_array(chunks.column("id"))
-    chunk_ids = chunk_array.to_pylist()
-    links = folded_table([read(s) for s in entries["chunk_links"]], "id", SCHEMAS["chunk_links"],
-                         checked=True)  # the same keys as the chunks, or checked below
-    link_array = one_array(links.column("id"))
-    if not link_array.equals(chunk_array):
-        if pc.count_distinct(chunk_array).as_py() != len(chunk_array):
-            raise ValueError(f"the chunks table lists a key twice ({first_duplicate(chunk_ids)!r})")
-        where = pc.index_in(chunk_array, value_set=link_array)
-        if len(link_array) != len(chunk_array) or where.null_count or pc.count_distinct(link_array).as_py() != len(link_array):
-            raise ValueError("the chunk_links table does not list the chunks of the chunks table")
-        links = links.take(where)
-    offsets, codes = _link_codes(one_array(links.column("entities")), key_array, chunk_ids)
-    out.chunks = ChunkColumns(chunk_ids, chunks, offsets, codes, keys, key_array=chunk_array)
-    out.entities = EntityColumns(keys, *(one_array(entities.column(c)) for c in ("surface", "type", "attributes")),
-                                 chunk_ids, offsets, codes, key_array=key_array)  # an entity's chunks: those whose links name it
-
-    out.facts = FactColumns(folded_table(with_text_keys([read(s) for s in entries["facts"]]), "id", SCHEMAS["facts"],
-                                         checked=True))
+        chunk_tables = [read(s) for s in entries["chunks"]]
+        chunks = folded_table(chunk_tables, "id", SCHEMAS["chunks"], checked=True)
+        chunk_array = one_array(chunks.column("id"))
+        chunk_ids = chunk_array.to_pylist()
+        links = folded_table([read(s) for s in entries["chunk_links"]], "id", SCHEMAS["chunk_links"],
+                             checked=True)  # the same keys as the chunks, or checked below
+        link_array = one_array(links.column("id"))
+        if not link_array.equals(chunk_array):
+            if pc.count_distinct(chunk_array).as_py() != len(chunk_array):
+                raise ValueError(f"the chunks table lists a key twice ({first_duplicate(chunk_ids)!r})")
+            where = pc.index_in(chunk_array, value_set=link_array)
+            if len(link_array) != len(chunk_array) or where.null_count or pc.count_distinct(link_array).as_py() != len(link_array):
+                raise ValueError("the chunk_links table does not list the chunks of the chunks table")
+            links = links.take(where)
+        offsets, codes = _link_codes(one_array(links.column("entities")), key_array, chunk_ids)
+        out.chunks = ChunkColumns(chunk_ids, chunks, offsets, codes, keys, key_array=chunk_array)
+        out.entities = EntityColumns(keys, *(one_array(entities.column(c)) for c in ("surface", "type", "attributes")),
+                                     chunk_ids, offsets, codes, key_array=key_array)  # an entity's chunks: those whose links name it
+        out.facts = facts.result()
 
     out.synonyms = read_synonyms([read(s) for s in entries["synonyms"]], keys, key_array)
 
