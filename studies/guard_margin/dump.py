@@ -44,9 +44,7 @@ def main() -> None:
     doc_of = [chunks[c].doc_id for c in order]
     n = len(order)
     guards = {m: get_retriever(index, m, top_k=5, guard_best_sentence=True) for m in args.methods.split(",")}
-    # the hub cut-off is the same in both presets (0.05 / 20)
-    cfg = next(iter(guards.values())).guard_config
-    specific = hub_chunks(n, cfg.guard_hub_share, cfg.guard_hub_min)
+    specific = hub_chunks(n)
     dense_m = np.zeros((len(questions), n), np.float32)
     bm25_m = np.zeros_like(dense_m)
     sent_m = np.zeros_like(dense_m)
@@ -63,8 +61,8 @@ def main() -> None:
             link, linked = query_link(index, text, specific, names_only)
             row[f"link_{'names' if names_only else 'all'}"] = link
             row[f"linked_{'names' if names_only else 'all'}"] = linked
-            for share in HUB_SHARES:  # the hub cut-off's other values (guard_hub_share, guard_hub_min kept)
-                link, linked = query_link(index, text, hub_chunks(n, share, cfg.guard_hub_min), names_only)
+            for share in HUB_SHARES:  # the hub cut-off's other values (the floor HUB_MIN kept)
+                link, linked = query_link(index, text, hub_chunks(n, share), names_only)
                 row[f"link_{'names' if names_only else 'all'}@{share}"] = link
                 row[f"linked_{'names' if names_only else 'all'}@{share}"] = linked
         _, covered = query_link(index, text, n)
