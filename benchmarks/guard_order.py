@@ -37,14 +37,13 @@ def guarded(data: dict, key: str, k: int, **overrides) -> list[tuple[np.ndarray,
     weight), the guard at the method's shipped settings with ``overrides``: the retriever's own arithmetic
     (``guard_weight``, ``linked_hybrid``, ``fuse_rankings``) on the saved rankings and signals."""
     from llama_index_graphrag_suite.methods.guard import fuse_rankings, guard_weight, linked_hybrid
-    from llama_index_graphrag_suite.methods.guard.signals import hub_chunks, name_trust
+    from llama_index_graphrag_suite.methods.guard.signals import HUB_MIN, HUB_SHARE, name_trust
     from llama_index_graphrag_suite.registry import resolve_method
 
     cfg = resolve_method(key.partition("@")[0], overrides).guard  # the guard as the registry runs the method
-    n = len(data["doc_of"])
-    if hub_chunks(n, cfg.guard_hub_share, cfg.guard_hub_min) != hub_chunks(n, cfg.guard_hub_share, 20):
+    if HUB_MIN != 20:
         raise SystemExit("rankings.json holds link shares for a hub floor of 20 chunks only")
-    links = data["link_names" if cfg.guard_names_only else "link"][str(cfg.guard_hub_share)]
+    links = data["link_names" if cfg.guard_names_only else "link"][str(HUB_SHARE)]
     trust = name_trust(data["name_density"], cfg.guard_name_density)
     out = []
     for i in range(len(data["gold"])):

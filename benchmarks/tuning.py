@@ -39,10 +39,8 @@ SWEEPS: list[tuple[str, dict, str]] = [
     ("a2rag", {"hybrid_anchors": 0}, "control (previous default): no hybrid anchors"),
     ("a2rag", {"hybrid_anchors": 1}, "top-1 hybrid chunk anchored"),
     ("a2rag", {"hybrid_anchors": 3}, "top-3 hybrid chunks anchored"),
-    ("a2rag", {"ppr_passage_seeds_as_chunks": True}, "passage seeds in the chunk part of the restart"),
-    ("a2rag", {"ppr_passage_seeds_as_chunks": True, "hybrid_anchors": 0},
-     "passage seeds in the chunk part of the restart, no anchors"),
-    ("a2rag", {"ppr_dense_margin": 0.9}, "soft restart: every chunk with hybrid >= 0.9 x the top's"),
+    # passage seeds in the chunk part of the restart, and a soft restart on every chunk within 0.9 of the top hybrid
+    # score, were measured here and not adopted (docs/methods/a2rag.md); their settings were removed with h65B
     ("a2rag", {"ppr_dense_seeds": 2, "ppr_dense_share": 0.5}, "older default: top-2 hybrid chunks, share 0.5"),
     ("a2rag", {"ppr_dense_seeds": 2}, "top-2 hybrid chunks, share 0.75"),
     ("a2rag", {"ppr_dense_seeds": 3}, "top-3 hybrid chunks, share 0.75"),

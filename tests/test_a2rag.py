@@ -336,17 +336,6 @@ def test_documents_the_question_names_by_title_are_among_the_answer(index):
         assert "title_anchor" in {n.node.metadata["a2rag_source"] for n in nodes}
 
 
-def test_passage_seeds_can_join_the_chunk_part_of_the_restart(index):
-    # EASY aligns to the entity "ada lorne" and to the passage titled "Ada Lorne"; by default both share
-    # Eq. 10's 1/deg part of the restart, with the option the passage joins the hybrid chunks' part.
-    plain = A2RAGRetriever(index, top_k=3, variant="global_only").retrieve_with_trace(EASY)[1]
-    moved = A2RAGRetriever(index, top_k=3, variant="global_only", ppr_passage_seeds_as_chunks=True,
-                           ppr_dense_seeds=0).retrieve_with_trace(EASY)[1]
-    assert plain["stages_tried"][0]["restart"]["seeds"] == 2
-    assert moved["stages_tried"][0]["restart"] == {"seeds": 1, "hybrid_chunks": 1}
-    assert moved["chunks"][0]["chunk_id"] == "p-ada#0"
-
-
 def test_node_similarity_reads_entity_rows_from_every_block_of_the_table(index):
     """Entity cosines come from the vector table row by row (no joined copy): the same values as the product with
     the whole matrix, also when the table's rows lie in several blocks (what an insert leaves)."""

@@ -72,8 +72,10 @@ def test_the_tuning_simulates_the_guard_as_the_retriever_computes_it():
         sys.path.remove(str(BENCHMARKS))
     from llama_index_graphrag_suite.extractors.terms import NAME_RICH
     from llama_index_graphrag_suite.methods.guard import GuardConfig
+    from llama_index_graphrag_suite.methods.guard.signals import HUB_SHARE
 
     assert dt.NAME_RICH == NAME_RICH and dt.WALK_KEEPS_FIRST == GuardConfig().guard_walk_keeps_first
+    assert dt.GRID["hub"] == (HUB_SHARE,)
     for density in (9.0, 30.0):  # a corpus written in common nouns, and one written in names (the walk's switch)
         _check_simulation(dt, density)
 
@@ -113,8 +115,7 @@ def _check_simulation(dt, density: float) -> None:
     switched = 0
     for s in settings:
         simulated = dt.question_recalls(data, cache, s)
-        cfg = GuardConfig(guard_link_gain=s["link_gain"], guard_agree_gain=s["agree_gain"], guard_bias=s["bias"],
-                          guard_rrf_k=s["rrf_k"])
+        cfg = GuardConfig(guard_link_gain=s["link_gain"], guard_agree_gain=s["agree_gain"], guard_rrf_k=s["rrf_k"])
         trust = name_trust(data["name_density"], s["name_density"])
         links = data["link_names" if s["names_only"] else "link"][str(s["hub"])]
         for i, gold in enumerate(data["gold"]):

@@ -31,7 +31,7 @@ def test_fusion_is_hybrid_at_weight_zero_and_the_graph_at_one():
 
 
 def test_weight_is_zero_when_nothing_links_and_grows_with_the_link():
-    cfg = GuardedConfig(guard_max_weight=0.8, guard_link_gain=1.0, guard_agree_gain=0.5, guard_bias=0.0)
+    cfg = GuardedConfig(guard_max_weight=0.8, guard_link_gain=1.0, guard_agree_gain=0.5)
     assert guard_weight(0.0, 1.0, cfg) == 0.0
     assert 0 < guard_weight(0.3, 0.0, cfg) < guard_weight(0.6, 0.0, cfg) <= 0.8
     assert guard_weight(1.0, 1.0, cfg) == pytest.approx(0.8)  # clipped at max_weight
@@ -40,7 +40,7 @@ def test_weight_is_zero_when_nothing_links_and_grows_with_the_link():
 def test_weight_lies_on_the_grid_the_tuning_simulates():
     from llama_index_graphrag_suite.methods.guard.fusion import WEIGHT_STEP
 
-    cfg = GuardedConfig(guard_max_weight=0.85, guard_link_gain=2.0, guard_agree_gain=0.5, guard_bias=0.0)
+    cfg = GuardedConfig(guard_max_weight=0.85, guard_link_gain=2.0, guard_agree_gain=0.5)
     for link, agree in [(0.13, 0.2), (0.27, 0.6), (0.41, 0.0), (0.05, 1.0)]:
         raw = 0.85 * min(1.0, 2.0 * link + 0.5 * agree)
         w = guard_weight(link, agree, cfg)
@@ -241,7 +241,7 @@ def test_name_trust_scales_the_weight_by_the_corpus_name_density():
 
     assert name_trust(6.0, 24.0) == 0.25 and name_trust(30.0, 24.0) == 1.0
     assert name_trust(None, 24.0) == 1.0 and name_trust(3.0, 0.0) == 1.0  # unknown density, or the factor off
-    cfg = GuardedConfig(guard_max_weight=1.0, guard_link_gain=1.0, guard_agree_gain=0.0, guard_bias=0.0)
+    cfg = GuardedConfig(guard_max_weight=1.0, guard_link_gain=1.0, guard_agree_gain=0.0)
     assert guard_weight(0.8, 0.0, cfg, trust=0.25) == pytest.approx(0.2)
 
 

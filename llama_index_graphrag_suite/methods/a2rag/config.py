@@ -106,13 +106,6 @@ class A2RAGConfig(MethodConfig):
         0.75, "Share of the restart mass on those chunks (by hybrid score); the rest follows Eq. 10 on S_V.",
         paper=f"{_TUNING} on the NER graph with the top-1 chunk (0.75 95.0 / 95.5 / 74.5, 0.5 93.3 / 95.5 / 73.5, "
               "0.25 92.6 / 95.5 / 73.9, 0.9 94.8 / 96.5 / 71.4)", ge=0.0, le=1.0)
-    ppr_dense_margin: float = param(
-        0.0, "Soft restart: besides the top ppr_dense_seeds chunks, every chunk whose hybrid score is at least "
-        "this share of the top chunk's joins the chunk restart set (0: off), each weighted by its hybrid score.",
-        paper=f"{_TUNING} (0.9: 94.1 / 96.5 / 72.8 against 95.0 / 95.5 / 74.5 off)", ge=0.0, le=1.0)
-    ppr_passage_seeds_as_chunks: bool = param(
-        False, "Passage seeds (a document title named in the query) join the chunk part of the restart mass "
-        "instead of Eq. 10's 1/deg share.", paper=f"{_TUNING} (93.8 / 95.5 / 74.2 against 95.0 / 95.5 / 74.5 off)")
     ppr_tol: float = param(1e-4, "L1 change at which the power iteration stops.",
                            paper="ours: 1e-4, 1e-6 and 1e-7 give the same recall; 1e-4 needs a third fewer iterations",
                            gt=0.0)

@@ -15,9 +15,7 @@
    Restart distribution: Eq. 10 (1/deg, normalised) over S_V, mixed with the top ``ppr_dense_seeds``
    hybrid chunks weighted by hybrid score, ``ppr_dense_share`` of the mass on the chunks (our
    addition, measured in ``config.py``; a query whose entities are missing from the graph still has
-   somewhere to start). Options, off by default (measured in ``config.py``): ``ppr_dense_margin`` adds
-   every chunk within that share of the top hybrid score to those chunks; ``ppr_passage_seeds_as_chunks``
-   moves passage seeds (a title named in the query) from Eq. 10's part to the chunks' part. The top
+   somewhere to start). The top
    ``ppr_top_l`` nodes are mapped back to chunks with π (Eq. 12), each node's PPR mass shared evenly by
    its provenance chunks.
 """
@@ -171,13 +169,6 @@ def stage_global(index, g: A2RAGGraph, config: A2RAGConfig, st: RetrievalState) 
     """Eq. 9-12: degree-normalised PPR from the seeds (+ top hybrid chunks), top-L mapped back by π."""
     rows = list(dict.fromkeys(s.row for s in st.seeds))
     best = top_ranked(st.hybrid, config.ppr_dense_seeds) if config.ppr_dense_seeds else np.empty(0, np.int64)
-    if config.ppr_dense_margin > 0 and st.hybrid.size:
-        near = np.flatnonzero(st.hybrid >= config.ppr_dense_margin * st.hybrid.max())
-        best = np.union1d(best, near)
-    if config.ppr_passage_seeds_as_chunks:
-        passages = [int(g.chunk_pos[r]) for r in rows if g.chunk_pos[r] >= 0]
-        rows = [r for r in rows if g.chunk_pos[r] < 0]
-        best = np.union1d(best, np.asarray(passages, np.int64))
     best = best[st.hybrid[best] > 0]
     dense_rows = g.chunk_rows[best].tolist()
     if not rows and not dense_rows:

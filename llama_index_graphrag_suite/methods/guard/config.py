@@ -29,12 +29,7 @@ class GuardConfig(MethodConfig):
         "chunk ties the graph's top_k-th (0.7 at k0 2 and top_k 5).", "ours", ge=0.0, le=1.0)
     guard_link_gain: float = param(3.0, "Weight of the query's share of words in specific entities.", _LODO)
     guard_agree_gain: float = param(1.0, "Weight of the top-k overlap of graph and hybrid.", _LODO)
-    guard_bias: float = param(0.0, "Constant term of the graph weight before clipping.", _LODO)
     guard_rrf_k: int = param(2, "k0 of the reciprocal-rank fusion (small: the top ranks decide).", _LODO, ge=1)
-    guard_hub_share: float = param(0.05, "Entities linked to more than this share of chunks (and more than "
-                                   "guard_hub_min chunks) are hubs: they do not count as linking the query.",
-                                   "ours", gt=0.0, le=1.0)
-    guard_hub_min: int = param(20, "Chunk count below which an entity is never a hub.", "ours", ge=1)
     guard_names_only: bool = param(False, "Only named entities (not TERM entities) count as linking the query.",
                                    _LODO)
     guard_name_density: float = param(24.0, "Capitalised words per 100 (the corpus's name density, measured at "

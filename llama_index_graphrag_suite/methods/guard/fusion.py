@@ -39,14 +39,14 @@ def weight_on_grid(weight: float, cap: float) -> float:
 
 
 def guard_weight(link: float, agree: float, cfg: GuardConfig, trust: float = 1.0, k: int = 5) -> float:
-    """The graph ranking's weight in [0, :func:`weight_cap`]: ``cap · clip(link_gain · link + agree_gain · agree +
-    bias, 0, 1) · trust · small_k_share``, 0 when no word of the query is in a specific entity (the graph knows
+    """The graph ranking's weight in [0, :func:`weight_cap`]: ``cap · clip(link_gain · link + agree_gain · agree,
+    0, 1) · trust · small_k_share``, 0 when no word of the query is in a specific entity (the graph knows
     nothing of it). ``k``: the top_k the fusion cuts to. Rounded to ``WEIGHT_STEP`` so that what the tuning
     simulates is what the retriever does."""
     if link <= 0.0:
         return 0.0
     cap = weight_cap(cfg, k)
-    raw = cfg.guard_link_gain * link + cfg.guard_agree_gain * agree + cfg.guard_bias
+    raw = cfg.guard_link_gain * link + cfg.guard_agree_gain * agree
     weight = cap * float(min(1.0, max(0.0, raw))) * trust * small_k_share(k, cfg.guard_small_k_power)
     return weight_on_grid(weight, cap)
 

@@ -108,7 +108,7 @@ class HybridGuard(GraphIndexRetriever):
         position = ChunkPositions(index)
         graph_rank = np.fromiter((position[n.node.node_id] for n in chunks if n.node.node_id in position), np.int64)
         plain = hybrid_ranking(index, question, cfg.guard_depth)
-        specific = hub_chunks(len(position), cfg.guard_hub_share, cfg.guard_hub_min)
+        specific = hub_chunks(len(position))
         link, linked = query_link(index, question, specific, cfg.guard_names_only)
         agree = len(set(graph_rank[:k].tolist()) & set(plain[:k].tolist())) / max(1, min(k, len(plain)))
         trust = name_trust(corpus_name_density(index), cfg.guard_name_density)
