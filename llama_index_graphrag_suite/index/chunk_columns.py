@@ -40,6 +40,10 @@ class ChunkColumns(RowColumns):
         """One of :data:`COLUMNS` in table order, as a Python list."""
         return self._cols[name].to_pylist()
 
+    def arrow_column(self, name: str) -> pa.ChunkedArray:
+        """One of :data:`COLUMNS` in table order, as read (a whole write copies it as it is)."""
+        return self._cols[name]
+
     def links(self) -> tuple[np.ndarray, np.ndarray, Sequence[str]]:
         """``(offsets, entity codes, entity keys)``: what each chunk contains, as arrays (see the class docstring)."""
         return self._offsets, self._links, self._entity_keys

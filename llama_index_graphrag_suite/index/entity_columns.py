@@ -63,6 +63,16 @@ class EntityColumns(RowColumns):
         values = (self._surface if name == "surface" else self._type).to_pylist()
         return values if name == "surface" else [t or "" for t in values]
 
+    def arrow_column(self, name: str) -> pa.Array:
+        """``surface`` or ``type`` of every entity in table order, as read (nulls kept)."""
+        if name not in ("surface", "type"):
+            raise KeyError(f"no column {name!r} in the entities table's columns")
+        return self._surface if name == "surface" else self._type
+
+    def attributes_by_row(self) -> dict[int, dict]:
+        """The attributes of the entities that have any, by row (a record's ``attributes``; read-only)."""
+        return self._attributes
+
     def surface_of(self, key: str) -> str:
         """The entity's surface form, read from its column (no record: that would group every entity's chunks)."""
         row = self._find(key)

@@ -64,6 +64,7 @@ from typing import Any, Callable, Iterator
 
 from .provenance import ABSENT as _ABSENT  # a row that did not exist before the change, an attribute not set
 from .provenance import same_value as _same
+from .provenance_file import ProvenanceFile
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +136,7 @@ class Journal:
         if outermost:
             state = self._state
             state.writable()
-            self._start = {"build_info": copy.deepcopy(state.build_info), "provenance": list(state.provenance),
+            self._start = {"build_info": copy.deepcopy(state.build_info), "provenance": _provenance_mark(state.provenance),
                            "snapshot": state.snapshot, "artefacts": state.artefacts,
                            "saved": dict(state.artefacts.saved), "entity_stats": state.entity_stats, "dim": state.dim}
         scope = _Scope()
@@ -244,7 +245,7 @@ class Journal:
                 else:
                     marks[key] = mark
         start = self._start
-        state.build_info, state.provenance = start["build_info"], start["provenance"]
+        state.build_info, state.provenance = start["build_info"], _provenance_back(start["provenance"])
         state.entity_stats, state.dim = start["entity_stats"], start["dim"]
         if state.snapshot is not start["snapshot"]:  # derived state was rebuilt mid-change: the old one is whole
             state.derive(start["snapshot"])
@@ -299,3 +300,19 @@ class Journal:
                           if not _same(before.get(a, _ABSENT), v)} for k, before in attributes.items()}
             record["set"] = {k: v for k, v in values.items() if v}
         return record
+
+
+def _provenance_mark(provenance: Any) -> Any:
+    """What a rollback puts back as ``state.provenance``: a copy of the list, or a loaded file's own mark (its
+    records are not read for that: an insert only appends one)."""
+    if isinstance(provenance, ProvenanceFile):
+        return provenance, provenance.checkpoint()
+    return list(provenance)
+
+
+def _provenance_back(mark: Any) -> Any:
+    if isinstance(mark, tuple):
+        provenance, checkpoint = mark
+        provenance.restore(checkpoint)
+        return provenance
+    return mark

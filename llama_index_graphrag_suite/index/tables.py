@@ -50,6 +50,7 @@ from .segment_files import MAX_SEGMENTS, SEGMENTS, SegmentWriter, one_array, rea
 from .synonym_pairs import SynonymPairs, read_segments as read_synonyms, whole_table as whole_synonyms
 from .vector_io import read_vector_parts, vector_part_segments, write_vector_parts
 from .vectors import VectorTable
+from .whole_columns import whole_columns
 
 __all__ = ["MAX_SEGMENTS", "SEGMENTS", "SegmentWriter", "read_tables", "write_tables"]
 
@@ -182,7 +183,9 @@ def write_tables(state: Any, writer: SegmentWriter, base: dict | None, stats: An
         marks = state.unsaved[_UNSAVED_OF[table]]
         if not base_tables or len(segments) >= _segment_limit():
             whole = (whole_synonyms(rows, SCHEMAS[table]) if table == "synonyms" else _whole_facts(rows) if
-                     isinstance(rows, FactColumns) else _whole_rows(state, table, list(rows)))
+                     isinstance(rows, FactColumns) else whole_columns(state, table, SCHEMAS[table]))
+            if whole is None:
+                whole = _whole_rows(state, table, list(rows))
             segments = [writer.table(whole)]
         elif marks:
             # the marked rows in table order, without a scan of every row where the table can place them itself

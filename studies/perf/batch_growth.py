@@ -97,7 +97,9 @@ def one_batch(args) -> None:
     cpu["stats_read"] = cpu_seconds() - start
     docs = [make_document(f"x{args.offset}-{document_key(d)[0]}", d.text, d.metadata.get("title", ""))
             for d in itertools.islice(iter_jsonl(args.corpus), args.offset, args.offset + args.passages)]
+    start = cpu_seconds()
     index.insert(docs)
+    cpu["insert"] = cpu_seconds() - start  # the stages and what the insert does around them (its change's start)
     start = cpu_seconds()
     index.persist(args.into)
     cpu["persist"] = cpu_seconds() - start
@@ -109,7 +111,8 @@ def one_batch(args) -> None:
 
     row = {"index_passages": size, "inserted": len(docs), "peak_rss_mb": round(peak_rss_mb()),
            "hands_over": hasattr(batched, "_hand_over"),  # build_in_batches then keeps the statistics: no read
-           "cpu_s": {k: round(v, 2) for k, v in cpu.items()}}
+           "cpu_s": {k: round(v, 2) for k, v in cpu.items()},
+           "batch_cpu_s": round(cpu["insert"] + cpu["persist"] + cpu["load"], 2)}  # what a build's batch pays
     print(json.dumps(row), flush=True)
     with Path(args.out).open("a") as f:
         f.write(json.dumps(row) + "\n")
@@ -152,8 +155,9 @@ def summarize(paths: list[str], batch: int, sizes: list[int]) -> None:
 
 def skipped(row: dict) -> tuple[str, ...]:
     """What a batch of ``build_in_batches`` does not pay of a ``--into`` row: the first load (the previous batch's
-    load is the one it reads), and the statistics read when the code hands them from batch to batch."""
-    return ("first_load", "stats_read") if row.get("hands_over") else ("first_load",)
+    load is the one it reads), and the statistics read when the code hands them from batch to batch; ``insert``
+    is the stages' sum and the rest of the insert (a total, not a stage)."""
+    return ("first_load", "stats_read", "insert") if row.get("hands_over") else ("first_load", "insert")
 
 
 def fit_exponent(xs: list[int], ys: list[float]) -> float:
@@ -233,10 +237,17 @@ def main() -> None:
     if profiler is not None and 1 in profiled:
         profiler.enable()
     docs = itertools.islice(iter_jsonl_documents(args.corpus), args.passages)
+    started = cpu_seconds()
     with contextlib.ExitStack() as stack:
         folder = args.folder or stack.enter_context(tempfile.TemporaryDirectory(dir="/work/scratch"))
         build_in_batches(docs, folder, args.batch, resume=False, embed_model="hash",
                          config=IndexConfig(entities="statistical"), on_batch=on_batch)
+        # the whole build: every batch, and the compaction and load after the last one (no batch row has those)
+        total = {"build_cpu_s": round(cpu_seconds() - started, 1), "after_last_batch_cpu_s": round(
+            cpu_seconds() - state["cpu"], 1), "peak_rss_mb": round(peak_rss_mb())}
+        print(json.dumps(total), flush=True)
+        with out.open("a") as f:
+            f.write(json.dumps(total) + "\n")
     names = sorted({k for r in rows for k in r["stages_cpu_s"]})
     print("per-batch growth (log-log slope of a batch's CPU s over its number; 0 = flat):", file=sys.stderr)
     for name in [*names, "cpu_s"]:

@@ -3,7 +3,7 @@
 Builds the first ``--passages`` passages of a synthetic corpus (hash embedding, statistical entities, as the scale
 run) in batches of ``--batch`` (``build_in_batches``, which compacts at its end) and, with ``--one-go``, in one
 insert, with the code on ``PYTHONPATH``, and prints one JSON line per build: a SHA-256 per table (chunk, entity and
-fact records in table order, synonym pairs, BM25's chunk order) and per vector table (ids and float32 rows in row
+fact records in table order, synonym pairs, BM25's chunk order, the insert records) and per vector table (ids and float32 rows in row
 order). Run it from two checkouts and compare the lines: layout (segments, files) is not part of the digests.
 
     PYTHONPATH=. python studies/perf/build_identity.py --corpus .../synth-10000/corpus.jsonl --passages 3000 \\
@@ -37,6 +37,7 @@ def digest(index) -> dict[str, str]:
         h = hashlib.sha256("\n".join(table.ids).encode())
         h.update(table.vectors().tobytes())
         out[name] = h.hexdigest()[:16]
+    out["provenance"] = hashlib.sha256(json.dumps(list(state.provenance), sort_keys=True).encode()).hexdigest()[:16]
     out["counts"] = json.dumps(index.stats(), sort_keys=True)
     return out
 

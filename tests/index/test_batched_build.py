@@ -161,6 +161,9 @@ def test_the_batches_append_and_only_the_end_writes_tables_whole(tmp_path, monke
     original = tables_io._whole_rows
     monkeypatch.setattr(tables_io, "_whole_rows", lambda state, table, keys: whole_writes.append(
         (segment_files.appending(), table, len(keys))) or original(state, table, keys))
+    from_columns = tables_io.whole_columns  # the end's whole writes of the loaded tables: from their columns
+    monkeypatch.setattr(tables_io, "whole_columns", lambda state, table, schema: (lambda got: got is not None and (
+        whole_writes.append((segment_files.appending(), table, len(got)))) or got)(from_columns(state, table, schema)))
     folder = tmp_path / "idx"
     index = build_in_batches(iter(docs()), folder, batch_size=1, embed_model=HashEmbedding(dim=64), config=CONFIG,
                              keep_versions=10)
@@ -195,6 +198,27 @@ def test_a_whole_write_turns_a_slice_of_rows_into_records_at_a_time(tmp_path, mo
         got = tables_io._whole_rows(state, name, list(tables_io._rows_dict(state, name)))
         assert asked and max(asked) <= 2 and sum(asked) == len(expected)
         assert got.combine_chunks().equals(expected.combine_chunks())
+
+
+def test_a_loaded_table_written_whole_from_its_columns_is_the_rows_its_records_make(tmp_path):
+    """A compaction writes the loaded chunks, chunk_links and entities tables from their columns and BM25's matrix:
+    the very rows (values, order, types) the records make; a table of changed rows goes through records."""
+    from llama_index_graphrag_suite.index import tables as tables_io
+    from llama_index_graphrag_suite.index.whole_columns import whole_columns
+
+    index = build_in_batches(iter(docs()), tmp_path / "idx", batch_size=2, embed_model=HashEmbedding(dim=64),
+                             config=CONFIG)
+    state = index.state
+    first = next(iter(state.entities))
+    state.entities._attributes[0] = {"description": "a river", "rank": 2}  # as a loaded entity with attributes
+    for name in ("chunks", "chunk_links", "entities"):
+        got = whole_columns(state, name, tables_io.SCHEMAS[name])
+        assert got is not None, name
+        expected = tables_io._rows(state, name, list(tables_io._rows_dict(state, name)), [])
+        assert got.combine_chunks().equals(expected.combine_chunks()), name
+    assert first in state.entities
+    index.insert([make_document("late", "The Lasgel river runs by Hollow Mill.", "Late")])
+    assert all(whole_columns(state, n, tables_io.SCHEMAS[n]) is None for n in ("chunks", "chunk_links", "entities"))
 
 
 def test_the_synonym_step_and_a_compaction_let_go_of_the_mapped_vector_pages_they_read(tmp_path, monkeypatch):

@@ -62,3 +62,46 @@ def test_a_malformed_file_with_a_valid_checksum_is_a_corrupt_index_at_the_first_
     index = GraphRAGIndex.load(saved, embed_model=HashEmbedding(dim=64))  # a serving process never reads them
     with pytest.raises(CorruptIndexError, match="corrupt index at .*provenance.json"):
         index.delete(DOCS[-1].doc_id)
+
+
+def test_an_insert_appends_its_record_unread_and_a_save_writes_the_text_of_the_whole_list(tmp_path):
+    """An insert into a loaded index appends its record without reading the file; the save writes what a save of
+    the whole list writes (byte for byte), and it reads back as the records plus the new one."""
+    from llama_index_graphrag_suite.index.storage import write_json
+
+    saved = tmp_path / "idx"
+    first = GraphRAGIndex.from_documents(DOCS[:1], embed_model=HashEmbedding(dim=64),
+                                         config=IndexConfig(entities="statistical", entity_threshold=0.1))
+    first.insert(DOCS[1:4])  # both inserts link older chunks: a record each
+    first.persist(saved)
+    index = GraphRAGIndex.load(saved, embed_model=HashEmbedding(dim=64))
+    before = json.loads((_version(saved) / "provenance.json").read_text())
+    assert len(before) == 1
+    index.insert(DOCS[4:])
+    records = index.state.provenance
+    assert isinstance(records, ProvenanceFile) and records.unread and len(records._appended) == 1
+    index.persist(saved)
+    written = (_version(saved) / "provenance.json").read_bytes()
+    assert records.unread  # the save did not parse the file either
+    whole = list(records)
+    assert whole[:len(before)] == before and len(whole) == len(before) + 1
+    write_json(saved.parent / "whole.json", whole)
+    assert written == (saved.parent / "whole.json").read_bytes()
+    again = GraphRAGIndex.load(saved, embed_model=HashEmbedding(dim=64))
+    assert list(again.state.provenance) == whole
+
+
+def test_a_failed_insert_takes_its_appended_record_back(saved, monkeypatch):
+    from llama_index_graphrag_suite.index import build
+
+    index = GraphRAGIndex.load(saved, embed_model=HashEmbedding(dim=64))
+    records = index.state.provenance
+
+    def broken(ctx, run):
+        ctx.state.journal.keep_record({"chunks": [], "links": {}})  # as the insert's own record would be
+        raise RuntimeError("the graph step failed")
+    monkeypatch.setattr(build, "STEPS", (*build.STEPS[:-1], ("graph", broken)))
+    with pytest.raises(RuntimeError):
+        index.insert([make_document("late", "Lasgel river and Hollow Mill.", "Late")])
+    assert index.state.provenance is records and records.unread and not records._appended
+    assert list(records) == json.loads((_version(saved) / "provenance.json").read_text())
