@@ -86,18 +86,10 @@ def coverage(row: dict, plain: np.ndarray) -> np.ndarray:
 
 
 def fuse(graph: np.ndarray, hybrid: np.ndarray, w: float, k0: int, k: int) -> np.ndarray:
-    score: dict[int, float] = {}
-    for r, c in enumerate(hybrid.tolist()):
-        score[c] = score.get(c, 0.0) + (1.0 - w) / (k0 + r + 1)
-    for r, c in enumerate(graph.tolist()):
-        score[c] = score.get(c, 0.0) + w / (k0 + r + 1)
-    hpos = {c: i for i, c in enumerate(hybrid.tolist())}
-    gpos = {c: i for i, c in enumerate(graph.tolist())}
-    tail = len(hpos)
-    order = sorted(score, key=lambda c: (-round(score[c], 12), hpos.get(c, tail + gpos.get(c, 0))))[:k]
-    if w < 1.0 and hybrid.size and k > 0 and int(hybrid[0]) not in order:
-        order[-1] = int(hybrid[0])
-    return np.asarray(order, dtype=np.int64)
+    """The guard's own weighted reciprocal-rank fusion (``methods/guard/fusion.py``): the fused top ``k``."""
+    from llama_index_graphrag_suite.methods.guard.fusion import fuse_rankings
+
+    return np.asarray(fuse_rankings(graph, hybrid, w, k0, k)[0], dtype=np.int64)
 
 
 def guard_weight(link: float, agree: float, trust: float, s: dict, k: int = 5) -> float:
