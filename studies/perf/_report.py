@@ -1,7 +1,9 @@
-"""What several perf studies share: how much of an exact top k an approximation keeps, and the closing table."""
+"""What several perf studies share: how much of an exact top k an approximation keeps, the closing table, and this
+process's CPU seconds."""
 
 from __future__ import annotations
 
+import resource
 import sys
 from pathlib import Path
 
@@ -20,3 +22,9 @@ def print_and_write(lines: list[str], out: Path | None, title: str) -> None:
     print(text)
     if out:
         out.write_text(f"# {title}\n\n`python {' '.join(sys.argv)}`\n\n{text}\n")
+
+
+def cpu() -> float:
+    """CPU seconds of this process so far (user and system)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime

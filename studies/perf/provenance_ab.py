@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import tempfile
 from pathlib import Path
 
-
-def cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
+from _report import cpu  # studies/perf/_report.py (this folder is on sys.path)
 
 
 def main() -> None:

@@ -10,13 +10,9 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import resource
 import statistics
 
-
-def cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
+from _report import cpu  # studies/perf/_report.py (this folder is on sys.path)
 
 
 def main() -> None:
