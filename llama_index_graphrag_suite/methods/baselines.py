@@ -116,6 +116,12 @@ class ProbedTop:
     cap: float
     kth: float
 
+    def leaders(self) -> np.ndarray:
+        """Positions in ``rows`` of every exact cosine at or above ``kth``, best first, ties by row: the ``n`` best,
+        or more when cosines tie across the n-th."""
+        tied = np.flatnonzero(self.sims >= self.kth)
+        return tied[np.lexsort((self.rows[tied], -self.sims[tied]))]
+
 
 def probed_top(table, query_vec: np.ndarray, k: int) -> ProbedTop | None:
     """:class:`ProbedTop` of a listed ``table`` for the ``k`` best rows, or None when an estimate could tie into
@@ -139,7 +145,7 @@ def _listed_matches(index, table, query_vec: np.ndarray, k: int):
     if top is None:
         return None
     lists, near, probed, rows, sims = table.lists, top.near, top.probed, top.rows, top.sims
-    n, cap, kth = top.n, top.cap, top.kth
+    n, cap = top.n, top.cap
     sizes = index.cached("hipporag.fact_list_sizes", dict)  # rows per list, per lists object (a change makes new)
     if sizes.get("lists") is not lists:
         sizes.update(lists=lists, rows=np.bincount(lists.lists, minlength=near.size))
@@ -147,8 +153,7 @@ def _listed_matches(index, table, query_vec: np.ndarray, k: int):
     unprobed[probed] = False
     unprobed &= sizes["rows"] > 0
     lo = min(float(cap), float(near[unprobed].min())) if unprobed.any() else float(cap)
-    tied = np.flatnonzero(sims >= kth)
-    best = tied[np.lexsort((rows[tied], -sims[tied]))][:n]
+    best = top.leaders()[:n]
     return _facts_of_rows(index, rows[best], sims[best], k), lo, float(sims.max())
 
 

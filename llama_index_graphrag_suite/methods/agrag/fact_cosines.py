@@ -67,11 +67,10 @@ def _listed(index, table, query_vec: np.ndarray, k: int):
     if top is None:
         return None
     lists, near, probed, rows, sims = table.lists, top.near, top.probed, top.rows, top.sims
-    n, cap, kth = top.n, top.cap, top.kth
-    tied = np.flatnonzero(sims >= kth)
-    if tied.size > n:  # a tie across the k-th: the array's argpartition picks among them (not by row)
+    n, cap = top.n, top.cap
+    best = top.leaders()
+    if best.size > n:  # a tie across the k-th: the array's argpartition picks among them (not by row)
         return None
-    best = tied[np.lexsort((rows[tied], -sims[tied]))]
     mapped = _facts_of_rows(index, rows[best], sims[best], k)
     exact = getattr(_scratch, "exact", None)
     if exact is None or exact.size != len(table) or exact.dtype != sims.dtype:
