@@ -1,7 +1,7 @@
 """A large vector table's lists on disk (``vectors.py``, ``graph/vector_lists.py``), beside its vectors.
 
 Per listed table the manifest's ``vector_lists`` names ``[centroids, lists]`` segments: a ``.npy`` of centroids and
-an Arrow ``list`` column, every row's list. A packed chunk or fact table's rows are stored list by list by its
+an Arrow ``list`` column, every row's list. A packed table's rows are stored list by list by its
 vectors (``vector_io.py``); its lists then read each list from there.
 
 Versions saved before that (format 3) stored the packed rows a second time, beside the table's own: their entry

@@ -4,7 +4,7 @@ A plain part ``[ids, matrix, rows]`` is an Arrow ``id`` segment and a ``.npy`` s
 first ``rows`` are the table's next rows, in row order. An insert appends one such part; a table of
 :data:`MAX_SEGMENTS` parts, or one a delete shortened near its start, is written whole again (compaction).
 
-A packed table (a large chunk or fact table, :data:`PACKED_TABLES`) starts with a packed part
+A packed table (a large chunk, entity or fact table, :data:`PACKED_TABLES`) starts with a packed part
 ``[ids, matrix, rows, entries]`` instead: the matrix holds the table's first ``rows`` rows list by list (the lists
 of the manifest's ``vector_lists``), so a query reads each probed list as one contiguous slice, and the Arrow
 ``entries`` segment says for each matrix row which table row it is (``row``, -1 for a row removed since) and which
@@ -29,9 +29,10 @@ from .vectors import VectorTable
 
 __all__ = ["MAX_SEGMENTS", "PACKED_TABLES", "read_vector_parts", "vector_part_segments", "write_vector_parts"]
 
-#: Tables saved list by list once they keep lists (``VectorTable.listed``). The entity names are left out: they
-#: are read by name far more than by list, and gathering them through a row map would only add a lookup.
-PACKED_TABLES = ("chunks", "facts")
+#: Tables saved list by list once they keep lists (``VectorTable.listed``): every table a query reads list by list.
+#: The entity names are read by list too (PathRAG's keyword search, AGRAG's synonym edges, the synonym step of an
+#: insert), and read by name through the row map as cheaply as from plain rows.
+PACKED_TABLES = ("chunks", "entities", "facts")
 _STR = pa.string()
 
 

@@ -7,7 +7,7 @@ the saved version (:attr:`VectorTable.saved_rows` says how many leading rows are
 
 A large table (:data:`LISTED_MIN_ROWS` rows on) also keeps its rows grouped in lists around centroids
 (``graph/vector_lists.py``, saved with the index): a query then reads the rows of its nearest lists, not every
-row, so its cost stops growing with the table. The chunk and fact tables are saved list by list
+row, so its cost stops growing with the table. Listed tables are saved list by list
 (``index/vector_io.py``): their leading rows are then :attr:`VectorTable.packed`, one matrix in list order with
 each row's place in it, so a probed list is one contiguous read, and the blocks hold only the rows added since
 (until a save packs the table again). Small tables, every shared benchmark's among them, are scanned exactly.

@@ -1,7 +1,7 @@
 """Queries on a large index with and without packed list rows, side by side in one process.
 
     python studies/perf/listed_search.py INDEX_DIR SYNTH_DIR [--methods dense,bm25,hybrid,hipporag]
-                                         [--queries 100] [--out MD]
+                                         [--queries 100] [--tables entity_vectors] [--out MD]
 
 A listed vector table (``index/vectors.py``) reads the rows of a query's nearest lists. Without packed rows
 (``graph/vector_lists.py`` ``PackedRows``, saved by ``index/listed_io.py``) they are gathered one by one from the
@@ -12,7 +12,8 @@ map from that same matrix, as a query on a table without packed rows would from 
 study runs the retrieval twice, once per way (which goes first alternates), and prints per way the p50/p95 wall
 milliseconds (the query embedding excluded, as ``benchmarks/scale.py`` measures), CPU milliseconds per query,
 recall@5, and how many of the five chunks the two ways agree on; then ``VectorTable.scores`` alone per table,
-and the bytes the packed rows take on disk.
+and the bytes the packed rows take on disk. ``--tables``: only these tables change way (the others read their
+packed rows both ways), to see what packing one table is worth.
 """
 
 from __future__ import annotations
@@ -37,10 +38,10 @@ WAYS = ("table rows", "packed rows")
 TOP_K = 5
 
 
-def _ways(index) -> dict[str, dict[str, VectorLists]]:
-    """Per way, the lists each listed table answers through: without packed rows, or as loaded."""
+def _ways(index, tables: tuple[str, ...] = TABLES) -> dict[str, dict[str, VectorLists]]:
+    """Per way, the lists each listed table of ``tables`` answers through: without packed rows, or as loaded."""
     out = {way: {} for way in WAYS}
-    for name in TABLES:
+    for name in tables:
         table = getattr(index, name)
         if table.listed:
             out["packed rows"][name] = table.lists
@@ -63,20 +64,22 @@ def main() -> None:
     ap.add_argument("synth")
     ap.add_argument("--methods", default="dense,bm25,hybrid,hipporag")
     ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--tables", default=",".join(TABLES), help=f"the tables that change way (of {', '.join(TABLES)})")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     start = time.perf_counter()
     index = GraphRAGIndex.load(args.index, embed_model="hash")
     loaded = time.perf_counter() - start
     questions = load_dataset(args.synth).questions[:args.queries]
-    ways = _ways(index)
+    ways = _ways(index, tuple(args.tables.split(",")))
     packed = {n: ways["packed rows"][n].packed for n in ways["packed rows"]}
     if not any(p is not None for p in packed.values()):
         raise SystemExit(f"{args.index}: no table has packed rows (save it with this code first)")
     for q in questions:
         index.embed_query(q.question)  # cached: the timed calls do not embed
     lines = [f"Index `{args.index}` (loaded in {loaded:.1f} s), {len(questions)} questions, each method run both ways "
-             "per question (alternating which goes first). Wall ms exclude the query embedding.", "",
+             "per question (alternating which goes first). Wall ms exclude the query embedding. Tables that change "
+             f"way: {', '.join(ways['packed rows'])}.", "",
              "| method | way | p50 ms | p95 ms | CPU ms/query | recall@5 | top-5 same as table rows |",
              "|---|---|---:|---:|---:|---:|---:|"]
     for method in args.methods.split(","):

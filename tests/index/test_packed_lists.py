@@ -24,6 +24,7 @@ from conftest import CORPUS
 from test_vector_lists import NEW, clustered
 
 TABLES = ("chunk_vectors", "fact_vectors", "entity_vectors")
+PACKED = vector_io.PACKED_TABLES  # what this code packs (a test that saves as older code did puts it back)
 
 
 def unpacked(table: VectorTable) -> VectorTable:
@@ -170,8 +171,10 @@ def test_saves_store_each_row_once_and_loads_inserts_and_deletes_keep_the_rows_r
     head = first["vectors"]["chunks"][0]
     assert first["format_version"] == 4 and len(first["vectors"]["chunks"]) == 1 and len(head) == 4
     assert len(first["vector_lists"]["chunks"]) == 2 and _stored_rows(first, "chunks") == len(built.chunk_vectors)
-    assert len(first["vectors"]["entities"][0]) == 3  # not in PACKED_TABLES: plain rows
-    assert built.chunk_vectors.packed.segment == head[1] and built.chunk_vectors.mapped  # the saved file, read
+    for name, table in (("chunks", built.chunk_vectors), ("entities", built.entity_vectors),
+                        ("facts", built.fact_vectors)):  # every listed table: read list by list by some query
+        assert len(first["vectors"][name]) == 1 and len(first["vectors"][name][0]) == 4
+        assert table.packed.segment == first["vectors"][name][0][1] and table.mapped  # the saved file, read
     _check(built)
 
     loaded = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
@@ -244,7 +247,7 @@ def test_a_packed_part_whose_entries_do_not_fit_is_refused(tmp_path, monkeypatch
                 [part[0], part[1], part[2], manifest["vector_lists"]["chunks"][1]]):  # not an entries table
         with pytest.raises((ValueError, KeyError)):
             vector_io.read_vector_parts(folder / "segments", [bad], read, 64, nlist)
-    plain = manifest["vectors"]["entities"][0]
+    plain = part[:3]  # its ids and matrix read as plain rows
     with pytest.raises(ValueError, match="after other rows"):
         vector_io.read_vector_parts(folder / "segments", [plain, part], read, 64, nlist)
 
@@ -295,7 +298,7 @@ def test_an_index_saved_without_packed_rows_loads_and_answers_from_the_table(tmp
     loaded = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
     assert loaded.chunk_vectors.listed and loaded.chunk_vectors.lists.packed is None
     _check(loaded, {n: getattr(built, n) for n in TABLES})
-    monkeypatch.setattr(vector_io, "PACKED_TABLES", ("chunks", "facts"))
+    monkeypatch.setattr(vector_io, "PACKED_TABLES", PACKED)
     loaded.persist(folder)  # the first save with this code packs them
     assert len(_manifest(folder)["vectors"]["chunks"][0]) == 4 and loaded.chunk_vectors.packed is not None
     _check(GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64)), {n: getattr(built, n) for n in TABLES})
@@ -319,7 +322,7 @@ def test_a_format_3_index_with_a_second_copy_of_its_rows_loads_reads_it_and_is_s
     manifest["segments"].update(writer.written)
     manifest["format_version"] = 3
     (folder / version / "manifest.json").write_text(json.dumps(manifest))
-    monkeypatch.setattr(vector_io, "PACKED_TABLES", ("chunks", "facts"))
+    monkeypatch.setattr(vector_io, "PACKED_TABLES", PACKED)
 
     loaded = GraphRAGIndex.load(folder, embed_model=HashEmbedding(dim=64))
     table = loaded.chunk_vectors
