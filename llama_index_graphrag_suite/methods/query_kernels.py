@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-__all__ = ["LARGE", "hybrid", "top_k"]
+__all__ = ["LARGE", "blended", "hybrid", "top_k"]
 
 #: From this many entries on (the chunk tables that keep vector lists) the compiled passes run.
 LARGE = 100_000
@@ -31,7 +31,8 @@ def _kernels() -> dict[str, object]:
         try:
             from ..graph.ppr_fast import cached_njit
 
-            _compiled.update(hybrid=cached_njit(_hybrid_loop), top=cached_njit(_top_loop))
+            _compiled.update(hybrid=cached_njit(_hybrid_loop), blended=cached_njit(_blended_loop),
+                             top=cached_njit(_top_loop))
         except Exception:  # numba not importable
             _compiled["none"] = None
     return {} if "none" in _compiled else _compiled
@@ -45,6 +46,16 @@ def _hybrid_loop(dense, sparse, lo1, span1, flat1, lo2, span2, flat2, out):
         out[i] = (a + b) / 2.0
 
 
+def _bounds(*arrays: np.ndarray) -> list:
+    """Per array, as ``scoring.minmax`` takes them: its min, its span, and whether it counts as constant (the span
+    compared as Python floats)."""
+    out = []
+    for x in arrays:
+        lo, hi = float(x.min()), float(x.max())
+        out += [lo, hi - lo, hi - lo <= 1e-12]
+    return out
+
+
 def hybrid(dense: np.ndarray, sparse: np.ndarray) -> np.ndarray:
     """``scoring.hybrid(dense, sparse)``, bit for bit (same bounds, same operations per entry)."""
     from .scoring import hybrid as plain
@@ -53,12 +64,34 @@ def hybrid(dense: np.ndarray, sparse: np.ndarray) -> np.ndarray:
     kernels = _kernels()
     if dense.size < LARGE or not kernels or dense.shape != sparse.shape or dense.ndim != 1:
         return plain(dense, sparse)
-    bounds = []
-    for x in (dense, sparse):
-        lo, hi = float(x.min()), float(x.max())  # as scoring.minmax: the span compared as Python floats
-        bounds += [lo, hi - lo, hi - lo <= 1e-12]
     out = np.empty(dense.size)
-    kernels["hybrid"](np.ascontiguousarray(dense), np.ascontiguousarray(sparse), *bounds, out)
+    kernels["hybrid"](np.ascontiguousarray(dense), np.ascontiguousarray(sparse), *_bounds(dense, sparse), out)
+    return out
+
+
+def _blended_loop(dense, sparse, lo1, span1, flat1, lo2, span2, flat2, w1, w2, out):
+    """``w1 · minmax(dense) + w2 · minmax(sparse)`` element by element, as ``scoring.blended`` computes it."""
+    for i in range(out.size):
+        a = 0.0 if flat1 else (np.float64(dense[i]) - lo1) / span1
+        b = 0.0 if flat2 else (np.float64(sparse[i]) - lo2) / span2
+        out[i] = w1 * a + w2 * b
+
+
+def blended(dense: np.ndarray, sparse_of, sparse_weight: float) -> np.ndarray:
+    """``scoring.blended(dense, sparse_of, sparse_weight)``, bit for bit; ``sparse_of()`` is called only when the
+    weight is positive."""
+    from .scoring import blended as plain
+
+    dense = np.asarray(dense)
+    kernels = _kernels()
+    if sparse_weight <= 0 or dense.size < LARGE or not kernels or dense.ndim != 1:
+        return plain(dense, sparse_of, sparse_weight)
+    sparse = np.asarray(sparse_of())
+    if sparse.shape != dense.shape:
+        return plain(dense, lambda: sparse, sparse_weight)
+    out = np.empty(dense.size)
+    kernels["blended"](np.ascontiguousarray(dense), np.ascontiguousarray(sparse), *_bounds(dense, sparse),
+                       1.0 - sparse_weight, float(sparse_weight), out)
     return out
 
 

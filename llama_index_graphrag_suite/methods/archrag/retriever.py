@@ -63,7 +63,7 @@ from ...graph.snapshot import RELATION
 from ...tracing import stage, traced
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..query_scores import bm25_scores, dense_scores, listed_chunks
-from ..scoring import blended, top_k
+from ..query_kernels import blended, top_k  # scoring's, as one compiled pass over a large array (the same values)
 from .config import ArchRAGConfig, ChunkRanking, RelationScope
 from ..shared_graph import ChunkPositions
 from .hierarchy import ArchRAGHierarchy

@@ -65,8 +65,8 @@ from ...llm.structured import KEYWORDS_SCHEMA, predict_json
 from ...tracing import stage
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..query_scores import bm25_scores, dense_scores
-from ..scoring import blended
-from ..scoring import top_k as top_indices
+from ..query_kernels import blended  # scoring's, as one compiled pass over a large array (the same values)
+from ..query_kernels import top_k as top_indices
 from .config import ChunkRanking, PathRAGConfig
 from ..shared_graph import ChunkPositions
 from .prompts import DEFAULT_PROMPTS
