@@ -1,9 +1,10 @@
 """One compiled pass instead of several numpy passes over a large per-chunk score array (``query_scores.py``).
 
 At a million chunks a numpy expression writes a float64 array per operation: Eq. 21's fusion (two min-max
-scalings, a sum, a halving) makes seven such passes, and ``scoring.top_k`` negates, partitions and scans the array
-twice. Here each is one loop with the same floating-point operations in the same order (no fast-math), so the
-values and the order, ties included, are those of ``scoring.hybrid`` and ``scoring.top_k``. Arrays below
+scalings, a sum, a halving) makes seven such passes, PathRAG's and ArchRAG's weighted blend as many, and
+``scoring.top_k`` negates, partitions and scans the array twice. Here each is one loop with the same floating-point
+operations in the same order (no fast-math), so the values and the order, ties included, are those of
+``scoring.hybrid``, ``scoring.blended`` and ``scoring.top_k``. Arrays below
 :data:`LARGE` entries, and any run without numba, keep the numpy forms.
 """
 
