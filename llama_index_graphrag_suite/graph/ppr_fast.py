@@ -300,10 +300,11 @@ class _Kernels:
         self.step_ones = jit(_kernel_step_ones)
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=None)
 def cached_njit(fn):
     """``numba.njit(nogil=True)``, its compiled code cached next to the module (or in the user's cache) across
-    processes; uncached where no cache can be written. Numba must be importable."""
+    processes; uncached where no cache can be written. Numba must be importable. One dispatcher per function for
+    the process: a new one loads its code from the cache again at its first call (about 8 ms)."""
     import numba
 
     try:
@@ -312,6 +313,7 @@ def cached_njit(fn):
         return numba.njit(nogil=True)(fn)
 
 
+@lru_cache(maxsize=1)
 def _kernels() -> _Kernels | None:
     """The numba-compiled kernels, or None when numba is not importable (then scipy does the work)."""
     try:
