@@ -298,8 +298,10 @@ def align_relations(seed_index: SeedIndex, phrases: list[str], min_score: float,
 def _names_an_anchor(seed_index: SeedIndex, label_pos: int, anchors: set[str], anchor_rows: np.ndarray) -> bool:
     """Whether a relation with this label has an anchor at one end, or the label writes an anchor's name."""
     ends = seed_index.predicate_ends(label_pos)
-    if anchor_rows.size and ends.size and np.isin(anchor_rows, ends, assume_unique=True).any():
-        return True
+    if anchor_rows.size and ends.size:  # ends are sorted: a binary search per anchor (np.isin sorts both, per label)
+        at = np.minimum(np.searchsorted(ends, anchor_rows), ends.size - 1)
+        if (ends[at] == anchor_rows).any():
+            return True
     label = " " + normalize_entity(seed_index.predicates[label_pos]) + " "
     return any(len(a) >= 3 and f" {a} " in label for a in anchors)
 
