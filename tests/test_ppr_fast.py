@@ -270,3 +270,14 @@ def test_a_forked_child_runs_the_fast_form_after_the_parent_did(monkeypatch, fas
     child.join(timeout=60)
     assert child.exitcode == 0
     np.testing.assert_array_equal(in_child, in_parent)
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba not importable")
+def test_each_kernel_is_jitted_once_per_process():
+    # A new dispatcher loads its code from numba's disk cache at its first call (~8 ms): when the cache of
+    # dispatchers held one function, every PageRank solve paid that for one of its two kernels.
+    step = ppr_fast.cached_njit(ppr_fast._kernel_step)
+    ppr_fast.cached_njit(ppr_fast._kernel_step_ones)
+    assert ppr_fast.cached_njit(ppr_fast._kernel_step) is step
+    assert ppr_fast._kernels() is ppr_fast._kernels()
+    assert ppr_fast._kernels().step is step
