@@ -50,20 +50,16 @@ def main() -> None:
         bm25._norm = None
         return bm25.scores(q)
 
-    passes = {
-        "BM25 scores": (bm25_before, bm25.scores),
-        "blended base (w 0.25)": (lambda q: scoring.blended(dense_scores(index, q), lambda: bm25.scores(q), 0.25),
-                                  lambda q: query_kernels.blended(dense_scores(index, q), lambda: bm25.scores(q), 0.25)),
-        "top 25 of dense": (lambda q: scoring.top_k(dense_scores(index, q), 25),
-                            lambda q: query_kernels.top_k(dense_scores(index, q), 25)),
-    }
-    for q in questions:  # the inputs once (dense scores are not memoised outside a retrieval)
+    for q in questions:  # the inputs once (dense scores are not memoised outside a retrieval), so only the pass is timed
         index.embed_query(q)
     dense = {q: dense_scores(index, q) for q in questions}
     sparse = {q: bm25.scores(q) for q in questions}
-    passes["blended base (w 0.25)"] = (lambda q: scoring.blended(dense[q], lambda: sparse[q], 0.25),
-                                       lambda q: query_kernels.blended(dense[q], lambda: sparse[q], 0.25))
-    passes["top 25 of dense"] = (lambda q: scoring.top_k(dense[q], 25), lambda q: query_kernels.top_k(dense[q], 25))
+    passes = {
+        "BM25 scores": (bm25_before, bm25.scores),
+        "blended base (w 0.25)": (lambda q: scoring.blended(dense[q], lambda: sparse[q], 0.25),
+                                  lambda q: query_kernels.blended(dense[q], lambda: sparse[q], 0.25)),
+        "top 25 of dense": (lambda q: scoring.top_k(dense[q], 25), lambda q: query_kernels.top_k(dense[q], 25)),
+    }
     for before, after in passes.values():  # compile and warm both ways
         before(questions[0]), after(questions[0])
     lines = [f"Index `{args.index}`: {bm25.size:,} chunks, {len(questions)} questions, both ways per question in "
