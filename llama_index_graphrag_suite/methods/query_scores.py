@@ -22,7 +22,8 @@ import numpy as np
 from .query_kernels import hybrid, top_k  # scoring's, as one compiled pass over a large array (the same values)
 from .scoring import minmax
 
-__all__ = ["best_sentence", "bm25_scores", "dense_scores", "fusable_dense", "groups_of", "hybrid_scores",
+__all__ = ["best_sentence", "bm25_scores", "dense_scores", "fact_text_cosines", "fusable_dense", "groups_of",
+           "hybrid_scores",
            "listed_chunks", "sentence_base", "sentence_chunk_pairs", "sentence_scores", "sentences_carry_meaning",
            "shared_query_scores", "three_way", "top_ranked"]
 
@@ -141,12 +142,20 @@ def sentence_scores(index, question: str) -> np.ndarray:
         starts, chunks, rows = sentence_chunk_pairs(index)
         table, query = index.fact_vectors, index.embed_query(question)
         if not getattr(table, "listed", False):
-            return best_sentence(table.scores(query), starts, chunks, rows, dense)
+            return best_sentence(fact_text_cosines(index, question), starts, chunks, rows, dense)
         leaders = np.union1d(top_k(dense, SENTENCE_LEADERS), top_k(bm25_scores(index, question), SENTENCE_LEADERS))
         starts, chunks, picked = groups_of(starts, chunks, rows.size, leaders)
         sims = table.scores_at(query, rows[picked]) if picked.size else np.zeros(0, np.float32)
         return best_sentence(sims, starts, chunks, np.arange(picked.size), dense)
     return _memoised(index, "sentence", question, compute)
+
+
+def fact_text_cosines(index, question: str) -> np.ndarray:
+    """Cosine of the question's embedding with every fact text (``index.fact_vectors``' rows, a listed table's
+    estimates included), read-only: the best sentence and AGRAG's fact mapping read the same array, computed once per
+    retrieval."""
+    return _memoised(index, "fact_texts", question,
+                     lambda: _read_only(index.fact_vectors.scores(index.embed_query(question))))
 
 
 def groups_of(starts: np.ndarray, chunks: np.ndarray, total: int,

@@ -48,7 +48,7 @@ from ...index.vectors import normalize_rows
 from ...tracing import stage
 from ..base import GraphIndexRetriever, chunk_node, evidence_node
 from ..baselines import facts_from_cosines
-from ..query_scores import hybrid_scores, top_ranked
+from ..query_scores import fact_text_cosines, hybrid_scores, top_ranked
 from ..shared_graph import chunk_rows as shared_chunk_rows, weighted_transition
 from .config import AGRAGConfig
 from .fact_cosines import FactCosines, map_facts
@@ -292,7 +292,9 @@ class AGRAGRetriever(GraphIndexRetriever):
             return self._finish([], hybrid_rank, hyb, None, evidence, "")
 
         with stage("agrag.fact_mapping"):  # Eq. 7-8; the cosines with every fact are Eq. 14's fact costs too
-            fact_sims, mapped = map_facts(index, q, cfg.fact_top_k) if index.facts else (None, [])
+            # the array of every fact text's cosine, when needed, is the best sentence's (computed once)
+            fact_sims, mapped = (map_facts(index, q, cfg.fact_top_k, lambda: fact_text_cosines(index, question))
+                                 if index.facts else (None, []))
         with stage("agrag.triple_filter"):  # Eq. 9 (an LLM call when there is an llm)
             kept, how = self.filter_facts(question, mapped)
         evidence.update(mapped_facts=[self._fact_json(f, s) for f, s in mapped],
