@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from .._version import __version__
 from ..config import IndexConfig
-from ..embeddings import embed_model_name, manifest_embed_spec
+from ..embeddings import EmbedModelError, embed_model_name, manifest_embed_spec
 from ..fileio import file_stamp, sha256_file
 from ..graph.snapshot import GraphSnapshot
 from . import build, pending, stores
@@ -305,7 +305,7 @@ def _load(cls, persist_dir, embed_model, llm, store_arg, show_progress, version)
         if (folder / PROVENANCE).is_file():  # checked against its checksum above; read when a change needs it
             state.provenance = ProvenanceFile(folder / PROVENANCE, str(persist_dir))
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-        if isinstance(exc, CorruptIndexError):
+        if isinstance(exc, (CorruptIndexError, EmbedModelError)):  # a model this machine cannot load: not the index's fault
             raise
         raise CorruptIndexError(f"corrupt index at {persist_dir}: {type(exc).__name__}: {exc}") from exc
     state.origin = (Path(persist_dir).resolve(), version_token(folder, manifest))

@@ -186,3 +186,13 @@ def test_facts_saved_without_text_keys_load_and_take_keyed_segments_after_them(s
                           .read_text())["tables"]["facts"]) == 2
     assert list(again.fact_text_rows) == list(old.fact_text_rows) and list(again.fact_ids) == list(old.fact_ids)
     assert CORPUS  # the saved fixture's corpus
+
+
+def test_an_embedding_model_that_cannot_be_loaded_is_named_not_blamed_on_the_index(saved: Path) -> None:
+    """A model name this machine cannot load is the caller's error (EmbedModelError, which names the models it can
+    use), not a corrupt index: the index was fine and must not be rebuilt over it."""
+    from llama_index_graphrag_suite.embeddings import EmbedModelError
+
+    with pytest.raises(EmbedModelError, match="unknown embedding model 'no-such-model'") as caught:
+        GraphRAGIndex.load(saved, embed_model="no-such-model")
+    assert not isinstance(caught.value, CorruptIndexError)
