@@ -73,3 +73,27 @@ def test_an_unreadable_saved_artefact_is_rebuilt_not_fatal(index, embed, tmp_pat
         raise ValueError("written by a newer release")
 
     assert loaded.artefact("summaries", lambda: Summaries({"rebuilt": 1}), load=newer_format).texts == {"rebuilt": 1}
+
+
+def test_a_carried_artefact_keeps_its_recorded_checksum_and_is_not_read_again(index, embed, tmp_path, monkeypatch):
+    """A save carries an unused saved artefact into the new version (a hard link) with the SHA-256 the old
+    manifest records: not hashed again (at a million passages ArchRAG's artefact is 1.7 GB). The digest is the
+    file's true one, and damage to the shared file is still found on load."""
+    from llama_index_graphrag_suite.fileio import sha256_file
+    from llama_index_graphrag_suite.index import storage
+
+    hashed = []
+    monkeypatch.setattr(storage, "sha256_file", lambda path: hashed.append(Path(path).as_posix()) or sha256_file(path))
+    name = "artefacts/summaries/texts.json"
+    index.artefact("summaries", lambda: Summaries({"a": "b"}), load=Summaries.load)
+    first = index.persist(tmp_path / "idx")
+    assert [p for p in hashed if p.endswith(name)]  # written by this save: hashed
+    loaded = GraphRAGIndex.load(tmp_path / "idx", embed_model=embed)
+    hashed.clear()
+    second = loaded.persist(tmp_path / "idx")
+    assert not [p for p in hashed if p.endswith(name)]  # carried over: its recorded digest
+    recorded = json.loads((second / "manifest.json").read_text())["files"][name]
+    assert recorded == json.loads((first / "manifest.json").read_text())["files"][name] == sha256_file(second / name)
+    (second / name).write_text('{"a": "tampered"}')
+    with pytest.raises(CorruptIndexError, match="checksum"):
+        GraphRAGIndex.load(tmp_path / "idx", embed_model=embed)

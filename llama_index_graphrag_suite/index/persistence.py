@@ -31,6 +31,7 @@ from .provenance_file import ProvenanceFile
 from .lazy_store import LazySimplePropertyGraphStore, is_derived
 from .records import entity_attributes
 from .storage import (
+    CARRIED_FILES,
     KEEP_VERSIONS,
     SEGMENTS,
     VERIFY_AGE_NS,
@@ -195,9 +196,12 @@ def _persist(state, owner, persist_dir: str | Path, keep_versions: int, compact:
         listing = write_tables(state, writer, base, stats)
         checksums = {**(base or {}).get("segments", {}), **writer.written}
         listed = listed_segments(listing)
+        carried: dict[str, str] = {}  # files as a saved version holds them: its manifest's SHA-256 stands
         provenance = state.provenance
         if isinstance(provenance, ProvenanceFile) and provenance.unread:  # as loaded: the same file
             provenance.save(folder / PROVENANCE)
+            if not provenance.appended:
+                carried.update(_recorded(provenance.path.parent, [PROVENANCE]))
         elif provenance:
             write_json(folder / PROVENANCE, list(provenance))
         stores.save_store(store, folder, derived)  # a JSON file, a database file, or nothing (a server, a derived mirror)
@@ -207,7 +211,9 @@ def _persist(state, owner, persist_dir: str | Path, keep_versions: int, compact:
         for name, old in state.artefacts.saved.items():  # loaded from disk, never used: carry over (hard links:
             if name not in in_memory and old.is_dir():   # the files of a saved version never change)
                 shutil.copytree(old, folder / ARTEFACTS / name, copy_function=_link_or_copy)
-        return {**listing, "segments": {n: checksums[n] for n in sorted(listed)}}
+                copied = [p.relative_to(folder).as_posix() for p in (folder / ARTEFACTS / name).rglob("*") if p.is_file()]
+                carried.update(_recorded(old.parent.parent, copied))
+        return {**listing, "segments": {n: checksums[n] for n in sorted(listed)}, CARRIED_FILES: carried}
 
     manifest = {
         "library": "llama-index-graphrag-suite",
@@ -305,7 +311,9 @@ def _load(cls, persist_dir, embed_model, llm, store_arg, show_progress, version)
         if (folder / PROVENANCE).is_file():  # checked against its checksum above; read when a change needs it
             state.provenance = ProvenanceFile(folder / PROVENANCE, str(persist_dir))
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-        if isinstance(exc, (CorruptIndexError, EmbedModelError)):  # a model this machine cannot load: not the index's fault
+        if isinstance(exc, CorruptIndexError):
+            raise
+        if isinstance(exc, EmbedModelError) and embed_model is not None:  # the caller's model, not the index's
             raise
         raise CorruptIndexError(f"corrupt index at {persist_dir}: {type(exc).__name__}: {exc}") from exc
     state.origin = (Path(persist_dir).resolve(), version_token(folder, manifest))
@@ -333,6 +341,16 @@ def _collector_paused():
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _recorded(version: Path, files: list[str]) -> dict[str, str]:
+    """The SHA-256 that the manifest of the saved version folder ``version`` records for each of ``files`` (paths in
+    the version folder) that it lists; nothing when the manifest cannot be read (those files are hashed anew)."""
+    try:
+        recorded = read_json(version / MANIFEST).get("files", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {f: recorded[f] for f in files if isinstance(recorded.get(f), str)}
 
 
 def _link_or_copy(src: str, dst: str) -> None:

@@ -73,6 +73,11 @@ class ProvenanceFile(MutableSequence):
         else:
             self._records = list(records)
 
+    @property
+    def appended(self) -> int:
+        """Records appended since the file was loaded, while it is unread (0: a save links or copies it as it is)."""
+        return len(self._appended)
+
     def save(self, path: Path) -> None:
         """The unread file into a new version as ``path``: a hard link where it is still there, else a copy; with
         the records appended since at the end of its list."""

@@ -142,6 +142,11 @@ def _locked(root: Path, timeout: float):
     return lock
 
 
+#: The key under which ``write_files`` may return ``{file: SHA-256}`` for files it carried over unchanged from a saved
+#: version (hard links or copies), recorded in that version's manifest: not hashed again, not put in the manifest.
+CARRIED_FILES = "carried_files"
+
+
 def save_version(root: str | os.PathLike, write_files: Callable[[Path], dict | None], manifest: dict,
                  timeout: float = WRITE_LOCK_TIMEOUT, keep: int = KEEP_VERSIONS, lock_held: bool = False) -> Path:
     """Write a new version of the index under ``root`` and make it current, holding the writer lock.
@@ -179,11 +184,14 @@ def _save_locked(root: Path, write_files: Callable[[Path], None], manifest: dict
     partial, folder = root / f".{name}.partial", root / name
     partial.mkdir()
     try:
-        extra = write_files(partial) or {}
-        # every file, those of method artefacts in sub-folders included (as relative paths)
+        extra = dict(write_files(partial) or {})
+        carried = extra.pop(CARRIED_FILES, {})
+        # every file, those of method artefacts in sub-folders included (as relative paths); a file carried over
+        # unchanged from a saved version keeps the SHA-256 that version's manifest records for it (an artefact of
+        # gigabytes is not read again at every save; were it damaged since, a load still finds the mismatch)
         files = sorted(p.relative_to(partial).as_posix() for p in partial.rglob("*") if p.is_file())
         manifest = {**manifest, **extra, "format_version": FORMAT_VERSION, "version_id": uuid.uuid4().hex,
-                    "files": {f: sha256_file(partial / f) for f in files}}
+                    "files": {f: carried.get(f) or sha256_file(partial / f) for f in files}}
         write_json(partial / MANIFEST, manifest)
         for f in files + [MANIFEST]:
             _fsync_file(partial / f)

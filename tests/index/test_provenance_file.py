@@ -105,3 +105,35 @@ def test_a_failed_insert_takes_its_appended_record_back(saved, monkeypatch):
         index.insert([make_document("late", "Lasgel river and Hollow Mill.", "Late")])
     assert index.state.provenance is records and records.unread and not records._appended
     assert list(records) == json.loads((_version(saved) / "provenance.json").read_text())
+
+
+def test_a_linked_file_keeps_its_recorded_checksum_and_an_extended_one_is_hashed(tmp_path, monkeypatch):
+    """Saved unchanged (a hard link), the records file keeps the SHA-256 its version's manifest records instead of
+    being read again; once an insert appends records, the new file is hashed. Either way the manifest holds the
+    file's true digest."""
+    from llama_index_graphrag_suite.index import storage
+
+    folder, embed = tmp_path / "idx", HashEmbedding(dim=64)
+    index = GraphRAGIndex.from_documents(DOCS[:2], embed_model=embed,
+                                         config=IndexConfig(entities="statistical", entity_threshold=0.1))
+    index.insert(DOCS[2:4])  # links older chunks: a record
+    index.persist(folder)
+    assert (_version(folder) / "provenance.json").is_file()
+    hashed = []
+    monkeypatch.setattr(storage, "sha256_file", lambda path: hashed.append(Path(path).name) or sha256_file(path))
+    index = GraphRAGIndex.load(folder, embed_model=embed)
+    index.persist(folder)
+    version = _version(folder)
+    assert "provenance.json" not in hashed
+    assert json.loads((version / "manifest.json").read_text())["files"]["provenance.json"] == \
+        sha256_file(version / "provenance.json")
+    # the second passage's words written again: names found in its chunk now, a record appended to the unread file
+    index.insert([make_document("again", DOCS[1].text, "Again")])
+    assert index.state.provenance.unread and index.state.provenance.appended
+    hashed.clear()
+    index.persist(folder)
+    version = _version(folder)
+    assert "provenance.json" in hashed
+    assert json.loads((version / "manifest.json").read_text())["files"]["provenance.json"] == \
+        sha256_file(version / "provenance.json")
+    GraphRAGIndex.load(folder, embed_model=embed)  # checksums verified
