@@ -164,3 +164,20 @@ def test_on_a_listed_fact_table_the_leaders_best_sentences_are_exact_and_the_res
     for position in range(len(index.chunk_order)):
         expected = exact[position] if position in leaders else dense[position]
         assert got[position] == pytest.approx(expected, abs=1e-6)
+
+
+def test_agrag_with_the_sentence_base_reads_every_fact_texts_cosine_once(index, monkeypatch):
+    """The best sentence and AGRAG's fact mapping (and Eq. 14's fact costs) need the cosine of the question with
+    every fact text: one pass over the fact table per retrieval, not one each (query_scores.fact_text_cosines)."""
+    from llama_index_graphrag_suite.registry import get_retriever
+
+    table = index.fact_vectors
+    passes = []
+    real = table.scores
+    monkeypatch.setattr(table, "scores", lambda query, *a, **k: passes.append(1) or real(query, *a, **k))
+    question = "Where did the painter of the Vant Gallery portrait study?"
+    retriever = get_retriever(index, "agrag", top_k=3, guard_best_sentence=True)
+    first = [(n.node.node_id, n.score) for n in retriever.retrieve(question)]
+    assert len(passes) == 1
+    monkeypatch.setattr(table, "scores", real)
+    assert [(n.node.node_id, n.score) for n in retriever.retrieve(question)] == first  # the same ranking
