@@ -24,6 +24,7 @@ from ..fileio import file_stamp, sha256_file
 from ..graph.snapshot import GraphSnapshot
 from . import build, pending, stores
 from .artefacts import ARTEFACTS
+from .carried import carry_folder, recorded_digests
 from .checks import check_snapshot, check_tables, check_vector_rows
 from .compaction_hint import hint_compaction
 from .legacy import read_format_1
@@ -31,7 +32,6 @@ from .provenance_file import ProvenanceFile
 from .lazy_store import LazySimplePropertyGraphStore, is_derived
 from .records import entity_attributes
 from .storage import (
-    CARRIED_FILES,
     KEEP_VERSIONS,
     SEGMENTS,
     VERIFY_AGE_NS,
@@ -201,7 +201,7 @@ def _persist(state, owner, persist_dir: str | Path, keep_versions: int, compact:
         if isinstance(provenance, ProvenanceFile) and provenance.unread:  # as loaded: the same file
             provenance.save(folder / PROVENANCE)
             if not provenance.appended:
-                carried.update(_recorded(provenance.path.parent, [PROVENANCE]))
+                carried.update(recorded_digests(provenance.path.parent, [PROVENANCE]))
         elif provenance:
             write_json(folder / PROVENANCE, list(provenance))
         stores.save_store(store, folder, derived)  # a JSON file, a database file, or nothing (a server, a derived mirror)
@@ -210,10 +210,8 @@ def _persist(state, owner, persist_dir: str | Path, keep_versions: int, compact:
             obj.save(folder / ARTEFACTS / name)
         for name, old in state.artefacts.saved.items():  # loaded from disk, never used: carry over (hard links:
             if name not in in_memory and old.is_dir():   # the files of a saved version never change)
-                shutil.copytree(old, folder / ARTEFACTS / name, copy_function=_link_or_copy)
-                copied = [p.relative_to(folder).as_posix() for p in (folder / ARTEFACTS / name).rglob("*") if p.is_file()]
-                carried.update(_recorded(old.parent.parent, copied))
-        return {**listing, "segments": {n: checksums[n] for n in sorted(listed)}, CARRIED_FILES: carried}
+                carried.update(carry_folder(old, folder / ARTEFACTS / name, folder))
+        return {**listing, "segments": {n: checksums[n] for n in sorted(listed)}, "files": carried}
 
     manifest = {
         "library": "llama-index-graphrag-suite",
@@ -341,24 +339,6 @@ def _collector_paused():
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _recorded(version: Path, files: list[str]) -> dict[str, str]:
-    """The SHA-256 that the manifest of the saved version folder ``version`` records for each of ``files`` (paths in
-    the version folder) that it lists; nothing when the manifest cannot be read (those files are hashed anew)."""
-    try:
-        recorded = read_json(version / MANIFEST).get("files", {})
-    except (OSError, ValueError, AttributeError):
-        return {}
-    return {f: recorded[f] for f in files if isinstance(recorded.get(f), str)}
-
-
-def _link_or_copy(src: str, dst: str) -> None:
-    """A saved artefact's file into a new version: a hard link where the file system allows (no copy)."""
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
 
 
 def _attributes_from_saved_store(index, store) -> None:

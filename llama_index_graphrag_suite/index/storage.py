@@ -9,11 +9,11 @@ Layout::
                            (``tables.py``): a save adds the rows it changed, not the whole index
 
 A save writes its new segments (each whole, fsynced, then renamed) and a new version into a hidden
-``.v-NNNNNN.partial`` folder (files fsynced), renames it to ``v-NNNNNN``, then flips ``CURRENT``. Until the flip, readers see the previous version. After it, the
-oldest versions beyond ``keep`` are removed, and so are the segments no kept version lists. A folder left
-half-written by a crash is never a ``v-*`` folder, is never pointed to and is removed by the next save, like the
-segments such a save wrote. :func:`rollback` points ``CURRENT`` at a
-kept version; :func:`list_versions` lists them.
+``.v-NNNNNN.partial`` folder (files fsynced), renames it to ``v-NNNNNN``, then flips ``CURRENT``. Until the flip,
+readers see the previous version. After it, the oldest versions beyond ``keep`` are removed, and so are the segments
+no kept version lists. A folder left half-written by a crash is never a ``v-*`` folder, is never pointed to and is
+removed by the next save, like the segments such a save wrote. :func:`rollback` points ``CURRENT`` at a kept version;
+:func:`list_versions` lists them.
 
 Writers take ``DIR/.lock`` (``filelock``, an OS-level lock released when the process dies), so two
 processes saving into one folder run one after the other instead of deleting each other's version.
@@ -142,20 +142,15 @@ def _locked(root: Path, timeout: float):
     return lock
 
 
-#: The key under which ``write_files`` may return ``{file: SHA-256}`` for files it carried over unchanged from a saved
-#: version (hard links or copies), recorded in that version's manifest: not hashed again, not put in the manifest.
-CARRIED_FILES = "carried_files"
-
-
 def save_version(root: str | os.PathLike, write_files: Callable[[Path], dict | None], manifest: dict,
                  timeout: float = WRITE_LOCK_TIMEOUT, keep: int = KEEP_VERSIONS, lock_held: bool = False) -> Path:
     """Write a new version of the index under ``root`` and make it current, holding the writer lock.
 
-    ``write_files(folder)`` writes the artefacts into an empty folder (and segments into ``root/segments``),
-    and returns entries to add to the manifest (``segments``: name -> SHA-256 of every segment the version
-    lists); the manifest (with a SHA-256 of every file, so corruption is detected on load) is written last. A second writer waits up to
-    ``timeout`` seconds, then gets :class:`IndexLockedError`. The newest ``keep`` versions stay.
-    ``lock_held``: the caller holds the lock already (:func:`folder_writer`).
+    ``write_files(folder)`` writes the artefacts into an empty folder (and segments into ``root/segments``), and
+    returns entries to add to the manifest (``segments``: name -> SHA-256 of every segment the version lists;
+    ``files``: the SHA-256 of files carried from a saved version); the manifest (with a SHA-256 of every file, so
+    corruption is detected on load) is written last. A second writer waits up to ``timeout`` seconds, then gets
+    :class:`IndexLockedError`. The newest ``keep`` versions stay. ``lock_held``: the caller holds the lock already.
     """
     root = Path(root)
     if lock_held:
@@ -184,14 +179,11 @@ def _save_locked(root: Path, write_files: Callable[[Path], None], manifest: dict
     partial, folder = root / f".{name}.partial", root / name
     partial.mkdir()
     try:
-        extra = dict(write_files(partial) or {})
-        carried = extra.pop(CARRIED_FILES, {})
-        # every file, those of method artefacts in sub-folders included (as relative paths); a file carried over
-        # unchanged from a saved version keeps the SHA-256 that version's manifest records for it (an artefact of
-        # gigabytes is not read again at every save; were it damaged since, a load still finds the mismatch)
+        extra = write_files(partial) or {}
+        # every file, those of method artefacts in sub-folders included (as relative paths)
         files = sorted(p.relative_to(partial).as_posix() for p in partial.rglob("*") if p.is_file())
         manifest = {**manifest, **extra, "format_version": FORMAT_VERSION, "version_id": uuid.uuid4().hex,
-                    "files": {f: carried.get(f) or sha256_file(partial / f) for f in files}}
+                    "files": {f: extra.get("files", {}).get(f) or sha256_file(partial / f) for f in files}}
         write_json(partial / MANIFEST, manifest)
         for f in files + [MANIFEST]:
             _fsync_file(partial / f)
