@@ -14,8 +14,8 @@ from .storage import MANIFEST, read_json
 __all__ = ["carry_folder", "recorded_digests"]
 
 
-def carry_folder(old: Path, new: Path, version: Path) -> dict[str, str]:
-    """Copy the folder ``old`` of a saved version to ``new`` inside the version being written (``version``), by hard
+def carry_folder(old: Path, new: Path) -> dict[str, str]:
+    """Copy the folder ``old`` of a saved version to ``new``, the same place in the version being written, by hard
     links where the file system allows; returns ``{path in the version: SHA-256}`` for the files the old manifest
     lists."""
     shutil.copytree(old, new, copy_function=_link_or_copy)

@@ -210,7 +210,7 @@ def _persist(state, owner, persist_dir: str | Path, keep_versions: int, compact:
             obj.save(folder / ARTEFACTS / name)
         for name, old in state.artefacts.saved.items():  # loaded from disk, never used: carry over (hard links:
             if name not in in_memory and old.is_dir():   # the files of a saved version never change)
-                carried.update(carry_folder(old, folder / ARTEFACTS / name, folder))
+                carried.update(carry_folder(old, folder / ARTEFACTS / name))
         return {**listing, "segments": {n: checksums[n] for n in sorted(listed)}, "files": carried}
 
     manifest = {

@@ -23,9 +23,8 @@ from .query_kernels import hybrid, top_k  # scoring's, as one compiled pass over
 from .scoring import minmax
 
 __all__ = ["best_sentence", "bm25_scores", "dense_scores", "fact_text_cosines", "fusable_dense", "groups_of",
-           "hybrid_scores",
-           "listed_chunks", "sentence_base", "sentence_chunk_pairs", "sentence_scores", "sentences_carry_meaning",
-           "shared_query_scores", "three_way", "top_ranked"]
+           "hybrid_scores", "listed_chunks", "sentence_base", "sentence_chunk_pairs", "sentence_scores",
+           "sentences_carry_meaning", "shared_query_scores", "three_way", "top_ranked"]
 
 _MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("graphrag_query_scores", default=None)
 _SENTENCES: contextvars.ContextVar[bool] = contextvars.ContextVar("graphrag_sentence_base", default=False)

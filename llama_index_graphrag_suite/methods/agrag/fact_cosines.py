@@ -53,16 +53,17 @@ def _fact_lists(index, lists: np.ndarray, text_rows: np.ndarray) -> np.ndarray:
 
 
 def map_facts(index, query_vec: np.ndarray, k: int,
-              every: Callable[[], np.ndarray] | None = None) -> tuple[FactCosines, list[tuple[str, float]]]:
-    """The query's fact cosines and its ``k`` mapped facts (``facts_from_cosines`` of the array). ``every``: where
-    the array of every fact text's cosine with ``query_vec`` comes from when one is needed (e.g. already computed for
-    the best sentence, ``query_scores.fact_text_cosines``); by default the table's ``scores``."""
+              every_cosine: Callable[[], np.ndarray] | None = None) -> tuple[FactCosines, list[tuple[str, float]]]:
+    """The query's fact cosines and its ``k`` mapped facts (``facts_from_cosines`` of the array).
+    ``every_cosine``: where the array of every fact text's cosine with ``query_vec`` comes from when one is needed
+    (e.g. already computed for the best sentence, ``query_scores.fact_text_cosines``); by default the table's
+    ``scores``."""
     table = index.fact_vectors
     if table.listed and k > 0:
         found = _listed(index, table, query_vec, k)
         if found is not None:
             return found
-    every = every() if every is not None else table.scores(query_vec)
+    every = every_cosine() if every_cosine is not None else table.scores(query_vec)
     return FactCosines(every=every), facts_from_cosines(index, every, k)
 
 
