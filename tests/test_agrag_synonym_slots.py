@@ -93,3 +93,31 @@ def test_slots_written_from_the_parts_equal_the_formula_on_the_cosines(listed_en
     slots = retriever._slot_costs(graph, q, hyb).copy()
     np.testing.assert_array_equal(slots[graph.num_facts + ends.nodes], (1.0 - retriever._entity_cosines(ends, q)) / 2.0)
     np.testing.assert_array_equal(slots[graph.chunk_slots], (1.0 - np.asarray(hyb, np.float64)) / 2.0)
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_an_unlisted_table_prices_synonym_edges_from_its_block_alone(graph_index, question, monkeypatch):
+    """An unlisted entity table: the entity costs come from one product over the synonym-edge entities' copied
+    vectors (``SynonymBlock``), never from the whole table, with the whole table's values and retrieval."""
+    index = graph_index
+    graph = AGRAGRetriever(index)._graph()
+    if graph.synonyms is not None:  # a graph the listed tests above left in the index's memo
+        monkeypatch.setattr(index, "cached", lambda name, build: build())
+    retriever = AGRAGRetriever(index)
+    graph = retriever._graph()
+    block = graph.synonym_block
+    assert not index.entity_vectors.listed and block is not None and 0 < block.slots.size < len(index.entity_vectors.ids)
+    q = index.embed_query(question)
+    hyb = hybrid_scores(index, question)
+    whole = type(graph)(**{**graph.__dict__, "synonym_block": None})
+    old = retriever._slot_costs(whole, q, hyb).copy()
+    nodes_before = [(n.node.node_id, n.score) for n in retriever.retrieve(question)]
+
+    def whole_table(*args, **kwargs):
+        raise AssertionError("the whole entity table was read")
+
+    monkeypatch.setattr(index.entity_vectors, "scores", whole_table)
+    new = retriever._slot_costs(graph, q, hyb)
+    np.testing.assert_array_equal(new[block.slots], old[block.slots])
+    np.testing.assert_array_equal(graph.pairs.edge_costs(new), graph.pairs.edge_costs(old))  # no other slot read
+    assert [(n.node.node_id, n.score) for n in retriever.retrieve(question)] == nodes_before

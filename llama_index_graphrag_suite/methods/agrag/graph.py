@@ -10,7 +10,11 @@ import numpy as np
 
 from ...graph.costs import PairCostIndex
 
-__all__ = ["AGRAGGraph", "SynonymEnds"]
+__all__ = ["AGRAGGraph", "SynonymBlock", "SynonymEnds", "synonym_block", "synonym_ends"]
+
+#: An unlisted entity table gets a :class:`SynonymBlock` when its synonym-edge entities are at most this share of
+#: its rows (above it, the copy would cost nearly the table and save little of the product).
+BLOCK_MAX_SHARE = 0.5
 
 
 @dataclass
@@ -36,6 +40,7 @@ class AGRAGGraph:
     # per thread, the arrays of every slot and every node a query writes (slots, PageRank scores), kept for its
     # next query: at 1M passages a fresh array's pages cost their first write each query
     scratch: threading.local = field(default_factory=threading.local)
+    synonym_block: "SynonymBlock | None" = None  # an unlisted table's synonym-edge entities, their vectors copied
 
     def buffer(self, name: str, size: int) -> np.ndarray:
         """This thread's float64 array ``name`` of ``size`` (its contents are the last query's)."""
@@ -55,6 +60,42 @@ class SynonymEnds:
     lists: np.ndarray  # their list
     bounds: np.ndarray  # list l's entities: [bounds[l], bounds[l + 1])
     slots: np.ndarray  # their slots (num_facts + node row)
+
+
+def synonym_ends(table, vector_rows, src: np.ndarray, dst: np.ndarray, num_facts: int) -> SynonymEnds | None:
+    """For a listed (large) entity ``table``: the entities of the synonym edges ``src``-``dst`` (snapshot rows)
+    grouped by list; else None."""
+    if table is None or not table.listed:
+        return None
+    nodes = np.unique(np.r_[src, dst])
+    rows = np.asarray(vector_rows, np.int64)[nodes]
+    lists = np.asarray(table.lists.lists, np.int64)[rows]
+    order = np.argsort(lists, kind="stable")
+    bounds = np.searchsorted(lists[order], np.arange(len(table.lists.centroids) + 1))
+    return SynonymEnds(nodes[order], rows[order], lists[order], bounds, num_facts + nodes[order])
+
+
+@dataclass
+class SynonymBlock:
+    """The synonym-edge entities of an unlisted entity table, their vectors copied into one matrix (row order): a
+    query's entity costs are one product over them, not over every entity (2wiki_retrieval101: 9,244 of 31,774
+    rows, 0.6 ms instead of 2.0). Each row's cosine is the table's own product's, bit for bit with OpenBLAS."""
+
+    slots: np.ndarray  # their slots (num_facts + node row), in the matrix's order
+    matrix: np.ndarray  # float32, C-contiguous: their vectors
+
+
+def synonym_block(table, vector_rows, src: np.ndarray, dst: np.ndarray, num_facts: int) -> SynonymBlock | None:
+    """The :class:`SynonymBlock` of the synonym edges ``src``-``dst`` (snapshot rows) when ``table`` (the entity
+    vectors) is unlisted and they are few enough (:data:`BLOCK_MAX_SHARE`); else None."""
+    if table is None or table.listed:
+        return None
+    nodes = np.unique(np.r_[src, dst])
+    if not nodes.size or nodes.size > BLOCK_MAX_SHARE * len(table.ids):
+        return None
+    rows = np.asarray(vector_rows, np.int64)[nodes]
+    order = np.argsort(rows, kind="stable")
+    return SynonymBlock(num_facts + nodes[order], np.ascontiguousarray(table.at(rows[order]), np.float32))
 
 
 def _chunk_loop(slots, at, hybrid):

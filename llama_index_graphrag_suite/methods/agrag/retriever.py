@@ -52,7 +52,8 @@ from ..query_scores import fact_text_cosines, hybrid_scores, top_ranked
 from ..shared_graph import chunk_rows as shared_chunk_rows, weighted_transition
 from .config import AGRAGConfig
 from .fact_cosines import FactCosines, map_facts
-from .graph import AGRAGGraph as _Graph, SynonymEnds as _SynonymEnds, write_chunk_slots
+from .graph import (AGRAGGraph as _Graph, SynonymEnds as _SynonymEnds, synonym_block, synonym_ends,
+                    write_chunk_slots)
 from .prompts import DEFAULT_PROMPTS
 
 __all__ = ["AGRAGConfig", "AGRAGRetriever", "VARIANTS"]
@@ -107,9 +108,10 @@ class AGRAGRetriever(GraphIndexRetriever):
             pairs = PairCostIndex(src, dst, pseudo + 1, slot_a, slot_b, nf + pseudo + 1)
             chunk_mask = np.zeros(pseudo + 1, bool)
             chunk_mask[chunk_rows] = True
+            ends = (index.entity_vectors, index.entity_vector_rows, snap.edge_src[syn], snap.edge_dst[syn], nf)
             return _Graph(weighted_transition(index), pairs, chunk_rows, snap.num_edges, nf, pseudo,
-                          self._synonym_ends(snap.edge_src[syn], snap.edge_dst[syn]),
-                          _row_ids(index.fact_text_rows), chunk_mask, nf + chunk_rows.astype(np.int64))
+                          synonym_ends(*ends), _row_ids(index.fact_text_rows), chunk_mask,
+                          nf + chunk_rows.astype(np.int64), synonym_block=synonym_block(*ends))
 
         return self.index.cached("agrag.graph", build)
 
@@ -190,6 +192,9 @@ class AGRAGRetriever(GraphIndexRetriever):
             near, at, exact = self._entity_parts(ends, query_vec)
             slots[ends.slots] = ((1.0 - near) / 2.0)[ends.lists]
             slots[ends.slots[at]] = (1.0 - exact.astype(near.dtype, copy=False)) / 2.0
+        elif graph.synonym_block is not None:  # only the entities synonym edges read: the same values
+            block = graph.synonym_block
+            slots[block.slots] = (1.0 - block.matrix @ normalize_rows(query_vec)[0]) / 2.0
         else:
             ent_cos = index.entity_vectors.scores(query_vec)[index.entity_vector_rows]
             slots[nf:nf + ent_cos.size] = (1.0 - ent_cos) / 2.0
@@ -238,18 +243,6 @@ class AGRAGRetriever(GraphIndexRetriever):
         scores[nodes] = values * np.where(graph.chunk_mask[nodes], self.config.passage_factor, 1.0)
         graph.scratch.ppr_written = (scores, nodes)
         return scores
-
-    def _synonym_ends(self, src: np.ndarray, dst: np.ndarray) -> _SynonymEnds | None:
-        """For a listed (large) entity table: its synonym-edge entities grouped by list; else None."""
-        table = self.index.entity_vectors
-        if table is None or not table.listed:
-            return None
-        nodes = np.unique(np.r_[src, dst])
-        rows = np.asarray(self.index.entity_vector_rows, np.int64)[nodes]
-        lists = np.asarray(table.lists.lists, np.int64)[rows]
-        order = np.argsort(lists, kind="stable")
-        bounds = np.searchsorted(lists[order], np.arange(len(table.lists.centroids) + 1))
-        return _SynonymEnds(nodes[order], rows[order], lists[order], bounds, len(self.index.fact_ids) + nodes[order])
 
     def _entity_cosines(self, ends: _SynonymEnds, query_vec: np.ndarray) -> np.ndarray:
         """``VectorTable.scores`` of a listed table at the synonym-edge entities (same lists probed, same exact
