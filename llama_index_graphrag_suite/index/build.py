@@ -37,6 +37,7 @@ from ..extractors.name_words import NameWordCounts
 from ..extractors.statistical import CONTAINS, SYNONYM
 from ..tracing import traced
 from . import rows
+from .collector import collector_paused
 from .executors import Executor
 from .extraction import Extraction, extraction_for
 from .mirror import StoreMirror, chunk_text_node
@@ -82,7 +83,7 @@ def insert_documents(ctx: BuildContext, documents: Sequence[Document]) -> list[s
     """Insert ``documents`` as one change (the writer lock held; a failure rolls the index back); returns the new
     chunk ids. Pending document operations are the caller's to record (insert, refresh and rebase differ)."""
     state = ctx.state
-    with state.lock.writing(), state.journal.change() as scope:
+    with state.lock.writing(), state.journal.change() as scope, collector_paused():
         new_chunks = run_steps(ctx, documents)
         record = state.journal.insert_record(scope, new_chunks)
         if record is not None:  # what the insert changed in older chunks, for a later delete

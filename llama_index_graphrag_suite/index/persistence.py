@@ -7,12 +7,10 @@ Functions behind :class:`~.graph_index.GraphRAGIndex`'s ``persist``, ``load``, `
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import shutil
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
@@ -26,6 +24,7 @@ from . import build, pending, stores
 from .artefacts import ARTEFACTS
 from .carried import carry_folder, recorded_digests
 from .checks import check_snapshot, check_tables, check_vector_rows
+from .collector import collector_paused
 from .compaction_hint import hint_compaction
 from .legacy import read_format_1
 from .provenance_file import ProvenanceFile
@@ -67,7 +66,8 @@ def persist(index, persist_dir: str | Path, keep_versions: int = KEEP_VERSIONS, 
     document operations first when another writer saved a version there since (a rebase, ``pending.py``).
     ``compact``: write every table whole even where only some rows changed (see ``GraphRAGIndex.persist``)."""
     state = index.state
-    with folder_writer(persist_dir):  # held from the version check to the flip of CURRENT
+    # no collector passes over the whole kept index while the save makes its short-lived objects (collector.py)
+    with collector_paused(), folder_writer(persist_dir):  # the lock held from the version check to the flip of CURRENT
         with state.lock.reading():
             if not _behind(state, persist_dir):
                 return _persist(state, index, persist_dir, keep_versions, compact)
@@ -259,7 +259,7 @@ def load(cls, persist_dir, embed_model, llm, store_arg, show_progress, version):
     pointed = current_version(persist_dir) if version is None else None
     args = (cls, persist_dir, embed_model, llm, store_arg, show_progress, version)
     try:
-        with _collector_paused():
+        with collector_paused():
             index = _load(*args)
     except (CorruptIndexError, OSError):
         if version is not None or current_version(persist_dir) == pointed:
@@ -326,19 +326,6 @@ def _load(cls, persist_dir, embed_model, llm, store_arg, show_progress, version)
         raise ValueError(f"embed model gives {len(probe)}-dim vectors but the index at {persist_dir} holds {dim}-dim ones")
     pa.default_memory_pool().release_unused()  # the segments' buffers read and dropped go back to the OS
     return index
-
-
-@contextmanager
-def _collector_paused():
-    """No cyclic garbage collection while a load makes millions of records that are all kept (the collector would
-    walk them again and again: 4.5 of 28 s loading 100,000 synthetic passages here); restored after."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _attributes_from_saved_store(index, store) -> None:
