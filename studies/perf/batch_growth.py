@@ -5,7 +5,8 @@ If every batch cost the same, the build's CPU time would grow linearly with the 
 cost grows with the index already built makes the whole build super-linear. This study builds the first
 ``--passages`` passages of a synthetic corpus (``benchmarks/synth.py``; hash embedding, statistical entities, as
 the 1M scale run) in batches, in one process, and prints one JSON line per batch: the CPU seconds of each build
-stage (the index's timed stages), of the save and of the load that follow it, and the process's peak RSS so far;
+stage (the index's timed stages), of the save and of the load that follow it, of the cyclic garbage collector's
+passes (timed by a ``gc.callbacks`` hook; all threads' CPU while a pass runs) and the process's peak RSS so far;
 then the fitted growth of each stage's per-batch cost with the batch number.
 
     PYTHONPATH=. python studies/perf/batch_growth.py --corpus /work/scratch/m1/synth-300000/corpus.jsonl \\
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
+import gc
 import itertools
 import json
 import math
@@ -210,6 +212,16 @@ def main() -> None:
             cpu["load"] = cpu.get("load", 0.0) + cpu_seconds() - start
     GraphRAGIndex.load = classmethod(load)
 
+    collected = {"cpu_s": 0.0, "full_passes": 0}  # the cyclic garbage collector's passes (index/collector.py)
+
+    def collector_timer(phase: str, info: dict) -> None:
+        if phase == "start":
+            collected["started"] = cpu_seconds()
+            return
+        collected["cpu_s"] += cpu_seconds() - collected["started"]
+        collected["full_passes"] += info["generation"] == 2
+    gc.callbacks.append(collector_timer)
+
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     rows: list[dict] = []
@@ -224,9 +236,11 @@ def main() -> None:
             profiler.clear()
         now = cpu_seconds()
         row = {"batch": number, "passages": held, "wall_s": round(seconds, 1), "cpu_s": round(now - state["cpu"], 1),
-               "peak_rss_mb": round(peak_rss_mb()), "stages_cpu_s": {k: round(v, 1) for k, v in cpu.items()}}
+               "peak_rss_mb": round(peak_rss_mb()), "stages_cpu_s": {k: round(v, 1) for k, v in cpu.items()},
+               "collector_cpu_s": round(collected["cpu_s"], 1), "collector_full_passes": collected["full_passes"]}
         state["cpu"] = now
         cpu.clear()
+        collected.update(cpu_s=0.0, full_passes=0)
         rows.append(row)
         print(json.dumps(row), flush=True)
         with out.open("a") as f:
