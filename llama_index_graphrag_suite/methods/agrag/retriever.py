@@ -108,10 +108,10 @@ class AGRAGRetriever(GraphIndexRetriever):
             pairs = PairCostIndex(src, dst, pseudo + 1, slot_a, slot_b, nf + pseudo + 1)
             chunk_mask = np.zeros(pseudo + 1, bool)
             chunk_mask[chunk_rows] = True
-            ends = (index.entity_vectors, index.entity_vector_rows, snap.edge_src[syn], snap.edge_dst[syn], nf)
+            synonym_edges = (index.entity_vectors, index.entity_vector_rows, snap.edge_src[syn], snap.edge_dst[syn], nf)
             return _Graph(weighted_transition(index), pairs, chunk_rows, snap.num_edges, nf, pseudo,
-                          synonym_ends(*ends), _row_ids(index.fact_text_rows), chunk_mask,
-                          nf + chunk_rows.astype(np.int64), synonym_block=synonym_block(*ends))
+                          synonym_ends(*synonym_edges), _row_ids(index.fact_text_rows), chunk_mask,
+                          nf + chunk_rows.astype(np.int64), synonym_block=synonym_block(*synonym_edges))
 
         return self.index.cached("agrag.graph", build)
 
