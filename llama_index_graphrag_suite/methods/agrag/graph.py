@@ -62,13 +62,19 @@ class SynonymEnds:
     slots: np.ndarray  # their slots (num_facts + node row)
 
 
+def _synonym_entities(vector_rows, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The snapshot rows of the entities on the synonym edges ``src``-``dst`` (sorted, once each) and their
+    entity-vector rows."""
+    nodes = np.unique(np.r_[src, dst])
+    return nodes, np.asarray(vector_rows, np.int64)[nodes]
+
+
 def synonym_ends(table, vector_rows, src: np.ndarray, dst: np.ndarray, num_facts: int) -> SynonymEnds | None:
     """For a listed (large) entity ``table``: the entities of the synonym edges ``src``-``dst`` (snapshot rows)
     grouped by list; else None."""
     if table is None or not table.listed:
         return None
-    nodes = np.unique(np.r_[src, dst])
-    rows = np.asarray(vector_rows, np.int64)[nodes]
+    nodes, rows = _synonym_entities(vector_rows, src, dst)
     lists = np.asarray(table.lists.lists, np.int64)[rows]
     order = np.argsort(lists, kind="stable")
     bounds = np.searchsorted(lists[order], np.arange(len(table.lists.centroids) + 1))
@@ -90,10 +96,9 @@ def synonym_block(table, vector_rows, src: np.ndarray, dst: np.ndarray, num_fact
     vectors) is unlisted and they are few enough (:data:`BLOCK_MAX_SHARE`); else None."""
     if table is None or table.listed:
         return None
-    nodes = np.unique(np.r_[src, dst])
+    nodes, rows = _synonym_entities(vector_rows, src, dst)
     if nodes.size > BLOCK_MAX_SHARE * len(table.ids):
         return None
-    rows = np.asarray(vector_rows, np.int64)[nodes]
     order = np.argsort(rows, kind="stable")
     return SynonymBlock(num_facts + nodes[order], np.ascontiguousarray(table.at(rows[order]), np.float32))
 
