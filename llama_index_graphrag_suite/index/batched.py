@@ -30,6 +30,7 @@ from typing import Any
 from llama_index.core import Document
 
 from ..documents import document_key
+from .collector import collector_paused
 from .row_overlay import table_column
 from .compaction_hint import without_compaction_hint
 from .segment_files import appending_segments
@@ -113,11 +114,14 @@ def build_in_batches(documents: Iterable[Document], persist_dir: str | Path, bat
             session.enter_context(ray_session(ray_address))
         if compact:  # the batches append their rows; the end writes every table whole, once
             session.enter_context(appending_segments())
+        # No cyclic collection while a batch is read, inserted and saved: its passes would walk the batch's records
+        # again and again to find little garbage. One collection after each batch takes what cycles it left.
+        session.enter_context(collector_paused())
         for number, batch in enumerate(_batches(documents, batch_size, done), 1):
             start = time.perf_counter()
             saved = _save(_insert(index, batch, ray_address, kwargs), folder, saving)
             del index  # here, not in a helper: the caller's name would keep the records alive
-            gc.collect()  # the batch's records go before the columns are read back
+            gc.collect()  # the batch's records (and its cycles) go before the columns are read back
             with without_compaction_hint():  # the build compacts at its end (unless told not to)
                 index = _load_back(folder, saved, reopen)
             held += len(batch)

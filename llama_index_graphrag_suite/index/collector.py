@@ -5,6 +5,9 @@ insert makes millions of them (chunk nodes, extractor output, records) and keeps
 more: the passes find little garbage and cost a quarter of a batched build's CPU
 (studies/perf/results/batch_growth.md). Reference counting still frees everything acyclic while paused; what cycles
 the paused work drops are collected by the next pass after it.
+
+Paused: an insert (its steps and its commit), a save, a load, and a batched build from its first batch to its last
+(``batched.py``), which collects once after each batch instead.
 """
 
 from __future__ import annotations

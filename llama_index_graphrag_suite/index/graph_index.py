@@ -38,6 +38,7 @@ from ..tracing import stage
 from . import build, persistence, update
 from .artefacts import keep_artefact
 from .build import BuildContext
+from .collector import collector_paused
 from .executors import LOCAL, Executor
 from .journal import Journal
 from .lazy_store import LazySimplePropertyGraphStore
@@ -175,7 +176,9 @@ class GraphRAGIndex(IndexReading):
         deleting the same documents afterwards restores the index (``journal.py``).
         """
         journal = self.state.journal
-        with self.state.lock.writing(), journal.change():  # the rows, the insert's record and the documents: one commit
+        # the rows, the insert's record and the documents: one commit, the collector paused until it is made (the
+        # commit reads every document while the insert's records are still held: a full pass would walk them all)
+        with collector_paused(), self.state.lock.writing(), journal.change():
             new_chunks = build.insert_documents(self._build_context(), documents)
             for doc in documents:
                 journal.document(document_key(doc)[0], None, doc)
