@@ -55,6 +55,51 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+_YARD_TEXT = " ".join(f"Person{i % 997} was born in Place{i % 131}, the {i % 53}th town of Region{i % 17}."
+                      for i in range(50000))
+
+
+def _yardstick() -> float:
+    """The machine's speed now: CPU seconds of a fixed piece of build-like work (words of a fixed text, its word
+    pairs counted in a dict), the best of three. This machine's speed drifts by 1.3-2x within an hour, and a curve
+    from 10,000 to 1,000,000 passages takes most of one; measured before the build and after each batch, it lets
+    the report scale each batch's CPU to one speed (``drift_corrected``). The first of four runs is not counted: a
+    process's first one ran 10 % slower here."""
+    import re
+
+    best = math.inf
+    for attempt in range(4):
+        start = _cpu_seconds()
+        words = re.findall(r"\w+", _YARD_TEXT)
+        counts: dict[str, int] = {}
+        for a, b in zip(words, words[1:]):
+            key = f"{a.lower()} {b.lower()}"
+            counts[key] = counts.get(key, 0) + 1
+        if attempt:
+            best = min(best, _cpu_seconds() - start)
+    return round(best, 4)
+
+
+class _Yardsticks:
+    """The yardstick before a build and after each of its batches, and the CPU of the work between (the
+    yardstick's own CPU left out)."""
+
+    def __init__(self) -> None:
+        self.marks: list[float] = []
+        self.spent = 0.0  # CPU of the yardsticks themselves, taken out of the build's
+        self.last = _cpu_seconds()
+        self.take()
+
+    def take(self) -> tuple[float, float]:
+        """(the CPU since the last mark, yardstick seconds now)."""
+        between = _cpu_seconds() - self.last
+        start = _cpu_seconds()
+        self.marks.append(_yardstick())
+        self.spent += _cpu_seconds() - start
+        self.last = _cpu_seconds()
+        return round(between, 2), self.marks[-1]
+
+
 def _count_stage_cpu(index_class, into: dict[str, float]) -> None:
     """Wrap the index's stage timer so each build stage's CPU seconds are added to ``into`` as well."""
     wall_timer = index_class._stage
@@ -88,32 +133,40 @@ def run_child(dataset: str, embed: str, entities: str, methods: list[str], keep:
     cpu_stages: dict[str, float] = {}
     _count_stage_cpu(GraphRAGIndex, cpu_stages)
     cpu_start, start = _cpu_seconds(), time.perf_counter()
+    yard = _Yardsticks()
     settings = {"embed_model": None if embed == "minilm" else embed, "config": IndexConfig(entities=entities)}
     batches: list[dict] = []
+
+    def on_batch(k: int, held: int, seconds: float) -> None:
+        cpu, yardstick = yard.take()
+        batches.append({"batch": k, "passages": held, "seconds": round(seconds, 1), "cpu_seconds": cpu,
+                        "yardstick_s": yardstick, "peak_rss_mb": round(_peak_rss_mb())})
+
     with contextlib.ExitStack() as stack:
         build_dir = (keep or stack.enter_context(tempfile.TemporaryDirectory())) if batch_size else None
         if batch_size:
             index = build_in_batches(iter_jsonl_documents(folder / "corpus.jsonl"), build_dir, batch_size,
-                                     on_batch=lambda k, held, s: batches.append(
-                                         {"batch": k, "passages": held, "seconds": round(s, 1),
-                                          "peak_rss_mb": round(_peak_rss_mb())}), **settings)
+                                     on_batch=on_batch, **settings)
         else:
             index = GraphRAGIndex.from_documents(ds.documents, **settings)
         return _finish_child(index, ds, methods, keep, batch_size, batches, cpu_stages, cpu_start, start,
-                             prepare_again)
+                             prepare_again, yard)
 
 
-def _finish_child(index, ds, methods, keep, batch_size, batches, cpu_stages, cpu_start, start, prepare_again) -> dict:
+def _finish_child(index, ds, methods, keep, batch_size, batches, cpu_stages, cpu_start, start, prepare_again,
+                  yard: _Yardsticks) -> dict:
     from llama_index_graphrag_suite.index.graph_index import GraphRAGIndex
 
     if "archrag" in methods:  # its hierarchy is a build step (stage prepare.archrag), not its first query's work
         index.prepare(["archrag"])
-    build_seconds, build_cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
+    build_seconds = time.perf_counter() - start
+    rest_cpu, _ = yard.take()  # after the last batch: the compaction (and ArchRAG's preparation)
+    build_cpu = _cpu_seconds() - cpu_start - yard.spent
     build_rss = _peak_rss_mb()
     row = {"n": index.stats()["documents"], "questions": len(ds.questions), "index_seconds": round(build_seconds, 2),
            "index_cpu_seconds": round(build_cpu, 2), "stage_seconds": dict(index.build_info.get("stage_seconds", {})),
            "stage_cpu_seconds": dict(cpu_stages), **index.stats(),
-           "peak_rss_build_mb": round(build_rss)}
+           "peak_rss_build_mb": round(build_rss), "yardstick_s": yard.marks, "after_batches_cpu_seconds": rest_cpu}
     if batch_size:
         row["batch_size"], row["batches"] = batch_size, batches
     with contextlib.ExitStack() as stack:
@@ -310,6 +363,23 @@ def _carried(rows: list[dict], key: str, n: int = TARGET_N) -> float | None:
     return b[key] + (b[key] - a[key]) / (b["n"] - a["n"]) * (n - b["n"])
 
 
+def drift_corrected(rows: list[dict]) -> dict[int, float] | None:
+    """Each size's build CPU with every batch's CPU scaled to one machine speed: by the ratio of the run's median
+    yardstick (``_yardstick``) to the mean of the yardsticks taken before and after that batch (the compaction and
+    any preparation after the last batch, by those around them). None unless every row has its yardsticks."""
+    if not rows or not all(r.get("yardstick_s") for r in rows):
+        return None
+    marks = sorted(y for r in rows for y in r["yardstick_s"])
+    ref = marks[len(marks) // 2]
+    out = {}
+    for r in rows:
+        y, parts = r["yardstick_s"], [b["cpu_seconds"] for b in r.get("batches", [])] + [r["after_batches_cpu_seconds"]]
+        if len(y) != len(parts) + 1:
+            return None
+        out[r["n"]] = sum(cpu * ref / ((y[k] + y[k + 1]) / 2) for k, cpu in enumerate(parts))
+    return out
+
+
 def targets(rows: list[dict], curve: list[dict] | None = None) -> list[str]:
     """Each million-passage target beside what was measured at the largest size, and (for sizes, memory and times
     that grow with N) carried linearly to 1M through the two largest sizes: on paper unless 1M was run. ``curve``:
@@ -334,6 +404,8 @@ def targets(rows: list[dict], curve: list[dict] | None = None) -> list[str]:
                 f"{'-' if carried is None or reached else f'{carried / scale:.1f}{unit}'} | {verdict(value, limit)} |")
 
     cpu = slope(curve, lambda r: r.get("index_cpu_seconds", r["index_seconds"]))
+    corrected = drift_corrected(curve)
+    steady = slope(curve, lambda r: corrected[r["n"]]) if corrected else None
     sizes = ", ".join(f"{n:,}" for n in sorted({r["n"] for r in curve}))
     out = ["", f"Targets at {TARGET_N:,} passages, measured at {top['n']:,}"
            + ("" if reached else "; sizes and times carried linearly to 1M through the two largest sizes "
@@ -348,7 +420,9 @@ def targets(rows: list[dict], curve: list[dict] | None = None) -> list[str]:
            *_serve_row(top, reached),
            f"| build CPU growth ≤ n^{TARGET_EXPONENT} | "
            + (f"n^{cpu:.2f} over {sizes} | | {'met' if cpu <= TARGET_EXPONENT else '**not met**'} |"
-              if cpu is not None else "- | | - |")]
+              if cpu is not None else "- | | - |"),
+           *([f"| the same, each batch's CPU at one machine speed (yardstick) | n^{steady:.2f} | | "
+              f"{'met' if steady <= TARGET_EXPONENT else '**not met**'} |"] if steady is not None else [])]
     for method, stats in top["methods"].items():
         ok = stats["p50_ms"] <= TARGET_P50_MS and stats["p95_ms"] <= TARGET_P95_MS
         out.append(f"| {method} p50 ≤ {TARGET_P50_MS:g} ms, p95 ≤ {TARGET_P95_MS:g} ms | "
@@ -456,8 +530,15 @@ def render(runs: list[dict]) -> str:
             total_key = "index_cpu_seconds" if measure == "CPU" else "index_seconds"
             total_k, wall_k = slope(rows, lambda r: r[total_key]), slope(rows, lambda r: r["index_seconds"])
             sizes = ", ".join(f"{r['n']:,}" for r in rows)
+            corrected = drift_corrected(rows) if measure == "CPU" else None
+            steady = "" if not corrected else (
+                f" With each batch's CPU scaled to the run's median machine speed (a fixed piece of work timed before "
+                f"the build and after each batch; its seconds from {min(y for r in rows for y in r['yardstick_s'])} "
+                f"to {max(y for r in rows for y in r['yardstick_s'])}): "
+                + ", ".join(f"{n:,}: {v:,.1f} CPU s" for n, v in corrected.items())
+                + f", exponent **{slope(rows, lambda r: corrected[r['n']]):.2f}**.")
             lines += ["", f"Growth exponent of index {measure} time over {sizes} "
-                      f"passages: **{total_k:.2f}** (least-squares log-log slope; 1 = linear; of wall time: {wall_k:.2f}). "
+                      f"passages: **{total_k:.2f}** (least-squares log-log slope; 1 = linear; of wall time: {wall_k:.2f}).{steady} "
                       "A stage's exponent below 1 is taken as 1. "
                       f"Per stage, and each stage's {measure} time carried to 1,000,000 passages at its own exponent "
                       "(on paper, not run):", "",

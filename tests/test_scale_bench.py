@@ -74,3 +74,21 @@ def test_scale_requery_loads_before_and_after_the_insert_and_serves_the_kept_ind
                "serve": {**served, "after_mb": {**served["after_mb"], "VmRSS": rss}}}
         (line,) = [ln for ln in scale.targets([small, top]) if ln.startswith("| serving process")]
         assert line.startswith("| serving process ≤ 6 GB RSS after 4 questions | ") and line.endswith(f"| {verdict} |")
+
+
+def test_drift_corrected_cpu_scales_each_batch_to_one_machine_speed():
+    """A size built while the machine ran at half speed (its yardstick twice as long, its CPU twice the work) counts
+    the work, not the machine: the corrected ratio of two sizes is the ratio of their work."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import scale
+
+    small = {"n": 1_000, "yardstick_s": [1.0, 1.0, 1.0], "batches": [{"cpu_seconds": 5.0}],
+             "after_batches_cpu_seconds": 0.0}
+    large = {"n": 10_000, "yardstick_s": [2.0, 2.0, 2.0, 2.0], "batches": [{"cpu_seconds": 100.0}] * 2,
+             "after_batches_cpu_seconds": 0.0}  # 100 units of work, each costing twice as much CPU
+    corrected = scale.drift_corrected([small, large])
+    assert corrected[10_000] / corrected[1_000] == 20.0  # raw: 200 / 5 = 40
+    assert round(scale.slope([small, large], lambda r: corrected[r["n"]]), 3) == 1.301
+    assert scale.drift_corrected([small, {**large, "yardstick_s": [2.0, 2.0]}]) is None  # a mark missing
+    assert scale.drift_corrected([{k: v for k, v in small.items() if k != "yardstick_s"}, large]) is None
+    assert 0 < scale._yardstick() < 5
