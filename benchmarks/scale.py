@@ -15,8 +15,8 @@ Each stage's CPU time (this process's threads plus its finished worker processes
 time: on a shared machine wall time also measures the neighbours, CPU time only the work. The growth exponent
 is the least-squares log-log slope over all sizes, per stage, of CPU time. CPU time still follows the machine's
 speed, which drifts here by 1.3-2x within an hour: a fixed piece of work (``_yardstick``) timed before each build
-and after each batch gives the report a second exponent, with each batch's CPU scaled to one speed. The 1M-passage row is a paper
-extrapolation of each stage at its own exponent (and, for contrast, linearly). Results
+and after each batch gives the report a second exponent, with each batch's CPU scaled to one speed. The
+1M-passage row is a paper extrapolation of each stage at its own exponent (and, for contrast, linearly). Results
 accumulate in benchmarks/results/scale.json (one run per embed/entities setting) and are rendered to
 scale.md and scale.png.
 """
