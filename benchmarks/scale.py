@@ -423,7 +423,7 @@ def targets(rows: list[dict], curve: list[dict] | None = None) -> list[str]:
            f"| build CPU growth ≤ n^{TARGET_EXPONENT} | "
            + (f"n^{cpu:.2f} over {sizes} | | {'met' if cpu <= TARGET_EXPONENT else '**not met**'} |"
               if cpu is not None else "- | | - |"),
-           *([f"| the same, each batch's CPU at one machine speed (yardstick) | n^{steady:.2f} | | "
+           *([f"| the same, each batch's CPU at one machine speed (yardstick) | n^{steady:.3f} | | "
               f"{'met' if steady <= TARGET_EXPONENT else '**not met**'} |"] if steady is not None else [])]
     for method, stats in top["methods"].items():
         ok = stats["p50_ms"] <= TARGET_P50_MS and stats["p95_ms"] <= TARGET_P95_MS
@@ -538,7 +538,7 @@ def render(runs: list[dict]) -> str:
                 f"the build and after each batch; its seconds from {min(y for r in rows for y in r['yardstick_s'])} "
                 f"to {max(y for r in rows for y in r['yardstick_s'])}): "
                 + ", ".join(f"{n:,}: {v:,.1f} CPU s" for n, v in corrected.items())
-                + f", exponent **{slope(rows, lambda r: corrected[r['n']]):.2f}**.")
+                + f", exponent **{slope(rows, lambda r: corrected[r['n']]):.3f}**.")
             lines += ["", f"Growth exponent of index {measure} time over {sizes} "
                       f"passages: **{total_k:.2f}** (least-squares log-log slope; 1 = linear; of wall time: {wall_k:.2f}).{steady} "
                       "A stage's exponent below 1 is taken as 1. "
