@@ -28,6 +28,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import resource
 import shlex
 import shutil
@@ -67,8 +68,6 @@ def _yardstick() -> float:
     from 10,000 to 1,000,000 passages takes most of one; measured before the build and after each batch, it lets
     the report scale each batch's CPU to one speed (``drift_corrected``). The first of four runs is not counted: a
     process's first one ran 10 % slower here."""
-    import re
-
     best = math.inf
     for attempt in range(4):
         start = _cpu_seconds()
@@ -84,21 +83,22 @@ def _yardstick() -> float:
 
 class _Yardsticks:
     """The yardstick before a build and after each of its batches, and the CPU of the work between (the
-    yardstick's own CPU left out)."""
+    yardstick's own CPU and wall time left out)."""
 
     def __init__(self) -> None:
         self.marks: list[float] = []
-        self.spent = 0.0  # CPU of the yardsticks themselves, taken out of the build's
+        self.spent = self.spent_wall = 0.0  # the yardsticks' own CPU and wall seconds, taken out of the build's
         self.last = _cpu_seconds()
         self.take()
 
     def take(self) -> tuple[float, float]:
         """(the CPU since the last mark, yardstick seconds now)."""
-        between = _cpu_seconds() - self.last
-        start = _cpu_seconds()
+        now, wall = _cpu_seconds(), time.perf_counter()
+        between = now - self.last
         self.marks.append(_yardstick())
-        self.spent += _cpu_seconds() - start
         self.last = _cpu_seconds()
+        self.spent += self.last - now
+        self.spent_wall += time.perf_counter() - wall
         return round(between, 2), self.marks[-1]
 
 
@@ -161,8 +161,8 @@ def _finish_child(index, ds, methods, keep, batch_size, batches, cpu_stages, cpu
 
     if "archrag" in methods:  # its hierarchy is a build step (stage prepare.archrag), not its first query's work
         index.prepare(["archrag"])
-    build_seconds = time.perf_counter() - start
     rest_cpu, _ = yard.take()  # after the last batch: the compaction (and ArchRAG's preparation)
+    build_seconds = time.perf_counter() - start - yard.spent_wall
     build_cpu = _cpu_seconds() - cpu_start - yard.spent
     build_rss = _peak_rss_mb()
     row = {"n": index.stats()["documents"], "questions": len(ds.questions), "index_seconds": round(build_seconds, 2),
@@ -382,6 +382,12 @@ def drift_corrected(rows: list[dict]) -> dict[int, float] | None:
     return out
 
 
+def corrected_exponent(rows: list[dict]) -> float | None:
+    """The build CPU growth exponent of ``drift_corrected`` (None without yardsticks)."""
+    corrected = drift_corrected(rows)
+    return slope(rows, lambda r: corrected[r["n"]]) if corrected else None
+
+
 def targets(rows: list[dict], curve: list[dict] | None = None) -> list[str]:
     """Each million-passage target beside what was measured at the largest size, and (for sizes, memory and times
     that grow with N) carried linearly to 1M through the two largest sizes: on paper unless 1M was run. ``curve``:
@@ -406,8 +412,7 @@ def targets(rows: list[dict], curve: list[dict] | None = None) -> list[str]:
                 f"{'-' if carried is None or reached else f'{carried / scale:.1f}{unit}'} | {verdict(value, limit)} |")
 
     cpu = slope(curve, lambda r: r.get("index_cpu_seconds", r["index_seconds"]))
-    corrected = drift_corrected(curve)
-    steady = slope(curve, lambda r: corrected[r["n"]]) if corrected else None
+    steady = corrected_exponent(curve)
     sizes = ", ".join(f"{n:,}" for n in sorted({r["n"] for r in curve}))
     out = ["", f"Targets at {TARGET_N:,} passages, measured at {top['n']:,}"
            + ("" if reached else "; sizes and times carried linearly to 1M through the two largest sizes "
@@ -533,12 +538,12 @@ def render(runs: list[dict]) -> str:
             total_k, wall_k = slope(rows, lambda r: r[total_key]), slope(rows, lambda r: r["index_seconds"])
             sizes = ", ".join(f"{r['n']:,}" for r in rows)
             corrected = drift_corrected(rows) if measure == "CPU" else None
+            marks = [y for r in rows for y in r.get("yardstick_s", [])]
             steady = "" if not corrected else (
                 f" With each batch's CPU scaled to the run's median machine speed (a fixed piece of work timed before "
-                f"the build and after each batch; its seconds from {min(y for r in rows for y in r['yardstick_s'])} "
-                f"to {max(y for r in rows for y in r['yardstick_s'])}): "
+                f"the build and after each batch; its seconds from {min(marks)} to {max(marks)}): "
                 + ", ".join(f"{n:,}: {v:,.1f} CPU s" for n, v in corrected.items())
-                + f", exponent **{slope(rows, lambda r: corrected[r['n']]):.3f}**.")
+                + f", exponent **{corrected_exponent(rows):.3f}**.")
             lines += ["", f"Growth exponent of index {measure} time over {sizes} "
                       f"passages: **{total_k:.2f}** (least-squares log-log slope; 1 = linear; of wall time: {wall_k:.2f}).{steady} "
                       "A stage's exponent below 1 is taken as 1. "
