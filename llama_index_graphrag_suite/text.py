@@ -200,9 +200,11 @@ def analyze(text: str) -> tuple[tuple[int, int, tuple[tuple[int, int], ...], tup
         for segment in phrase_segments(sentence):
             seg_start = s_start + sentence.index(segment, offset)
             offset = seg_start - s_start + len(segment)
-            spans = tuple((seg_start + a, seg_start + b) for a, b in word_spans(segment))
-            keys = tuple(normalize_entity(text[a:b]) for a, b in spans)
-            out.append((s_idx, seg_start, spans, keys))
+            # the segment's words found in ``text`` itself (the pattern has no anchor or look-around, so bounds
+            # give the matches the segment would): their spans need no shift, their words no slice
+            found = list(_WORD.finditer(text, seg_start, seg_start + len(segment)))
+            out.append((s_idx, seg_start, tuple([m.span() for m in found]),
+                        tuple([normalize_entity(m.group()) for m in found])))
     return tuple(out)
 
 

@@ -124,3 +124,31 @@ def test_extractors_work_inside_a_plain_property_graph_index(documents, embed):
     linked = sorted(chunk_text[s][:20] for s, r, o in triplets if r == "contains" and o == "grey harbour")
     assert linked == ["Ada Lorne was a pain", "The Grey Harbour is "]  # its own page and the painter's
     assert ("esk river", "reaches the sea at", "marlow") in triplets
+
+
+def _triples(rels) -> list[tuple[str, str, str, str]]:
+    return [(r.source_id, r.label, r.target_id, r.properties["text"]) for r in rels]
+
+
+def test_relations_of_added_keys_pair_only_the_sentences_that_mention_them():
+    # what the link step asks when an older chunk gains "quell": the sentences without it gave their pairs before
+    text = "Arno met Bexa in Corvin. Quell hired Arno later. Dovan and Bexa sailed home."
+    keys = frozenset({"arno", "bexa", "corvin", "quell", "dovan"})
+    cooc = CooccurrenceRelationExtractor(max_ngram=1)
+    full = _triples(cooc.relations(text, keys, "c#0"))
+    added = _triples(cooc.relations(text, keys, "c#0", frozenset({"quell"})))
+    assert added == [("quell", "hired", "arno", "Quell hired Arno later.")]
+    assert added[0] in full and len(full) == 3 + 1 + 1  # the first sentence's three pairs, the last one's one
+    assert cooc.relations(text, keys, "c#0", frozenset({"nowhere"})) == []
+
+
+def test_relations_of_added_keys_pair_every_sentence_when_one_has_more_pairs_than_the_cap():
+    # six names in one sentence make 15 pairs, more than the cap of 12: which pairs a sentence keeps depends on the
+    # pairs before it, so every sentence is paired again, as for a chunk seen for the first time
+    names = ["arno", "bexa", "corvin", "dovan", "elsin", "farro"]
+    text = "Quell hired Arno. " + " ".join(n.title() for n in names) + " sailed."
+    keys = frozenset(names) | {"quell"}
+    cooc = CooccurrenceRelationExtractor(max_ngram=1, max_pairs_per_sentence=12)
+    full = _triples(cooc.relations(text, keys, "c#0"))
+    assert len(full) == 1 + 12
+    assert _triples(cooc.relations(text, keys, "c#0", frozenset({"quell"}))) == full

@@ -157,10 +157,21 @@ class CooccurrenceRelationExtractor(TransformComponent):
     async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
         return self.__call__(nodes, **kwargs)
 
-    def relations(self, text: str, keys: frozenset[str], chunk_id: str) -> list[Relation]:
+    def relations(self, text: str, keys: frozenset[str], chunk_id: str, added: frozenset[str] | None = None
+                  ) -> list[Relation]:
+        """The relations of ``text`` between mentions of ``keys``. ``added``: keys the chunk links now, the others it
+        linked when its relations were last made (an insert's link step, ``index/rows.py``): only the sentences that
+        mention one of them are paired. The other sentences' mentions are as they were, so are their pairs, unless a
+        sentence has more pairs than the cap (which pairs it keeps then follows the pairs before it): then every
+        sentence is paired, as without ``added``."""
         by_sentence: dict[int, list] = {}
         for m in find_mentions(text, keys, self.max_ngram):
             by_sentence.setdefault(m.sentence, []).append(m)
+        cap = self.max_pairs_per_sentence
+        if added is not None and all(len(ms) * (len(ms) - 1) // 2 <= cap for ms in by_sentence.values()):
+            by_sentence = {s: ms for s, ms in by_sentence.items() if any(m.key in added for m in ms)}
+        if not by_sentence:
+            return []
         sentences = split_sentences(text)
         out, seen = [], set()
         for mentions in by_sentence.values():

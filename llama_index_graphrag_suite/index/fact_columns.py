@@ -13,6 +13,7 @@ array, so no Python object is held per fact; ids of another form are looked up i
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -60,7 +61,7 @@ class FactColumns(RowColumns):
         # ids of the usual form need no Python object each; others are looked up in the base class's dict
         super().__init__(None if found is not None else ids.to_pylist(), "facts", key_array=ids)
         self._values = found  # in row order; sorted with their rows on the first lookup (see _lookup)
-        self._sorted: tuple[np.ndarray, np.ndarray] | None = None
+        self._sorted: tuple[np.ndarray, np.ndarray, np.ndarray, int] | None = None
         if found is not None and len(found) > 1:
             ordered = np.sort(found)  # a plain sort is several times faster than the argsort a lookup needs
             same = np.flatnonzero(ordered[1:] == ordered[:-1])
@@ -171,18 +172,30 @@ class FactColumns(RowColumns):
         if not isinstance(fid, str) or len(fid) != 18 or not fid.startswith("f-") or fid != fid.lower():
             return -1
         try:
-            value = np.uint64(int(fid[2:], 16))
+            value = int(fid[2:], 16)
         except ValueError:
             return -1
-        values, rows = self._lookup()
-        at = int(np.searchsorted(values, value))
-        return int(rows[at]) if at < len(values) and values[at] == value else -1
+        # The value's leading bits pick its bucket of the sorted values (one or two each: ids are hashes), searched as
+        # a short list: an insert looks up every fact it supports, and np.searchsorted took 2-3 µs a call.
+        values, rows, starts, shift = self._lookup()
+        if not 0 <= value < 1 << 64:
+            return -1
+        lo, hi = starts[value >> shift:(value >> shift) + 2].tolist()
+        bucket = values[lo:hi].tolist()
+        at = bisect.bisect_left(bucket, value)
+        return int(rows[lo + at]) if at < len(bucket) and bucket[at] == value else -1
 
-    def _lookup(self) -> tuple[np.ndarray, np.ndarray]:
-        """(the id values sorted, their rows): made on the first lookup by id, not on load."""
+    def _lookup(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """(the id values sorted, their rows, where each bucket of values starts, the shift that gives a value's
+        bucket): made on the first lookup by id, not on load."""
         if self._sorted is None:
             order = np.argsort(self._values)  # distinct values: any sort gives the same order
-            self._sorted = self._values[order], order
+            values = self._values[order]
+            bits = max(1, len(values).bit_length() - 1)  # between half as many buckets as values and as many
+            shift = 64 - bits
+            buckets = (values >> np.uint64(shift)).astype(np.int64)
+            starts = np.searchsorted(buckets, np.arange((1 << bits) + 1)).astype(np.int32 if len(values) < 1 << 31 else np.int64)
+            self._sorted = values, order, starts, shift
         return self._sorted
 
 

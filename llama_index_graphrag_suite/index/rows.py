@@ -117,8 +117,8 @@ def link_new_entities_to_old_chunks(state, new_entities: set[str], new_chunks: s
             state.journal.touch("entities", key)
             state.entities[key].chunks.add(cid)
             rec.entities.append(key)
-        if extraction.cooccurrence is not None:
-            for r in extraction.cooccurrence.relations(rec.text, frozenset(rec.entities), cid):
+        if extraction.cooccurrence is not None:  # pairs of the sentences that mention a key found now
+            for r in extraction.cooccurrence.relations(rec.text, frozenset(rec.entities), cid, frozenset(found)):
                 support_fact(state, r, cid, new_facts, recomputed=True)
     return touched
 
