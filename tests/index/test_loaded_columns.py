@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -113,3 +114,19 @@ def test_fact_ids_of_the_usual_form_are_found_by_value_and_one_listed_twice_is_r
     twice = pa.table({c: table.column(c).take(list(range(50)) + [17]) for c in table.column_names})
     with pytest.raises(ValueError, match=f"lists a key twice \\('{ids[17]}'\\)"):
         FactColumns(twice)
+
+
+def test_fact_ids_are_found_by_bucket_at_the_ends_of_the_range_and_near_misses_are_not():
+    rng = np.random.default_rng(7)
+    values = sorted({0, 1, 2**63, 2**64 - 1, *rng.integers(0, 2**63, 3000, dtype=np.uint64).tolist()})
+    ids = [f"f-{v:016x}" for v in values][::-1]  # table order is not value order
+    n = len(ids)
+    table = pa.table({"id": ids, "subject": ["a"] * n, "predicate": ["p"] * n, "object": ["b"] * n,
+                      "text": [f"t{i}" for i in range(n)], "kind": ["llm"] * n, "chunks": [["c"]] * n})
+    facts = FactColumns(table)
+    assert [facts._find(f) for f in ids] == list(range(n))
+    held = set(values)
+    near = [f"f-{v + d:016x}" for v in values[:200] for d in (-1, 1) if 0 <= v + d < 2**64 and v + d not in held]
+    # int() reads these as 1, the value of "f-0000000000000001", which the table holds
+    odd = ["f-+000000000000001", "f-0_00000000000001", "f- 000000000000001", "f-" + "1" * 17]
+    assert near and all(facts._find(f) == -1 for f in near + odd)
