@@ -511,7 +511,8 @@ def render(runs: list[dict]) -> str:
         again = run.get("requery")
         lines += ["", "Retrieval per method: p50 / p95 ms (query embedding excluded), recall@5 %, first query s "
                   "(lazy set-up, untimed in p50/p95)" + (
-                      f"; measured again on the kept indexes with later code by `{again['command']}` on {again['date']} "
+                      f"; {_requeried(again, rows)} measured again on the kept indexes with later code by "
+                      f"`{again['command']}` on {again['date']} "
                       f"(load s above is from that run too). {again.get('note', '')}" if again else "") + ":", "",
                   "| method | " + " | ".join(f"{r['n']:,}: p50 / p95 ms | recall@5 | first s" for r in rows) + " |",
                   "|---|" + "---:|---:|---:|" * len(rows)]
@@ -781,9 +782,20 @@ def requery(args, sizes: list[int], methods: list[str], command: str) -> None:
         print(f"N={n}: load {got['load_seconds']} s; " + ", ".join(f"{m} {s['p50_ms']} ms r@5 {s['recall@5']}"
                                                                    for m, s in got["methods"].items()), flush=True)
     run["requery"] = {"command": command, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                      "note": args.note}
+                      "note": args.note, "sizes": sizes}
     (results / "scale.json").write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")
     write_report(results, runs)
+
+
+def _requeried(again: dict, rows: list[dict]) -> str:
+    """Which columns a requery measured again: its sizes (before they were recorded: those of its command)."""
+    sizes = again.get("sizes")
+    if sizes is None:
+        given = re.search(r"--sizes[ =]'?([\d,]+)", again.get("command", ""))
+        sizes = [int(n) for n in given.group(1).split(",")] if given else [r["n"] for r in rows]
+    if len(sizes) == len(rows):
+        return "every column"
+    return "the " + ", ".join(f"{n:,}" for n in sizes) + f"-passage column{'s' if len(sizes) > 1 else ''}"
 
 
 def write_report(results: Path, runs: list[dict]) -> None:

@@ -65,6 +65,7 @@ def test_scale_requery_loads_before_and_after_the_insert_and_serves_the_kept_ind
     assert served["questions"] == 4 and set(served["methods"]) == {"bm25", "hybrid"}
     assert served["after_mb"]["VmRSS"] > served["loaded_mb"]["VmRSS"] * 0.5 > 0
     assert "Served at 300 (`graphrag-suite serve`, 4 questions" in (results / "scale.md").read_text()
+    assert "; every column measured again on the kept indexes" in (results / "scale.md").read_text()
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import scale
 
@@ -74,6 +75,18 @@ def test_scale_requery_loads_before_and_after_the_insert_and_serves_the_kept_ind
                "serve": {**served, "after_mb": {**served["after_mb"], "VmRSS": rss}}}
         (line,) = [ln for ln in scale.targets([small, top]) if ln.startswith("| serving process")]
         assert line.startswith("| serving process ≤ 6 GB RSS after 4 questions | ") and line.endswith(f"| {verdict} |")
+
+
+def test_a_requery_of_some_sizes_names_the_columns_it_measured_again():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import scale
+
+    rows = [{"n": n} for n in (10_000, 100_000, 1_000_000)]
+    assert scale._requeried({"sizes": [1_000_000]}, rows) == "the 1,000,000-passage column"
+    assert scale._requeried({"sizes": [10_000, 1_000_000]}, rows) == "the 10,000, 1,000,000-passage columns"
+    assert scale._requeried({"command": "python benchmarks/scale.py --sizes 100000 --requery"}, rows) == \
+        "the 100,000-passage column"
+    assert scale._requeried({"sizes": [10_000, 100_000, 1_000_000]}, rows) == "every column"
 
 
 def test_drift_corrected_cpu_scales_each_batch_to_one_machine_speed():
