@@ -61,7 +61,9 @@ NEW = [make_document("n1", "Orla Finch sculpted The Copper Hare in Marlow with A
 
 
 def test_an_insert_searches_the_saved_lists_and_finds_the_exact_pairs_when_it_probes_them_all(tmp_path, monkeypatch):
-    config = IndexConfig(entities="statistical", entity_threshold=0.1, synonym_threshold=0.3)
+    # φ = 0.2995, not 0.3: hashed names have cosines like 3/10 exactly, which the two searches (faiss's product and
+    # numpy's over a list's rows) round a last bit apart, so a pair at 0.3 was kept by one of them only (AMD EPYC)
+    config = IndexConfig(entities="statistical", entity_threshold=0.1, synonym_threshold=0.2995)
     exact = GraphRAGIndex.from_documents(_docs(), embed_model=HashEmbedding(dim=64), config=config)
     for doc in NEW:
         exact.insert([doc])
