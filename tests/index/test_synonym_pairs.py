@@ -4,7 +4,6 @@ import random
 from pathlib import Path
 
 import numpy as np
-
 import pyarrow as pa
 import pytest
 
