@@ -174,6 +174,20 @@ def iter_jsonl(path):
     return iter_jsonl_documents(path)
 
 
+def later_batch_arguments(parser: argparse.ArgumentParser, into_help: str) -> None:
+    """The arguments of a study that inserts one later batch into a kept index (``later_batch.py``,
+    ``link_reach.py``): ``--into``, ``--corpus``, ``--offset``, ``--passages``."""
+    parser.add_argument("--into", required=True, help=into_help)
+    parser.add_argument("--corpus", required=True)
+    parser.add_argument("--offset", type=int, required=True, help="the corpus line the batch starts at")
+    parser.add_argument("--passages", type=int, default=100_000)
+
+
+def later_batch_documents(args: argparse.Namespace) -> list:
+    """The batch :func:`later_batch_arguments` names: ``--passages`` documents from line ``--offset`` of ``--corpus``."""
+    return list(itertools.islice(iter_jsonl(Path(args.corpus)), args.offset, args.offset + args.passages))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus")

@@ -15,21 +15,18 @@ from __future__ import annotations
 
 import argparse
 import gc
-import itertools
 import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from batch_growth import count_cpu, cpu_seconds, iter_jsonl, peak_rss_mb  # noqa: E402
+from batch_growth import (  # noqa: E402
+    count_cpu, cpu_seconds, later_batch_arguments, later_batch_documents, peak_rss_mb)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--into", required=True, help="a kept index (a copy: it is changed)")
-    parser.add_argument("--corpus", required=True)
-    parser.add_argument("--offset", type=int, required=True, help="the corpus line the batch starts at")
-    parser.add_argument("--passages", type=int, default=100_000)
+    later_batch_arguments(parser, "a kept index (a copy: it is changed)")
     args = parser.parse_args()
 
     from llama_index_graphrag_suite.index.batched import _load_back, _save
@@ -43,7 +40,7 @@ def main() -> None:
     start = cpu_seconds()
     index = GraphRAGIndex.load(args.into, embed_model="hash")
     cpu["first_load"] = cpu_seconds() - start
-    docs = list(itertools.islice(iter_jsonl(Path(args.corpus)), args.offset, args.offset + args.passages))
+    docs = later_batch_documents(args)
     count_cpu(GraphRAGIndex, "_stage", stages, context=True)
     folder = Path(args.into)
     with appending_segments(), collector_paused():  # as build_in_batches runs a batch

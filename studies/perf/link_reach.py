@@ -16,14 +16,13 @@ JSON line: new names, chunks the filter passed, chunks touched, the link step's 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from batch_growth import iter_jsonl  # noqa: E402
+from batch_growth import later_batch_arguments, later_batch_documents  # noqa: E402
 
 
 class _Stop(Exception):
@@ -32,10 +31,7 @@ class _Stop(Exception):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--into", required=True, help="a kept index (read, not changed)")
-    parser.add_argument("--corpus", required=True)
-    parser.add_argument("--offset", type=int, required=True, help="the corpus line the batch starts at")
-    parser.add_argument("--passages", type=int, default=100_000)
+    later_batch_arguments(parser, "a kept index (read, not changed)")
     args = parser.parse_args()
 
     from llama_index_graphrag_suite.index import rows
@@ -58,7 +54,7 @@ def main() -> None:
 
     rows.chunks_that_may_mention, rows.link_new_entities_to_old_chunks = counted_filter, counted_link
     index = GraphRAGIndex.load(args.into, embed_model="hash")
-    docs = list(itertools.islice(iter_jsonl(Path(args.corpus)), args.offset, args.offset + args.passages))
+    docs = later_batch_documents(args)
     try:
         with collector_paused():
             index.insert(docs)
