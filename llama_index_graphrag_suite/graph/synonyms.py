@@ -154,7 +154,10 @@ def synonym_pairs(
     else:
         flags = np.asarray(eligible, bool)
         ok = flags.__getitem__
-    rows = np.arange(n) if query_rows is None else np.asarray(query_rows, np.int64)
+    # In row order, whatever order the caller holds them in (an insert's new names are a set, whose order follows
+    # the process's string hashing): the search's matrix products tile the query rows, and a row's place in a tile
+    # can change a cosine's last bit, so two builds of one corpus (a local and a Ray build) stored scores a bit apart.
+    rows = np.arange(n) if query_rows is None else np.sort(np.asarray(query_rows, np.int64))
     rows = rows[ok(rows)]
     if rows.size == 0:
         return empty

@@ -153,10 +153,7 @@ def add_synonyms(state, new_entities: set[str]) -> None:
         return np.fromiter((sum(ch.isalnum() for ch in ids[r]) >= min_chars for r in rows.tolist()), bool, len(rows))
 
     table, config = state.entity_vectors, state.config
-    # In row order, not the set's (which follows the process's string hashing): the search's matrix products tile
-    # the query rows, and a row's place in a tile can change a cosine's last bit, so two builds of the same corpus
-    # (two processes, a local and a Ray build) would otherwise store scores a bit apart.
-    rows = np.sort(np.fromiter((table.row(k) for k in new_entities), np.int64, len(new_entities)))
+    rows = np.fromiter((table.row(k) for k in new_entities), np.int64, len(new_entities))  # searched in row order
     lists = table.lists if table.listed else None  # a large table's lists (made by the embed step, saved)
     limit = approx_min_rows()
     # Fewer new names than known ones (any insert into a large index, a later batch of a batched build): each new

@@ -78,11 +78,12 @@ def test_a_pair_listed_twice_in_a_segment_is_an_error():
 
 
 def test_an_insert_searches_its_new_names_in_row_order_whatever_order_it_holds_them_in(monkeypatch):
-    """The synonym step's query rows are sorted: the search's matrix products tile them, and a row's place in a tile
-    can change a cosine's last bit. A set of new names iterates in the process's string-hash order, so a local and a
-    Ray build of one corpus stored synonym scores a bit apart (seen on an AMD EPYC machine)."""
+    """The synonym search takes its query rows in row order: its matrix products tile them, and a row's place in a
+    tile can change a cosine's last bit. A set of new names iterates in the process's string-hash order, so a local
+    and a Ray build of one corpus stored synonym scores a bit apart (seen on an AMD EPYC machine)."""
     from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
     from llama_index_graphrag_suite.documents import load_documents
+    from llama_index_graphrag_suite.graph import synonyms
     from llama_index_graphrag_suite.index import rows
 
     root = Path(__file__).resolve().parents[2]
@@ -91,17 +92,17 @@ def test_an_insert_searches_its_new_names_in_row_order_whatever_order_it_holds_t
     names = list(index.state.entities)
     assert len(names) >= 10
     searched, found = [], []
-    original = rows.synonym_pairs
+    original = synonyms.search_neighbours
 
-    def search(vectors, threshold, max_per_node, query_rows, eligible):
+    def search(index_, vectors, query_rows, *args, **kwargs):
         searched.append(np.asarray(query_rows).tolist())
-        pairs = original(vectors, threshold, max_per_node, query_rows, eligible)
+        pairs = original(index_, vectors, query_rows, *args, **kwargs)
         found.append([a.tolist() for a in pairs])
         return pairs
 
-    monkeypatch.setattr(rows, "synonym_pairs", search)
+    monkeypatch.setattr(synonyms, "search_neighbours", search)
     for order in (names, names[::-1], sorted(names, key=hash)):
         with index.state.journal.change():
             rows.add_synonyms(index.state, order)
-    assert searched[0] == sorted(searched[0]) and searched[0] == searched[1] == searched[2]
+    assert len(searched) == 3 and searched[0] == sorted(searched[0]) and searched[0] == searched[1] == searched[2]
     assert found[0] == found[1] == found[2]
