@@ -14,7 +14,9 @@ Tables (one Arrow schema each)::
     chunk_links   id, entities                                             (what a chunk contains: may change)
     entities      key, surface, type, attributes (JSON)                    (an entity's chunks are the chunks
                                                                               whose links name it)
-    facts         id, subject, predicate, object, text, kind, chunks
+    facts         id, subject, predicate, object, text, kind, chunks, text_key, subject_row, object_row
+                                                                             (the ends' entity rows when saved:
+                                                                              a load checks them, fact_columns.py)
     synonyms      a, b, score
     vocabulary    term                                                     (BM25's, append-only)
 
@@ -40,7 +42,7 @@ import scipy.sparse as sp
 from .bm25 import BM25Table, Vocabulary
 from .chunk_columns import ChunkColumns
 from .entity_columns import EntityColumns
-from .fact_columns import TEXT_KEY, FactColumns, with_text_keys
+from .fact_columns import END_ROWS, TEXT_KEY, FactColumns, end_row_columns, with_end_rows, with_text_keys
 from .listed_io import list_count, read_vector_lists, vector_lists_segments, write_vector_lists
 from .ngram_columns import doc_freq_of
 from .folding import any_gone, first_duplicate, fold_rows, folded_table
@@ -65,7 +67,8 @@ SCHEMAS = {
     "chunk_links": pa.schema([("id", _STR), ("gone", pa.bool_()), ("entities", _LIST_STR)]),
     "entities": pa.schema([("key", _STR), ("gone", pa.bool_()), ("surface", _STR), ("type", _STR), ("attributes", _STR)]),
     "facts": pa.schema([("id", _STR), ("gone", pa.bool_()), ("subject", _STR), ("predicate", _STR), ("object", _STR),
-                        ("text", _STR), ("kind", _STR), ("chunks", _LIST_STR), (TEXT_KEY, _STR)]),
+                        ("text", _STR), ("kind", _STR), ("chunks", _LIST_STR), (TEXT_KEY, _STR),
+                        (END_ROWS["subject"], pa.int32()), (END_ROWS["object"], pa.int32())]),
     "synonyms": pa.schema([("a", _STR), ("b", _STR), ("gone", pa.bool_()), ("score", pa.float32())]),
     "vocabulary": pa.schema([("term", _STR)]),
     "ngrams": pa.schema([("key", _STR), ("gone", pa.bool_()), ("df", pa.int32())]),
@@ -90,9 +93,9 @@ def _whole_rows(state: Any, table: str, keys: list[Any]) -> pa.Table:
     """Every row of ``table`` (``keys``: all of them, in table order), made :data:`WHOLE_SLICE_ROWS` rows at a
     time: a loaded table's rows become records only while their slice is converted (at a million chunks all of
     them at once, texts and BM25 rows as Python objects, were several GB), and the Arrow slices are joined."""
+    positions = _chunk_positions(state, keys) if table == "chunks" else np.arange(len(keys)) if table == "facts" else None
     if len(keys) <= WHOLE_SLICE_ROWS:
-        return _rows(state, table, keys, [])
-    positions = _chunk_positions(state, keys) if table == "chunks" else None
+        return _rows(state, table, keys, [], positions)
     parts = []
     for lo in range(0, len(keys), WHOLE_SLICE_ROWS):
         at = positions[lo:lo + WHOLE_SLICE_ROWS] if positions is not None else None
@@ -103,7 +106,7 @@ def _whole_rows(state: Any, table: str, keys: list[Any]) -> pa.Table:
 def _rows(state: Any, table: str, keys: Iterable[Any], gone: Iterable[Any], positions: list[int] | None = None
           ) -> pa.Table:
     """``keys``' rows of ``table`` as they are in ``state`` now, after a ``gone`` row for each of ``gone``
-    (``positions``: the chunks' rows in BM25's table, when the caller has them)."""
+    (``positions``: the chunks' rows in BM25's table, or the facts' in table order, when the caller has them)."""
     gone, keys = list(gone), list(keys)
     n_gone = len(gone)
     flags = [True] * n_gone + [False] * len(keys)
@@ -133,6 +136,11 @@ def _rows(state: Any, table: str, keys: Iterable[Any], gone: Iterable[Any], posi
             cols[name] = [None] * n_gone + [getattr(f, name) for f in recs]
         cols["chunks"] = [None] * n_gone + [sorted(f.chunks) for f in recs]
         cols[TEXT_KEY] = [None] * n_gone + [text_key(f.text) for f in recs]
+        if positions is None and isinstance(state.facts, RowOverlay):
+            positions = state.facts.positions(keys)
+        known = positions is not None  # else the rows are left to the load's join (records of a table not loaded)
+        cols.update(end_row_columns(state.snapshot if known else None, len(state.facts), len(state.entities),
+                                    positions if known else np.zeros(len(keys), np.int64), n_gone))
     else:  # synonyms
         pairs = gone + keys
         cols = {"a": [p[0] for p in pairs], "b": [p[1] for p in pairs], "gone": flags,
@@ -140,9 +148,13 @@ def _rows(state: Any, table: str, keys: Iterable[Any], gone: Iterable[Any], posi
     return pa.Table.from_pydict(cols, schema=SCHEMAS[table])
 
 
-def _whole_facts(facts: FactColumns) -> pa.Table:
-    t = facts.arrow()
-    return t.add_column(1, "gone", pa.array(np.zeros(len(t), bool))).cast(SCHEMAS["facts"])
+def _whole_facts(state: Any) -> pa.Table:
+    """The loaded facts (unchanged) written whole, with their ends' rows."""
+    t = state.facts.arrow()
+    t = t.add_column(1, "gone", pa.array(np.zeros(len(t), bool)))
+    for name, rows in end_row_columns(state.snapshot, len(t), len(state.entities), np.arange(len(t))).items():
+        t = t.append_column(name, rows)
+    return t.cast(SCHEMAS["facts"])
 
 
 def _in_order(rows: Any, keys: list[Any]) -> list[Any]:
@@ -182,7 +194,7 @@ def write_tables(state: Any, writer: SegmentWriter, base: dict | None, stats: An
         rows = _rows_dict(state, table)
         marks = state.unsaved[_UNSAVED_OF[table]]
         if not base_tables or len(segments) >= _segment_limit():
-            whole = (whole_synonyms(rows, SCHEMAS[table]) if table == "synonyms" else _whole_facts(rows) if
+            whole = (whole_synonyms(rows, SCHEMAS[table]) if table == "synonyms" else _whole_facts(state) if
                      isinstance(rows, FactColumns) else whole_columns(state, table, SCHEMAS[table]))
             if whole is None:
                 whole = _whole_rows(state, table, list(rows))
@@ -294,7 +306,7 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
 
     # the facts (the largest table) fold in Arrow, without Python's lock, while the entities and chunks are read
     with ThreadPoolExecutor(1) as pool:
-        facts = pool.submit(lambda: FactColumns(folded_table(with_text_keys([read(s) for s in entries["facts"]]), "id",
+        facts = pool.submit(lambda: FactColumns(folded_table(_fact_segments([read(s) for s in entries["facts"]]), "id",
                                                              SCHEMAS["facts"], checked=True)))
         entities = folded_table([read(s) for s in entries["entities"]], "key", SCHEMAS["entities"], checked=True)
         key_array = one_array(entities.column("key"))
@@ -340,6 +352,13 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
         out.vectors[name] = VectorTable(dim, ids, blocks, id_array=id_array, packed=packed)
     read_vector_lists(segment_folder, manifest, out.vectors, read)
     return out
+
+
+def _fact_segments(segments: list[pa.Table]) -> list[pa.Table]:
+    """The facts segments as one table's: text keys and end rows added where a segment lacks them (saved before they
+    were), and the columns in the schema's order whichever order they were added in."""
+    order = SCHEMAS["facts"].names
+    return [t.select([c for c in order if c in t.column_names]) for t in with_end_rows(with_text_keys(segments))]
 
 
 def _link_codes(linked: pa.ListArray, keys: pa.Array, chunk_ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
