@@ -10,10 +10,9 @@ is made into a record on the way out (the last few thousand are kept). The first
 Lookups by id go through the ids' 64-bit values (``records.fact_id`` is ``"f-"`` and 16 hex digits) in a sorted
 array, so no Python object is held per fact; ids of another form are looked up in a dict.
 
-A save writes beside each fact the entity rows of its subject and object (:data:`END_ROWS`, from the graph
-snapshot: :func:`end_row_columns`). A load then checks those rows (the key at the row must be the fact's name: a
-string comparison per fact) instead of joining millions of names against the entity keys; a row the check refutes
-(a delete since the save moved the entities after it, a version saved before these columns) is joined by name.
+A save writes beside each fact the entity rows of its subject and object and the vector row of its text
+(:data:`SAVED_ROWS`, :func:`saved_row_columns`); a load checks them instead of joining millions of names again
+(``saved_rows.py``).
 """
 
 from __future__ import annotations
@@ -29,13 +28,16 @@ import pyarrow.compute as pc
 from ..graph.snapshot import ENTITY, RELATION
 from .records import FactRecord, text_key
 from .row_columns import RowColumns
+from .saved_rows import checked_rows
 from .segment_files import one_array
 
-__all__ = ["END_ROWS", "TEXT_KEY", "FactColumns", "FactsByText", "end_row_columns", "with_end_rows", "with_text_keys"]
+__all__ = ["SAVED_ROWS", "TEXT_KEY", "FactColumns", "FactsByText", "saved_row_columns", "with_saved_rows",
+           "with_text_keys"]
 
 COLUMNS = ("id", "subject", "predicate", "object", "text", "kind", "chunks")
 TEXT_KEY = "text_key"  # saved beside them: ``records.text_key(text)``, so a load need not hash every fact's text
-END_ROWS = {"subject": "subject_row", "object": "object_row"}  # saved beside them too: see the module docstring
+# rows saved beside three of them (see the module docstring): the ends' in the entities table, the text's vector's
+SAVED_ROWS = {"subject": "subject_row", "object": "object_row", TEXT_KEY: "text_row"}
 _HEX = np.full(256, 255, np.uint8)
 _HEX[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16, dtype=np.uint8)
 
@@ -80,7 +82,7 @@ class FactColumns(RowColumns):
         self._text_keys: pa.Array | None = table.column(TEXT_KEY) if TEXT_KEY in names else None
         self._text_rows: tuple[Any, int, np.ndarray] | None = None  # (vector table, its moves, rows): see text_rows
         self._end_rows: dict[str, tuple[pa.Array, np.ndarray]] = {}  # see end_rows
-        self._saved_rows = {end: table.column(col) for end, col in END_ROWS.items() if col in names}
+        self._saved_rows = {name: table.column(col) for name, col in SAVED_ROWS.items() if col in names}
 
     def __len__(self) -> int:
         return len(self._cols["id"])
@@ -141,7 +143,7 @@ class FactColumns(RowColumns):
         kept = self._text_rows
         if kept is not None and kept[0] is vectors and kept[1] == vectors.moves:
             return kept[2]
-        rows = vectors.rows_in(self.text_keys())
+        rows = checked_rows(self.text_keys(), vectors.id_array(), self._saved_rows.get(TEXT_KEY))
         rows.flags.writeable = False
         self._text_keys = None
         self._text_rows = (vectors, vectors.moves, rows)
@@ -154,16 +156,7 @@ class FactColumns(RowColumns):
         kept = self._end_rows.pop(end, None) if forget else self._end_rows.get(end)
         if kept is not None and kept[0] is keys:
             return kept[1]
-        names, saved = self._cols[end], self._saved_rows.get(end)
-        if saved is None or len(keys) == 0:
-            rows = _joined(names, keys)
-        else:  # the saved rows where the key there is the fact's name; the others joined by name
-            rows = np.asarray(saved.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
-            usable = (rows >= 0) & (rows < len(keys))
-            named = keys.take(pa.array(np.where(usable, rows, 0)))
-            usable &= np.asarray(pc.equal(named, names).fill_null(False).to_numpy(zero_copy_only=False), bool)
-            if not usable.all():
-                rows[~usable] = _joined(names.filter(pa.array(~usable)), keys)
+        rows = checked_rows(self._cols[end], keys, self._saved_rows.get(end))
         if not forget:
             self._end_rows[end] = (keys, rows)
         return rows
@@ -216,42 +209,44 @@ class FactColumns(RowColumns):
         return self._sorted
 
 
-def _joined(names: pa.Array | pa.ChunkedArray, keys: pa.Array) -> np.ndarray:
-    """The row in ``keys`` of each of ``names`` (-1: none): one hash join."""
-    return np.asarray(pc.index_in(names, value_set=keys).fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
-
-
-def end_row_columns(snapshot: Any, n_facts: int, n_entities: int, positions: np.ndarray,
-                    n_gone: int = 0) -> dict[str, pa.Array]:
-    """:data:`END_ROWS` of the facts at ``positions`` (their places in table order), after ``n_gone`` removed
-    rows (null): the subject and object rows of their relation edges in ``snapshot`` (edge i is fact i), or nulls
-    when the snapshot does not describe tables of ``n_facts`` facts and ``n_entities`` entities (a load then joins
-    those facts by name). The rows are those of the entities table the same save writes: its order is the
-    table's, which a load folds back the same (``folding.py``)."""
-    n = len(positions)
-    current = (snapshot is not None and snapshot.num_edges >= n_facts
-               and int(np.count_nonzero(snapshot.node_kind == ENTITY)) == n_entities
-               and np.array_equal(snapshot.edge_fact[:n_facts], np.arange(n_facts))
-               and int(np.count_nonzero(snapshot.edge_kind == RELATION)) == n_facts)
+def saved_row_columns(state: Any, n: int, positions: np.ndarray | None, n_gone: int = 0) -> dict[str, pa.Array]:
+    """:data:`SAVED_ROWS` of ``n`` facts at ``positions`` (their places in ``state.facts``' order; None: not known,
+    so none saved), after ``n_gone`` removed rows (null). The ends' rows are those of the fact's relation edge in the
+    graph snapshot (edge i is fact i), the text's its row in the fact vectors (``fact_text_rows``); either is left
+    null when what holds it does not describe the tables being saved (a load then joins those names). The rows are
+    those of the tables the same save writes, in their order, which a load folds back the same (``folding.py``)."""
+    n_facts = len(state.facts)
+    snap, text_rows = state.snapshot, state.fact_text_rows
+    known = {"subject": None, "object": None, TEXT_KEY: None}
+    if positions is not None and snap is not None and snap.num_edges >= n_facts \
+            and int(np.count_nonzero(snap.node_kind == ENTITY)) == len(state.entities) \
+            and np.array_equal(snap.edge_fact[:n_facts], np.arange(n_facts)) \
+            and int(np.count_nonzero(snap.edge_kind == RELATION)) == n_facts:
+        known["subject"], known["object"] = snap.edge_src[:n_facts], snap.edge_dst[:n_facts]
+    if positions is not None and text_rows is not None and len(text_rows) == n_facts:
+        known[TEXT_KEY] = text_rows
     out = {}
-    for end, ends in (("subject", "edge_src"), ("object", "edge_dst")):
-        if not current:
-            out[END_ROWS[end]] = pa.nulls(n_gone + n, pa.int32())
+    for name, rows in known.items():
+        if rows is None:
+            out[SAVED_ROWS[name]] = pa.nulls(n_gone + n, pa.int32())
             continue
-        rows = getattr(snapshot, ends)[:n_facts][np.asarray(positions, np.int64)]
-        values = np.concatenate([np.zeros(n_gone, np.int32), rows.astype(np.int32)])
-        out[END_ROWS[end]] = pa.array(values, pa.int32(), mask=np.arange(len(values)) < n_gone)
+        values = np.concatenate([np.zeros(n_gone, np.int32), np.asarray(rows)[np.asarray(positions, np.int64)].astype(np.int32)])
+        out[SAVED_ROWS[name]] = pa.array(values, pa.int32(), mask=np.arange(len(values)) < n_gone)
     return out
 
 
-def with_end_rows(segments: list[pa.Table]) -> list[pa.Table]:
-    """The facts segments, each with :data:`END_ROWS` (nulls where a segment lacks them: one saved before they
+def with_saved_rows(segments: list[pa.Table]) -> list[pa.Table]:
+    """The facts segments, each with :data:`SAVED_ROWS` (nulls where a segment lacks them: one saved before they
     were) when some segment has them."""
-    if all(END_ROWS["subject"] not in t.column_names for t in segments):
+    if all(SAVED_ROWS["subject"] not in t.column_names for t in segments):
         return segments
-    return [t if END_ROWS["subject"] in t.column_names else
-            t.append_column(END_ROWS["subject"], pa.nulls(len(t), pa.int32())).append_column(
-                END_ROWS["object"], pa.nulls(len(t), pa.int32())) for t in segments]
+    out = []
+    for t in segments:
+        for column in SAVED_ROWS.values():
+            if column not in t.column_names:
+                t = t.append_column(column, pa.nulls(len(t), pa.int32()))
+        out.append(t)
+    return out
 
 
 def with_text_keys(segments: list[pa.Table]) -> list[pa.Table]:

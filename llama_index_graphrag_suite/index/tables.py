@@ -11,12 +11,12 @@ Tables (one Arrow schema each)::
 
     chunks        id, doc_id, title, position, doc_hash, text, terms, counts   (a chunk's text and its BM25 row:
                                                                               written when the chunk is added)
-    chunk_links   id, entities                                             (what a chunk contains: may change)
+    chunk_links   id, entities, entity_rows                                (what a chunk contains: may change)
     entities      key, surface, type, attributes (JSON)                    (an entity's chunks are the chunks
                                                                               whose links name it)
-    facts         id, subject, predicate, object, text, kind, chunks, text_key, subject_row, object_row
-                                                                             (the ends' entity rows when saved:
-                                                                              a load checks them, fact_columns.py)
+    facts         id, subject, predicate, object, text, kind, chunks, text_key, subject_row, object_row, text_row
+                                                                             (rows a load checks instead of joining
+                                                                              names again: saved_rows.py)
     synonyms      a, b, score
     vocabulary    term                                                     (BM25's, append-only)
 
@@ -42,12 +42,13 @@ import scipy.sparse as sp
 from .bm25 import BM25Table, Vocabulary
 from .chunk_columns import ChunkColumns
 from .entity_columns import EntityColumns
-from .fact_columns import END_ROWS, TEXT_KEY, FactColumns, end_row_columns, with_end_rows, with_text_keys
+from .fact_columns import SAVED_ROWS, TEXT_KEY, FactColumns, saved_row_columns, with_saved_rows, with_text_keys
 from .listed_io import list_count, read_vector_lists, vector_lists_segments, write_vector_lists
 from .ngram_columns import doc_freq_of
 from .folding import any_gone, first_duplicate, fold_rows, folded_table
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
 from .row_overlay import RowOverlay
+from .saved_rows import LINK_ROWS, checked_rows, link_rows, with_link_rows
 from .segment_files import MAX_SEGMENTS, SEGMENTS, SegmentWriter, one_array, read_segment, appending
 from .synonym_pairs import SynonymPairs, read_segments as read_synonyms, whole_table as whole_synonyms
 from .vector_io import read_vector_parts, vector_part_segments, write_vector_parts
@@ -64,11 +65,11 @@ _LIST_I32 = pa.list_(pa.int32())
 SCHEMAS = {
     "chunks": pa.schema([("id", _STR), ("gone", pa.bool_()), ("doc_id", _STR), ("title", _STR), ("position", pa.int32()),
                          ("doc_hash", _STR), ("text", pa.large_string()), ("terms", _LIST_I32), ("counts", _LIST_I32)]),
-    "chunk_links": pa.schema([("id", _STR), ("gone", pa.bool_()), ("entities", _LIST_STR)]),
+    "chunk_links": pa.schema([("id", _STR), ("gone", pa.bool_()), ("entities", _LIST_STR), (LINK_ROWS, _LIST_I32)]),
     "entities": pa.schema([("key", _STR), ("gone", pa.bool_()), ("surface", _STR), ("type", _STR), ("attributes", _STR)]),
     "facts": pa.schema([("id", _STR), ("gone", pa.bool_()), ("subject", _STR), ("predicate", _STR), ("object", _STR),
                         ("text", _STR), ("kind", _STR), ("chunks", _LIST_STR), (TEXT_KEY, _STR),
-                        (END_ROWS["subject"], pa.int32()), (END_ROWS["object"], pa.int32())]),
+                        *((column, pa.int32()) for column in SAVED_ROWS.values())]),
     "synonyms": pa.schema([("a", _STR), ("b", _STR), ("gone", pa.bool_()), ("score", pa.float32())]),
     "vocabulary": pa.schema([("term", _STR)]),
     "ngrams": pa.schema([("key", _STR), ("gone", pa.bool_()), ("df", pa.int32())]),
@@ -93,7 +94,8 @@ def _whole_rows(state: Any, table: str, keys: list[Any]) -> pa.Table:
     """Every row of ``table`` (``keys``: all of them, in table order), made :data:`WHOLE_SLICE_ROWS` rows at a
     time: a loaded table's rows become records only while their slice is converted (at a million chunks all of
     them at once, texts and BM25 rows as Python objects, were several GB), and the Arrow slices are joined."""
-    positions = _chunk_positions(state, keys) if table == "chunks" else np.arange(len(keys)) if table == "facts" else None
+    positions = _chunk_positions(state, keys) if table in ("chunks", "chunk_links") else \
+        np.arange(len(keys)) if table == "facts" else None
     if len(keys) <= WHOLE_SLICE_ROWS:
         return _rows(state, table, keys, [], positions)
     parts = []
@@ -123,6 +125,10 @@ def _rows(state: Any, table: str, keys: Iterable[Any], gone: Iterable[Any], posi
                 "counts": [None] * n_gone + [c for _, c in rows]}
     elif table == "chunk_links":
         cols = {"id": gone + keys, "gone": flags, "entities": [None] * n_gone + [state.chunks[c].entities for c in keys]}
+        rows = link_rows(state.snapshot, len(state.entities), len(state.chunks),
+                         positions if positions is not None else _chunk_positions(state, keys))
+        cols[LINK_ROWS] = pa.concat_arrays([pa.nulls(n_gone, _LIST_I32), rows]) if rows is not None else \
+            pa.nulls(n_gone + len(keys), _LIST_I32)  # a load joins these chunks' names
     elif table == "entities":
         recs = [state.entities[k] for k in keys]
         cols = {"key": gone + keys, "gone": flags, "surface": [None] * n_gone + [e.surface for e in recs],
@@ -138,9 +144,7 @@ def _rows(state: Any, table: str, keys: Iterable[Any], gone: Iterable[Any], posi
         cols[TEXT_KEY] = [None] * n_gone + [text_key(f.text) for f in recs]
         if positions is None and isinstance(state.facts, RowOverlay):
             positions = state.facts.positions(keys)
-        known = positions is not None  # else the rows are left to the load's join (records of a table not loaded)
-        cols.update(end_row_columns(state.snapshot if known else None, len(state.facts), len(state.entities),
-                                    positions if known else np.zeros(len(keys), np.int64), n_gone))
+        cols.update(saved_row_columns(state, len(keys), positions, n_gone))  # no positions: the load joins these facts' names
     else:  # synonyms
         pairs = gone + keys
         cols = {"a": [p[0] for p in pairs], "b": [p[1] for p in pairs], "gone": flags,
@@ -152,7 +156,7 @@ def _whole_facts(state: Any) -> pa.Table:
     """The loaded facts (unchanged) written whole, with their ends' rows."""
     t = state.facts.arrow()
     t = t.add_column(1, "gone", pa.array(np.zeros(len(t), bool)))
-    for name, rows in end_row_columns(state.snapshot, len(t), len(state.entities), np.arange(len(t))).items():
+    for name, rows in saved_row_columns(state, len(t), np.arange(len(t))).items():
         t = t.append_column(name, rows)
     return t.cast(SCHEMAS["facts"])
 
@@ -316,7 +320,7 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
         chunks = folded_table(chunk_tables, "id", SCHEMAS["chunks"], checked=True)
         chunk_array = one_array(chunks.column("id"))
         chunk_ids = chunk_array.to_pylist()
-        links = folded_table([read(s) for s in entries["chunk_links"]], "id", SCHEMAS["chunk_links"],
+        links = folded_table(with_link_rows([read(s) for s in entries["chunk_links"]]), "id", SCHEMAS["chunk_links"],
                              checked=True)  # the same keys as the chunks, or checked below
         link_array = one_array(links.column("id"))
         if not link_array.equals(chunk_array):
@@ -326,7 +330,8 @@ def read_tables(segment_folder: Path, manifest: dict, dim: int) -> LoadedTables:
             if len(link_array) != len(chunk_array) or where.null_count or pc.count_distinct(link_array).as_py() != len(link_array):
                 raise ValueError("the chunk_links table does not list the chunks of the chunks table")
             links = links.take(where)
-        offsets, codes = _link_codes(one_array(links.column("entities")), key_array, chunk_ids)
+        saved = one_array(links.column(LINK_ROWS)) if LINK_ROWS in links.column_names else None
+        offsets, codes = _link_codes(one_array(links.column("entities")), key_array, chunk_ids, saved)
         out.chunks = ChunkColumns(chunk_ids, chunks, offsets, codes, keys, key_array=chunk_array)
         out.entities = EntityColumns(keys, *(one_array(entities.column(c)) for c in ("surface", "type", "attributes")),
                                      chunk_ids, offsets, codes, key_array=key_array)  # an entity's chunks: those whose links name it
@@ -358,14 +363,21 @@ def _fact_segments(segments: list[pa.Table]) -> list[pa.Table]:
     """The facts segments as one table's: text keys and end rows added where a segment lacks them (saved before they
     were), and the columns in the schema's order whichever order they were added in."""
     order = SCHEMAS["facts"].names
-    return [t.select([c for c in order if c in t.column_names]) for t in with_end_rows(with_text_keys(segments))]
+    return [t.select([c for c in order if c in t.column_names]) for t in with_saved_rows(with_text_keys(segments))]
 
 
-def _link_codes(linked: pa.ListArray, keys: pa.Array, chunk_ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """What each chunk contains as (offsets per chunk, rows of ``keys``); ValueError naming an unknown entity."""
+def _link_codes(linked: pa.ListArray, keys: pa.Array, chunk_ids: list[str], saved: pa.ListArray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """What each chunk contains as (offsets per chunk, rows of ``keys``); ValueError naming an unknown entity.
+    ``saved``: the rows a save wrote beside the names (``saved_rows.py``), used where they list as many per chunk."""
     offsets = np.asarray(linked.offsets, np.int64)
     flat = linked.values.slice(offsets[0], offsets[-1] - offsets[0])
-    codes = np.asarray(pc.index_in(flat, value_set=keys).fill_null(-1).to_numpy(zero_copy_only=False), np.int32)
+    guess = None
+    if saved is not None and saved.null_count == 0 and np.array_equal(np.diff(np.asarray(saved.offsets, np.int64)),
+                                                                      np.diff(offsets)):
+        at = np.asarray(saved.offsets, np.int64)
+        guess = saved.values.slice(at[0], at[-1] - at[0])
+    codes = checked_rows(flat, keys, guess).astype(np.int32)
     if (codes < 0).any():
         at = int(np.flatnonzero(codes < 0)[0])
         cid = chunk_ids[int(np.searchsorted(offsets - offsets[0], at, side="right")) - 1]

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from .chunk_columns import ChunkColumns
 from .entity_columns import EntityColumns
 from .row_columns import RowColumns
+from .saved_rows import LINK_ROWS
 
 __all__ = ["whole_columns"]
 
@@ -47,12 +48,13 @@ def whole_columns(state: Any, table: str, schema: pa.Schema) -> pa.Table | None:
     gone = pa.array(np.zeros(len(ids), bool))
     if table == "chunk_links":
         offsets, codes, entity_keys = chunks.links()
-        named = state.entities.key_array() if (isinstance(state.entities, RowColumns)
-                                               and state.entities.key_list() is entity_keys) else \
-            pa.array(list(entity_keys), pa.string())
-        linked = pa.ListArray.from_arrays(pa.array(np.asarray(offsets, np.int32)),
-                                          named.take(pa.array(np.asarray(codes, np.int32))))
-        return pa.table({"id": ids, "gone": gone, "entities": linked}).cast(schema)
+        own = isinstance(state.entities, RowColumns) and state.entities.key_list() is entity_keys
+        named = state.entities.key_array() if own else pa.array(list(entity_keys), pa.string())
+        at, codes = pa.array(np.asarray(offsets, np.int32)), pa.array(np.asarray(codes, np.int32))
+        linked = pa.ListArray.from_arrays(at, named.take(codes))
+        # the codes are rows of the entities table the same save writes when they name its keys (saved_rows.py)
+        rows = pa.ListArray.from_arrays(at, codes) if own else pa.nulls(len(ids), pa.list_(pa.int32()))
+        return pa.table({"id": ids, "gone": gone, "entities": linked, LINK_ROWS: rows}).cast(schema)
     bm25 = state.bm25
     if bm25 is None or bm25.ids != chunks.key_list():
         return None  # BM25's rows are not the table's, in its order: read each chunk's row by its position

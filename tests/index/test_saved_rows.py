@@ -1,5 +1,6 @@
-"""A fact's ends are saved as entity rows beside its names (``fact_columns.END_ROWS``): a load checks those rows
-instead of joining every fact's names against the entity keys, and joins by name only the rows the check refutes."""
+"""A fact's ends and text, and a chunk's links, are saved as rows beside their names (``fact_columns.SAVED_ROWS``,
+``saved_rows.LINK_ROWS``): a load checks those rows instead of joining every name again, and joins by name only the
+rows the check refutes (``saved_rows.py``)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import pytest
 from llama_index_graphrag_suite import GraphRAGIndex, IndexConfig
 from llama_index_graphrag_suite.documents import make_document
 from llama_index_graphrag_suite.embeddings import HashEmbedding
-from llama_index_graphrag_suite.index import fact_columns
-from llama_index_graphrag_suite.index.fact_columns import END_ROWS, FactColumns, with_end_rows
+from llama_index_graphrag_suite.index import saved_rows
+from llama_index_graphrag_suite.index.fact_columns import SAVED_ROWS, FactColumns, with_saved_rows
 from llama_index_graphrag_suite.index.records import fact_id
 
 from conftest import CORPUS
@@ -24,13 +25,13 @@ NEW = make_document("new", "Orla Finch sculpted The Copper Hare in Marlow with A
 def joined(monkeypatch) -> list[int]:
     """How many names each join by name looked up (the work the saved rows spare a load)."""
     sizes: list[int] = []
-    join = fact_columns._joined
+    join = saved_rows.joined
 
     def counted(names, keys):
         sizes.append(len(names))
         return join(names, keys)
 
-    monkeypatch.setattr(fact_columns, "_joined", counted)
+    monkeypatch.setattr(saved_rows, "joined", counted)
     return sizes
 
 
@@ -57,6 +58,7 @@ def test_a_load_reads_the_saved_rows_and_joins_no_name_after_a_build_and_after_a
     loaded.persist(tmp_path / "idx")  # an appended segment, with the new facts' rows
     again = _load(tmp_path / "idx")
     assert joined == [] and _edges(again) == _edges(loaded)
+    assert list(again.fact_text_rows) == list(loaded.fact_text_rows)
 
 
 def test_rows_a_delete_moved_are_joined_by_name_and_the_graph_is_the_one_saved(tmp_path, joined):
@@ -68,8 +70,11 @@ def test_rows_a_delete_moved_are_joined_by_name_and_the_graph_is_the_one_saved(t
     loaded.persist(tmp_path / "idx")
     joined.clear()
     again = _load(tmp_path / "idx")
-    assert 0 < sum(joined) <= 2 * len(again.facts)
+    # at most two ends and a text per fact and each link of a chunk
+    assert 0 < sum(joined) <= 3 * len(again.facts) + again.stats()["contains_edges"]
     assert _edges(again) == _edges(loaded)
+    assert list(again.fact_text_rows) == list(loaded.fact_text_rows)
+    assert [c.entities for c in again.chunks.values()] == [c.entities for c in loaded.chunks.values()]
     names = [(f.subject, f.object) for f in again.facts.values()]
     keys = list(again.entities)
     snap = again.state.snapshot
@@ -83,8 +88,8 @@ def _facts(subjects: list[str], objects: list[str], saved: list[int | None] | No
             "predicate": predicates, "object": objects, "text": [" ".join(f) for f in zip(subjects, predicates, objects)],
             "kind": ["x"] * n, "chunks": [["c"]] * n}
     if saved is not None:
-        cols[END_ROWS["subject"]] = pa.array(saved, pa.int32())
-        cols[END_ROWS["object"]] = pa.array([None] * n, pa.int32())
+        cols[SAVED_ROWS["subject"]] = pa.array(saved, pa.int32())
+        cols[SAVED_ROWS["object"]] = pa.array([None] * n, pa.int32())
     return FactColumns(pa.table(cols))
 
 
@@ -103,12 +108,27 @@ def test_a_saved_row_is_used_only_where_the_key_there_is_the_facts_name(joined):
 def test_segments_saved_before_the_rows_were_read_with_later_ones():
     old = _facts(["ada"], ["ben"], None).arrow()
     new = _facts(["ben"], ["cy"], [1]).arrow()
-    new = new.append_column(END_ROWS["subject"], pa.array([1], pa.int32())).append_column(
-        END_ROWS["object"], pa.array([2], pa.int32()))
-    both = with_end_rows([old, new])
+    for column, row in zip(SAVED_ROWS.values(), (1, 2, 0)):
+        new = new.append_column(column, pa.array([row], pa.int32()))
+    both = with_saved_rows([old, new])
     assert [t.column_names for t in both] == [new.column_names] * 2
-    assert both[0].column(END_ROWS["subject"]).null_count == 1
-    assert with_end_rows([old]) == [old]
+    assert both[0].column(SAVED_ROWS["subject"]).null_count == 1
+    assert with_saved_rows([old]) == [old]
     facts = FactColumns(pa.concat_tables(both))
     assert facts.end_rows("subject", pa.array(["ada", "ben", "cy"])).tolist() == [0, 1]
     assert np.array_equal(facts.end_rows("object", pa.array(["ada", "ben", "cy"])), [1, 2])
+
+
+def test_a_chunks_saved_link_rows_are_used_where_they_name_its_entities(joined):
+    from llama_index_graphrag_suite.index.tables import _link_codes
+
+    keys = pa.array(["ada", "ben", "cy"])
+    linked = pa.array([["ben", "cy"], [], ["ada"]], pa.list_(pa.string()))
+    saved = pa.array([[1, 0], [], [0]], pa.list_(pa.int32()))  # "cy" saved at the row of "ada": refuted
+    offsets, codes = _link_codes(linked, keys, ["c1", "c2", "c3"], saved)
+    assert offsets.tolist() == [0, 2, 2, 3] and codes.tolist() == [1, 2, 0] and joined == [1]
+    joined.clear()
+    other = pa.array([[1], [], [0, 2]], pa.list_(pa.int32()))  # as many rows, other lengths: not used at all
+    assert _link_codes(linked, keys, ["c1", "c2", "c3"], other)[1].tolist() == [1, 2, 0] and joined == [3]
+    with pytest.raises(ValueError, match="unknown entity 'zed'"):
+        _link_codes(pa.array([["zed"]], pa.list_(pa.string())), keys, ["c1"], pa.array([[0]], pa.list_(pa.int32())))
