@@ -15,7 +15,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["LINK_ROWS", "checked_rows", "joined", "link_rows", "with_link_rows"]
+from ..graph.snapshot import CONTAINS, RELATION
+
+__all__ = ["LINK_ROWS", "checked_rows", "joined", "link_row_column", "link_rows", "with_link_rows"]
 
 LINK_ROWS = "entity_rows"  # beside a chunk's ``entities`` in the chunk_links table: their entity rows
 
@@ -46,8 +48,6 @@ def link_rows(snapshot, n_entities: int, n_chunks: int, positions: np.ndarray) -
     chunk after chunk), or None when the snapshot does not describe tables of that many entities and chunks."""
     if snapshot is None or snapshot.num_nodes != n_entities + n_chunks:
         return None
-    from ..graph.snapshot import CONTAINS, RELATION
-
     kinds = snapshot.edge_kind
     start = int(np.count_nonzero(kinds == RELATION))
     end = start + int(np.count_nonzero(kinds == CONTAINS))
@@ -60,6 +60,14 @@ def link_rows(snapshot, n_entities: int, n_chunks: int, positions: np.ndarray) -
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
     take = np.repeat(first - offsets[:-1], sizes) + np.arange(int(offsets[-1]))  # each chunk's run of edges
     return pa.ListArray.from_arrays(pa.array(offsets), pa.array(entity_rows[take].astype(np.int32)))
+
+
+def link_row_column(state, n: int, positions: np.ndarray | None, n_gone: int = 0) -> pa.Array:
+    """:data:`LINK_ROWS` of ``n`` chunks at ``positions`` (None: not known) after ``n_gone`` removed rows (null):
+    :func:`link_rows` from ``state``'s snapshot, or nulls (a load then joins these chunks' names)."""
+    lists = pa.list_(pa.int32())
+    rows = None if positions is None else link_rows(state.snapshot, len(state.entities), len(state.chunks), positions)
+    return pa.concat_arrays([pa.nulls(n_gone, lists), rows]) if rows is not None else pa.nulls(n_gone + n, lists)
 
 
 def with_link_rows(segments: list[pa.Table]) -> list[pa.Table]:

@@ -48,7 +48,7 @@ from .ngram_columns import doc_freq_of
 from .folding import any_gone, first_duplicate, fold_rows, folded_table
 from .records import ChunkRecord, EntityRecord, FactRecord, text_key
 from .row_overlay import RowOverlay
-from .saved_rows import LINK_ROWS, checked_rows, link_rows, with_link_rows
+from .saved_rows import LINK_ROWS, checked_rows, link_row_column, with_link_rows
 from .segment_files import MAX_SEGMENTS, SEGMENTS, SegmentWriter, one_array, read_segment, appending
 from .synonym_pairs import SynonymPairs, read_segments as read_synonyms, whole_table as whole_synonyms
 from .vector_io import read_vector_parts, vector_part_segments, write_vector_parts
@@ -101,14 +101,25 @@ def _whole_rows(state: Any, table: str, keys: list[Any]) -> pa.Table:
     parts = []
     for lo in range(0, len(keys), WHOLE_SLICE_ROWS):
         at = positions[lo:lo + WHOLE_SLICE_ROWS] if positions is not None else None
-        parts.append(_rows(state, table, keys[lo:lo + WHOLE_SLICE_ROWS], [], at))
-    return pa.concat_tables(parts)
+        parts.append(_rows(state, table, keys[lo:lo + WHOLE_SLICE_ROWS], [], at, saved=False))
+    whole = pa.concat_tables(parts)
+    # the saved rows once for the whole table, not per slice (each reads the whole snapshot: saved_rows.py)
+    for name, column in _saved_columns(state, table, len(keys), positions).items():
+        whole = whole.set_column(whole.schema.get_field_index(name), name, column)
+    return whole
 
 
-def _rows(state: Any, table: str, keys: Iterable[Any], gone: Iterable[Any], positions: list[int] | None = None
-          ) -> pa.Table:
+def _saved_columns(state: Any, table: str, n: int, positions, n_gone: int = 0) -> dict[str, pa.Array]:
+    """``saved_rows.py``'s columns of ``n`` rows of ``table`` at ``positions`` (None: nulls), after ``n_gone``."""
+    return saved_row_columns(state, n, positions, n_gone) if table == "facts" else \
+        {LINK_ROWS: link_row_column(state, n, positions, n_gone)} if table == "chunk_links" else {}
+
+
+def _rows(state: Any, table: str, keys: Iterable[Any], gone: Iterable[Any], positions: list[int] | None = None,
+          saved: bool = True) -> pa.Table:
     """``keys``' rows of ``table`` as they are in ``state`` now, after a ``gone`` row for each of ``gone``
-    (``positions``: the chunks' rows in BM25's table, or the facts' in table order, when the caller has them)."""
+    (``positions``: the chunks' rows in BM25's table, or the facts' in table order, when the caller has them);
+    ``saved``: with their saved rows (else nulls, which :func:`_whole_rows` fills for the whole table at once)."""
     gone, keys = list(gone), list(keys)
     n_gone = len(gone)
     flags = [True] * n_gone + [False] * len(keys)
@@ -125,10 +136,8 @@ def _rows(state: Any, table: str, keys: Iterable[Any], gone: Iterable[Any], posi
                 "counts": [None] * n_gone + [c for _, c in rows]}
     elif table == "chunk_links":
         cols = {"id": gone + keys, "gone": flags, "entities": [None] * n_gone + [state.chunks[c].entities for c in keys]}
-        rows = link_rows(state.snapshot, len(state.entities), len(state.chunks),
-                         positions if positions is not None else _chunk_positions(state, keys))
-        cols[LINK_ROWS] = pa.concat_arrays([pa.nulls(n_gone, _LIST_I32), rows]) if rows is not None else \
-            pa.nulls(n_gone + len(keys), _LIST_I32)  # a load joins these chunks' names
+        if saved and positions is None:
+            positions = _chunk_positions(state, keys)
     elif table == "entities":
         recs = [state.entities[k] for k in keys]
         cols = {"key": gone + keys, "gone": flags, "surface": [None] * n_gone + [e.surface for e in recs],
@@ -142,13 +151,13 @@ def _rows(state: Any, table: str, keys: Iterable[Any], gone: Iterable[Any], posi
             cols[name] = [None] * n_gone + [getattr(f, name) for f in recs]
         cols["chunks"] = [None] * n_gone + [sorted(f.chunks) for f in recs]
         cols[TEXT_KEY] = [None] * n_gone + [text_key(f.text) for f in recs]
-        if positions is None and isinstance(state.facts, RowOverlay):
+        if saved and positions is None and isinstance(state.facts, RowOverlay):
             positions = state.facts.positions(keys)
-        cols.update(saved_row_columns(state, len(keys), positions, n_gone))  # no positions: the load joins these facts' names
     else:  # synonyms
         pairs = gone + keys
         cols = {"a": [p[0] for p in pairs], "b": [p[1] for p in pairs], "gone": flags,
                 "score": [None] * n_gone + [state.synonyms[p] for p in keys]}
+    cols.update(_saved_columns(state, table, len(keys), positions if saved else None, n_gone))
     return pa.Table.from_pydict(cols, schema=SCHEMAS[table])
 
 
@@ -156,7 +165,7 @@ def _whole_facts(state: Any) -> pa.Table:
     """The loaded facts (unchanged) written whole, with their ends' rows."""
     t = state.facts.arrow()
     t = t.add_column(1, "gone", pa.array(np.zeros(len(t), bool)))
-    for name, rows in saved_row_columns(state, len(t), np.arange(len(t))).items():
+    for name, rows in _saved_columns(state, "facts", len(t), np.arange(len(t))).items():
         t = t.append_column(name, rows)
     return t.cast(SCHEMAS["facts"])
 

@@ -194,8 +194,8 @@ def test_a_whole_write_turns_a_slice_of_rows_into_records_at_a_time(tmp_path, mo
                  ("chunks", "chunk_links", "entities")}
     asked = []
     original = tables_io._rows
-    monkeypatch.setattr(tables_io, "_rows", lambda state, table, keys, gone, positions=None: asked.append(
-        len(keys)) or original(state, table, keys, gone, positions))
+    monkeypatch.setattr(tables_io, "_rows", lambda state, table, keys, gone, positions=None, **kw: asked.append(
+        len(keys)) or original(state, table, keys, gone, positions, **kw))
     monkeypatch.setattr(tables_io, "WHOLE_SLICE_ROWS", 2)
     for name, expected in one_piece.items():
         asked.clear()

@@ -132,3 +132,17 @@ def test_a_chunks_saved_link_rows_are_used_where_they_name_its_entities(joined):
     assert _link_codes(linked, keys, ["c1", "c2", "c3"], other)[1].tolist() == [1, 2, 0] and joined == [3]
     with pytest.raises(ValueError, match="unknown entity 'zed'"):
         _link_codes(pa.array([["zed"]], pa.list_(pa.string())), keys, ["c1"], pa.array([[0]], pa.list_(pa.int32())))
+
+
+def test_a_table_written_in_slices_saves_the_rows_of_the_whole_table(tmp_path, joined, monkeypatch):
+    from llama_index_graphrag_suite.index import tables
+
+    monkeypatch.setattr(tables, "WHOLE_SLICE_ROWS", 4)  # every table of the corpus in several slices
+    docs = [make_document(i, text, title) for i, title, text in CORPUS]
+    built = GraphRAGIndex.from_documents(docs, embed_model=HashEmbedding(dim=64), config=CONFIG)
+    assert len(built.facts) > 4 and len(built.chunks) > 4
+    built.persist(tmp_path / "idx")
+    joined.clear()
+    loaded = _load(tmp_path / "idx")
+    assert joined == [] and _edges(loaded) == _edges(built)
+    assert [c.entities for c in loaded.chunks.values()] == [c.entities for c in built.chunks.values()]
